@@ -1,0 +1,39 @@
+# Dependencies: system packages first (scripts/setup.sh installs them), then the copies staged in
+# .deps/ (what the GPU machine, which has no registry, builds against).
+set(GPSM_DEPS_DIR ${PROJECT_SOURCE_DIR}/.deps)
+
+find_package(nlohmann_json 3.10 QUIET)
+if(NOT nlohmann_json_FOUND)
+  if(NOT EXISTS ${GPSM_DEPS_DIR}/include/nlohmann/json.hpp)
+    message(FATAL_ERROR "gpsm: nlohmann-json not found; run scripts/setup.sh")
+  endif()
+  add_library(nlohmann_json INTERFACE)
+  target_include_directories(nlohmann_json SYSTEM INTERFACE ${GPSM_DEPS_DIR}/include)
+  add_library(nlohmann_json::nlohmann_json ALIAS nlohmann_json)
+endif()
+
+find_package(CLI11 QUIET CONFIG)
+if(NOT CLI11_FOUND)
+  if(NOT EXISTS ${GPSM_DEPS_DIR}/include/CLI/CLI.hpp)
+    message(FATAL_ERROR "gpsm: CLI11 not found; run scripts/setup.sh")
+  endif()
+  add_library(gpsm_cli11 INTERFACE)
+  target_include_directories(gpsm_cli11 SYSTEM INTERFACE ${GPSM_DEPS_DIR}/include)
+  add_library(CLI11::CLI11 ALIAS gpsm_cli11)
+endif()
+
+# fmt in header-only mode: no library to find on the GPU machine
+find_path(GPSM_FMT_INCLUDE fmt/format.h HINTS ${GPSM_DEPS_DIR}/include)
+if(NOT GPSM_FMT_INCLUDE)
+  message(FATAL_ERROR "gpsm: fmt not found; run scripts/setup.sh")
+endif()
+add_library(gpsm_fmt INTERFACE)
+target_include_directories(gpsm_fmt SYSTEM INTERFACE ${GPSM_FMT_INCLUDE})
+target_compile_definitions(gpsm_fmt INTERFACE FMT_HEADER_ONLY=1)
+
+# NVML: header only at build time; libnvidia-ml.so.1 is dlopen'ed at run time so gpsm starts on
+# machines with no driver (CI) and says so instead of failing to load.
+find_path(GPSM_NVML_INCLUDE nvml.h HINTS ${GPSM_DEPS_DIR}/include ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+if(NOT GPSM_NVML_INCLUDE)
+  message(FATAL_ERROR "gpsm: nvml.h not found; run scripts/setup.sh")
+endif()

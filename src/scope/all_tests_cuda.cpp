@@ -1,0 +1,32 @@
+// The registry's contents: every test file registers its tests here, in report order.
+#include "scope/bench_common.cuh"
+
+namespace gpsm::scope {
+
+std::string missing_peer_access(const Options& o, const gpsm::topo::Topology&) {
+  for (auto [a, b] : device_pairs(o)) {
+    int can = 0;
+    GPSM_CUDA(cudaDeviceCanAccessPeer(&can, a, b));
+    if (!can) return "device " + std::to_string(a) + " cannot access device " + std::to_string(b) + " as a peer";
+  }
+  return {};
+}
+
+int sm_count(int device) {
+  int n = 0;
+  GPSM_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  return n;
+}
+
+std::vector<std::unique_ptr<Test>> make_all_tests() {
+  std::vector<std::unique_ptr<Test>> v;
+  register_host_tests(v);
+  register_peer_tests(v);
+  register_sm_tests(v);
+  register_um_tests(v);
+  register_latency_tests(v);
+  register_all_to_all_tests(v);
+  return v;
+}
+
+}  // namespace gpsm::scope

@@ -1,0 +1,35 @@
+#pragma once
+// What every benchmark file shares: checked CUDA, the timing core, copy sweeps, the pattern.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpsm/error.hpp"
+#include "gpsm/topology.hpp"
+#include "scope/copy_sweep.cuh"
+#include "scope/cuda_check.hpp"
+#include "scope/pattern.hpp"
+#include "scope/registry.hpp"
+#include "scope/timing.cuh"
+
+namespace gpsm::scope {
+
+inline void fill_device(DeviceBuffer& b, unsigned seed) {
+  DeviceGuard g(b.device);
+  fill_pattern_device(b.p, b.bytes, seed, nullptr);
+  GPSM_CUDA(cudaDeviceSynchronize());
+}
+
+// Non-empty when some selected pair lacks CUDA peer access (the waiver reason names the pair).
+std::string missing_peer_access(const Options& o, const gpsm::topo::Topology& t);
+
+int sm_count(int device);
+
+void register_peer_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_host_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_sm_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_um_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_latency_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_all_to_all_tests(std::vector<std::unique_ptr<Test>>& v);
+
+}  // namespace gpsm::scope

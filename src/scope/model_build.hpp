@@ -1,0 +1,30 @@
+#pragma once
+// Reduces `gpsm scope` test results to the machine model (include/gpsm/machine_model.hpp).
+#include <string>
+#include <vector>
+
+#include "gpsm/machine_model.hpp"
+#include "scope/results.hpp"
+
+namespace gpsm::scope {
+
+// Rules (tests whose status is not ok are skipped; within a test only verified points count):
+//  - unit "GB/s", x_name "bytes": one PathModel per series. src/dst/direction from the series'
+//    params ("src", "dst", "direction", default "uni"); mechanism = test name, or
+//    "<test>:<params[mechanism]>" when the series has a "mechanism" param. The fit uses every raw
+//    time sample of every verified point (Sample{point.bytes, t}); peak_GBps = max point median.
+//    Series without both "src" and "dst" params (aggregates such as all-to-all "total") and
+//    series with fewer than 2 distinct verified sizes (nothing to fit) are skipped.
+//  - unit "GB/s", x_name "bytes_per_line": one GoodputCurve per series (point medians).
+//  - unit "GB/s", x_name "blocks": one Saturation per series: fewest blocks whose median reaches
+//    >= 95% of the series' peak median.
+//  - unit "us": one Latency per series from its first verified point (median/min/max of value);
+//    name = test name (with ":<mechanism>" as above), src/dst from params ("" when absent). When
+//    several series of one test would give the same (name, src, dst), each of them is named
+//    "<name>:<series label>" instead, so that no two latencies are indistinguishable.
+//  - anything else (e.g. x "vector_bytes", "gpus") does not enter the model.
+gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
+                                      const std::string& machine, const std::string& created,
+                                      const std::string& commit);
+
+}  // namespace gpsm::scope

@@ -1,0 +1,238 @@
+#include "scope/timing.cuh"
+
+#include <algorithm>
+#include <cstring>
+
+#include "scope/cuda_check.hpp"
+#include "scope/pattern.hpp"
+
+namespace gpsm::scope {
+
+namespace {
+
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Holds its stream until the host sets *flag. Bounded: gives up after timeout_ns and says so.
+__global__ void gate_kernel(volatile int* flag, volatile int* timed_out, unsigned long long timeout_ns) {
+  const unsigned long long t0 = globaltimer_ns();
+  while (*flag == 0) {
+    if (globaltimer_ns() - t0 > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+    __nanosleep(256);
+  }
+}
+
+__global__ void fill_kernel(std::uint32_t* p, size_t words, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+    p[i] = pattern_word(i, seed);
+}
+
+__global__ void check_kernel(const std::uint32_t* p, size_t words, unsigned seed, unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+    local += (p[i] != pattern_word(i, seed));
+  if (local) atomicAdd(bad, local);
+}
+
+constexpr unsigned long long kGateTimeoutNs = 20ull * 1000 * 1000 * 1000;  // 20 s
+
+int grid_for(size_t words) {
+  return static_cast<int>(std::min<size_t>((words + 255) / 256, 4096));
+}
+
+}  // namespace
+
+Gate::Gate() {
+  void* p = nullptr;
+  GPSM_CUDA(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
+  flag_ = static_cast<volatile int*>(p);
+  timed_out_ = flag_ + 1;
+  flag_[0] = 0;
+  timed_out_[0] = 0;
+}
+
+Gate::~Gate() {
+  if (flag_) {
+    flag_[0] = 1;  // never leave a spinning kernel behind
+    cudaFreeHost(const_cast<int*>(flag_));
+  }
+}
+
+void Gate::hold(cudaStream_t s) {
+  gate_kernel<<<1, 1, 0, s>>>(flag_, timed_out_, kGateTimeoutNs);
+  GPSM_CUDA_LAUNCH();
+}
+
+void Gate::release() {
+  __atomic_store_n(const_cast<int*>(flag_), 1, __ATOMIC_RELEASE);
+}
+
+void Gate::reset() {
+  if (timed_out_[0])
+    throw gpsm::Error("gpsm: a gate kernel timed out (20 s) before the host released it; enqueueing "
+                      "blocked (queue full or a synchronous call on a held stream)");
+  __atomic_store_n(const_cast<int*>(flag_), 0, __ATOMIC_RELEASE);
+}
+
+DeviceGuard::DeviceGuard(int dev) {
+  GPSM_CUDA(cudaGetDevice(&prev));
+  GPSM_CUDA(cudaSetDevice(dev));
+}
+DeviceGuard::~DeviceGuard() { cudaSetDevice(prev); }
+
+DeviceStream::DeviceStream(int dev) : device(dev) {
+  DeviceGuard g(dev);
+  GPSM_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+}
+DeviceStream::~DeviceStream() {
+  if (s) {
+    cudaSetDevice(device);
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+}
+
+std::vector<std::vector<double>> time_concurrent(std::vector<StreamOp>& ops, int iters, int reps,
+                                                 int warmup, bool gated) {
+  if (ops.empty() || iters < 1 || reps < 1) throw gpsm::Error("time_concurrent: nothing to time");
+  int prev = 0;
+  GPSM_CUDA(cudaGetDevice(&prev));
+  for (auto& op : ops) {
+    GPSM_CUDA(cudaSetDevice(op.device));
+    for (int w = 0; w < warmup; ++w) op.enqueue(op.stream);
+  }
+  for (auto& op : ops) {
+    GPSM_CUDA(cudaSetDevice(op.device));
+    GPSM_CUDA(cudaStreamSynchronize(op.stream));
+  }
+  std::vector<cudaEvent_t> start(ops.size()), stop(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    GPSM_CUDA(cudaSetDevice(ops[i].device));
+    GPSM_CUDA(cudaEventCreate(&start[i]));
+    GPSM_CUDA(cudaEventCreate(&stop[i]));
+  }
+  std::vector<std::vector<double>> samples(ops.size());
+  Gate gate;
+  try {
+    for (int r = 0; r < reps; ++r) {
+      gate.reset();
+      for (size_t i = 0; i < ops.size(); ++i) {
+        GPSM_CUDA(cudaSetDevice(ops[i].device));
+        if (gated) gate.hold(ops[i].stream);
+        GPSM_CUDA(cudaEventRecord(start[i], ops[i].stream));
+        for (int k = 0; k < iters; ++k) ops[i].enqueue(ops[i].stream);
+        GPSM_CUDA(cudaEventRecord(stop[i], ops[i].stream));
+      }
+      gate.release();
+      for (size_t i = 0; i < ops.size(); ++i) {
+        GPSM_CUDA(cudaSetDevice(ops[i].device));
+        GPSM_CUDA(cudaEventSynchronize(stop[i]));
+        float ms = 0;
+        GPSM_CUDA(cudaEventElapsedTime(&ms, start[i], stop[i]));
+        samples[i].push_back(ms * 1e-3 / iters);
+      }
+    }
+    gate.reset();  // throws if any gate timed out during the last batch
+  } catch (...) {
+    gate.release();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      cudaSetDevice(ops[i].device);
+      cudaStreamSynchronize(ops[i].stream);
+      cudaEventDestroy(start[i]);
+      cudaEventDestroy(stop[i]);
+    }
+    cudaSetDevice(prev);
+    throw;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    GPSM_CUDA(cudaSetDevice(ops[i].device));
+    GPSM_CUDA(cudaEventDestroy(start[i]));
+    GPSM_CUDA(cudaEventDestroy(stop[i]));
+  }
+  GPSM_CUDA(cudaSetDevice(prev));
+  return samples;
+}
+
+int pick_iters(StreamOp& op, const Options& o, int max_iters) {
+  std::vector<StreamOp> one{op};
+  // one ungated probe run, warm-up included, gives the per-op time
+  auto s = time_concurrent(one, 1, 1, 1, /*gated=*/false);
+  const double t = std::max(s[0][0], 1e-7);
+  return std::clamp(static_cast<int>(o.target_rep_s / t), 1, max_iters);
+}
+
+std::vector<double> time_op(StreamOp op, const Options& o, bool gated) {
+  const int iters = pick_iters(op, o);
+  std::vector<StreamOp> one{op};
+  return time_concurrent(one, iters, o.reps, o.warmup, gated)[0];
+}
+
+void fill_pattern_device(void* p, size_t bytes, unsigned seed, cudaStream_t s) {
+  const size_t words = bytes / 4;
+  fill_kernel<<<grid_for(words), 256, 0, s>>>(static_cast<std::uint32_t*>(p), words, seed);
+  GPSM_CUDA_LAUNCH();
+}
+
+unsigned long long check_pattern_device(const void* p, size_t bytes, unsigned seed, cudaStream_t s) {
+  const size_t words = bytes / 4;
+  unsigned long long* bad = nullptr;
+  GPSM_CUDA(cudaMallocAsync(&bad, sizeof(*bad), s));
+  GPSM_CUDA(cudaMemsetAsync(bad, 0, sizeof(*bad), s));
+  check_kernel<<<grid_for(words), 256, 0, s>>>(static_cast<const std::uint32_t*>(p), words, seed, bad);
+  GPSM_CUDA_LAUNCH();
+  unsigned long long h = 0;
+  GPSM_CUDA(cudaMemcpyAsync(&h, bad, sizeof(h), cudaMemcpyDeviceToHost, s));
+  GPSM_CUDA(cudaFreeAsync(bad, s));
+  GPSM_CUDA(cudaStreamSynchronize(s));
+  return h;
+}
+
+void fill_pattern_host(void* p, size_t bytes, unsigned seed) {
+  auto* w = static_cast<std::uint32_t*>(p);
+  const size_t words = bytes / 4;
+  for (size_t i = 0; i < words; ++i) w[i] = pattern_word(i, seed);
+}
+
+unsigned long long check_pattern_host(const void* p, size_t bytes, unsigned seed) {
+  const auto* w = static_cast<const std::uint32_t*>(p);
+  const size_t words = bytes / 4;
+  unsigned long long bad = 0;
+  for (size_t i = 0; i < words; ++i) bad += (w[i] != pattern_word(i, seed));
+  return bad;
+}
+
+bool enable_peer(int src, int dst, std::string* why) {
+  int can = 0;
+  GPSM_CUDA(cudaDeviceCanAccessPeer(&can, src, dst));
+  if (!can) {
+    if (why) *why = "device " + std::to_string(src) + " cannot access device " + std::to_string(dst) + " as a peer";
+    return false;
+  }
+  DeviceGuard g(src);
+  cudaError_t e = cudaDeviceEnablePeerAccess(dst, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();
+    return true;
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("cudaDeviceEnablePeerAccess(") + std::to_string(src) + "->" + std::to_string(dst) + "): " + cudaGetErrorString(e);
+    return false;
+  }
+  return true;
+}
+
+void disable_peer(int src, int dst) {
+  DeviceGuard g(src);
+  cudaError_t e = cudaDeviceDisablePeerAccess(dst);
+  if (e == cudaErrorPeerAccessNotEnabled) cudaGetLastError();
+  else GPSM_CUDA(e);
+}
+
+}  // namespace gpsm::scope

@@ -1,0 +1,78 @@
+#pragma once
+// The timing core every `gpsm scope` test uses (the method of nvbandwidth / Comm|Scope):
+//  - each stream is first held by a gate kernel spinning on a host-mapped flag, so all operations
+//    are enqueued before any starts (enqueue cost excluded, concurrent copies start together);
+//  - start/stop events bracket a back-to-back loop of the operation; the loop length is chosen so
+//    one repetition lasts about Options::target_rep_s;
+//  - warm-up runs first; repetitions give raw samples (seconds per operation).
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "scope/registry.hpp"
+
+namespace gpsm::scope {
+
+// Host-mapped flag that gate kernels spin on. The spin is bounded: after timeout it gives up and
+// records that it did, and the measurement is rejected rather than silently skewed.
+class Gate {
+ public:
+  Gate();
+  ~Gate();
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+  void hold(cudaStream_t s);  // enqueue a spin kernel on s (current device must own s)
+  void release();             // let every held stream go
+  void reset();               // arm for the next batch; throws if a previous gate timed out
+ private:
+  volatile int* flag_ = nullptr;     // host pinned, mapped
+  volatile int* timed_out_ = nullptr;
+};
+
+// One operation on one stream: `enqueue(stream)` issues it once.
+struct StreamOp {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::function<void(cudaStream_t)> enqueue;
+};
+
+// Times `iters` back-to-back runs of each op, all ops concurrently, `reps` times (after `warmup`
+// untimed runs of each). Returns per-op samples in seconds per single operation.
+std::vector<std::vector<double>> time_concurrent(std::vector<StreamOp>& ops, int iters, int reps,
+                                                 int warmup, bool gated = true);
+
+// Single op convenience; iterations picked from a probe run so one repetition ~ o.target_rep_s.
+std::vector<double> time_op(StreamOp op, const Options& o, bool gated = true);
+int pick_iters(StreamOp& op, const Options& o, int max_iters = 1000);
+
+// RAII stream + events on a device.
+struct DeviceStream {
+  int device;
+  cudaStream_t s = nullptr;
+  explicit DeviceStream(int dev);
+  ~DeviceStream();
+  DeviceStream(const DeviceStream&) = delete;
+  DeviceStream& operator=(const DeviceStream&) = delete;
+};
+
+// Device buffer helpers.
+void fill_pattern_device(void* p, size_t bytes, unsigned seed, cudaStream_t s);
+// Counts 32-bit words != pattern in [0, bytes) on the current device; synchronizes s.
+unsigned long long check_pattern_device(const void* p, size_t bytes, unsigned seed, cudaStream_t s);
+void fill_pattern_host(void* p, size_t bytes, unsigned seed);
+unsigned long long check_pattern_host(const void* p, size_t bytes, unsigned seed);
+
+// Enables peer access src->dst if needed; returns false (and says why) when CUDA refuses.
+bool enable_peer(int src, int dst, std::string* why = nullptr);
+void disable_peer(int src, int dst);
+
+// Current device helper that restores the previous device on scope exit.
+struct DeviceGuard {
+  int prev = 0;
+  explicit DeviceGuard(int dev);
+  ~DeviceGuard();
+};
+
+}  // namespace gpsm::scope

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Tests of tools/gpsm/report.py over the synthetic fixture tests/fixtures/results/scope_sample.json.
+
+Plain script, no pytest:  python3 tests/python/test_report.py tools/gpsm/report.py
+Prints one line per check, then "N passed, N failed"; exits nonzero on any failure.
+"""
+
+import copy
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "..", "fixtures", "results", "scope_sample.json")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# what the fixture must produce: one plot per ok sweep/matrix test, one for all latencies
+EXPECTED_PNGS = ["ce_peer.png", "ce_peer_peak.png", "sm_store_granularity.png",
+                 "sm_store_blocks.png", "latencies.png"]
+WAIVED = "um_fault"
+
+passed = 0
+failed = 0
+
+
+def check(cond, what, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("PASS  %s" % what)
+    else:
+        failed += 1
+        print("FAIL  %s%s" % (what, ("\n      " + detail.replace("\n", "\n      ")) if detail else ""))
+    return cond
+
+
+def run(report, *args):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    p = subprocess.run([sys.executable, report] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, env=env, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def png_ok(path):
+    """Non-empty file with the PNG signature and an IHDR of nonzero size."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(24)
+    except OSError:
+        return False
+    if len(head) < 24 or head[:8] != PNG_MAGIC or head[12:16] != b"IHDR":
+        return False
+    w, h = struct.unpack(">II", head[16:24])
+    return w > 0 and h > 0
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def test_fixture(report, tmp):
+    out = os.path.join(tmp, "single")
+    rc, so, se = run(report, FIXTURE, "--out", out)
+    if not check(rc == 0, "fixture: exit 0", "rc=%d\nstderr: %s" % (rc, se)):
+        return
+    for name in EXPECTED_PNGS:
+        path = os.path.join(out, name)
+        check(png_ok(path), "fixture: %s is a valid PNG" % name)
+        check(path in so.splitlines(), "fixture: %s printed" % name, so)
+    index = os.path.join(out, "index.md")
+    check(os.path.isfile(index) and os.path.getsize(index) > 0, "fixture: index.md written")
+    check(index in so.splitlines(), "fixture: index.md printed", so)
+    pngs = sorted(f for f in os.listdir(out) if f.endswith(".png"))
+    check(pngs == sorted(EXPECTED_PNGS), "fixture: exactly the expected PNGs", "got %s" % pngs)
+    check(not os.path.exists(os.path.join(out, WAIVED + ".png")), "fixture: no plot for the waived test")
+    text = open(index).read() if os.path.isfile(index) else ""
+    for name in EXPECTED_PNGS:
+        check("](%s)" % name in text, "index.md: links %s" % name)
+    check(WAIVED in text and "waived" in text and "no concurrent managed access" in text,
+          "index.md: waived test listed with its reason")
+    # headline numbers: per series peak median (ce_peer gpu0->gpu1 peaks at 374.5 GB/s @ 1GiB)
+    check("374.5 GB/s (peak @ 1GiB)" in text, "index.md: ce_peer headline (peak median)", text)
+    check("2.23 us" in text, "index.md: lat_launch headline (median)", text)
+    check("fixture-synthetic" in text, "index.md: names the device kind")
+    check(se.strip() == "", "fixture: nothing on stderr", se)
+
+
+def test_list(report, tmp):
+    rc, so, se = run(report, FIXTURE, "--list", "--out", os.path.join(tmp, "list"))
+    check(rc == 0, "--list: exit 0", se)
+    doc = json.load(open(FIXTURE))
+    for t in doc["tests"]:
+        check(t["name"] in so, "--list: shows %s" % t["name"])
+    check("plot=matrix" in so and "plot=latency" in so and "plot=line" in so,
+          "--list: says how each test is plotted", so)
+    check("waived" in so, "--list: shows the waived status")
+    check(not os.path.exists(os.path.join(tmp, "list")), "--list: writes nothing")
+
+
+def test_filter(report, tmp):
+    out = os.path.join(tmp, "filter")
+    rc, so, se = run(report, FIXTURE, "-t", "^sm_store", "--out", out)
+    check(rc == 0, "-t: exit 0", se)
+    pngs = sorted(f for f in os.listdir(out) if f.endswith(".png")) if os.path.isdir(out) else []
+    check(pngs == ["sm_store_blocks.png", "sm_store_granularity.png"], "-t ^sm_store: only those plots",
+          "got %s" % pngs)
+    out2 = os.path.join(tmp, "filter2")
+    rc, so, se = run(report, FIXTURE, "-t", "^ce_peer$", "-t", "^lat_", "--out", out2)
+    pngs = sorted(f for f in os.listdir(out2) if f.endswith(".png")) if os.path.isdir(out2) else []
+    check(rc == 0 and pngs == ["ce_peer.png", "latencies.png"], "-t twice: tests matching either",
+          "rc=%d got %s %s" % (rc, pngs, se))
+    rc, so, se = run(report, FIXTURE, "-t", "(", "--out", out)
+    check(rc == 2 and "bad regular expression" in se, "-t with a bad regex: exit 2", "rc=%d %s" % (rc, se))
+
+
+def test_help(report):
+    rc, so, se = run(report, "--help")
+    check(rc == 0 and "--out" in so and "--list" in so and "RESULTS.json" in so, "--help: usage text", so + se)
+
+
+def expect_bad(report, tmp, label, path, needle):
+    out = os.path.join(tmp, "bad_" + label)
+    rc, so, se = run(report, path, "--out", out)
+    lines = se.strip().splitlines()
+    prefix = "gpsm report: %s: " % path
+    check(rc == 2, "bad file (%s): exit 2" % label, "rc=%d stderr=%s" % (rc, se))
+    check(len(lines) == 1 and lines[0].startswith(prefix) and needle in lines[0],
+          "bad file (%s): one line '%s...%s'" % (label, prefix, needle), "stderr: %r" % se)
+    check(not os.path.exists(out), "bad file (%s): no output directory" % label)
+
+
+def test_bad_files(report, tmp):
+    doc = json.load(open(FIXTURE))
+    wrong = copy.deepcopy(doc)
+    wrong["schema"] = "nvbandwidth.results"
+    expect_bad(report, tmp, "wrong schema", write(os.path.join(tmp, "wrong_schema.json"), json.dumps(wrong)),
+               "not a gpsm results file")
+    expect_bad(report, tmp, "not JSON", write(os.path.join(tmp, "not_json.json"), "ce_peer 1024 0.13\n"),
+               "not JSON")
+    expect_bad(report, tmp, "missing", os.path.join(tmp, "does_not_exist.json"), "no such file")
+    newer = copy.deepcopy(doc)
+    newer["schema_version"] = 2
+    expect_bad(report, tmp, "version 2", write(os.path.join(tmp, "v2.json"), json.dumps(newer)),
+               "unsupported schema_version 2")
+    broken = copy.deepcopy(doc)
+    del broken["tests"][0]["unit"]
+    expect_bad(report, tmp, "no unit", write(os.path.join(tmp, "no_unit.json"), json.dumps(broken)),
+               "tests[0] (ce_peer): missing 'unit'")
+    # one bad file among good ones: still rejected, nothing drawn
+    out = os.path.join(tmp, "bad_mixed")
+    rc, so, se = run(report, FIXTURE, os.path.join(tmp, "not_json.json"), "--out", out)
+    check(rc == 2 and not os.path.exists(out), "good + bad file: exit 2 before drawing anything",
+          "rc=%d %s" % (rc, se))
+
+
+def test_overlay(report, tmp):
+    doc = json.load(open(FIXTURE))
+    other = copy.deepcopy(doc)
+    other["device_kind"] = "fixture-synthetic-b"
+    for t in other["tests"]:
+        for s in t["series"]:
+            for p in s["points"]:
+                for k in ("median", "min", "max"):
+                    p[k] = round(p[k] * 0.9, 6)
+    other["tests"].append({"name": "ce_host", "group": "cpu-gpu", "description": "pinned host to GPU",
+                           "unit": "GB/s", "x": "bytes", "status": "failed",
+                           "reason": "verification failed at 64KiB", "series": []})
+    second = write(os.path.join(tmp, "run_b.json"), json.dumps(other))
+    out = os.path.join(tmp, "overlay")
+    rc, so, se = run(report, FIXTURE, second, "--out", out)
+    if not check(rc == 0, "overlay: exit 0", "rc=%d\n%s" % (rc, se)):
+        return
+    for name in EXPECTED_PNGS:
+        check(png_ok(os.path.join(out, name)), "overlay: %s is a valid PNG" % name)
+    text = open(os.path.join(out, "index.md")).read()
+    check("fixture-synthetic-b" in text and "| fixture-synthetic |" in text,
+          "overlay: index.md names both runs")
+    check("337.1 GB/s (peak @ 1GiB)" in text and "374.5 GB/s (peak @ 1GiB)" in text,
+          "overlay: headline numbers of both runs", text)
+    check("ce_host" in text and "failed" in text and "verification failed at 64KiB" in text,
+          "overlay: failed test listed with its reason")
+    # the same file twice (same device kind): runs told apart by file stem
+    copy_path = write(os.path.join(tmp, "again.json"), json.dumps(doc))
+    out2 = os.path.join(tmp, "overlay_same")
+    rc, so, se = run(report, FIXTURE, copy_path, "--out", out2)
+    text = open(os.path.join(out2, "index.md")).read() if rc == 0 else ""
+    check(rc == 0 and "fixture-synthetic/scope_sample" in text and "fixture-synthetic/again" in text,
+          "overlay: same device kind told apart by file name", "rc=%d %s" % (rc, se))
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: test_report.py PATH/TO/report.py", file=sys.stderr)
+        return 2
+    report = os.path.abspath(sys.argv[1])
+    if not os.path.isfile(report):
+        print("test_report.py: %s: no such file" % report, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="gpsm_report_test_") as tmp:
+        test_help(report)
+        test_fixture(report, tmp)
+        test_list(report, tmp)
+        test_filter(report, tmp)
+        test_bad_files(report, tmp)
+        test_overlay(report, tmp)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,834 @@
+#!/usr/bin/env python3
+"""Render gpsm results files (schema "gpsm.results") as PNG plots and an index.md.
+
+Run by `gpsm report FILE... [--out DIR]`, or directly:
+
+    python3 report.py RESULTS.json [MORE.json ...] [--out DIR] [-t REGEX] [--list]
+
+Only the Python standard library and matplotlib >= 3.3 (Agg backend) are used.
+The file format is documented in docs/results-schema.md.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import textwrap
+
+SCHEMA = "gpsm.results"
+SUPPORTED_VERSIONS = (1,)
+
+# x kinds whose values are byte counts: log2 axis, tick labels 4B, 1KiB, 1MiB, ...
+BYTE_X = ("bytes", "bytes_per_line", "vector_bytes")
+# x kinds whose values are counts: linear axis when the range is small, log2 otherwise
+COUNT_X = ("blocks",)
+X_LABELS = {
+    "bytes": "transfer size",
+    "bytes_per_line": "bytes written per line",
+    "blocks": "thread blocks",
+    "vector_bytes": "vector width (bytes per access)",
+    "gpus": "GPUs",
+}
+# a count axis stays linear while max/min is at most this
+LINEAR_COUNT_RATIO = 16
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_NO_MATPLOTLIB = 3
+
+
+class BadFile(Exception):
+    """A results file that cannot be read; the message says what is wrong."""
+
+
+def die(path, what):
+    print("gpsm report: %s: %s" % (path, what), file=sys.stderr)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading and validation
+# ----------------------------------------------------------------------------------------------
+
+def _is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _finite(v):
+    """A number that can be drawn (not null, NaN or infinite)."""
+    return _is_num(v) and math.isfinite(v)
+
+
+def _need(obj, key, kind, where):
+    if not isinstance(obj, dict) or key not in obj:
+        raise BadFile("%s: missing '%s'" % (where, key))
+    v = obj[key]
+    if kind == "str" and not isinstance(v, str):
+        raise BadFile("%s.%s: expected a string, got %s" % (where, key, type(v).__name__))
+    if kind == "list" and not isinstance(v, list):
+        raise BadFile("%s.%s: expected an array, got %s" % (where, key, type(v).__name__))
+    if kind == "dict" and not isinstance(v, dict):
+        raise BadFile("%s.%s: expected an object, got %s" % (where, key, type(v).__name__))
+    if kind == "num?" and not (v is None or _is_num(v)):
+        raise BadFile("%s.%s: expected a number, got %s" % (where, key, type(v).__name__))
+    return v
+
+
+def validate(doc):
+    """Checks what the report needs; raises BadFile. Unknown extra keys are allowed."""
+    if not isinstance(doc, dict):
+        raise BadFile("not a gpsm results file (top level is not a JSON object)")
+    schema = doc.get("schema")
+    if schema != SCHEMA:
+        raise BadFile("not a gpsm results file (schema is %s, expected '%s')"
+                      % ("missing" if schema is None else repr(schema), SCHEMA))
+    ver = doc.get("schema_version")
+    if not isinstance(ver, int) or isinstance(ver, bool):
+        raise BadFile("schema_version is %s, expected an integer"
+                      % ("missing" if ver is None else repr(ver)))
+    if ver not in SUPPORTED_VERSIONS:
+        raise BadFile("unsupported schema_version %d (this report.py reads version %s)"
+                      % (ver, ", ".join(str(v) for v in SUPPORTED_VERSIONS)))
+    tests = _need(doc, "tests", "list", "results")
+    for i, t in enumerate(tests):
+        where = "tests[%d]" % i
+        if not isinstance(t, dict):
+            raise BadFile("%s: expected an object" % where)
+        name = _need(t, "name", "str", where)
+        where = "tests[%d] (%s)" % (i, name)
+        _need(t, "unit", "str", where)
+        status = _need(t, "status", "str", where)
+        if status not in ("ok", "waived", "failed"):
+            raise BadFile("%s.status: unknown status %r (expected ok, waived or failed)" % (where, status))
+        if "x" in t and not isinstance(t["x"], str):
+            raise BadFile("%s.x: expected a string" % where)
+        for key in ("description", "group", "reason"):
+            if key in t and not isinstance(t[key], str):
+                raise BadFile("%s.%s: expected a string" % (where, key))
+        series = t.get("series", [])
+        if not isinstance(series, list):
+            raise BadFile("%s.series: expected an array" % where)
+        if status == "ok" and "series" not in t:
+            raise BadFile("%s: missing 'series'" % where)
+        for j, s in enumerate(series):
+            sw = "%s.series[%d]" % (where, j)
+            _need(s, "label", "str", sw)
+            params = s.get("params", {})
+            if not isinstance(params, dict):
+                raise BadFile("%s.params: expected an object" % sw)
+            for pts_i, p in enumerate(_need(s, "points", "list", sw)):
+                pw = "%s.points[%d]" % (sw, pts_i)
+                if not isinstance(p, dict):
+                    raise BadFile("%s: expected an object" % pw)
+                for key in ("x", "median"):
+                    _need(p, key, "num?", pw)
+                for key in ("min", "max", "bytes"):
+                    if key in p:
+                        _need(p, key, "num?", pw)
+
+
+def load(path):
+    """Returns the parsed, validated results document; raises BadFile."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise BadFile("no such file")
+    except IsADirectoryError:
+        raise BadFile("is a directory, not a results file")
+    except OSError as e:
+        raise BadFile("cannot read (%s)" % (e.strerror or e))
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadFile("not JSON (not UTF-8 text)")
+    except ValueError as e:
+        raise BadFile("not JSON (%s)" % e)
+    validate(doc)
+    return doc
+
+
+# ----------------------------------------------------------------------------------------------
+# Run bookkeeping
+# ----------------------------------------------------------------------------------------------
+
+class Run:
+    """One results file."""
+
+    def __init__(self, path, doc):
+        self.path = path
+        self.doc = doc
+        self.stem = os.path.splitext(os.path.basename(path))[0]
+        self.kind = doc.get("device_kind") or ""
+        self.prefix = self.kind or self.stem  # made unique across runs by assign_prefixes
+        self.tests = [t for t in doc["tests"]]
+
+    def gpu_names(self):
+        gpus = (self.doc.get("system") or {}).get("gpus") or []
+        names = []
+        for g in gpus:
+            n = g.get("name") if isinstance(g, dict) else None
+            if n:
+                names.append(n)
+        if not names:
+            return ""
+        uniq = sorted(set(names))
+        if len(uniq) == 1:
+            return "%d x %s" % (len(names), uniq[0])
+        return ", ".join(names)
+
+    def commit(self):
+        g = self.doc.get("gpsm") or {}
+        v, c = g.get("version"), g.get("commit")
+        if v and c:
+            return "gpsm %s (%s)" % (v, c)
+        return "gpsm %s" % (v or c) if (v or c) else ""
+
+    def date(self):
+        return str(self.doc.get("created") or "")
+
+    def note(self):
+        """One-line description of the run for figure notes."""
+        parts = [self.prefix or self.kind or self.stem, self.gpu_names(), self.commit(), self.date()]
+        return " | ".join(p for p in parts if p)
+
+
+def assign_prefixes(runs):
+    """Series-label prefixes that tell runs apart: device_kind or file stem, made unique."""
+    if len(runs) < 2:
+        for r in runs:
+            r.prefix = ""
+        return
+    base = [r.kind or r.stem for r in runs]
+    for r, b in zip(runs, base):
+        r.prefix = b if base.count(b) == 1 else ("%s/%s" % (r.kind, r.stem) if r.kind else r.stem)
+    names = [r.prefix for r in runs]
+    seen = {}
+    for r, name in zip(runs, names):
+        if names.count(name) > 1:  # same kind and stem (files in different directories)
+            seen[name] = seen.get(name, 0) + 1
+            r.prefix = "%s#%d" % (name, seen[name])
+
+
+def plot_kind(test):
+    """How an ok test is drawn: 'matrix', 'latency', 'bars' or 'line'."""
+    x = test.get("x", "none") or "none"
+    series = test.get("series", [])
+    if (series and x != "none"
+            and all(len(s["points"]) == 1 for s in series)
+            and all("src" in s.get("params", {}) and "dst" in s.get("params", {}) for s in series)):
+        keys = [tuple(sorted((k, str(v)) for k, v in s["params"].items())) for s in series]
+        if len(set(keys)) == len(keys):  # each cell once
+            return "matrix"
+    if x == "none":
+        return "latency" if test["unit"] == "us" else "bars"
+    return "line"
+
+
+# ----------------------------------------------------------------------------------------------
+# Formatting helpers
+# ----------------------------------------------------------------------------------------------
+
+def fmt_bytes(v):
+    """4B, 1KiB, 1.5MiB, 1GiB."""
+    if v is None or not math.isfinite(v):
+        return str(v)
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    u = 0
+    v = float(v)
+    while abs(v) >= 1024 and u < len(units) - 1:
+        v /= 1024.0
+        u += 1
+    if abs(v - round(v)) < 1e-9:
+        return "%d%s" % (int(round(v)), units[u])
+    return "%s%s" % (("%.3g" % v), units[u])
+
+
+def fmt_x(xkind, v):
+    if xkind in BYTE_X:
+        return fmt_bytes(v)
+    if v is None or not math.isfinite(v):
+        return str(v)
+    if float(v) == int(v):
+        return "%d" % int(v)
+    return "%.3g" % v
+
+
+def fmt_val(v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    a = abs(v)
+    if a >= 100:
+        return "%.0f" % v
+    if a >= 10:
+        return "%.1f" % v
+    if a >= 1:
+        return "%.2f" % v
+    return "%.3g" % v
+
+
+def safe_name(name):
+    s = re.sub(r"[^A-Za-z0-9_.+-]+", "_", name).strip("._")
+    return s or "test"
+
+
+def series_label(run, s):
+    return ("%s: %s" % (run.prefix, s["label"])) if run.prefix else s["label"]
+
+
+def natural_key(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def title_of(name, description, width=95):
+    t = name + (" \u2014 " + description if description else "")
+    return "\n".join(textwrap.wrap(t, width)) or name
+
+
+def headline(test, s):
+    """(text, value) of a series' headline: peak median for GB/s, lowest median for us."""
+    pts = [p for p in s["points"] if _finite(p.get("median"))]
+    if not pts:
+        return "-", None
+    unit = test["unit"]
+    xkind = test.get("x", "none") or "none"
+    if unit == "us":
+        best = min(pts, key=lambda p: p["median"])
+        what = "min"
+    else:
+        best = max(pts, key=lambda p: p["median"])
+        what = "peak"
+    v = best["median"]
+    text = "%s %s" % ("%.1f" % v if abs(v) >= 100 else "%.2f" % v if abs(v) >= 1 else "%.3g" % v, unit)
+    if xkind != "none":
+        at = fmt_x(xkind, best.get("x"))
+        if xkind not in BYTE_X:
+            at += " " + xkind.replace("_", " ")
+        text += " (%s @ %s)" % (what, at)
+    return text, best["median"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Plotting
+# ----------------------------------------------------------------------------------------------
+
+def import_matplotlib():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib import ticker
+    except ImportError as e:
+        print("gpsm report: matplotlib is required to draw plots (%s); "
+              "install it, e.g. `python3 -m pip install matplotlib`" % e, file=sys.stderr)
+        sys.exit(EXIT_NO_MATPLOTLIB)
+    return plt, ticker
+
+
+LINESTYLES = ["-", "--", ":", "-."]
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+
+
+def finish(plt, fig, ax, runs, out_path):
+    """Adds the run note (device kind, GPUs, commit, date; one line per run) under the
+    x-axis label of `ax`, saves the figure as PNG and closes it."""
+    lines = [r.note() for r in runs]
+    ax.annotate("\n".join(lines), xy=(0, 0), xycoords=("axes fraction", ax.xaxis.label),
+                xytext=(0, -8), textcoords="offset points", ha="left", va="top",
+                fontsize=7, color="0.35", annotation_clip=False)
+    fig.savefig(out_path, dpi=110, bbox_inches="tight", pad_inches=0.15)
+    plt.close(fig)
+
+
+def get_cmap(name):
+    import matplotlib
+    try:
+        return matplotlib.colormaps[name].copy()
+    except AttributeError:  # matplotlib < 3.5
+        import copy
+        import matplotlib.cm
+        return copy.copy(matplotlib.cm.get_cmap(name))
+
+
+def colors_for(n):
+    cmap = get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def setup_x_axis(ax, ticker, xkind, xs):
+    xs = [x for x in xs if _finite(x) and x > 0]
+    ax.set_xlabel(X_LABELS.get(xkind, xkind.replace("_", " ")))
+    if not xs:
+        return
+    lo, hi = min(xs), max(xs)
+    use_log = xkind in BYTE_X or (hi / lo > LINEAR_COUNT_RATIO)
+    if use_log:
+        ax.set_xscale("log", base=2)
+        e_lo, e_hi = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
+        span = max(1, e_hi - e_lo)
+        step = 1
+        while span / step > 12:
+            step += 1
+        ticks = [2.0 ** e for e in range(e_lo, e_hi + 1, step)]
+        distinct = sorted(set(xs))
+        if xkind not in BYTE_X and len(distinct) <= 12:
+            # counts: label the measured values (e.g. 66, 132 blocks), skipping crowded ones
+            ticks = []
+            for v in distinct:
+                if not ticks or v / ticks[-1] >= 1.3:
+                    ticks.append(v)
+                elif v == distinct[-1]:
+                    ticks[-1] = v
+        ax.xaxis.set_major_locator(ticker.FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _p: fmt_x(xkind, v)))
+        pad = 2 ** 0.25
+        ax.set_xlim(lo / pad, hi * pad)
+    else:
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=all(float(x).is_integer() for x in xs)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _p: fmt_x(xkind, v)))
+    if xkind in BYTE_X and hi / lo > 2 ** 14:
+        for lbl in ax.get_xticklabels():
+            lbl.set_rotation(30)
+            lbl.set_ha("right")
+
+
+def draw_line(plt, ticker, name, entries, runs, out_path):
+    """entries: [(run, test)] with the same name, one per run that has it."""
+    test0 = entries[0][1]
+    xkind = test0.get("x", "none")
+    units = sorted(set(t["unit"] for _r, t in entries))
+    unit = units[0] if len(units) == 1 else " / ".join(units)
+    # colours per series label, line styles per run
+    labels = []
+    for _r, t in entries:
+        for s in t["series"]:
+            if s["label"] not in labels:
+                labels.append(s["label"])
+    colors = dict(zip(labels, colors_for(len(labels))))
+    multi = len(entries) > 1
+    # legend: one entry per line for a single run; for several runs, series (colour) and
+    # runs (line style, marker) separately, so that the legend stays short
+    n_entries = (len(labels) + len(entries) + 1) if multi else len(labels)
+    legend_cols = max(1, int(math.ceil(n_entries / 30.0)))
+    per_col = int(math.ceil(n_entries / float(legend_cols)))
+    fig, ax = plt.subplots(figsize=(9.5, max(5.2, 0.17 * per_col + 1.2)))
+    all_x, all_y = [], []
+    any_unverified = False
+    for ri, (run, t) in enumerate(entries):
+        style = LINESTYLES[ri % len(LINESTYLES)]
+        for s in t["series"]:
+            pts = sorted((p for p in s["points"] if _finite(p.get("x"))), key=lambda p: p["x"])
+            if not any(_finite(p.get("median")) for p in pts):
+                continue
+            nan = float("nan")
+            xs = [p["x"] for p in pts]
+            # a point without a value (null median) leaves a gap in the line
+            med = [p["median"] if _finite(p.get("median")) else nan for p in pts]
+            lo = [p["min"] if _finite(p.get("min")) and _finite(p.get("median")) else m for p, m in zip(pts, med)]
+            hi = [p["max"] if _finite(p.get("max")) and _finite(p.get("median")) else m for p, m in zip(pts, med)]
+            c = colors[s["label"]]
+            ax.fill_between(xs, lo, hi, color=c, alpha=0.18, linewidth=0)
+            ax.plot(xs, med, linestyle=style, marker=MARKERS[ri % len(MARKERS)], markersize=4,
+                    color=c, label=series_label(run, s))
+            bad = [p for p in pts if p.get("verified") is False and _finite(p.get("median"))]
+            if bad:
+                any_unverified = True
+                ax.plot([p["x"] for p in bad], [p["median"] for p in bad], linestyle="none",
+                        marker="x", markersize=9, color="red", zorder=5)
+            all_x += xs
+            all_y += [y for y in lo + hi + med if not math.isnan(y)]
+    setup_x_axis(ax, ticker, xkind, all_x)
+    pos = [y for y in all_y if y > 0]
+    if unit == "us" and pos and max(pos) / min(pos) > 1000:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0, top=(max(all_y) * 1.05) if all_y and max(all_y) > 0 else None)
+    ax.set_ylabel(unit)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.set_title(title_of(name, test0.get("description", "")), fontsize=11)
+    if multi:
+        from matplotlib.lines import Line2D
+        handles = [Line2D([], [], color=colors[l], marker="o", markersize=4, label=l) for l in labels]
+        handles.append(Line2D([], [], linestyle="none", label=" "))
+        for ri, (run, _t) in enumerate(entries):
+            handles.append(Line2D([], [], color="0.3", linestyle=LINESTYLES[ri % len(LINESTYLES)],
+                                  marker=MARKERS[ri % len(MARKERS)], markersize=4, label=run.prefix))
+    else:
+        handles, _ = ax.get_legend_handles_labels()
+    if any_unverified:
+        from matplotlib.lines import Line2D
+        handles.append(Line2D([], [], linestyle="none", marker="x", color="red", label="not verified"))
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+                  frameon=False, ncol=legend_cols, title="median, band = min\u2013max", title_fontsize=8)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_matrix(plt, name, entries, runs, out_path):
+    """Heatmap(s): src rows, dst columns, median annotated. One panel per run and per
+    combination of the other params (e.g. direction)."""
+    def rest_of(s):
+        return tuple(sorted((k, str(v)) for k, v in s.get("params", {}).items() if k not in ("src", "dst")))
+
+    # panels are split on the params (other than src/dst) that vary, over all runs
+    all_rest = [dict(rest_of(s)) for _r, t in entries for s in t["series"]]
+    varying = set(k for k in set().union(*[set(d) for d in all_rest])
+                  if len(set(d.get(k) for d in all_rest)) > 1)
+    panels = []  # (title, {(src, dst): point})
+    for run, t in entries:
+        groups = {}
+        for s in t["series"]:
+            key = tuple((k, v) for k, v in rest_of(s) if k in varying)
+            groups.setdefault(key, []).append(s)
+        for rest, ss in sorted(groups.items()):
+            cells = {}
+            for s in ss:
+                p = s["params"]
+                cells[(str(p["src"]), str(p["dst"]))] = s["points"][0]
+            sub = ", ".join("%s=%s" % (k, v) for k, v in rest)
+            ptitle = " ".join(x for x in [run.prefix, sub] if x)
+            panels.append((ptitle, cells))
+    nodes_src = sorted({k[0] for _t, c in panels for k in c}, key=natural_key)
+    nodes_dst = sorted({k[1] for _t, c in panels for k in c}, key=natural_key)
+    vals = [p["median"] for _t, c in panels for p in c.values() if _finite(p.get("median"))]
+    # colour scale from 0 so that small differences look small
+    vmin, vmax = (min(0.0, min(vals)), max(vals)) if vals else (0.0, 1.0)
+    if vmin == vmax:
+        vmax = vmin + 1.0
+    unit = entries[0][1]["unit"]
+    xkind = entries[0][1].get("x", "none")
+    sizes = sorted({p.get("x") for _t, c in panels for p in c.values() if _finite(p.get("x"))})
+    n = len(panels)
+    cols = min(n, 3)
+    rows = int(math.ceil(n / float(cols)))
+    cell = max(0.55, min(1.0, 7.0 / max(len(nodes_dst), 1)))
+    w = max(3.2, cell * len(nodes_dst) + 1.4)
+    h = max(2.8, cell * len(nodes_src) + 1.0)
+    at = ""
+    if len(sizes) == 1:
+        at = " (median at %s)" % fmt_x(xkind, sizes[0])
+    elif sizes:
+        at = " (median at %s\u2013%s)" % (fmt_x(xkind, sizes[0]), fmt_x(xkind, sizes[-1]))
+    title = title_of(name, entries[0][1].get("description", "") + at, int(max(50, 12 * (w + 1.0) * cols)))
+    fig_w, fig_h = (w + 1.0) * cols, h * rows + 0.9
+    fig, axes = plt.subplots(rows, cols, figsize=(fig_w, fig_h), squeeze=False)
+    top_margin = 0.3 * (title.count("\n") + 1) + (0.35 if any(t for t, _c in panels) else 0.1)
+    fig.subplots_adjust(top=1.0 - top_margin / fig_h, wspace=0.6, hspace=0.5)
+    cmap = get_cmap("viridis")
+    cmap.set_bad("0.88")
+    for i, (ptitle, cells) in enumerate(panels):
+        ax = axes[i // cols][i % cols]
+        data = []
+        for sname in nodes_src:
+            row = []
+            for dname in nodes_dst:
+                p = cells.get((sname, dname))
+                row.append(p["median"] if p is not None and _finite(p.get("median")) else float("nan"))
+            data.append(row)
+        im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
+        fs = 9 if len(nodes_dst) <= 8 else 7
+        for r, sname in enumerate(nodes_src):
+            for c, dname in enumerate(nodes_dst):
+                v = data[r][c]
+                if math.isnan(v):
+                    ax.text(c, r, "\u2013", ha="center", va="center", fontsize=fs, color="0.4")
+                    continue
+                rgba = cmap((v - vmin) / (vmax - vmin))
+                lum = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
+                ax.text(c, r, fmt_val(v), ha="center", va="center", fontsize=fs,
+                        color="black" if lum > 0.5 else "white")
+        ax.set_xticks(range(len(nodes_dst)))
+        ax.set_xticklabels(nodes_dst, fontsize=8)
+        ax.set_yticks(range(len(nodes_src)))
+        ax.set_yticklabels(nodes_src, fontsize=8)
+        ax.set_xlabel("destination")
+        ax.set_ylabel("source")
+        if ptitle:
+            ax.set_title(ptitle, fontsize=9)
+        # colour bar right of each panel (the panels share one scale)
+        cax = ax.inset_axes([1.04, 0.0, 0.05, 1.0])
+        cb = fig.colorbar(im, cax=cax)
+        cb.set_label("%s (median)" % unit, fontsize=8)
+        cb.ax.tick_params(labelsize=7)
+    for j in range(n, rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    fig.suptitle(title, fontsize=11)
+    finish(plt, fig, axes[rows - 1][0], runs, out_path)
+
+
+def draw_bars(plt, title, rows, unit, groups, runs, out_path):
+    """Horizontal bars, median with min/max whiskers, first row on top.
+    rows: [(label, point, group)]; bars are coloured by group, and groups get a legend
+    when there are several (runs when comparing files, else tests)."""
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(9.5, max(2.6, 0.34 * n + 1.6)))
+    cols = dict(zip(groups, colors_for(max(len(groups), 1))))
+    ys = list(range(n))[::-1]
+    med = [p["median"] for _l, p, _g in rows]
+    lo = [max(0.0, p["median"] - (p["min"] if _finite(p.get("min")) else p["median"])) for _l, p, _g in rows]
+    hi = [max(0.0, (p["max"] if _finite(p.get("max")) else p["median"]) - p["median"]) for _l, p, _g in rows]
+    ax.barh(ys, med, xerr=[lo, hi], color=[cols[g] for _l, _p, g in rows], alpha=0.85, height=0.7,
+            capsize=3, error_kw={"elinewidth": 1, "ecolor": "0.2"})
+    top = max((m + h for m, h in zip(med, hi)), default=1.0) or 1.0
+    for y, m, h in zip(ys, med, hi):
+        ax.text(m + h + top * 0.01, y, fmt_val(m), va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([l for l, _p, _g in rows], fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlim(0, top * 1.12)
+    ax.set_xlabel("%s (bar: median; whiskers: min\u2013max)" % unit)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.set_title(title, fontsize=11)
+    if len(groups) > 1:
+        from matplotlib.patches import Patch
+        ax.legend(handles=[Patch(color=cols[g], label=g) for g in groups],
+                  loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def bar_rows(run, test, with_test_name, group, only_label=None):
+    """Rows for draw_bars: one per point with a value, of every series (or of the series
+    labelled only_label)."""
+    rows = []
+    for s in test["series"]:
+        if only_label is not None and s["label"] != only_label:
+            continue
+        pts = [p for p in s["points"] if _finite(p.get("median"))]
+        for k, p in enumerate(pts):
+            parts = [run.prefix] if run.prefix else []
+            if with_test_name:
+                parts.append(test["name"])
+            parts.append(s["label"])
+            lbl = ": ".join(parts)
+            if len(pts) > 1:
+                lbl += " #%d" % (k + 1)
+            rows.append((lbl, p, group))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
+# Main
+# ----------------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="report.py",
+        description=textwrap.fill(
+            "Render gpsm results files (from `gpsm scope --json FILE`) as PNG plots, with an "
+            "index.md listing every plot, the headline numbers and the waived/failed tests. "
+            "Given several files, same-named tests are overlaid so runs can be compared "
+            "(labels prefixed by device_kind or file name).", 78),
+        epilog=textwrap.dedent("""\
+            plots:
+              sweeps (x = bytes, bytes_per_line, vector_bytes, blocks, ...)
+                      one line per series: median, shaded min-max band; <test>.png
+              matrix  every series has one point and src/dst params: heatmap,
+                      source rows x destination columns, median annotated; <test>.png
+              x=none  latency series (unit us) of all tests in one bar chart: latencies.png;
+                      other x=none tests: one bar chart each, <test>.png
+
+            exit status: 0 success, 2 bad arguments or unreadable/invalid results file,
+                         3 matplotlib missing.
+            format: docs/results-schema.md (schema "gpsm.results", version 1)"""),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", metavar="RESULTS.json", help="results file(s) from gpsm scope --json")
+    p.add_argument("--out", "-o", default="gpsm-report", metavar="DIR",
+                   help="output directory, created if needed (default: ./gpsm-report)")
+    p.add_argument("-t", "--test", metavar="REGEX", action="append", default=[],
+                   help="only tests whose name matches REGEX (Python re.search); "
+                        "may be repeated (a test matching any is kept)")
+    p.add_argument("--list", action="store_true",
+                   help="list the tests in the files (status, unit, x, series, plot) and exit")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    patterns = []
+    for rx in args.test:
+        try:
+            patterns.append(re.compile(rx))
+        except re.error as e:
+            print("gpsm report: -t %s: bad regular expression (%s)" % (rx, e), file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+    runs = []
+    for path in args.files:
+        try:
+            runs.append(Run(path, load(path)))
+        except BadFile as e:
+            die(path, str(e))
+    assign_prefixes(runs)
+
+    def selected(t):
+        return not patterns or any(p.search(t["name"]) for p in patterns)
+
+    if args.list:
+        for run in runs:
+            print("%s: %s" % (run.path, run.note()))
+            for t in run.tests:
+                if not selected(t):
+                    continue
+                kind = plot_kind(t) if t["status"] == "ok" else "-"
+                extra = ("  (%s)" % t["reason"]) if t["status"] != "ok" and t.get("reason") else ""
+                print("  %-28s %-7s %-5s x=%-15s %3d series  plot=%s%s"
+                      % (t["name"], t["status"], t["unit"], t.get("x", "none"), len(t.get("series", [])),
+                         kind, extra))
+        return EXIT_OK
+
+    plt, ticker = import_matplotlib()
+    out = args.out
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        print("gpsm report: %s: cannot create output directory (%s)" % (out, e.strerror or e), file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    # Group same-named tests across runs, in first-seen order.
+    order, by_name, not_ok = [], {}, []
+    for run in runs:
+        for t in run.tests:
+            if not selected(t):
+                continue
+            if t["status"] != "ok":
+                not_ok.append((run, t))
+                continue
+            if t["name"] not in by_name:
+                order.append(t["name"])
+                by_name[t["name"]] = []
+            by_name[t["name"]].append((run, t))
+
+    produced = []  # (png file name, tests, description)
+    used = set(["latencies"])
+
+    def out_file(base):
+        stem = safe_name(base)
+        cand, k = stem, 2
+        while cand in used:
+            cand = "%s_%d" % (stem, k)
+            k += 1
+        used.add(cand)
+        return cand + ".png"
+
+    latency_rows, latency_tests, latency_runs = [], [], []
+    for name in order:
+        entries = by_name[name]
+        kinds = set(plot_kind(t) for _r, t in entries)
+        # a test drawn differently in different runs (e.g. a one-point quick run) falls back to lines
+        kind = kinds.pop() if len(kinds) == 1 else ("latency" if kinds <= {"latency", "bars"} else "line")
+        if kind == "latency":
+            # rows by series, the runs of one series next to each other
+            labels = []
+            for _run, t in entries:
+                for s in t["series"]:
+                    if s["label"] not in labels:
+                        labels.append(s["label"])
+            for label in labels:
+                for run, t in entries:
+                    group = run.prefix if len(runs) > 1 else name
+                    latency_rows += bar_rows(run, t, True, group, only_label=label)
+            for run, _t in entries:
+                if run not in latency_runs:
+                    latency_runs.append(run)
+            latency_tests.append(name)
+            continue
+        fname = out_file(name)
+        path = os.path.join(out, fname)
+        used_runs = [r for r, _t in entries]
+        if kind == "matrix":
+            draw_matrix(plt, name, entries, used_runs, path)
+        elif kind == "bars":
+            rows = []
+            for run, t in entries:
+                rows += bar_rows(run, t, False, run.prefix)
+            draw_bars(plt, title_of(name, entries[0][1].get("description", "")), rows,
+                      entries[0][1]["unit"], [r.prefix for r in used_runs], used_runs, path)
+        else:
+            draw_line(plt, ticker, name, entries, used_runs, path)
+        produced.append((fname, [name], entries[0][1].get("description", ""), kind))
+        print(path)
+
+    if latency_rows:
+        fname = "latencies.png"
+        path = os.path.join(out, fname)
+        groups = []
+        for _l, _p, g in latency_rows:
+            if g not in groups:
+                groups.append(g)
+        draw_bars(plt, "latencies (x = none)", latency_rows, "us", groups, latency_runs, path)
+        produced.append((fname, latency_tests, "all latency series", "latency"))
+        print(path)
+
+    index = os.path.join(out, "index.md")
+    with open(index, "w") as f:
+        f.write(render_index(runs, produced, by_name, order, not_ok, args.test))
+    print(index)
+    if not produced and not not_ok:
+        print("gpsm report: no tests matched%s" % "".join(" -t " + rx for rx in args.test), file=sys.stderr)
+    return EXIT_OK
+
+
+def md_escape(s):
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def render_index(runs, produced, by_name, order, not_ok, filters):
+    L = ["# gpsm report", ""]
+    L.append("| file | device kind | GPUs | gpsm | created | command |")
+    L.append("|---|---|---|---|---|---|")
+    for r in runs:
+        L.append("| %s | %s | %s | %s | %s | `%s` |" % tuple(md_escape(v) for v in (
+            os.path.basename(r.path), r.kind or "-", r.gpu_names() or "-", r.commit() or "-",
+            r.date() or "-", r.doc.get("command", "-"))))
+    if filters:
+        L += ["", "Tests filtered by %s." % ", ".join("`-t %s`" % md_escape(rx) for rx in filters)]
+    L += ["", "## Plots", ""]
+    if produced:
+        L.append("| plot | test(s) | kind | description |")
+        L.append("|---|---|---|---|")
+        for fname, names, desc, kind in produced:
+            L.append("| [%s](%s) | %s | %s | %s |" % (fname, fname, ", ".join(names), kind, md_escape(desc)))
+        L.append("")
+        for fname, _names, _d, _k in produced:
+            L.append("![%s](%s)" % (fname, fname))
+            L.append("")
+    else:
+        L += ["No plots (no ok tests selected).", ""]
+    L += ["## Headline numbers", "",
+          "Per series: peak median for bandwidths (GB/s), lowest median for latencies (us).", ""]
+    multi = len(runs) > 1
+    if multi:
+        L.append("| test | run | series | headline |")
+        L.append("|---|---|---|---|")
+    else:
+        L.append("| test | series | headline |")
+        L.append("|---|---|---|")
+    for name in order:
+        for run, t in by_name[name]:
+            for s in t["series"]:
+                text, _v = headline(t, s)
+                if multi:
+                    L.append("| %s | %s | %s | %s |" % (md_escape(name), md_escape(run.prefix),
+                                                      md_escape(s["label"]), text))
+                else:
+                    L.append("| %s | %s | %s |" % (md_escape(name), md_escape(s["label"]), text))
+    L += ["", "## Waived and failed tests", ""]
+    if not_ok:
+        L.append("| test | %sstatus | reason |" % ("run | " if multi else ""))
+        L.append("|---|%s---|---|" % ("---|" if multi else ""))
+        for run, t in not_ok:
+            cells = [md_escape(t["name"])] + ([md_escape(run.prefix)] if multi else []) + \
+                    [t["status"], md_escape(t.get("reason") or "-")]
+            L.append("| " + " | ".join(cells) + " |")
+    else:
+        L.append("None.")
+    L.append("")
+    return "\n".join(L)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

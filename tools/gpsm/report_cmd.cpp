@@ -1,0 +1,87 @@
+// `gpsm report` and `gpsm info`.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "gpsm/build_info.hpp"
+#include "scope/cuda_probe.hpp"
+
+namespace gpsm::cli {
+
+namespace {
+
+// report.py lives in <prefix>/share/gpsm next to <prefix>/bin/gpsm (build tree and install alike).
+std::string find_report_script(const std::string& argv0) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> cands;
+  if (const char* e = std::getenv("GPSM_REPORT_SCRIPT")) cands.emplace_back(e);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) exe = fs::absolute(argv0);
+  cands.push_back(exe.parent_path().parent_path() / "share" / "gpsm" / "report.py");
+  for (const auto& c : cands)
+    if (fs::exists(c)) return c.string();
+  return {};
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+}  // namespace
+
+int run_report(const std::vector<std::string>& files, const std::string& out_dir,
+               const std::vector<std::string>& filters, const std::string& argv0) {
+  const std::string script = find_report_script(argv0);
+  if (script.empty()) {
+    std::cerr << "gpsm: report.py not found next to the gpsm binary (share/gpsm/report.py); set GPSM_REPORT_SCRIPT\n";
+    return 2;
+  }
+  const char* py = std::getenv("GPSM_PYTHON");
+  std::string cmd = std::string(py ? py : "python3") + " " + shell_quote(script);
+  for (const auto& f : files) cmd += " " + shell_quote(f);
+  cmd += " --out " + shell_quote(out_dir);
+  for (const auto& t : filters) cmd += " -t " + shell_quote(t);
+  const int rc = std::system(cmd.c_str());
+  if (rc == -1) {
+    std::cerr << "gpsm: could not run python3 for the report\n";
+    return 2;
+  }
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 2;
+}
+
+int run_info() {
+  std::cout << fmt::format("gpsm {} (commit {}), {} build, CUDA architectures {}\n", GPSM_VERSION_STRING,
+                           GPSM_GIT_COMMIT, GPSM_BUILD_TYPE, GPSM_CUDA_ARCHITECTURES);
+  std::cout << "settings (environment):\n";
+  struct Var {
+    const char* name;
+    const char* def;
+    const char* doc;
+  } vars[] = {
+      {"GPSM_DEVICE_KIND", "", "machine kind recorded in results files (e.g. nvidia-h200-x4)"},
+      {"GPSM_PYTHON", "python3", "interpreter for `gpsm report`"},
+      {"GPSM_REPORT_SCRIPT", "<prefix>/share/gpsm/report.py", "plot script for `gpsm report`"},
+      {"CUDA_VISIBLE_DEVICES", "", "CUDA's device filter (ids in --devices are after it)"},
+      {"NCCL_NVLS_ENABLE", "0 (required here)", "NVLink multicast must stay off"},
+      {"NVSHMEM_DISABLE_NVLS", "1 (required here)", "NVLink multicast must stay off"},
+  };
+  for (const auto& v : vars) {
+    const char* cur = std::getenv(v.name);
+    std::cout << fmt::format("  {:<22} = {:<30} default {:<28} {}\n", v.name, cur ? cur : "(unset)", v.def, v.doc);
+  }
+  std::string why;
+  const int n = gpsm::scope::cuda_device_count(&why);
+  if (n == 0) std::cout << "GPUs: none (" << why << ")\n";
+  else std::cout << "GPUs: " << n << " CUDA device(s); `gpsm scope --quick` characterizes them\n";
+  return 0;
+}
+
+}  // namespace gpsm::cli

@@ -1,0 +1,144 @@
+// `gpsm scope`: discover the topology, run the selected microbenchmarks with progress, print
+// tables, write the results document, the machine model and the topology graph.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "gpsm/build_info.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/machine_model.hpp"
+#include "scope/cuda_probe.hpp"
+#include "scope/model_build.hpp"
+#include "scope/nvml_probe.hpp"
+#include "scope/results_file.hpp"
+#include "scope/text_report.hpp"
+
+namespace gpsm::cli {
+
+std::vector<int> parse_device_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    if (tok.empty() || tok.find_first_not_of("0123456789") != std::string::npos)
+      throw gpsm::Error("gpsm: bad --devices '" + s + "' (expected e.g. 0,1,3)");
+    const int d = std::stoi(tok);
+    for (int e : out)
+      if (e == d) throw gpsm::Error("gpsm: device " + tok + " listed twice in --devices");
+    out.push_back(d);
+  }
+  if (out.empty()) throw gpsm::Error("gpsm: --devices is empty");
+  return out;
+}
+
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) throw gpsm::Error("gpsm: cannot write " + path);
+  f << text;
+  if (!f) throw gpsm::Error("gpsm: error writing " + path);
+}
+
+}  // namespace
+
+int run_scope(ScopeArgs& a) {
+  auto all = gpsm::scope::make_all_tests();
+  if (a.list) {
+    for (const auto& t : all)
+      std::cout << fmt::format("{:<22} {:<11} {}\n", t->name(), t->group(), t->description());
+    return 0;
+  }
+  auto selected = gpsm::scope::select_tests(all, a.filters);  // unknown names fail before any GPU work
+
+  std::string why;
+  const int ngpu = gpsm::scope::cuda_device_count(&why);
+  if (ngpu == 0) {
+    std::cerr << "gpsm: no CUDA GPU on this machine (" << why
+              << "); `gpsm scope` measures real GPUs. Run it on a GPU node; `gpsm scope --list` shows the tests.\n";
+    return 3;
+  }
+  auto& o = a.options;
+  if (a.devices.empty()) {
+    for (int d = 0; d < ngpu; ++d) o.devices.push_back(d);
+  } else {
+    o.devices = parse_device_list(a.devices);
+    for (int d : o.devices)
+      if (d >= ngpu)
+        throw gpsm::Error(fmt::format("gpsm: device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
+                                      ngpu == 1 ? "" : "s", ngpu - 1));
+  }
+  const auto t_start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
+
+  std::cerr << "gpsm scope: discovering topology...\n";
+  auto topo = gpsm::scope::discover_topology();
+  for (const auto& n : topo.notes) std::cerr << "gpsm scope: note: " << n << "\n";
+  for (const auto& g : topo.gpus)
+    std::cout << fmt::format("GPU {}: {} ({} SMs, {:.0f} GiB, {}, NUMA {}, SM {} MHz / mem {} MHz)\n", g.index, g.name,
+                             g.sm_count, g.mem_bytes / double(1ull << 30), g.pci_bus_id, g.numa_node, g.sm_clock_mhz,
+                             g.mem_clock_mhz);
+  std::cout << fmt::format("driver {}, CUDA driver {} runtime {}, devices under test: {}\n\n", topo.driver_version,
+                           topo.cuda_driver_version, topo.cuda_runtime_version, fmt::join(o.devices, ","));
+
+  std::vector<gpsm::scope::TestResult> results;
+  int n_ok = 0, n_waived = 0, n_failed = 0;
+  const size_t total = selected.size();
+  for (size_t i = 0; i < total; ++i) {
+    auto* t = selected[i];
+    const std::string head = fmt::format("[{}/{}] ", i + 1, total);
+    o.progress = [&](const std::string& s) {
+      std::cerr << fmt::format("\r\033[K{}{} ({:.0f} s)", head, s, elapsed()) << std::flush;
+    };
+    o.progress(t->name());
+    auto r = gpsm::scope::run_test(*t, o, topo);
+    std::cerr << "\r\033[K";
+    std::cout << gpsm::scope::render_test(r, double(o.peak_size)) << "\n" << std::flush;
+    (r.status == gpsm::scope::Status::ok ? n_ok : r.status == gpsm::scope::Status::waived ? n_waived : n_failed)++;
+    results.push_back(std::move(r));
+  }
+  o.progress = nullptr;
+  // clocks after the run, for "are my numbers right?"
+  for (auto& g : topo.gpus) gpsm::topo::read_current_clocks(g.pci_bus_id, &g.sm_clock_mhz, &g.mem_clock_mhz);
+
+  gpsm::scope::RunMeta meta;
+  meta.command = a.command_line;
+  meta.created = gpsm::scope::utc_now_iso8601();
+  if (const char* k = std::getenv("GPSM_DEVICE_KIND")) meta.device_kind = k;
+  meta.hostname = topo.hostname;
+  meta.cpu_model = gpsm::scope::cpu_model_name();
+  meta.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  meta.duration_s = elapsed();
+  meta.options = o;
+  const std::string machine = meta.device_kind.empty() ? topo.hostname : meta.device_kind;
+  auto model = gpsm::scope::build_model(results, machine, meta.created, GPSM_GIT_COMMIT);
+  auto doc = gpsm::scope::results_document(meta, topo, results, model);
+
+  if (!a.json_path.empty()) {
+    write_file(a.json_path, doc.dump(1) + "\n");
+    std::cerr << "gpsm scope: wrote " << a.json_path << "\n";
+  }
+  if (!a.out_dir.empty()) {
+    std::filesystem::create_directories(a.out_dir);
+    const auto graph = gpsm::topo::build_graph(topo);
+    write_file(a.out_dir + "/results.json", doc.dump(1) + "\n");
+    gpsm::model::save_model(model, a.out_dir + "/machine_model.json");
+    write_file(a.out_dir + "/topology.json", gpsm::topo::to_json(topo).dump(1) + "\n");
+    write_file(a.out_dir + "/topology.dot", gpsm::topo::to_dot(graph));
+    std::cerr << "gpsm scope: wrote results.json, machine_model.json, topology.json, topology.dot to " << a.out_dir
+              << "\n";
+  }
+  std::cout << fmt::format("gpsm scope: {} ok, {} waived, {} failed in {:.1f} s\n", n_ok, n_waived, n_failed,
+                           elapsed());
+  return n_failed ? 1 : 0;
+}
+
+}  // namespace gpsm::cli
