@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On a GPU machine (the device tool's): build, run the GPU tests, run a named benchmark set, and
+# leave machine-readable results in $OUT (default ./out) for results/<machine-kind>/.
+# Usage: scripts/device-run.sh [--kind KIND] [--tests quick|full|none] [--bench quick|full|none] [-- extra scope args]
+# The tree must carry .deps (scripts/setup.sh stages it): the GPU machine has no package registry.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+kind=${GPSM_DEVICE_KIND:-unknown}; tests=quick; bench=quick
+while [ $# -gt 0 ]; do
+  case $1 in
+    --kind) kind=$2; shift 2;;
+    --tests) tests=$2; shift 2;;
+    --bench) bench=$2; shift 2;;
+    --) shift; break;;
+    *) echo "device-run: unknown argument $1" >&2; exit 2;;
+  esac
+done
+out=${OUT:-$PWD/out}; mkdir -p "$out"
+export GPSM_DEVICE_KIND=$kind NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+[ -d .deps/include ] || { echo "device-run: .deps missing: run scripts/setup.sh here and carry .deps" >&2; exit 2; }
+nvidia-smi -L | tee "$out/nvidia-smi.txt"; nvidia-smi topo -m >>"$out/nvidia-smi.txt" 2>&1
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+dirty=$(git status --porcelain 2>/dev/null | grep -v '^??' | head -1)
+[ -n "$dirty" ] && commit="$commit-dirty"
+t0=$(date +%s)
+GPSM_JOBS=$(nproc) ./scripts/build.sh -DGPSM_TEST_LEVEL="$([ "$tests" = full ] && echo full || echo quick)" \
+  >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; echo "device-run: build failed"; exit 1; }
+echo "device-run: built in $(( $(date +%s) - t0 )) s"
+rc=0
+if [ "$tests" != none ]; then
+  (cd build && ctest --output-on-failure --timeout 600 --output-junit "$out/ctest.xml") >"$out/tests.log" 2>&1 || rc=1
+  grep -E "tests passed|tests failed|\(Failed\)|\(Skipped\)|\(Timeout\)" "$out/tests.log" | tail -30
+  python3 scripts/junit_to_json.py "$out/ctest.xml" --kind "$kind" --commit "$commit" \
+    --command "scripts/device-run.sh --kind $kind --tests $tests --bench $bench" >"$out/gpu-tests.json" || rc=1
+fi
+if [ "$bench" != none ]; then
+  args=(); [ "$bench" = quick ] && args+=(--quick)
+  ./build/bin/gpsm scope "${args[@]}" --out "$out/scope" "$@" >"$out/scope.log" 2>"$out/scope.err" || rc=1
+  tail -c 6000 "$out/scope.log"; tail -5 "$out/scope.err"
+fi
+echo "device-run: done in $(( $(date +%s) - t0 )) s, rc=$rc"
+exit $rc
