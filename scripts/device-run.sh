@@ -17,26 +17,31 @@ while [ $# -gt 0 ]; do
 done
 out=${OUT:-$PWD/out}; mkdir -p "$out"
 export GPSM_DEVICE_KIND=$kind NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-[ -d .deps/include ] || { echo "device-run: .deps missing: run scripts/setup.sh here and carry .deps" >&2; exit 2; }
-nvidia-smi -L | tee "$out/nvidia-smi.txt"; nvidia-smi topo -m >>"$out/nvidia-smi.txt" 2>&1
+[ -d .deps/json/include ] || { echo "device-run: .deps missing: run scripts/setup.sh here and carry .deps" >&2; exit 2; }
+# at most 8 files come back from the device tool: logs.txt gathers the small logs
+log="$out/logs.txt"
+{ nvidia-smi -L; nvidia-smi topo -m; } >"$log" 2>&1; cat "$log"
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 dirty=$(git status --porcelain 2>/dev/null | grep -v '^??' | head -1)
 [ -n "$dirty" ] && commit="$commit-dirty"
 t0=$(date +%s)
 GPSM_JOBS=$(nproc) ./scripts/build.sh -DGPSM_TEST_LEVEL="$([ "$tests" = full ] && echo full || echo quick)" \
-  >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; echo "device-run: build failed"; exit 1; }
+  >/tmp/gpsm-build.log 2>&1 || { tail -60 /tmp/gpsm-build.log | tee -a "$log"; echo "device-run: build failed"; exit 1; }
 echo "device-run: built in $(( $(date +%s) - t0 )) s"
 rc=0
 if [ "$tests" != none ]; then
   (cd build && ctest --output-on-failure --timeout 600 --output-junit "$out/ctest.xml") >"$out/tests.log" 2>&1 || rc=1
-  grep -E "tests passed|tests failed|\(Failed\)|\(Skipped\)|\(Timeout\)" "$out/tests.log" | tail -30
+  grep -E "tests passed|tests failed|\(Failed\)|\(Skipped\)|\(Timeout\)" "$out/tests.log" | tail -30 | tee -a "$log"
   python3 scripts/junit_to_json.py "$out/ctest.xml" --kind "$kind" --commit "$commit" \
     --command "scripts/device-run.sh --kind $kind --tests $tests --bench $bench" >"$out/gpu-tests.json" || rc=1
 fi
 if [ "$bench" != none ]; then
   args=(); [ "$bench" = quick ] && args+=(--quick)
-  ./build/bin/gpsm scope "${args[@]}" --out "$out/scope" "$@" >"$out/scope.log" 2>"$out/scope.err" || rc=1
-  tail -c 6000 "$out/scope.log"; tail -5 "$out/scope.err"
+  echo "command: build/bin/gpsm scope ${args[*]} --out \$OUT/scope $*" >>"$log"
+  ./build/bin/gpsm scope "${args[@]}" --out "$out/scope" "$@" >"$out/scope.log" 2>/tmp/gpsm-scope.err || rc=1
+  # progress lines end in \r: keep only the messages
+  tr '\r' '\n' </tmp/gpsm-scope.err | grep -v $'^\e\[K' | grep -v '^$' | grep -v '^\[[0-9]*/[0-9]*\]' >>"$log" || true
+  tail -c 5000 "$out/scope.log"
 fi
-echo "device-run: done in $(( $(date +%s) - t0 )) s, rc=$rc"
+echo "device-run: done in $(( $(date +%s) - t0 )) s, rc=$rc" | tee -a "$log"
 exit $rc

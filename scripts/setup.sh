@@ -26,23 +26,22 @@ py=${PYTHON:-python3}
 # matplotlib draws `gpsm report` plots.
 "$py" -c 'import matplotlib' 2>/dev/null || "$py" -m pip install -q matplotlib
 
-mkdir -p .deps/include .deps/wheels
+# Each staged dependency has its own include directory, so one never shadows a newer system copy
+# of another (e.g. nvml.h's folder must not carry an older nlohmann/json.hpp onto the path).
+mkdir -p .deps/nvml/include .deps/json/include .deps/cli11/include .deps/fmt/include .deps/wheels
 # NVML header (the library itself comes with the driver and is loaded at run time with dlopen).
-if [ ! -f .deps/include/nvml.h ]; then
+if [ ! -f .deps/nvml/include/nvml.h ]; then
   if [ -f /usr/local/cuda/include/nvml.h ]; then
-    cp /usr/local/cuda/include/nvml.h .deps/include/
+    cp /usr/local/cuda/include/nvml.h .deps/nvml/include/
   else
     "$py" -m pip download -q --no-deps -d .deps/wheels nvidia-nvml-dev
-    unzip -q -o -j .deps/wheels/nvidia_nvml_dev-*.whl '*/include/nvml.h' -d .deps/include
+    unzip -q -o -j .deps/wheels/nvidia_nvml_dev-*.whl '*/include/nvml.h' -d .deps/nvml/include
   fi
 fi
 # Header-only libraries, staged so the GPU machine (no registry) builds the same code.
-[ -d .deps/include/CLI ] || cp -r /usr/include/CLI .deps/include/
-[ -d .deps/include/nlohmann ] || cp -r /usr/include/nlohmann .deps/include/
-if [ ! -d .deps/include/fmt ]; then
-  cp -r /usr/include/fmt .deps/include/
-  # header-only fmt needs the sources that format.h includes in that mode
-  [ -f /usr/include/fmt/format-inl.h ] || true
-fi
+[ -d .deps/cli11/include/CLI ] || cp -r /usr/include/CLI .deps/cli11/include/
+[ -d .deps/json/include/nlohmann ] || cp -r /usr/include/nlohmann .deps/json/include/
+[ -d .deps/fmt/include/fmt ] || cp -r /usr/include/fmt .deps/fmt/include/
 [ -d .deps/googletest ] || cp -r /usr/src/googletest .deps/googletest
+rm -rf .deps/include  # layout before 2026-11-21
 echo "setup: dependencies ready (.deps staged)"
