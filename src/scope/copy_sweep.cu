@@ -38,7 +38,10 @@ SweepSamples run_copy_sweep(std::vector<CopySpec>& specs, const std::vector<std:
       ops.push_back({sp.issue_device, streams.back()->s, [&sp, n](cudaStream_t s) { sp.copy(s, n); }});
     }
     const int iters = pick_iters(ops[0], o);
-    auto samples = time_concurrent(ops, iters, o.reps, o.warmup, gated);
+    ConcurrentSpans spans;
+    auto samples = time_concurrent(ops, iters, o.reps, o.warmup, gated, &spans);
+    out.iters.push_back(iters);
+    out.spans.push_back(std::move(spans));
     bool ok = true;
     for (size_t k = 0; k < specs.size(); ++k) {
       out.t[k].push_back(samples[k]);

@@ -23,6 +23,8 @@ struct CopySpec {
 struct SweepSamples {
   std::vector<std::vector<std::vector<double>>> t;
   std::vector<bool> ok;
+  std::vector<int> iters;               // loop length per size
+  std::vector<ConcurrentSpans> spans;   // per size: whole-loop spans per repetition
 };
 
 SweepSamples run_copy_sweep(std::vector<CopySpec>& specs, const std::vector<std::uint64_t>& sizes,
@@ -31,7 +33,8 @@ SweepSamples run_copy_sweep(std::vector<CopySpec>& specs, const std::vector<std:
 // One direction: a point per size from spec k's samples.
 Series uni_series(const SweepSamples& s, size_t k, const std::vector<std::uint64_t>& sizes,
                   std::string label, std::map<std::string, std::string> params);
-// Several concurrent copies of `size` bytes each: aggregate bandwidth = sum of each copy's.
+// Several concurrent copies of `size` bytes each: aggregate bandwidth = sum of each copy's
+// (nvbandwidth's convention; right when the copies run equally long, as a bidirectional pair does).
 Series sum_series(const SweepSamples& s, const std::vector<std::uint64_t>& sizes, std::string label,
                   std::map<std::string, std::string> params);
 

@@ -1,6 +1,7 @@
 #include "scope/timing.cuh"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "scope/cuda_check.hpp"
@@ -99,7 +100,7 @@ DeviceStream::~DeviceStream() {
 }
 
 std::vector<std::vector<double>> time_concurrent(std::vector<StreamOp>& ops, int iters, int reps,
-                                                 int warmup, bool gated) {
+                                                 int warmup, bool gated, ConcurrentSpans* spans) {
   if (ops.empty() || iters < 1 || reps < 1) throw gpsm::Error("time_concurrent: nothing to time");
   int prev = 0;
   GPSM_CUDA(cudaGetDevice(&prev));
@@ -129,13 +130,33 @@ std::vector<std::vector<double>> time_concurrent(std::vector<StreamOp>& ops, int
         for (int k = 0; k < iters; ++k) ops[i].enqueue(ops[i].stream);
         GPSM_CUDA(cudaEventRecord(stop[i], ops[i].stream));
       }
+      const auto released = std::chrono::steady_clock::now();
       gate.release();
       for (size_t i = 0; i < ops.size(); ++i) {
         GPSM_CUDA(cudaSetDevice(ops[i].device));
         GPSM_CUDA(cudaEventSynchronize(stop[i]));
+      }
+      const double host_span = std::chrono::duration<double>(std::chrono::steady_clock::now() - released).count();
+      std::map<int, std::pair<double, double>> dev_span;  // device -> (min start, max stop) vs its first start
+      std::map<int, size_t> ref;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        GPSM_CUDA(cudaSetDevice(ops[i].device));
         float ms = 0;
         GPSM_CUDA(cudaEventElapsedTime(&ms, start[i], stop[i]));
         samples[i].push_back(ms * 1e-3 / iters);
+        if (!spans) continue;
+        auto [it, first] = ref.emplace(ops[i].device, i);
+        float s0 = 0, s1 = 0;
+        GPSM_CUDA(cudaEventElapsedTime(&s0, start[it->second], start[i]));
+        GPSM_CUDA(cudaEventElapsedTime(&s1, start[it->second], stop[i]));
+        auto& sp = dev_span[ops[i].device];
+        if (first) sp = {s0, s1};
+        sp.first = std::min<double>(sp.first, s0);
+        sp.second = std::max<double>(sp.second, s1);
+      }
+      if (spans) {
+        spans->host_span_s.push_back(host_span);
+        for (auto& [d, sp] : dev_span) spans->device_span_s[d].push_back((sp.second - sp.first) * 1e-3);
       }
     }
     gate.reset();  // throws if any gate timed out during the last batch

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,20 @@ struct StreamOp {
   std::function<void(cudaStream_t)> enqueue;
 };
 
+// Spans of a concurrent batch, per repetition, in seconds for the whole loop of `iters`:
+//  device_span_s[d]: earliest start to latest stop among device d's streams (events of one device
+//                    are comparable); host_span_s: gate release to the last stop, host clock.
+// Aggregates must divide total bytes by a span: summing per-stream bandwidths over-counts when
+// streams end at different times (a stream running alone at the end looks like full speed).
+struct ConcurrentSpans {
+  std::map<int, std::vector<double>> device_span_s;
+  std::vector<double> host_span_s;
+};
+
 // Times `iters` back-to-back runs of each op, all ops concurrently, `reps` times (after `warmup`
 // untimed runs of each). Returns per-op samples in seconds per single operation.
 std::vector<std::vector<double>> time_concurrent(std::vector<StreamOp>& ops, int iters, int reps,
-                                                 int warmup, bool gated = true);
+                                                 int warmup, bool gated = true, ConcurrentSpans* spans = nullptr);
 
 // Single op convenience; iterations picked from a probe run so one repetition ~ o.target_rep_s.
 std::vector<double> time_op(StreamOp op, const Options& o, bool gated = true);
