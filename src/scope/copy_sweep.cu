@@ -37,7 +37,10 @@ SweepSamples run_copy_sweep(std::vector<CopySpec>& specs, const std::vector<std:
       streams.push_back(std::make_unique<DeviceStream>(sp.issue_device));
       ops.push_back({sp.issue_device, streams.back()->s, [&sp, n](cudaStream_t s) { sp.copy(s, n); }});
     }
-    const int iters = pick_iters(ops[0], o);
+    // every op's loop is enqueued behind the gate before any runs: keep the pending work per
+    // device well under the driver's queue depth, or enqueueing blocks and the gate times out
+    const int max_iters = std::clamp(600 / int(specs.size()), 8, 1000);
+    const int iters = pick_iters(ops[0], o, max_iters);
     ConcurrentSpans spans;
     auto samples = time_concurrent(ops, iters, o.reps, o.warmup, gated, &spans);
     out.iters.push_back(iters);
