@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine (the device tool's): build, run the GPU tests, run a named benchmark set, and
 # leave machine-readable results in $OUT (default ./out) for results/<machine-kind>/.
-# Usage: scripts/device-run.sh [--kind KIND] [--tests quick|full|none] [--bench quick|full|none] [-- extra scope args]
+# Usage: GPSM_COMMIT=$(git rev-parse --short=12 HEAD) scripts/device-run.sh [--kind KIND] [--tests quick|full|none] [--bench quick|full|none] [-- extra scope args]
 # The tree must carry .deps (scripts/setup.sh stages it): the GPU machine has no package registry.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,9 @@ export GPSM_DEVICE_KIND=$kind NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SY
 # at most 8 files come back from the device tool: logs.txt gathers the small logs
 log="$out/logs.txt"
 { nvidia-smi -L; nvidia-smi topo -m; } >"$log" 2>&1; cat "$log"
-commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# the device tool sends the tree without .git: pass GPSM_COMMIT=<sha> in the command
+commit=${GPSM_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+export GPSM_COMMIT=$commit
 dirty=$(git status --porcelain 2>/dev/null | grep -v '^??' | head -1)
 [ -n "$dirty" ] && commit="$commit-dirty"
 t0=$(date +%s)
