@@ -5,7 +5,6 @@
 namespace gpsm::scope {
 namespace {
 
-std::string gpu(int d) { return "gpu" + std::to_string(d); }
 
 class AllToAll : public Test {
  public:
@@ -62,7 +61,7 @@ class AllToAll : public Test {
       auto sw = run_copy_sweep(specs, sizes, o, true);
       const std::string dir = push ? "egress" : "ingress";
       for (int d : o.devices) {
-        Series se{gpu(d) + " " + dir, {{"gpu", gpu(d)}, {"direction", dir}}, {}};
+        Series se{gpu_name(d) + " " + dir, {{"gpu", gpu_name(d)}, {"direction", dir}}, {}};
         for (size_t i = 0; i < sizes.size(); ++i) {
           std::vector<double> t;  // seconds per round (one copy of each pair)
           for (double span : sw.spans[i].device_span_s.at(d)) t.push_back(span / sw.iters[i]);

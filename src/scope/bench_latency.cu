@@ -14,7 +14,6 @@ namespace {
 
 using clk = std::chrono::steady_clock;
 double secs_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
-std::string gpu(int d) { return "gpu" + std::to_string(d); }
 
 __global__ void empty_kernel() {}
 
@@ -130,19 +129,13 @@ class Latency : public Test {
                 }};
     std::vector<StreamOp> one{op};
     auto t = time_concurrent(one, 1000, o.reps, o.warmup, true)[0];
-    push(r, gpu(d) + " launch (back-to-back)", {{"src", "host"}, {"dst", gpu(d)}}, t);
-    std::vector<double> rt;
-    for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-      const int n = 200;
-      const auto t0 = clk::now();
-      for (int i = 0; i < n; ++i) {
-        empty_kernel<<<1, 32, 0, st.s>>>();
-        GPSM_CUDA_LAUNCH();
-        GPSM_CUDA(cudaStreamSynchronize(st.s));
-      }
-      if (rep >= o.warmup) rt.push_back(secs_since(t0) / n);
-    }
-    push(r, gpu(d) + " launch+sync", {{"src", "host"}, {"dst", gpu(d)}}, rt);
+    push(r, gpu_name(d) + " launch (back-to-back)", {{"src", "host"}, {"dst", gpu_name(d)}}, t);
+    auto rt = host_loop_samples(o, 200, [&] {
+      empty_kernel<<<1, 32, 0, st.s>>>();
+      GPSM_CUDA_LAUNCH();
+      GPSM_CUDA(cudaStreamSynchronize(st.s));
+    });
+    push(r, gpu_name(d) + " launch+sync", {{"src", "host"}, {"dst", gpu_name(d)}}, rt);
   }
 
   void run_copy(const Options& o, TestResult& r) {
@@ -154,22 +147,16 @@ class Latency : public Test {
     fill_host(h, 4096, 61, d);
     auto timed = [&](const std::string& label, std::map<std::string, std::string> p,
                      const std::function<void()>& copy, const std::function<bool()>& check) {
-      std::vector<double> t;
-      for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-        const int n = 200;
-        const auto t0 = clk::now();
-        for (int i = 0; i < n; ++i) {
-          copy();
-          GPSM_CUDA(cudaStreamSynchronize(st.s));
-        }
-        if (rep >= o.warmup) t.push_back(secs_since(t0) / n);
-      }
+      auto t = host_loop_samples(o, 200, [&] {
+        copy();
+        GPSM_CUDA(cudaStreamSynchronize(st.s));
+      });
       push(r, label, std::move(p), t, check());
     };
-    timed("host->" + gpu(d) + " 4 B", {{"src", "host"}, {"dst", gpu(d)}},
+    timed("host->" + gpu_name(d) + " 4 B", {{"src", "host"}, {"dst", gpu_name(d)}},
           [&] { GPSM_CUDA(cudaMemcpyAsync(a.p, h.p, 4, cudaMemcpyHostToDevice, st.s)); },
           [&] { return check_pattern_device(a.p, 4, 61, st.s) == 0; });
-    timed(gpu(d) + "->host 4 B", {{"src", gpu(d)}, {"dst", "host"}},
+    timed(gpu_name(d) + "->host 4 B", {{"src", gpu_name(d)}, {"dst", "host"}},
           [&] { GPSM_CUDA(cudaMemcpyAsync(static_cast<char*>(h.p) + 2048, a.p, 4, cudaMemcpyDeviceToHost, st.s)); },
           [&] { return static_cast<std::uint32_t*>(h.p)[512] == pattern_word(0, 61); });
     if (o.devices.size() >= 2) {
@@ -181,7 +168,7 @@ class Latency : public Test {
           DeviceGuard ge(e);
           GPSM_CUDA(cudaMemset(b.p, 0, 4096));
         }
-        timed(gpu(d) + "->" + gpu(e) + " 4 B", {{"src", gpu(d)}, {"dst", gpu(e)}},
+        timed(gpu_name(d) + "->" + gpu_name(e) + " 4 B", {{"src", gpu_name(d)}, {"dst", gpu_name(e)}},
               [&] { GPSM_CUDA(cudaMemcpyPeerAsync(b.p, e, a.p, d, 4, st.s)); },
               [&] {
                 DeviceGuard ge(e);
@@ -217,7 +204,7 @@ class Latency : public Test {
         std::string why;
         if (!enable_peer(a, b, &why)) throw gpsm::Error("gpsm: " + why);
       }
-      if (o.progress) o.progress(name() + " " + gpu(a) + "->" + gpu(b));
+      if (o.progress) o.progress(name() + " " + gpu_name(a) + "->" + gpu_name(b));
       DeviceBuffer mem(b, bytes);
       {
         DeviceGuard gb(b);
@@ -230,25 +217,17 @@ class Latency : public Test {
       std::vector<double> t;
       bool ok = true;
       for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-        cudaEvent_t e0, e1;
-        GPSM_CUDA(cudaEventCreate(&e0));
-        GPSM_CUDA(cudaEventCreate(&e1));
-        GPSM_CUDA(cudaEventRecord(e0, st.s));
-        if (atomics)
-          atomic_chain<<<1, 1, 0, st.s>>>(static_cast<unsigned*>(mem.p), unsigned(words - 1), hops, out);
-        else
-          chase<<<1, 1, 0, st.s>>>(static_cast<const std::uint32_t*>(mem.p), 0, hops, out);
-        GPSM_CUDA_LAUNCH();
-        GPSM_CUDA(cudaEventRecord(e1, st.s));
-        GPSM_CUDA(cudaEventSynchronize(e1));
-        float ms = 0;
-        GPSM_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
+        const double secs = time_on_stream(st.s, [&] {
+          if (atomics)
+            atomic_chain<<<1, 1, 0, st.s>>>(static_cast<unsigned*>(mem.p), unsigned(words - 1), hops, out);
+          else
+            chase<<<1, 1, 0, st.s>>>(static_cast<const std::uint32_t*>(mem.p), 0, hops, out);
+          GPSM_CUDA_LAUNCH();
+        });
         std::uint32_t end = 0;
         GPSM_CUDA(cudaMemcpy(&end, out, 4, cudaMemcpyDeviceToHost));
         if (!atomics) ok = ok && end == expect_end;
-        if (rep >= o.warmup) t.push_back(ms * 1e-3 / hops);
+        if (rep >= o.warmup) t.push_back(secs / hops);
       }
       if (atomics) {  // every atomic landed: the buffer's sum grew by exactly hops per run
         std::vector<std::uint32_t> after(words);
@@ -262,7 +241,7 @@ class Latency : public Test {
         ok = now - before == (unsigned long long)hops * (o.warmup + o.reps);
       }
       cudaFree(out);
-      push(r, a == b ? gpu(a) + " local" : gpu(a) + "->" + gpu(b), {{"src", gpu(a)}, {"dst", gpu(b)}}, t, ok);
+      push(r, a == b ? gpu_name(a) + " local" : gpu_name(a) + "->" + gpu_name(b), {{"src", gpu_name(a)}, {"dst", gpu_name(b)}}, t, ok);
     }
   }
 
@@ -299,11 +278,11 @@ class Latency : public Test {
       const double el = secs_since(t0);
       GPSM_CUDA(cudaStreamSynchronize(st.s));
       if (stuck || *timed_out)
-        throw gpsm::Error("gpsm: host<->device flag ping-pong on " + gpu(d) + " stalled (device saw " +
+        throw gpsm::Error("gpsm: host<->device flag ping-pong on " + gpu_name(d) + " stalled (device saw " +
                           std::to_string(*to_dev) + ", host saw " + std::to_string(*to_host) + ")");
       if (rep >= o.warmup) t.push_back(el / (rounds - 1));
     }
-    push(r, "host<->" + gpu(d) + " round trip", {{"src", "host"}, {"dst", gpu(d)}}, t);
+    push(r, "host<->" + gpu_name(d) + " round trip", {{"src", "host"}, {"dst", gpu_name(d)}}, t);
   }
 
   void run_barrier(const Options& o, TestResult& r) {
@@ -364,7 +343,7 @@ class Latency : public Test {
       DeviceGuard g(home);
       cudaFree(t_dev);
     }
-    push(r, std::to_string(ngpus) + "-GPU barrier", {{"src", gpu(home)}, {"gpus", std::to_string(ngpus)}}, t);
+    push(r, std::to_string(ngpus) + "-GPU barrier", {{"src", gpu_name(home)}, {"gpus", std::to_string(ngpus)}}, t);
   }
 };
 

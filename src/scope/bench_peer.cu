@@ -5,7 +5,6 @@
 namespace gpsm::scope {
 namespace {
 
-std::string gpu(int d) { return "gpu" + std::to_string(d); }
 
 // src_buf/dst_buf copy spec: copy issued on `issuer`, verify on dst device.
 CopySpec peer_spec(DeviceBuffer& src, DeviceBuffer& dst, int issuer, unsigned seed) {
@@ -48,7 +47,7 @@ class CePeer : public Test {
     const auto sizes = read_ ? std::vector<std::uint64_t>{o.peak_size} : sweep_sizes(o);
     const size_t maxn = sizes.back();
     for (auto [a, b] : device_pairs(o)) {
-      if (o.progress) o.progress(name() + " " + gpu(a) + "->" + gpu(b));
+      if (o.progress) o.progress(name() + " " + gpu_name(a) + "->" + gpu_name(b));
       if (peer_) {
         std::string why;
         if (!enable_peer(a, b, &why) || !enable_peer(b, a, &why)) throw gpsm::Error("gpsm: " + why);
@@ -59,17 +58,17 @@ class CePeer : public Test {
       DeviceBuffer sa(a, maxn), db(b, maxn), sb(b, maxn), da(a, maxn);
       fill_device(sa, 11);
       fill_device(sb, 12);
-      std::map<std::string, std::string> p{{"src", gpu(a)}, {"dst", gpu(b)}, {"direction", "uni"}};
+      std::map<std::string, std::string> p{{"src", gpu_name(a)}, {"dst", gpu_name(b)}, {"direction", "uni"}};
       // staged (no peer) copies may block the host while enqueueing: never gate those
       const bool gated = peer_;
       std::vector<CopySpec> one{peer_spec(sa, db, read_ ? b : a, 11)};
       auto s1 = run_copy_sweep(one, sizes, o, gated);
-      r.series.push_back(uni_series(s1, 0, sizes, gpu(a) + "->" + gpu(b), p));
+      r.series.push_back(uni_series(s1, 0, sizes, gpu_name(a) + "->" + gpu_name(b), p));
       if (read_) continue;
       std::vector<CopySpec> two{peer_spec(sa, db, a, 11), peer_spec(sb, da, b, 12)};
       auto s2 = run_copy_sweep(two, sizes, o, gated);
       p["direction"] = "bidir";
-      r.series.push_back(sum_series(s2, sizes, gpu(a) + "<->" + gpu(b) + " bidir", p));
+      r.series.push_back(sum_series(s2, sizes, gpu_name(a) + "<->" + gpu_name(b) + " bidir", p));
     }
     if (!peer_) {  // leave peer access as the rest of gpsm expects it: on where possible
       for (auto [a, b] : device_pairs(o)) enable_peer(a, b);

@@ -54,7 +54,6 @@ int ilog2(int v) {
   return l;
 }
 
-std::string gpu(int d) { return "gpu" + std::to_string(d); }
 
 unsigned long long count_bad_lines(DeviceBuffer& b, size_t lines, int words_per_line, unsigned seed) {
   DeviceGuard g(b.device);
@@ -134,12 +133,12 @@ class SmPeer : public Test {
     for (auto [a, b] : device_pairs(o)) {
       std::string why;
       if (!enable_peer(a, b, &why) || !enable_peer(b, a, &why)) throw gpsm::Error("gpsm: " + why);
-      if (o.progress) o.progress(name() + " " + gpu(a) + "->" + gpu(b));
+      if (o.progress) o.progress(name() + " " + gpu_name(a) + "->" + gpu_name(b));
       const int sms = sm_count(a);
       DeviceBuffer remote(b, region);
       Series s;
-      s.params = {{"src", gpu(a)}, {"dst", gpu(b)}, {"direction", "uni"}, {"initiator", gpu(a)}};
-      s.label = gpu(a) + "->" + gpu(b);
+      s.params = {{"src", gpu_name(a)}, {"dst", gpu_name(b)}, {"direction", "uni"}, {"initiator", gpu_name(a)}};
+      s.label = gpu_name(a) + "->" + gpu_name(b);
       switch (k_) {
         case Kind::granularity:
           for (int g : {4, 8, 16, 32, 64, 128})
@@ -155,8 +154,8 @@ class SmPeer : public Test {
           break;
         case Kind::load_blocks: {
           // data lives on b, gpu a reads it: data flows b -> a
-          s.params = {{"src", gpu(b)}, {"dst", gpu(a)}, {"direction", "uni"}, {"initiator", gpu(a)}};
-          s.label = gpu(b) + "->" + gpu(a) + " (loads by " + gpu(a) + ")";
+          s.params = {{"src", gpu_name(b)}, {"dst", gpu_name(a)}, {"direction", "uni"}, {"initiator", gpu_name(a)}};
+          s.label = gpu_name(b) + "->" + gpu_name(a) + " (loads by " + gpu_name(a) + ")";
           fill_device(remote, 41);
           const std::uint32_t expect = pattern_xor(region / 4, 41);
           for (int nb : block_counts(sms)) {

@@ -24,7 +24,7 @@ cudaMemLocation loc(int where) {
   }
   return l;
 }
-std::string name_of(int where) { return where == kHost ? std::string("host") : "gpu" + std::to_string(where); }
+std::string name_of(int where) { return where == kHost ? std::string("host") : gpu_name(where); }
 
 struct Managed {
   void* p = nullptr;
@@ -109,18 +109,8 @@ class UmBandwidth : public Test {
           prefetch_sync(m, n, src, st.s);  // untimed: put the data back at the source
           double secs = 0;
           if (prefetch_) {
-            cudaEvent_t a, b;
-            GPSM_CUDA(cudaEventCreate(&a));
-            GPSM_CUDA(cudaEventCreate(&b));
-            GPSM_CUDA(cudaEventRecord(a, st.s));
-            GPSM_CUDA(cudaMemPrefetchAsync(m.p, n, loc(dst), 0, st.s));
-            GPSM_CUDA(cudaEventRecord(b, st.s));
-            GPSM_CUDA(cudaEventSynchronize(b));
-            float ms = 0;
-            GPSM_CUDA(cudaEventElapsedTime(&ms, a, b));
-            cudaEventDestroy(a);
-            cudaEventDestroy(b);
-            secs = ms * 1e-3;
+            const cudaMemLocation to = loc(dst);  // C++17 lambdas cannot capture structured bindings
+            secs = time_on_stream(st.s, [&] { GPSM_CUDA(cudaMemPrefetchAsync(m.p, n, to, 0, st.s)); });
           } else if (dst == kHost) {
             const auto t0 = std::chrono::steady_clock::now();
             ok = ok && check_pattern_host(m.p, n, 51) == 0;  // the CPU touches every word
@@ -197,22 +187,14 @@ class UmFaultLatency : public Test {
       for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
         for (int pass = 0; pass < 2; ++pass) {  // 0: data at src (faults), 1: resident on dst
           prefetch_sync(m, bytes, pass == 0 ? src : dst, st.s);
-          cudaEvent_t a, b;
-          GPSM_CUDA(cudaEventCreate(&a));
-          GPSM_CUDA(cudaEventCreate(&b));
-          GPSM_CUDA(cudaEventRecord(a, st.s));
-          chase_kernel<<<1, 1, 0, st.s>>>(base, order[0] * stride, hops, out);
-          GPSM_CUDA_LAUNCH();
-          GPSM_CUDA(cudaEventRecord(b, st.s));
-          GPSM_CUDA(cudaEventSynchronize(b));
-          float ms = 0;
-          GPSM_CUDA(cudaEventElapsedTime(&ms, a, b));
-          cudaEventDestroy(a);
-          cudaEventDestroy(b);
+          const double secs = time_on_stream(st.s, [&] {
+            chase_kernel<<<1, 1, 0, st.s>>>(base, order[0] * stride, hops, out);
+            GPSM_CUDA_LAUNCH();
+          });
           std::uint64_t end = 0;
           GPSM_CUDA(cudaMemcpy(&end, out, sizeof(end), cudaMemcpyDeviceToHost));
           ok = ok && end == order[0] * stride;  // a full cycle returns to the start
-          if (rep >= o.warmup) (pass == 0 ? fault : resident).push_back(ms * 1e-3 / hops);
+          if (rep >= o.warmup) (pass == 0 ? fault : resident).push_back(secs / hops);
         }
       }
       cudaFree(out);

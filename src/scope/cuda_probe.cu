@@ -73,10 +73,9 @@ gpsm::topo::Topology discover_topology() {
   if (gethostname(host, sizeof(host) - 1) == 0) t.hostname = host;
   probe_cuda(t);
   gpsm::topo::probe_sysfs(t);
+  // NVML only adds detail (links, PCIe, clocks); on failure it records its own note in t.notes
   std::string why;
-  if (!t.gpus.empty() && !gpsm::topo::probe_nvml(t, &why)) {
-    // probe_nvml records its own note; nothing else to do: NVML only adds detail
-  }
+  if (!t.gpus.empty()) gpsm::topo::probe_nvml(t, &why);
   return t;
 }
 

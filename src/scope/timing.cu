@@ -194,6 +194,40 @@ std::vector<double> time_op(StreamOp op, const Options& o, bool gated) {
   return time_concurrent(one, iters, o.reps, o.warmup, gated)[0];
 }
 
+double time_on_stream(cudaStream_t s, const std::function<void()>& enqueue) {
+  cudaEvent_t a, b;
+  GPSM_CUDA(cudaEventCreate(&a));
+  GPSM_CUDA(cudaEventCreate(&b));
+  float ms = 0;
+  try {
+    GPSM_CUDA(cudaEventRecord(a, s));
+    enqueue();
+    GPSM_CUDA(cudaEventRecord(b, s));
+    GPSM_CUDA(cudaEventSynchronize(b));
+    GPSM_CUDA(cudaEventElapsedTime(&ms, a, b));
+  } catch (...) {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    throw;
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms * 1e-3;
+}
+
+std::vector<double> host_loop_samples(const Options& o, int n, const std::function<void()>& once) {
+  std::vector<double> t;
+  for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) once();
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rep >= o.warmup) t.push_back(el / n);
+  }
+  return t;
+}
+
+std::string gpu_name(int device) { return "gpu" + std::to_string(device); }
+
 void fill_pattern_device(void* p, size_t bytes, unsigned seed, cudaStream_t s) {
   const size_t words = bytes / 4;
   fill_kernel<<<grid_for(words), 256, 0, s>>>(static_cast<std::uint32_t*>(p), words, seed);

@@ -58,6 +58,16 @@ std::vector<std::vector<double>> time_concurrent(std::vector<StreamOp>& ops, int
 std::vector<double> time_op(StreamOp op, const Options& o, bool gated = true);
 int pick_iters(StreamOp& op, const Options& o, int max_iters = 1000);
 
+// Seconds between events recorded around `enqueue(s)` on s (synchronizes on the stop event).
+double time_on_stream(cudaStream_t s, const std::function<void()>& enqueue);
+
+// Host-clock samples of a synchronous operation: per repetition (after o.warmup untimed ones),
+// `n` back-to-back calls of `once`, giving seconds per call.
+std::vector<double> host_loop_samples(const Options& o, int n, const std::function<void()>& once);
+
+// "gpu3": the node name every test, the model and the topology use for CUDA device 3.
+std::string gpu_name(int device);
+
 // RAII stream + events on a device.
 struct DeviceStream {
   int device;
