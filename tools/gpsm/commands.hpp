@@ -1,9 +1,14 @@
 #pragma once
 // The subcommands of the `gpsm` CLI.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "scope/registry.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace gpsm::cli {
 
@@ -21,6 +26,17 @@ int run_scope(ScopeArgs& a);
 int run_report(const std::vector<std::string>& files, const std::string& out_dir, const std::vector<std::string>& filters,
                const std::string& argv0);
 int run_info();
+
+// `gpsm publish` (publish_cmd.cpp): its options, registered on `app`, and the run.
+struct PublishArgs {
+  std::string devices, pattern = "all", mode = "all", size = "256M", json_path;
+  std::uint64_t stores = 0;  // random pattern, per GPU; 0: array words / N / 4
+  int reps = 7, warmup = 2;
+  std::uint32_t seed = 1;
+  std::uint64_t bulk_max_copies = 250000;
+};
+CLI::App* add_publish_command(CLI::App& app, PublishArgs& a);
+int run_publish(const PublishArgs& a, int argc, char** argv);
 
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);

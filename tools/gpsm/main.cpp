@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   report->add_option("--out", report_out, "Output directory");
   report->add_option("-t,--test", report_filters, "Only tests matching this regex");
 
+  gpsm::cli::PublishArgs pa;
+  auto* publish = gpsm::cli::add_publish_command(app, pa);
+
   auto* info = app.add_subcommand("info", "Print the build configuration, settings and GPUs found (paste into bug reports)");
 
   try {
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     }
     if (*report) return gpsm::cli::run_report(report_files, report_out, report_filters, argv[0]);
     if (*info) return gpsm::cli::run_info();
+    if (*publish) return gpsm::cli::run_publish(pa, argc, argv);
   } catch (const std::invalid_argument& e) {
     std::cerr << "gpsm: " << e.what() << "\n";
     return 2;

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "gpsm/build_info.hpp"
+#include "gpsm/gps/settings.hpp"
 #include "scope/cuda_probe.hpp"
 
 namespace gpsm::cli {
@@ -76,6 +77,13 @@ int run_info() {
   for (const auto& v : vars) {
     const char* cur = std::getenv(v.name);
     std::cout << fmt::format("  {:<22} = {:<30} default {:<28} {}\n", v.name, cur ? cur : "(unset)", v.def, v.doc);
+  }
+  std::cout << "GPS runtime settings (environment):\n";
+  try {
+    for (const auto& d : gpsm::gps::describe(gpsm::gps::Settings::from_env()))
+      std::cout << fmt::format("  {:<22} = {:<30} default {:<28} {}\n", d.name, d.value, d.default_value, d.doc);
+  } catch (const std::exception& e) {
+    std::cout << "  " << e.what() << "\n";  // a malformed variable: say which, keep printing the rest
   }
   std::string why;
   const int n = gpsm::scope::cuda_device_count(&why);

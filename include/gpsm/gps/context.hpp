@@ -1,0 +1,160 @@
+#pragma once
+// The GPS host API: a context over a list of GPUs, and replicated arrays in it.
+//
+//   gpsm::gps::Context ctx({0, 1, 2, 3});            // peer access, verified with a pattern
+//   auto x = ctx.alloc<float>(n);                     // a replica on every GPU, all subscribed
+//   ctx.tracking_start(); /* iteration 0 */ ctx.tracking_stop();   // keep only pages touched
+//   x.unsubscribe(first, count, rank);                // manual hints (ranks are context indices)
+//   kernel<<<g, b, 0, ctx.stream(r)>>>(x.view(r));    // device: v.load(i), v.store(i, val)
+//   ctx.fence();                                      // every publish visible in every replica
+//
+// Ranks, not CUDA ordinals, name devices everywhere in this API: rank r is devices[r].
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpsm/gps/barrier.hpp"
+#include "gpsm/gps/settings.hpp"
+#include "gpsm/gps/subscription.hpp"
+#include "gpsm/gps/sync.hpp"
+#include "gpsm/gps/view.hpp"
+
+namespace gpsm::gps {
+
+namespace detail {
+struct ContextImpl;
+struct ArrayState;
+}  // namespace detail
+
+struct AllocOptions {
+  std::uint64_t page_bytes = 0;  // 0: the context's setting (GPSM_PAGE_SIZE, default 64 KiB)
+  PublishMode mode = PublishMode::combine;
+  bool mode_from_settings = true;  // take GPSM_PUBLISH_MODE unless the caller set `mode` explicitly
+  std::string name;                // used in messages
+};
+inline AllocOptions with_mode(PublishMode m) {
+  AllocOptions o;
+  o.mode = m;
+  o.mode_from_settings = false;
+  return o;
+}
+
+// Counted by the runtime (when counting is on): per destination, summed over sources.
+struct LinkStats {
+  std::uint64_t useful_bytes = 0;  // value bytes delivered to other replicas
+  std::uint64_t link_bytes = 0;    // bytes put on links (32 B sectors, 8 B packed entries, copy runs)
+  std::uint64_t messages = 0;      // sectors, packed entries, copy runs
+  std::uint64_t fence_rounds = 0;  // drain rounds (more than one per fence when inbound queues filled)
+};
+
+class ArrayBase {
+ public:
+  ArrayBase() = default;
+  explicit ArrayBase(std::shared_ptr<detail::ArrayState> s) : s_(std::move(s)) {}
+  bool valid() const { return s_ != nullptr; }
+  std::uint64_t bytes() const;
+  std::uint64_t page_bytes() const;
+  PublishMode mode() const;
+  void set_mode(PublishMode m);
+  const SubscriptionTable& subscriptions() const;
+  // Byte-range subscription hints (pages overlapping the range). Both fence first.
+  void subscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
+  void unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
+  // Collapse pages to their home copy (pages holding system-scope synchronization variables).
+  void demote_bytes(std::uint64_t begin, std::uint64_t end);
+  // Counting of link bytes: views taken after the call count (it costs time: off for timing).
+  void set_counting(bool on);
+  LinkStats link_stats() const;  // since the last reset
+  void reset_link_stats();
+  // Writes every replica (all ranks, subscribed or not) from host memory; fences first.
+  void upload(const void* src, std::uint64_t bytes, std::uint64_t offset = 0);
+  // Rank's raw replica (pages it does not subscribe to are stale: use download_coherent).
+  void download_replica(void* dst, int rank) const;
+  // Each page from its home: what every subscriber holds after a fence.
+  void download_coherent(void* dst) const;
+  void free();
+
+ protected:
+  ViewCore core(int rank, PublishMode mode) const;
+  std::shared_ptr<detail::ArrayState> s_;
+};
+
+template <class T>
+class Array : public ArrayBase {
+ public:
+  Array() = default;
+  explicit Array(std::shared_ptr<detail::ArrayState> s) : ArrayBase(std::move(s)) {}
+  std::uint64_t size() const { return bytes() / sizeof(T); }
+  View<T> view(int rank) const { return View<T>{core(rank, mode())}; }
+  View<T> view(int rank, PublishMode m) const { return View<T>{core(rank, m)}; }
+  void subscribe(std::uint64_t first, std::uint64_t count, int rank) {
+    subscribe_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);
+  }
+  void unsubscribe(std::uint64_t first, std::uint64_t count, int rank) {
+    unsubscribe_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);
+  }
+  void demote(std::uint64_t first, std::uint64_t count) { demote_bytes(first * sizeof(T), (first + count) * sizeof(T)); }
+  void upload(const std::vector<T>& v) { ArrayBase::upload(v.data(), v.size() * sizeof(T)); }
+  std::vector<T> replica(int rank) const {
+    std::vector<T> v(size());
+    download_replica(v.data(), rank);
+    return v;
+  }
+  std::vector<T> coherent() const {
+    std::vector<T> v(size());
+    download_coherent(v.data());
+    return v;
+  }
+};
+
+class Context {
+ public:
+  // Enables peer access between every pair, verifies it by writing and checking a pattern over
+  // every pair, and throws gpsm::Error naming the pair that fails.
+  explicit Context(const std::vector<int>& devices, Settings settings = Settings::from_env());
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  int size() const;
+  int device(int rank) const;  // CUDA ordinal
+  cudaStream_t stream(int rank) const;
+  const Settings& settings() const;
+  // A machine model (gpsm scope --out) for the autotuner; empty path: none loaded.
+  void load_model(const std::string& path);
+  bool has_model() const;
+
+  template <class T>
+  Array<T> alloc(std::uint64_t n, AllocOptions o = {}) {
+    return Array<T>(alloc_bytes(n * sizeof(T), o));
+  }
+
+  // Waits for all work on every device, then publishes every pending store and atomic of every
+  // array: afterwards each subscriber's replica holds the final value of every word.
+  void fence();
+  void synchronize();  // all devices idle; turns a failed device wait into gpsm::Error
+
+  // Automatic subscription: between start and stop, devices record the pages they touch; at
+  // stop each device stays subscribed exactly to the pages it touched (a page nobody touched
+  // keeps its home). Applies to every live array.
+  void tracking_start();
+  void tracking_stop();
+  bool tracking() const;
+
+  // Device barrier handle for `rank`, for blocks_per_device blocks on each device.
+  BarrierHandle barrier(int rank, int blocks_per_device);
+  // Throws gpsm::Error unless `blocks` blocks of `kernel` fit on each device at once.
+  void check_coresident(const void* kernel, int blocks, int threads, std::size_t dynamic_smem) const;
+  WaitPolicy wait_policy(int rank) const;
+
+  detail::ContextImpl& impl() { return *impl_; }
+
+ private:
+  std::shared_ptr<detail::ArrayState> alloc_bytes(std::uint64_t bytes, const AllocOptions& o);
+  std::unique_ptr<detail::ContextImpl> impl_;
+};
+
+}  // namespace gpsm::gps

@@ -1,0 +1,33 @@
+#pragma once
+// Runtime settings: each is a typed environment variable with a default and a docstring
+// (NVSHMEM style); `gpsm info` prints them all with their current values.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpsm/gps/config.hpp"
+
+namespace gpsm::gps {
+
+struct Settings {
+  std::uint64_t page_bytes = kDefaultPageBytes;      // GPSM_PAGE_SIZE
+  PublishMode mode = PublishMode::combine;            // GPSM_PUBLISH_MODE
+  std::uint64_t wait_timeout_ms = 10000;              // GPSM_WAIT_TIMEOUT_MS
+  std::uint64_t inbound_entries = 4u << 20;           // GPSM_INBOUND_ENTRIES (per source, per array)
+  bool verify_p2p = true;                             // GPSM_VERIFY_P2P
+  bool count_link_bytes = false;                      // GPSM_COUNT_LINK_BYTES
+
+  // Reads the environment; a malformed value throws gpsm::Error naming the variable.
+  static Settings from_env();
+};
+
+struct SettingDoc {
+  std::string name, value, default_value, doc;
+};
+std::vector<SettingDoc> describe(const Settings& s);
+
+const char* mode_name(PublishMode m);
+// "inline" | "combine" | "bulk" (| "decoupled"); throws gpsm::Error otherwise.
+PublishMode parse_mode(const std::string& s);
+
+}  // namespace gpsm::gps

@@ -1,0 +1,57 @@
+#pragma once
+// Who holds a replica of which page: one subscriber mask (bit d = device d) per page.
+// Plain C++ (CPU-tested); the runtime uploads masks() to every device after each change.
+#include <cstdint>
+#include <vector>
+
+#include "gpsm/gps/page_math.hpp"
+
+namespace gpsm::gps {
+
+class SubscriptionTable {
+ public:
+  SubscriptionTable() = default;
+  // Every device subscribed to every page (GPS's subscribed-by-default start).
+  SubscriptionTable(std::uint64_t pages, int devices);
+
+  std::uint64_t pages() const { return masks_.size(); }
+  int devices() const { return devices_; }
+  std::uint32_t mask(std::uint64_t page) const { return masks_.at(page); }
+  // The page's home: its lowest-numbered subscriber. Atomics are performed there, and loads of
+  // a device that is not subscribed are served from there.
+  int home(std::uint64_t page) const;
+  bool subscribed(std::uint64_t page, int device) const { return (mask(page) >> device) & 1u; }
+  // A page with one subscriber is demoted: a plain local page, nothing is published.
+  bool demoted(std::uint64_t page) const;
+  const std::vector<std::uint32_t>& masks() const { return masks_; }
+
+  // Add `device` to the pages in range. Returns the pages it was not subscribed to before (whose
+  // replica the runtime must fill from the home) as merged runs.
+  std::vector<PageRange> subscribe(PageRange range, int device);
+  // Remove `device` from the pages in range. If that would leave any page without a subscriber,
+  // throws gpsm::Error naming the first such page and changes nothing.
+  void unsubscribe(PageRange range, int device);
+  // Collapse the pages to the single copy at their current home (GPS §5.3: pages that hold
+  // system-scope synchronization variables).
+  void demote(PageRange range);
+  // Replace all masks (tracking results); each must be non-zero and name only existing devices.
+  void assign(std::vector<std::uint32_t> masks);
+
+  struct Summary {
+    std::uint64_t replicated_pages = 0;  // two or more subscribers
+    std::uint64_t demoted_pages = 0;     // exactly one
+    std::vector<std::uint64_t> pages_per_device;
+  };
+  Summary summary() const;
+
+ private:
+  void check_range(PageRange r, int device, const char* what) const;
+  std::vector<std::uint32_t> masks_;
+  int devices_ = 0;
+};
+
+// Runs of pages where `device` is a subscriber in `after` but not in `before`.
+std::vector<PageRange> added_ranges(const std::vector<std::uint32_t>& before, const std::vector<std::uint32_t>& after,
+                                    int device);
+
+}  // namespace gpsm::gps

@@ -1,0 +1,245 @@
+#pragma once
+// The device-side handle of a replicated array: a trivially copyable struct passed to kernels
+// by value (Array<T>::view(rank)). Host code can hold and pass it; its methods are device code.
+//
+//   v.load(i)        from the local replica; from the page's home replica when this device is
+//                    not subscribed (correct, slower: a remote load)
+//   v.store(i, x)    local replica + publish to the page's other subscribers (mode below)
+//   v.atomic_*(i,x)  performed at the page's home replica (exact with many GPUs), published to
+//                    the other subscribers at the next fence
+//   v.ld_acquire_sys / st_release_sys   strong accesses at the home copy; the page is demoted to
+//                    that single copy at the next fence (GPS §5.3). Prefer flags outside GPS memory.
+//
+// Publish modes (config.hpp): inline_store writes every other subscriber at the store;
+// combine and bulk only mark the word dirty and publish at the fence. A device that is not
+// subscribed has no replica to publish from later, so its stores always go out inline.
+// Stores are weak: other GPUs see them after Context::fence() (all modes), or, for inline
+// stores, after a release at system scope (fence_sys / st_release_sys) that they acquire.
+#include <cstdint>
+#include <type_traits>
+
+#include "gpsm/gps/config.hpp"
+
+namespace gpsm::gps {
+
+// Mask bits above the device bits: bit 31 marks "tracking on" (so loads need no extra read).
+constexpr std::uint32_t kTrackBit = 1u << 31;
+constexpr std::uint32_t kDeviceBits = (1u << kMaxDevices) - 1u;
+
+// Per source device, per destination: counted by the runtime when counting is on.
+struct LinkCounters {
+  unsigned long long useful_bytes[kMaxDevices];  // bytes of stored values delivered to the replica
+  unsigned long long link_bytes[kMaxDevices];    // bytes put on the link (32 B sectors, 8 B entries)
+  unsigned long long messages[kMaxDevices];      // remote write transactions (sectors / entries)
+};
+
+struct ViewCore {
+  char* replica[kMaxDevices] = {};          // replica[d]: device d's copy (peer-mapped)
+  const std::uint32_t* masks = nullptr;     // per page: subscriber bits | kTrackBit (this device's copy)
+  std::uint32_t* dirty[kMaxDevices] = {};   // per device: dirty-word bitmap, one u32 per line
+  std::uint32_t* dirty_any[kMaxDevices] = {};
+  std::uint32_t* track = nullptr;           // this device's touched-page bitmap
+  std::uint32_t* sys_pages = nullptr;       // this device's "strong access seen" page bitmap
+  std::uint32_t* sys_any = nullptr;
+  LinkCounters* counters = nullptr;         // this device's counters, null when not counting
+  std::uint64_t bytes = 0;                  // array size in bytes
+  std::uint32_t page_shift = 16;
+  std::int32_t self = 0;
+  PublishMode mode = PublishMode::combine;
+};
+
+#if defined(__CUDACC__)
+namespace detail {
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
+
+// Sets `bits` in bitmap word `word` once per group of lanes that hit the same word.
+__device__ __forceinline__ void or_aggregated(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits,
+                                              std::uint32_t* any_flag) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(word));
+  bits = __reduce_or_sync(peers, bits);
+  if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) {
+    const std::uint32_t old = atomicOr_system(bitmap + word, bits);
+    if (any_flag != nullptr && (old | bits) != old && *reinterpret_cast<volatile std::uint32_t*>(any_flag) == 0u)
+      atomicExch_system(any_flag, 1u);
+  }
+}
+
+// Touched-page bitmap: check before setting, so a hot page costs one read.
+__device__ __forceinline__ void mark_page(std::uint32_t* bitmap, std::uint64_t page) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(page));
+  if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) {
+    const std::uint32_t b = 1u << (page & 31u);
+    if ((*reinterpret_cast<volatile std::uint32_t*>(bitmap + (page >> 5)) & b) == 0u) atomicOr(bitmap + (page >> 5), b);
+  }
+}
+
+// Inline-store accounting: one 32-byte sector per group of lanes hitting it.
+__device__ __forceinline__ void count_inline(LinkCounters* c, int dst, std::uint64_t byte, unsigned bytes) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(byte / kSectorBytes));
+  const unsigned useful = __reduce_add_sync(peers, bytes);
+  if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) {
+    atomicAdd(&c->link_bytes[dst], static_cast<unsigned long long>(kSectorBytes));
+    atomicAdd(&c->useful_bytes[dst], static_cast<unsigned long long>(useful));
+    atomicAdd(&c->messages[dst], 1ull);
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T atomic_add_sys(T* p, T v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int> ||
+                std::is_same_v<T, unsigned> || std::is_same_v<T, unsigned long long>) {
+    return atomicAdd_system(p, v);
+  } else if constexpr (std::is_same_v<T, long long>) {
+    return static_cast<long long>(atomicAdd_system(reinterpret_cast<unsigned long long*>(p),
+                                                   static_cast<unsigned long long>(v)));
+  } else {
+    static_assert(sizeof(T) == 0, "atomic_add: float, double, int, unsigned, long long, unsigned long long");
+  }
+}
+template <class T>
+__device__ __forceinline__ T atomic_min_sys(T* p, T v) {
+  static_assert(std::is_integral_v<T>, "atomic_min: integer types");
+  return atomicMin_system(p, v);
+}
+template <class T>
+__device__ __forceinline__ T atomic_max_sys(T* p, T v) {
+  static_assert(std::is_integral_v<T>, "atomic_max: integer types");
+  return atomicMax_system(p, v);
+}
+template <class T>
+__device__ __forceinline__ T atomic_cas_sys(T* p, T expected, T desired) {
+  if constexpr (sizeof(T) == 4) {
+    unsigned r = atomicCAS_system(reinterpret_cast<unsigned*>(p), __builtin_bit_cast(unsigned, expected),
+                                  __builtin_bit_cast(unsigned, desired));
+    return __builtin_bit_cast(T, r);
+  } else {
+    unsigned long long r =
+        atomicCAS_system(reinterpret_cast<unsigned long long*>(p), __builtin_bit_cast(unsigned long long, expected),
+                         __builtin_bit_cast(unsigned long long, desired));
+    return __builtin_bit_cast(T, r);
+  }
+}
+
+}  // namespace detail
+#endif  // __CUDACC__
+
+template <class T>
+struct View {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "GPS arrays hold 4- or 8-byte elements");
+  static_assert(std::is_trivially_copyable_v<T>, "GPS arrays hold trivially copyable elements");
+  ViewCore c;
+
+  GPSM_HD std::uint64_t size() const { return c.bytes / sizeof(T); }
+  GPSM_HD int rank() const { return c.self; }
+
+#if defined(__CUDACC__)
+  __device__ __forceinline__ std::uint64_t page_of(std::uint64_t i) const { return (i * sizeof(T)) >> c.page_shift; }
+  // Raw pointer into this device's replica (valid for pages it subscribes to).
+  __device__ __forceinline__ T* local() const { return reinterpret_cast<T*>(c.replica[c.self]); }
+
+  __device__ __forceinline__ std::uint32_t mask_of(std::uint64_t page) const {
+    const std::uint32_t m = c.masks[page];
+    if (m & kTrackBit) detail::mark_page(c.track, page);
+    return m & kDeviceBits;
+  }
+
+  __device__ __forceinline__ T load(std::uint64_t i) const {
+    const std::uint32_t m = mask_of(page_of(i));
+    const int src = ((m >> c.self) & 1u) ? c.self : __ffs(m) - 1;
+    return reinterpret_cast<const T*>(c.replica[src])[i];
+  }
+
+  __device__ __forceinline__ void store(std::uint64_t i, T v) const {
+    const std::uint32_t m = mask_of(page_of(i));
+    const std::uint32_t me = 1u << c.self;
+    std::uint32_t others = m & ~me;
+    if (m & me) reinterpret_cast<T*>(c.replica[c.self])[i] = v;
+    if (others == 0u) return;  // demoted page, or only this device: nothing to publish
+    if (c.mode != PublishMode::inline_store && (m & me)) {
+      const std::uint64_t word = i * (sizeof(T) / kWordBytes);
+      const std::uint32_t bits = (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords);
+      detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self]);
+      return;
+    }
+    while (others != 0u) {  // inline: one remote store per other subscriber
+      const int d = __ffs(others) - 1;
+      others &= others - 1u;
+      reinterpret_cast<T*>(c.replica[d])[i] = v;
+      if (c.counters != nullptr) detail::count_inline(c.counters, d, i * sizeof(T), sizeof(T));
+    }
+  }
+
+  // Atomics run at the page's home copy; the other replicas see the result after the next fence.
+  __device__ __forceinline__ T atomic_add(std::uint64_t i, T v) const {
+    return at_home(i, [v](T* p) { return detail::atomic_add_sys(p, v); });
+  }
+  __device__ __forceinline__ T atomic_min(std::uint64_t i, T v) const {
+    return at_home(i, [v](T* p) { return detail::atomic_min_sys(p, v); });
+  }
+  __device__ __forceinline__ T atomic_max(std::uint64_t i, T v) const {
+    return at_home(i, [v](T* p) { return detail::atomic_max_sys(p, v); });
+  }
+  __device__ __forceinline__ T atomic_cas(std::uint64_t i, T expected, T desired) const {
+    return at_home(i, [expected, desired](T* p) { return detail::atomic_cas_sys(p, expected, desired); });
+  }
+  // Reads the home copy: the value atomics act on (a replica may lag until the fence).
+  __device__ __forceinline__ T load_home(std::uint64_t i) const {
+    const std::uint32_t m = mask_of(page_of(i));
+    return *reinterpret_cast<volatile const T*>(reinterpret_cast<const T*>(c.replica[__ffs(m) - 1]) + i);
+  }
+
+  // Strong accesses on replicated memory: performed at the home copy, and the page is reported
+  // so the next fence demotes it to that one copy (GPS §5.3).
+  __device__ __forceinline__ void st_release_sys(std::uint64_t i, T v) const {
+    const std::uint64_t page = page_of(i);
+    T* p = reinterpret_cast<T*>(c.replica[__ffs(mask_of(page)) - 1]) + i;
+    report_sys(page);
+    if constexpr (sizeof(T) == 4) {
+      asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(__builtin_bit_cast(unsigned, v)) : "memory");
+    } else {
+      asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(__builtin_bit_cast(unsigned long long, v))
+                   : "memory");
+    }
+  }
+  __device__ __forceinline__ T ld_acquire_sys(std::uint64_t i) const {
+    const std::uint64_t page = page_of(i);
+    const T* p = reinterpret_cast<const T*>(c.replica[__ffs(mask_of(page)) - 1]) + i;
+    report_sys(page);
+    if constexpr (sizeof(T) == 4) {
+      unsigned r;
+      asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");
+      return __builtin_bit_cast(T, r);
+    } else {
+      unsigned long long r;
+      asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(r) : "l"(p) : "memory");
+      return __builtin_bit_cast(T, r);
+    }
+  }
+
+ private:
+  template <class Op>
+  __device__ __forceinline__ T at_home(std::uint64_t i, Op op) const {
+    const std::uint32_t m = mask_of(page_of(i));
+    const int home = __ffs(m) - 1;
+    const T old = op(reinterpret_cast<T*>(c.replica[home]) + i);
+    if (m & ~(1u << home)) {  // replicated: the home publishes the word at the fence
+      const std::uint64_t word = i * (sizeof(T) / kWordBytes);
+      const std::uint32_t bits = (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords);
+      detail::or_aggregated(c.dirty[home], word / kLineWords, bits, c.dirty_any[home]);
+    }
+    return old;
+  }
+  __device__ __forceinline__ void report_sys(std::uint64_t page) const {
+    if (mask_of(page) & ~(1u << (__ffs(mask_of(page)) - 1))) {  // still replicated
+      atomicOr(c.sys_pages + (page >> 5), 1u << (page & 31u));
+      *reinterpret_cast<volatile std::uint32_t*>(c.sys_any) = 1u;
+    }
+  }
+#endif  // __CUDACC__
+};
+
+}  // namespace gpsm::gps

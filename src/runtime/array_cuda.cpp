@@ -1,0 +1,419 @@
+// Replicated arrays: one replica per device, subscriber masks, dirty bitmaps, and the per-array
+// fence steps (combine/inline drain rounds, bulk copies, demotion of strongly accessed pages).
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "gpsm/error.hpp"
+#include "gpsm/gps/bulk_plan.hpp"
+#include "gpsm/gps/context.hpp"
+#include "runtime/runtime_state.hpp"
+#include "scope/cuda_check.hpp"
+
+namespace gpsm::gps {
+namespace detail {
+
+namespace {
+template <class P>
+void alloc_zeroed(P*& p, std::size_t bytes) {
+  void* v = nullptr;
+  GPSM_CUDA(cudaMalloc(&v, bytes));
+  GPSM_CUDA(cudaMemset(v, 0, bytes));
+  p = static_cast<P*>(v);
+}
+}  // namespace
+
+ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm)
+    : ctx(c), name(std::move(nm)), mode(m) {
+  g.bytes = bytes;
+  g.page_shift = page_shift;
+  table = SubscriptionTable(g.pages(), c->size());
+  counting = c->settings.count_link_bytes;
+  dev.resize(c->size());
+  try {
+    for (int r = 0; r < c->size(); ++r) {
+      c->set(r);
+      auto& d = dev[r];
+      alloc_zeroed(d.replica, g.padded_bytes());
+      alloc_zeroed(d.masks, g.pages() * sizeof(std::uint32_t));
+      alloc_zeroed(d.dirty, g.lines() * sizeof(std::uint32_t));
+      alloc_zeroed(d.track, g.page_bitmap_words() * sizeof(std::uint32_t));
+      alloc_zeroed(d.sys_pages, g.page_bitmap_words() * sizeof(std::uint32_t));
+      alloc_zeroed(d.ctl, sizeof(Control));
+      alloc_zeroed(d.counters, sizeof(LinkCounters));
+    }
+    upload_masks();
+    c->sync_all();  // zeroed state is complete before any view (and so any peer) can see it
+  } catch (...) {
+    release();
+    throw;
+  }
+  c->arrays.push_back(this);
+}
+
+ArrayState::~ArrayState() { release(); }
+
+void ArrayState::release() {
+  if (ctx == nullptr) return;
+  for (int r = 0; r < static_cast<int>(dev.size()); ++r) {
+    cudaSetDevice(ctx->devices[r]);
+    cudaDeviceSynchronize();
+    auto& d = dev[r];
+    for (void* p : {static_cast<void*>(d.replica), static_cast<void*>(d.masks), static_cast<void*>(d.dirty),
+                    static_cast<void*>(d.track), static_cast<void*>(d.sys_pages), static_cast<void*>(d.ctl),
+                    static_cast<void*>(d.counters)})
+      if (p != nullptr) cudaFree(p);
+    for (PackedEntry* q : d.inbound)
+      if (q != nullptr) cudaFree(q);
+    d = PerDevice{};
+  }
+  auto& v = ctx->arrays;
+  v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  ctx = nullptr;
+}
+
+void ArrayState::check_live(const char* what) const {
+  if (ctx == nullptr)
+    throw gpsm::Error(std::string("gpsm: ") + what + " on a GPS array that was freed (or whose context ended)" +
+                      (name.empty() ? "" : ": '" + name + "'"));
+}
+
+void ArrayState::upload_masks() {
+  std::vector<std::uint32_t> m = table.masks();
+  if (ctx->tracking)
+    for (auto& x : m) x |= kTrackBit;
+  for (int r = 0; r < ctx->size(); ++r) {
+    ctx->set(r);
+    GPSM_CUDA(cudaMemcpy(dev[r].masks, m.data(), m.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  }
+}
+
+void ArrayState::ensure_inbound() {
+  if (inbound_capacity != 0) return;
+  const std::uint64_t cap = std::max<std::uint64_t>(1024, std::min<std::uint64_t>(ctx->settings.inbound_entries, g.words()));
+  for (int d = 0; d < ctx->size(); ++d) {
+    ctx->set(d);
+    for (int s = 0; s < ctx->size(); ++s)
+      if (s != d) GPSM_CUDA(cudaMalloc(&dev[d].inbound[s], cap * sizeof(PackedEntry)));
+  }
+  inbound_capacity = cap;
+}
+
+void ArrayState::read_controls(std::vector<Control>& snap) {
+  const int n = ctx->size();
+  for (int r = 0; r < n; ++r) {
+    ctx->set(r);
+    GPSM_CUDA(cudaMemcpyAsync(&ctx->staging[r], dev[r].ctl, sizeof(Control), cudaMemcpyDeviceToHost, ctx->streams[r]));
+  }
+  for (int r = 0; r < n; ++r) {
+    ctx->set(r);
+    const cudaError_t e = cudaStreamSynchronize(ctx->streams[r]);
+    if (e != cudaSuccess) ctx->throw_if_wait_failed(cudaGetErrorName(e));
+    GPSM_CUDA(e);
+  }
+  snap.assign(ctx->staging, ctx->staging + n);
+}
+
+// Host cost per round: the launches, one batched control read, and resets only where a block
+// changed. Drain kernels of clean sources exit at once (dirty_any == 0); unpack kernels read a
+// zero count from them.
+void ArrayState::drain_rounds(std::vector<Control>& snap) {
+  const int n = ctx->size();
+  if (n == 1) {  // nothing to publish to; forget the marks
+    read_controls(snap);
+    if (snap[0].dirty_any != 0u) {
+      ctx->set(0);
+      GPSM_CUDA(cudaMemset(dev[0].dirty, 0, g.lines() * sizeof(std::uint32_t)));
+      GPSM_CUDA(cudaMemset(&dev[0].ctl->dirty_any, 0, sizeof(std::uint32_t)));
+      snap[0].dirty_any = 0u;
+    }
+    return;
+  }
+  ensure_inbound();
+  for (int round = 1;; ++round) {
+    for (int s = 0; s < n; ++s) {
+      DrainArgs a;
+      a.src = reinterpret_cast<const std::uint32_t*>(dev[s].replica);
+      a.dirty = dev[s].dirty;
+      a.masks = dev[s].masks;
+      a.ctl = dev[s].ctl;
+      for (int d = 0; d < n; ++d) {
+        a.dst[d] = reinterpret_cast<std::uint32_t*>(dev[d].replica);
+        a.queue[d] = dev[d].inbound[s];
+      }
+      a.counters = counting ? dev[s].counters : nullptr;
+      a.lines = g.lines();
+      a.capacity = inbound_capacity;
+      a.page_shift = g.page_shift;
+      a.self = s;
+      a.devices = n;
+      ctx->set(s);
+      launch_drain(a, ctx->streams[s]);
+      GPSM_CUDA(cudaEventRecord(ctx->events[s], ctx->streams[s]));
+    }
+    for (int d = 0; d < n; ++d) {
+      ctx->set(d);
+      UnpackArgs u;
+      for (int s = 0; s < n; ++s) {
+        if (s == d) continue;
+        GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[d], ctx->events[s], 0));
+        u.queue[s] = dev[d].inbound[s];
+        u.queued[s] = &dev[s].ctl->queued[d];
+      }
+      u.words = reinterpret_cast<std::uint32_t*>(dev[d].replica);
+      u.capacity = inbound_capacity;
+      u.self = d;
+      u.devices = n;
+      launch_unpack(u, ctx->streams[d]);
+    }
+    read_controls(snap);  // waits for the round
+    host_stats.fence_rounds += 1;
+    bool overflow = false, reset = false;
+    for (int r = 0; r < n; ++r) {
+      Control& c = ctx->staging[r];
+      bool queued = false;
+      for (int d = 0; d < kMaxDevices; ++d) queued = queued || c.queued[d] != 0u;
+      if (c.overflow != 0u) overflow = true;
+      if (c.dirty_any == 0u && c.overflow == 0u && !queued) continue;  // untouched: no reset
+      const bool again = c.overflow != 0u;
+      const std::uint32_t sys = c.sys_any;
+      c = Control{};
+      c.dirty_any = again ? 1u : 0u;  // overflowed lines are still dirty
+      c.sys_any = sys;
+      snap[r] = c;
+      ctx->set(r);
+      GPSM_CUDA(cudaMemcpyAsync(dev[r].ctl, &ctx->staging[r], sizeof(Control), cudaMemcpyHostToDevice, ctx->streams[r]));
+      reset = true;
+    }
+    if (reset)  // the resets land before any later kernel can mark words again
+      for (int r = 0; r < n; ++r) {
+        ctx->set(r);
+        GPSM_CUDA(cudaStreamSynchronize(ctx->streams[r]));
+      }
+    if (!overflow) return;
+    // Each round completes at least the first warp's lines in every queue; a fence needing far
+    // more rounds than (dirty words x destinations) / capacity is a bug, not a slow fence.
+    const std::uint64_t bound = 64 + 4 * (g.words() * static_cast<std::uint64_t>(n) / inbound_capacity);
+    if (static_cast<std::uint64_t>(round) > bound)
+      throw gpsm::Error("gpsm: fence of array '" + name + "' made no progress (inbound queues full every round)");
+  }
+}
+
+void ArrayState::bulk_copy(std::vector<Control>& snap) {
+  const int n = ctx->size();
+  read_controls(snap);
+  std::vector<std::uint32_t> dirty(g.lines());
+  bool any = false;
+  for (int s = 0; s < n; ++s) {
+    if (snap[s].dirty_any == 0u) continue;
+    any = true;
+    ctx->set(s);
+    GPSM_CUDA(cudaMemcpy(dirty.data(), dev[s].dirty, dirty.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    const auto runs = plan_bulk(g, dirty.data(), table.masks().data(), s);
+    for (const CopyRun& run : runs) {
+      GPSM_CUDA(cudaMemcpyPeerAsync(dev[run.dst].replica + run.byte_offset, ctx->devices[run.dst],
+                                    dev[s].replica + run.byte_offset, ctx->devices[s], run.bytes, ctx->streams[s]));
+      host_stats.useful_bytes += run.bytes;
+      host_stats.link_bytes += run.bytes;
+      host_stats.messages += 1;
+    }
+    GPSM_CUDA(cudaMemsetAsync(dev[s].dirty, 0, dirty.size() * sizeof(std::uint32_t), ctx->streams[s]));
+    GPSM_CUDA(cudaMemsetAsync(&dev[s].ctl->dirty_any, 0, sizeof(std::uint32_t), ctx->streams[s]));
+    snap[s].dirty_any = 0u;
+  }
+  if (!any) return;
+  for (int s = 0; s < n; ++s) {
+    ctx->set(s);
+    GPSM_CUDA(cudaStreamSynchronize(ctx->streams[s]));
+  }
+  host_stats.fence_rounds += 1;
+}
+
+void ArrayState::demote_strong_pages(const std::vector<Control>& snap) {
+  const int n = ctx->size();
+  std::vector<std::uint64_t> pages;
+  for (int r = 0; r < n; ++r) {
+    if (snap.at(r).sys_any == 0u) continue;
+    std::vector<std::uint32_t> bits(g.page_bitmap_words());
+    ctx->set(r);
+    GPSM_CUDA(cudaMemcpy(bits.data(), dev[r].sys_pages, bits.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    for (std::uint64_t p = 0; p < g.pages(); ++p)
+      if ((bits[p / 32] >> (p % 32)) & 1u) pages.push_back(p);
+    GPSM_CUDA(cudaMemset(dev[r].sys_pages, 0, bits.size() * sizeof(std::uint32_t)));
+    GPSM_CUDA(cudaMemset(&dev[r].ctl->sys_any, 0, sizeof(std::uint32_t)));
+  }
+  if (pages.empty()) return;
+  std::sort(pages.begin(), pages.end());
+  pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
+  std::string list;
+  for (std::size_t i = 0; i < pages.size() && i < 8; ++i) list += (i ? "," : "") + std::to_string(pages[i]);
+  if (pages.size() > 8) list += ",...";
+  std::cerr << "gpsm: array '" << name << "': " << pages.size() << " page(s) (" << list
+            << ") were accessed with system-scope ordering; demoted to one copy at their home. Keep flags and "
+               "counters outside GPS memory.\n";
+  for (std::uint64_t p : pages) table.demote(PageRange{p, p + 1});
+  upload_masks();
+}
+
+void ArrayState::copy_pages_from_home(const std::vector<std::uint32_t>& before, int rank, PageRange r) {
+  for (std::uint64_t p = r.first; p < r.last; ++p) {
+    const std::uint32_t m = before.at(p) & kDeviceBits;
+    const int home = __builtin_ctz(m);
+    const std::uint64_t off = p * g.page_bytes();
+    const std::uint64_t len = std::min<std::uint64_t>(g.page_bytes(), g.padded_bytes() - off);
+    ctx->set(rank);
+    GPSM_CUDA(cudaMemcpyPeer(dev[rank].replica + off, ctx->devices[rank], dev[home].replica + off, ctx->devices[home], len));
+  }
+}
+
+}  // namespace detail
+
+// ---- ArrayBase --------------------------------------------------------------------------
+
+std::uint64_t ArrayBase::bytes() const { return s_ ? s_->g.bytes : 0; }
+std::uint64_t ArrayBase::page_bytes() const { return s_ ? s_->g.page_bytes() : 0; }
+PublishMode ArrayBase::mode() const { return s_->mode; }
+const SubscriptionTable& ArrayBase::subscriptions() const { return s_->table; }
+
+void ArrayBase::set_mode(PublishMode m) {
+  s_->check_live("set_mode");
+  if (m == PublishMode::decoupled) throw gpsm::Error("gpsm: the decoupled (PROACT) publish mode is not available yet");
+  s_->mode = m;
+}
+
+ViewCore ArrayBase::core(int rank, PublishMode mode) const {
+  if (!s_) throw gpsm::Error("gpsm: view() of an empty GPS array handle");
+  s_->check_live("view()");
+  const auto& st = *s_;
+  if (rank < 0 || rank >= st.ctx->size())
+    throw gpsm::Error("gpsm: view for rank " + std::to_string(rank) + " of a " + std::to_string(st.ctx->size()) +
+                      "-device context");
+  if (mode == PublishMode::decoupled) throw gpsm::Error("gpsm: the decoupled (PROACT) publish mode is not available yet");
+  ViewCore c;
+  for (int d = 0; d < st.ctx->size(); ++d) {
+    c.replica[d] = st.dev[d].replica;
+    c.dirty[d] = st.dev[d].dirty;
+    c.dirty_any[d] = &st.dev[d].ctl->dirty_any;
+  }
+  c.masks = st.dev[rank].masks;
+  c.track = st.dev[rank].track;
+  c.sys_pages = st.dev[rank].sys_pages;
+  c.sys_any = &st.dev[rank].ctl->sys_any;
+  c.counters = st.counting ? st.dev[rank].counters : nullptr;
+  c.bytes = st.g.bytes;
+  c.page_shift = st.g.page_shift;
+  c.self = rank;
+  c.mode = mode;
+  return c;
+}
+
+void ArrayBase::subscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank) {
+  s_->check_live("subscribe");
+  auto& st = *s_;
+  if (end > st.g.bytes || begin > end) throw gpsm::Error("gpsm: subscribe range is outside the array");
+  st.ctx->fence();
+  const std::vector<std::uint32_t> before = st.table.masks();
+  for (const PageRange& r : st.table.subscribe(pages_of_bytes(st.g, begin, end), rank))
+    st.copy_pages_from_home(before, rank, r);
+  st.upload_masks();
+  st.ctx->sync_all();
+}
+
+void ArrayBase::unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank) {
+  s_->check_live("unsubscribe");
+  auto& st = *s_;
+  if (end > st.g.bytes || begin > end) throw gpsm::Error("gpsm: unsubscribe range is outside the array");
+  st.ctx->fence();
+  st.table.unsubscribe(pages_of_bytes(st.g, begin, end), rank);
+  st.upload_masks();
+  st.ctx->sync_all();
+}
+
+void ArrayBase::demote_bytes(std::uint64_t begin, std::uint64_t end) {
+  s_->check_live("demote");
+  auto& st = *s_;
+  if (end > st.g.bytes || begin > end) throw gpsm::Error("gpsm: demote range is outside the array");
+  st.ctx->fence();
+  st.table.demote(pages_of_bytes(st.g, begin, end));
+  st.upload_masks();
+  st.ctx->sync_all();
+}
+
+void ArrayBase::set_counting(bool on) {
+  s_->check_live("set_counting");
+  s_->counting = on;
+}
+
+LinkStats ArrayBase::link_stats() const {
+  s_->check_live("link_stats");
+  auto& st = *s_;
+  st.ctx->sync_all();
+  LinkStats out = st.host_stats;
+  for (int r = 0; r < st.ctx->size(); ++r) {
+    LinkCounters c{};
+    st.ctx->set(r);
+    GPSM_CUDA(cudaMemcpy(&c, st.dev[r].counters, sizeof(c), cudaMemcpyDeviceToHost));
+    for (int d = 0; d < kMaxDevices; ++d) {
+      out.useful_bytes += c.useful_bytes[d];
+      out.link_bytes += c.link_bytes[d];
+      out.messages += c.messages[d];
+    }
+  }
+  return out;
+}
+
+void ArrayBase::reset_link_stats() {
+  s_->check_live("reset_link_stats");
+  auto& st = *s_;
+  st.ctx->sync_all();
+  st.host_stats = LinkStats{};
+  for (int r = 0; r < st.ctx->size(); ++r) {
+    st.ctx->set(r);
+    GPSM_CUDA(cudaMemset(st.dev[r].counters, 0, sizeof(LinkCounters)));
+  }
+}
+
+void ArrayBase::upload(const void* src, std::uint64_t bytes, std::uint64_t offset) {
+  s_->check_live("upload");
+  auto& st = *s_;
+  if (offset + bytes > st.g.bytes) throw gpsm::Error("gpsm: upload past the end of the array");
+  st.ctx->fence();
+  for (int r = 0; r < st.ctx->size(); ++r) {
+    st.ctx->set(r);
+    GPSM_CUDA(cudaMemcpy(st.dev[r].replica + offset, src, bytes, cudaMemcpyHostToDevice));
+  }
+}
+
+void ArrayBase::download_replica(void* dst, int rank) const {
+  s_->check_live("download");
+  auto& st = *s_;
+  st.ctx->sync_all();
+  st.ctx->set(rank);
+  GPSM_CUDA(cudaMemcpy(dst, st.dev.at(rank).replica, st.g.bytes, cudaMemcpyDeviceToHost));
+}
+
+void ArrayBase::download_coherent(void* dst) const {
+  s_->check_live("download");
+  auto& st = *s_;
+  st.ctx->sync_all();
+  char* out = static_cast<char*>(dst);
+  const std::uint64_t pb = st.g.page_bytes();
+  std::uint64_t p = 0;
+  while (p < st.g.pages()) {  // runs of pages with the same home, one copy each
+    const int home = st.table.home(p);
+    std::uint64_t q = p + 1;
+    while (q < st.g.pages() && st.table.home(q) == home) ++q;
+    const std::uint64_t off = p * pb, len = std::min(q * pb, st.g.bytes) - off;
+    st.ctx->set(home);
+    GPSM_CUDA(cudaMemcpy(out + off, st.dev[home].replica + off, len, cudaMemcpyDeviceToHost));
+    p = q;
+  }
+}
+
+void ArrayBase::free() {
+  if (s_) s_->release();
+  s_.reset();
+}
+
+}  // namespace gpsm::gps

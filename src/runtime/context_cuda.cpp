@@ -1,0 +1,255 @@
+// gps::Context: devices, peer access (verified), streams, the wait record, fences, tracking,
+// barriers. The per-array steps live in array_cuda.cpp; kernels in fence_kernels.cu.
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <set>
+#include <string>
+
+#include "gpsm/error.hpp"
+#include "gpsm/gps/context.hpp"
+#include "gpsm/gps/tracking.hpp"
+#include "runtime/runtime_state.hpp"
+#include "scope/cuda_check.hpp"
+
+namespace gpsm::gps {
+namespace detail {
+
+void ContextImpl::set(int rank) const { GPSM_CUDA(cudaSetDevice(devices.at(rank))); }
+
+WaitPolicy ContextImpl::wait_policy(int rank) const {
+  WaitPolicy w;
+  w.record = record;
+  w.timeout_ns = settings.wait_timeout_ms * 1000ull * 1000ull;
+  w.rank = rank;
+  return w;
+}
+
+void ContextImpl::throw_if_wait_failed(const std::string& cuda_msg) {
+  if (record == nullptr) return;
+  if (reinterpret_cast<volatile WaitRecord*>(record)->valid == 0u) return;
+  std::string what(record->what, strnlen(record->what, sizeof(record->what)));
+  throw gpsm::Error("gpsm: bounded wait timed out on device rank " + std::to_string(record->device) + " (CUDA device " +
+                    std::to_string(devices.at(record->device)) + ") block " + std::to_string(record->block) +
+                    " thread " + std::to_string(record->thread) + ": " + what + " expected >= " +
+                    std::to_string(record->expected) + " observed " + std::to_string(record->observed) +
+                    " (a producer never arrived; the device context is lost" +
+                    (cuda_msg.empty() ? std::string(")") : "; " + cuda_msg + ")"));
+}
+
+void ContextImpl::sync_all() {
+  for (int r = 0; r < size(); ++r) {
+    cudaError_t e = cudaSetDevice(devices[r]);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+      throw_if_wait_failed(std::string(cudaGetErrorName(e)) + " on rank " + std::to_string(r));
+      GPSM_CUDA(e);
+    }
+  }
+  throw_if_wait_failed("");
+}
+
+void ContextImpl::fence() {
+  sync_all();
+  std::vector<Control> snap;
+  for (ArrayState* a : arrays) {
+    if (a->mode == PublishMode::bulk) {
+      a->bulk_copy(snap);
+    } else {
+      a->drain_rounds(snap);
+    }
+    a->demote_strong_pages(snap);
+  }
+}
+
+}  // namespace detail
+
+Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new detail::ContextImpl) {
+  auto& c = *impl_;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    throw gpsm::Error("gpsm: no CUDA device found; GPS contexts need GPUs (use `gpsm sim` on this machine)");
+  if (devices.empty()) throw gpsm::Error("gpsm: a context needs at least one device");
+  if (static_cast<int>(devices.size()) > kMaxDevices)
+    throw gpsm::Error("gpsm: a context holds at most " + std::to_string(kMaxDevices) + " devices, got " +
+                      std::to_string(devices.size()));
+  std::set<int> seen;
+  for (int d : devices) {
+    if (d < 0 || d >= count)
+      throw gpsm::Error("gpsm: device " + std::to_string(d) + " does not exist (this machine has " +
+                        std::to_string(count) + "); run with --devices 0.." + std::to_string(count - 1));
+    if (!seen.insert(d).second) throw gpsm::Error("gpsm: device " + std::to_string(d) + " listed twice");
+  }
+  c.devices = devices;
+  c.settings = settings;
+  const int n = c.size();
+
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      int ok = 0;
+      GPSM_CUDA(cudaDeviceCanAccessPeer(&ok, devices[a], devices[b]));
+      if (!ok) {
+        std::string keep;
+        for (int d : devices)
+          if (d != devices[b]) keep += (keep.empty() ? "" : ",") + std::to_string(d);
+        throw gpsm::Error("gpsm: device " + std::to_string(devices[a]) + " cannot access device " +
+                          std::to_string(devices[b]) + " as a peer; run with --devices " + keep);
+      }
+      GPSM_CUDA(cudaSetDevice(devices[a]));
+      const cudaError_t e = cudaDeviceEnablePeerAccess(devices[b], 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();
+      } else {
+        GPSM_CUDA(e);
+      }
+    }
+  c.streams.resize(n);
+  c.events.resize(n);
+  c.barrier_counters.resize(n);
+  for (int r = 0; r < n; ++r) {
+    c.set(r);
+    GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
+    GPSM_CUDA(cudaEventCreateWithFlags(&c.events[r], cudaEventDisableTiming));
+    // Barrier counters: zeroed and the zeroing complete before any peer is handed a pointer.
+    GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], sizeof(std::uint64_t)));
+    GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, sizeof(std::uint64_t)));
+  }
+  GPSM_CUDA(cudaHostAlloc(&c.record, sizeof(WaitRecord), cudaHostAllocMapped | cudaHostAllocPortable));
+  GPSM_CUDA(cudaHostAlloc(&c.staging, sizeof(detail::Control) * n, cudaHostAllocPortable));
+  std::memset(c.record, 0, sizeof(WaitRecord));
+  c.sync_all();
+
+  if (c.settings.verify_p2p) {
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) {
+        if (a == b) continue;
+        const std::string bad = detail::verify_peer_pair(devices[a], devices[b], 1u << 18, c.streams[a], c.streams[b]);
+        if (!bad.empty())
+          throw gpsm::Error("gpsm: peer access from device " + std::to_string(devices[a]) + " to device " +
+                            std::to_string(devices[b]) + " is reported but corrupts data (" + bad +
+                            "); do not use this pair (run with --devices without one of them), or set "
+                            "GPSM_VERIFY_P2P=0 to skip this check at your own risk");
+      }
+  }
+}
+
+Context::~Context() {
+  auto& c = *impl_;
+  for (detail::ArrayState* a : std::vector<detail::ArrayState*>(c.arrays)) a->release();
+  for (int r = 0; r < c.size(); ++r) {
+    cudaSetDevice(c.devices[r]);
+    cudaDeviceSynchronize();
+    cudaFree(c.barrier_counters[r]);
+    cudaEventDestroy(c.events[r]);
+    cudaStreamDestroy(c.streams[r]);
+  }
+  if (c.record != nullptr) cudaFreeHost(c.record);
+  if (c.staging != nullptr) cudaFreeHost(c.staging);
+}
+
+int Context::size() const { return impl_->size(); }
+int Context::device(int rank) const { return impl_->devices.at(rank); }
+cudaStream_t Context::stream(int rank) const { return impl_->streams.at(rank); }
+const Settings& Context::settings() const { return impl_->settings; }
+WaitPolicy Context::wait_policy(int rank) const { return impl_->wait_policy(rank); }
+bool Context::tracking() const { return impl_->tracking; }
+bool Context::has_model() const { return impl_->has_model; }
+
+void Context::load_model(const std::string& path) {
+  if (path.empty()) return;
+  impl_->model = gpsm::model::load_model(path);
+  impl_->has_model = true;
+}
+
+void Context::fence() { impl_->fence(); }
+void Context::synchronize() { impl_->sync_all(); }
+
+void Context::tracking_start() {
+  auto& c = *impl_;
+  if (c.tracking) throw gpsm::Error("gpsm: tracking_start() called twice without tracking_stop()");
+  c.fence();
+  c.tracking = true;
+  for (detail::ArrayState* a : c.arrays) {
+    for (int r = 0; r < c.size(); ++r) {
+      c.set(r);
+      GPSM_CUDA(cudaMemset(a->dev[r].track, 0, a->g.page_bitmap_words() * sizeof(std::uint32_t)));
+    }
+    a->upload_masks();
+  }
+  c.sync_all();
+}
+
+void Context::tracking_stop() {
+  auto& c = *impl_;
+  if (!c.tracking) throw gpsm::Error("gpsm: tracking_stop() without tracking_start()");
+  c.fence();  // replicas agree before pages change hands
+  c.tracking = false;
+  for (detail::ArrayState* a : c.arrays) {
+    std::vector<std::vector<std::uint32_t>> touched(c.size());
+    for (int r = 0; r < c.size(); ++r) {
+      touched[r].resize(a->g.page_bitmap_words());
+      c.set(r);
+      GPSM_CUDA(cudaMemcpy(touched[r].data(), a->dev[r].track, touched[r].size() * sizeof(std::uint32_t),
+                           cudaMemcpyDeviceToHost));
+    }
+    const std::vector<std::uint32_t> before = a->table.masks();
+    a->table.assign(reduce_tracking(touched, before));
+    for (int r = 0; r < c.size(); ++r)
+      for (const PageRange& pr : added_ranges(before, a->table.masks(), r)) a->copy_pages_from_home(before, r, pr);
+    a->upload_masks();
+  }
+  c.sync_all();
+}
+
+BarrierHandle Context::barrier(int rank, int blocks_per_device) {
+  auto& c = *impl_;
+  if (rank < 0 || rank >= c.size()) throw gpsm::Error("gpsm: barrier for rank " + std::to_string(rank) + " of a " +
+                                                      std::to_string(c.size()) + "-device context");
+  if (blocks_per_device < 1) throw gpsm::Error("gpsm: a barrier needs at least one block per device");
+  c.sync_all();
+  std::uint64_t base = 0;
+  c.set(0);
+  GPSM_CUDA(cudaMemcpy(&base, c.barrier_counters[0], sizeof(base), cudaMemcpyDeviceToHost));
+  BarrierHandle h;
+  for (int r = 0; r < c.size(); ++r) h.counters[r] = c.barrier_counters[r];
+  h.base = base;
+  h.participants = static_cast<std::uint32_t>(blocks_per_device * c.size());
+  h.devices = c.size();
+  h.self = rank;
+  h.wait = c.wait_policy(rank);
+  return h;
+}
+
+void Context::check_coresident(const void* kernel, int blocks, int threads, std::size_t smem) const {
+  auto& c = *impl_;
+  for (int r = 0; r < c.size(); ++r) {
+    c.set(r);
+    int per_sm = 0, sms = 0;
+    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c.devices[r]));
+    if (static_cast<long>(per_sm) * sms < blocks)
+      throw gpsm::Error("gpsm: " + std::to_string(blocks) + " blocks of " + std::to_string(threads) +
+                        " threads cannot all be resident on device " + std::to_string(c.devices[r]) + " (at most " +
+                        std::to_string(per_sm * sms) + "); a device-side barrier over them would deadlock");
+  }
+}
+
+std::shared_ptr<detail::ArrayState> Context::alloc_bytes(std::uint64_t bytes, const AllocOptions& o) {
+  auto& c = *impl_;
+  if (bytes == 0) throw gpsm::Error("gpsm: cannot allocate an empty GPS array" + (o.name.empty() ? "" : " '" + o.name + "'"));
+  const std::uint64_t page = o.page_bytes != 0 ? o.page_bytes : c.settings.page_bytes;
+  const int shift = page_shift_of(page);
+  if (shift < 0)
+    throw gpsm::Error("gpsm: page size " + std::to_string(page) + " is not a power of two of at least " +
+                      std::to_string(kLineBytes) + " bytes");
+  const PublishMode mode = o.mode_from_settings ? c.settings.mode : o.mode;
+  if (mode == PublishMode::decoupled)
+    throw gpsm::Error("gpsm: the decoupled (PROACT) publish mode is not available yet; use inline, combine or bulk");
+  if (bytes / kWordBytes >= kMaxPackedWords)
+    throw gpsm::Error("gpsm: GPS arrays are limited to 16 GiB (packed offsets are 32-bit words)");
+  auto s = std::make_shared<detail::ArrayState>(&c, bytes, static_cast<std::uint32_t>(shift), mode, o.name);
+  return s;
+}
+
+}  // namespace gpsm::gps

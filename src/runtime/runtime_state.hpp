@@ -1,0 +1,119 @@
+#pragma once
+// Internal state behind gps::Context and gps::Array (not installed). CUDA runtime types only;
+// kernels live in the .cu files that the launch helpers below are declared for.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpsm/gps/context.hpp"
+#include "gpsm/gps/finepack.hpp"
+#include "gpsm/gps/page_math.hpp"
+#include "gpsm/machine_model.hpp"
+
+namespace gpsm::gps::detail {
+
+// Small per-(array, device) control block in device memory, read back in one copy per fence round.
+struct Control {
+  std::uint32_t dirty_any;  // a store or atomic marked a word since the last fence
+  std::uint32_t overflow;   // a drain could not queue every packed entry (another round follows)
+  std::uint32_t sys_any;    // a strong access hit a replicated page
+  std::uint32_t pad;
+  unsigned long long queued[kMaxDevices];  // packed entries queued for each destination this round
+};
+
+struct ContextImpl {
+  std::vector<int> devices;
+  Settings settings;
+  std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> events;
+  WaitRecord* record = nullptr;               // host-mapped, shared by all devices
+  Control* staging = nullptr;                 // pinned: one control block per rank (fence reads/resets)
+  std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device
+  std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
+  bool tracking = false;
+  bool has_model = false;
+  gpsm::model::MachineModel model;
+
+  int size() const { return static_cast<int>(devices.size()); }
+  void set(int rank) const;
+  // Waits for every device; a device-side wait that timed out becomes gpsm::Error with its record.
+  void sync_all();
+  void throw_if_wait_failed(const std::string& context_msg);
+  WaitPolicy wait_policy(int rank) const;
+  void fence();
+};
+
+struct ArrayState {
+  struct PerDevice {
+    char* replica = nullptr;
+    std::uint32_t* masks = nullptr;
+    std::uint32_t* dirty = nullptr;      // one u32 per line
+    std::uint32_t* track = nullptr;      // one bit per page
+    std::uint32_t* sys_pages = nullptr;  // one bit per page
+    Control* ctl = nullptr;
+    LinkCounters* counters = nullptr;
+    PackedEntry* inbound[kMaxDevices] = {};  // entries from source s, in this device's memory
+  };
+
+  ContextImpl* ctx = nullptr;
+  std::string name;
+  Geometry g;
+  PublishMode mode = PublishMode::combine;
+  SubscriptionTable table;
+  bool counting = false;
+  std::uint64_t inbound_capacity = 0;  // entries per (source, destination); 0 until first needed
+  LinkStats host_stats;                // bulk copies and fence rounds, counted on the host
+  std::vector<PerDevice> dev;
+
+  ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm);
+  ~ArrayState();
+  ArrayState(const ArrayState&) = delete;
+  ArrayState& operator=(const ArrayState&) = delete;
+  void release();
+  bool released() const { return ctx == nullptr; }
+  void check_live(const char* what) const;
+  void upload_masks();
+  void ensure_inbound();
+  // Fence steps (callers have synchronized every device).
+  // Each returns the control blocks as they were at the end of its last round (sys_any kept).
+  void drain_rounds(std::vector<Control>& snap);
+  void bulk_copy(std::vector<Control>& snap);
+  void demote_strong_pages(const std::vector<Control>& snap);
+  // One asynchronous read of every device's control block, then one wait (pinned staging).
+  void read_controls(std::vector<Control>& snap);
+  void copy_pages_from_home(const std::vector<std::uint32_t>& before, int rank, PageRange r);
+};
+
+// Launchers for the kernels in fence_kernels.cu.
+struct DrainArgs {
+  const std::uint32_t* src = nullptr;
+  std::uint32_t* dirty = nullptr;
+  const std::uint32_t* masks = nullptr;
+  Control* ctl = nullptr;
+  std::uint32_t* dst[kMaxDevices] = {};
+  PackedEntry* queue[kMaxDevices] = {};
+  LinkCounters* counters = nullptr;
+  std::uint64_t lines = 0;
+  std::uint64_t capacity = 0;
+  std::uint32_t page_shift = 16;
+  std::int32_t self = 0;
+  std::int32_t devices = 0;
+};
+struct UnpackArgs {
+  std::uint32_t* words = nullptr;
+  const PackedEntry* queue[kMaxDevices] = {};
+  const unsigned long long* queued[kMaxDevices] = {};  // &ctl_of_source->queued[self], peer memory
+  std::uint64_t capacity = 0;
+  std::int32_t self = 0;
+  std::int32_t devices = 0;
+};
+void launch_drain(const DrainArgs& a, cudaStream_t s);
+void launch_unpack(const UnpackArgs& a, cudaStream_t s);
+
+// p2p_verify.cu: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
+// Returns an empty string when every word arrived, else what went wrong.
+std::string verify_peer_pair(int dev_a, int dev_b, std::uint64_t words, cudaStream_t sa, cudaStream_t sb);
+
+}  // namespace gpsm::gps::detail

@@ -1,0 +1,148 @@
+#include "gpsm/gps/settings.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+
+#include "gpsm/error.hpp"
+#include "gpsm/gps/finepack.hpp"
+#include "gpsm/gps/page_math.hpp"
+#include "scope/results.hpp"
+
+namespace gpsm::gps {
+
+namespace {
+
+constexpr const char* kPageSize = "GPSM_PAGE_SIZE";
+constexpr const char* kPublishMode = "GPSM_PUBLISH_MODE";
+constexpr const char* kWaitTimeout = "GPSM_WAIT_TIMEOUT_MS";
+constexpr const char* kInboundEntries = "GPSM_INBOUND_ENTRIES";
+constexpr const char* kVerifyP2p = "GPSM_VERIFY_P2P";
+constexpr const char* kCountLinkBytes = "GPSM_COUNT_LINK_BYTES";
+
+std::string trim(const std::string& s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The variable's value, or false when it is unset or empty (empty = use the default).
+bool env(const char* name, std::string& value) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  value = trim(v);
+  return !value.empty();
+}
+
+[[noreturn]] void bad(const char* name, const std::string& value, const std::string& why) {
+  throw Error(std::string("gpsm: ") + name + "='" + value + "' " + why);
+}
+
+std::uint64_t parse_positive_int(const char* name, const std::string& v) {
+  if (v.empty() || v.size() > 20) bad(name, v, "is not a positive integer");
+  std::uint64_t x = 0;
+  for (char c : v) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) bad(name, v, "is not a positive integer");
+    const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (x > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) bad(name, v, "is too large");
+    x = x * 10 + digit;
+  }
+  if (x == 0) bad(name, v, "must be positive");
+  return x;
+}
+
+std::uint64_t parse_size_var(const char* name, const std::string& v, const char* expected) {
+  try {
+    return scope::parse_size(v);
+  } catch (const std::exception& e) {
+    bad(name, v, std::string("is not ") + expected + " (" + e.what() + ")");
+  }
+}
+
+bool parse_bool(const char* name, const std::string& v) {
+  const std::string s = lower(v);
+  if (s == "1" || s == "true" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "off") return false;
+  bad(name, v, "is not a boolean (use 1/0, true/false or on/off)");
+}
+
+std::string bool_str(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
+const char* mode_name(PublishMode m) {
+  switch (m) {
+    case PublishMode::inline_store: return "inline";
+    case PublishMode::combine: return "combine";
+    case PublishMode::bulk: return "bulk";
+    case PublishMode::decoupled: return "decoupled";
+  }
+  return "unknown";
+}
+
+PublishMode parse_mode(const std::string& s) {
+  if (s == "inline") return PublishMode::inline_store;
+  if (s == "combine") return PublishMode::combine;
+  if (s == "bulk") return PublishMode::bulk;
+  if (s == "decoupled") return PublishMode::decoupled;
+  throw Error("gpsm: unknown publish mode '" + s + "' (expected inline, combine or bulk)");
+}
+
+Settings Settings::from_env() {
+  Settings s;
+  std::string v;
+  if (env(kPageSize, v)) {
+    const std::uint64_t b = parse_size_var(kPageSize, v, "a size such as 64K, 64KiB or 65536");
+    if (page_shift_of(b) < 0)
+      bad(kPageSize, v, "must be a power of two of at least " + std::to_string(kLineBytes) + " bytes (e.g. 4K, 64K, 2M)");
+    s.page_bytes = b;
+  }
+  if (env(kPublishMode, v)) {
+    PublishMode m;
+    try {
+      m = parse_mode(v);
+    } catch (const Error&) {
+      bad(kPublishMode, v, "is not a publish mode (use inline, combine or bulk)");
+    }
+    if (m == PublishMode::decoupled)
+      bad(kPublishMode, v, "is reserved for the PROACT engine, which is not built yet (use inline, combine or bulk)");
+    s.mode = m;
+  }
+  if (env(kWaitTimeout, v)) s.wait_timeout_ms = parse_positive_int(kWaitTimeout, v);
+  if (env(kInboundEntries, v)) {
+    const std::uint64_t n = parse_size_var(kInboundEntries, v, "a positive entry count such as 4194304 or 4M");
+    if (n > std::numeric_limits<std::uint64_t>::max() / kPackedEntryBytes) bad(kInboundEntries, v, "is too large");
+    s.inbound_entries = n;
+  }
+  if (env(kVerifyP2p, v)) s.verify_p2p = parse_bool(kVerifyP2p, v);
+  if (env(kCountLinkBytes, v)) s.count_link_bytes = parse_bool(kCountLinkBytes, v);
+  return s;
+}
+
+std::vector<SettingDoc> describe(const Settings& s) {
+  const Settings d;
+  return {
+      {kPageSize, scope::format_size(s.page_bytes), scope::format_size(d.page_bytes),
+       "Page size of replicated allocations: the unit of subscription (power of two, >= 128 B)."},
+      {kPublishMode, mode_name(s.mode), mode_name(d.mode),
+       "How stores reach other subscribers: inline (at each store), combine (at the fence, lines or packed "
+       "words) or bulk (at the fence, copy-engine runs)."},
+      {kWaitTimeout, std::to_string(s.wait_timeout_ms), std::to_string(d.wait_timeout_ms),
+       "Milliseconds a fence or wait may block before gpsm reports a timeout."},
+      {kInboundEntries, std::to_string(s.inbound_entries), std::to_string(d.inbound_entries),
+       "Capacity of each inbound packed-entry queue, per source and array (8 B per entry; count or size like 4M)."},
+      {kVerifyP2p, bool_str(s.verify_p2p), bool_str(d.verify_p2p),
+       "Check peer access between all device pairs at context creation (0/1, true/false, on/off)."},
+      {kCountLinkBytes, bool_str(s.count_link_bytes), bool_str(d.count_link_bytes),
+       "Count useful and link bytes at each fence for statistics (small overhead; 0/1, true/false, on/off)."},
+  };
+}
+
+}  // namespace gpsm::gps

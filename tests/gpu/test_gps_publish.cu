@@ -1,0 +1,242 @@
+// GPS runtime on real GPUs: stores from every GPU reach every replica after a fence, in every
+// publish mode; wrong subscription hints stay correct; queue overflow takes extra rounds and
+// loses nothing; strong accesses demote their page.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gps_test_util.hpp"
+
+using namespace gpsm::gps;
+using gpstest::DeviceVec;
+
+namespace {
+
+template <class T>
+__global__ void scatter_store(View<T> v, const std::uint64_t* idx, const T* val, std::uint64_t n) {
+  for (std::uint64_t k = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; k < n;
+       k += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    v.store(idx[k], val[k]);
+}
+
+template <class T>
+__global__ void load_all(View<T> v, T* out) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < v.size();
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    out[i] = v.load(i);
+}
+
+__global__ void strong_flag(View<std::uint32_t> v, std::uint64_t i) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) v.st_release_sys(i, 7u);
+}
+
+template <class T>
+T value_of(std::mt19937_64& rng) {
+  return static_cast<T>(rng() | 1u);  // never zero: a lost store can't look like the initial value
+}
+
+// Random disjoint stores from every GPU: each stored index has one owner; stores are issued in a
+// random order. Returns the model (initial contents overwritten by the stores).
+template <class T>
+std::vector<T> run_random_stores(Context& ctx, Array<T>& x, PublishMode mode, std::uint64_t seed, double density) {
+  const int n = ctx.size();
+  const std::uint64_t N = x.size();
+  std::mt19937_64 rng(seed);
+  std::vector<T> model(N);
+  for (auto& m : model) m = value_of<T>(rng);
+  x.upload(model);
+  std::vector<std::vector<std::uint64_t>> idx(n);
+  std::vector<std::vector<T>> val(n);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (std::uint64_t i = 0; i < N; ++i) {
+    if (u(rng) >= density) continue;
+    const int owner = static_cast<int>(rng() % n);
+    idx[owner].push_back(i);
+  }
+  for (int r = 0; r < n; ++r) {
+    std::shuffle(idx[r].begin(), idx[r].end(), rng);
+    for (std::uint64_t i : idx[r]) {
+      val[r].push_back(value_of<T>(rng));
+      model[i] = val[r].back();
+    }
+  }
+  std::vector<DeviceVec<std::uint64_t>> di;
+  std::vector<DeviceVec<T>> dv;
+  for (int r = 0; r < n; ++r) {
+    di.emplace_back(ctx.device(r), idx[r]);
+    dv.emplace_back(ctx.device(r), val[r]);
+  }
+  for (int r = 0; r < n; ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    scatter_store<T><<<132, 256, 0, ctx.stream(r)>>>(x.view(r, mode), di[r].p, dv[r].p, idx[r].size());
+    GPSM_CUDA_LAUNCH();
+  }
+  ctx.fence();
+  return model;
+}
+
+// Every subscriber's replica matches the model on its subscribed pages; coherent() everywhere.
+template <class T>
+void expect_replicas_match(const Array<T>& x, const std::vector<T>& model, int devices) {
+  const auto& t = x.subscriptions();
+  const std::uint64_t per_page = x.page_bytes() / sizeof(T);
+  for (int r = 0; r < devices; ++r) {
+    const std::vector<T> rep = x.replica(r);
+    std::uint64_t bad = 0, first = 0;
+    for (std::uint64_t i = 0; i < model.size(); ++i) {
+      if (!t.subscribed(i / per_page, r)) continue;
+      if (rep[i] != model[i] && bad++ == 0) first = i;
+    }
+    EXPECT_EQ(bad, 0u) << "rank " << r << ": " << bad << " wrong words, first at " << first;
+  }
+  const std::vector<T> coh = x.coherent();
+  std::uint64_t bad = 0;
+  for (std::uint64_t i = 0; i < model.size(); ++i) bad += coh[i] != model[i];
+  EXPECT_EQ(bad, 0u) << "coherent view: " << bad << " wrong words";
+}
+
+class GpsModes : public ::testing::TestWithParam<PublishMode> {};
+
+}  // namespace
+
+TEST_P(GpsModes, RandomDisjointStoresMatchModelU32) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  auto x = ctx.alloc<std::uint32_t>(gpstest::scaled(3u << 20, 4096) + 17, with_mode(GetParam()));  // odd tail
+  const auto model = run_random_stores(ctx, x, GetParam(), 11, 0.3);
+  expect_replicas_match(x, model, ctx.size());
+}
+
+TEST_P(GpsModes, RandomDisjointStoresMatchModelF64Dense) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  auto x = ctx.alloc<std::uint64_t>(gpstest::scaled(1u << 20, 4096), with_mode(GetParam()));
+  const auto model = run_random_stores(ctx, x, GetParam(), 12, 0.9);  // dense: direct lines
+  expect_replicas_match(x, model, ctx.size());
+}
+
+TEST_P(GpsModes, WrongHintsStayCorrect) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  auto x = ctx.alloc<std::uint32_t>(gpstest::scaled(2u << 20, 1u << 16), with_mode(GetParam()));
+  // Random non-empty subscriber set per page, unrelated to who stores or loads there.
+  std::mt19937_64 rng(5);
+  const std::uint64_t pages = x.subscriptions().pages();
+  const std::uint64_t per_page = x.page_bytes() / 4;
+  for (std::uint64_t p = 0; p < pages; ++p) {
+    std::uint32_t keep = static_cast<std::uint32_t>(rng() % ((1u << n) - 1)) + 1;  // non-empty
+    for (int r = 0; r < n; ++r)
+      if (!((keep >> r) & 1u)) x.unsubscribe(p * per_page, 1, r);
+  }
+  ASSERT_GT(x.subscriptions().summary().demoted_pages + x.subscriptions().summary().replicated_pages, 0u);
+  const auto model = run_random_stores(ctx, x, GetParam(), 21, 0.5);
+  expect_replicas_match(x, model, n);
+  // Loads from every device, subscribed or not, see the model.
+  for (int r = 0; r < n; ++r) {
+    DeviceVec<std::uint32_t> out(ctx.device(r), x.size());
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    load_all<<<132, 256, 0, ctx.stream(r)>>>(x.view(r), out.p);
+    GPSM_CUDA_LAUNCH();
+    ctx.synchronize();
+    const auto got = out.download();
+    std::uint64_t bad = 0;
+    for (std::uint64_t i = 0; i < got.size(); ++i) bad += got[i] != model[i];
+    EXPECT_EQ(bad, 0u) << "loads on rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Gps, GpsModes,
+                         ::testing::Values(PublishMode::inline_store, PublishMode::combine, PublishMode::bulk),
+                         [](const ::testing::TestParamInfo<PublishMode>& i) { return std::string(mode_name(i.param)); });
+
+TEST(GpsFence, QueueOverflowTakesMoreRoundsAndLosesNothing) {
+  GPSM_REQUIRE_GPUS(2);
+  Settings s = Settings::from_env();
+  s.inbound_entries = 1024;  // far fewer than the scattered words: many drain rounds
+  s.verify_p2p = false;      // checked by every other test's context
+  Context ctx(gpstest::all_devices(), s);
+  auto x = ctx.alloc<std::uint32_t>(gpstest::scaled(1u << 20, 1u << 15), with_mode(PublishMode::combine));
+  x.set_counting(true);
+  const auto model = run_random_stores(ctx, x, PublishMode::combine, 31, 0.05);
+  expect_replicas_match(x, model, ctx.size());
+  const LinkStats st = x.link_stats();
+  EXPECT_GT(st.fence_rounds, 2u);
+  EXPECT_GT(st.useful_bytes, 0u);
+  EXPECT_GE(st.link_bytes, st.useful_bytes);  // packed entries carry 8 B per 4 B word
+}
+
+TEST(GpsFence, CountedBytesMatchTheStores) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  // One word per line, each stored by one GPU: in combine mode each is one packed 8 B entry per
+  // other subscriber; inline puts one 32 B sector per store per other subscriber.
+  const std::uint64_t lines = gpstest::scaled(1u << 14, 256);
+  for (PublishMode m : {PublishMode::inline_store, PublishMode::combine}) {
+    auto x = ctx.alloc<std::uint32_t>(lines * 32, with_mode(m));
+    x.set_counting(true);
+    std::vector<std::vector<std::uint64_t>> idx(n);
+    std::vector<std::vector<std::uint32_t>> val(n);
+    for (std::uint64_t l = 0; l < lines; ++l) {
+      idx[l % n].push_back(l * 32 + 5);
+      val[l % n].push_back(static_cast<std::uint32_t>(l) | 1u);
+    }
+    for (int r = 0; r < n; ++r) {
+      DeviceVec<std::uint64_t> di(ctx.device(r), idx[r]);
+      DeviceVec<std::uint32_t> dv(ctx.device(r), val[r]);
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      scatter_store<std::uint32_t><<<64, 256, 0, ctx.stream(r)>>>(x.view(r), di.p, dv.p, idx[r].size());
+      GPSM_CUDA_LAUNCH();
+      ctx.synchronize();
+    }
+    ctx.fence();
+    const LinkStats st = x.link_stats();
+    EXPECT_EQ(st.useful_bytes, lines * 4 * (n - 1)) << mode_name(m);
+    EXPECT_EQ(st.link_bytes, lines * (m == PublishMode::combine ? 8u : 32u) * (n - 1)) << mode_name(m);
+    EXPECT_EQ(st.messages, lines * (n - 1)) << mode_name(m);
+  }
+}
+
+TEST(GpsSubscription, UnsubscribingTheLastSubscriberFailsAndKeepsTheData) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  auto x = ctx.alloc<std::uint32_t>(1u << 16);
+  std::vector<std::uint32_t> v(x.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint32_t>(i * 2654435761u) | 1u;
+  x.upload(v);
+  for (int r = 1; r < n; ++r) x.unsubscribe(0, x.size(), r);
+  const auto before = x.subscriptions().masks();
+  EXPECT_THROW(x.unsubscribe(0, x.size(), 0), gpsm::Error);
+  EXPECT_EQ(x.subscriptions().masks(), before);
+  EXPECT_TRUE(x.subscriptions().demoted(0));
+  EXPECT_EQ(x.coherent(), v);
+  // Subscribing again copies the page data to the new subscriber.
+  x.subscribe(0, x.size(), n - 1);
+  EXPECT_EQ(x.replica(n - 1), v);
+  EXPECT_THROW(x.view(n), gpsm::Error);
+}
+
+TEST(GpsSubscription, StrongAccessDemotesItsPage) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  auto x = ctx.alloc<std::uint32_t>(1u << 16);  // 4 pages of 64 KiB
+  const std::uint64_t flag = (x.page_bytes() / 4) * 2 + 3;  // in page 2
+  GPSM_CUDA(cudaSetDevice(ctx.device(1)));
+  strong_flag<<<1, 32, 0, ctx.stream(1)>>>(x.view(1), flag);
+  GPSM_CUDA_LAUNCH();
+  ctx.fence();
+  EXPECT_TRUE(x.subscriptions().demoted(2));
+  EXPECT_FALSE(x.subscriptions().demoted(1));
+  EXPECT_EQ(x.coherent()[flag], 7u);
+}
+
+TEST(GpsContext, RejectsBadDevices) {
+  GPSM_REQUIRE_GPUS(1);
+  EXPECT_THROW(Context({0, 0}), gpsm::Error);
+  EXPECT_THROW(Context({999}), gpsm::Error);
+  EXPECT_THROW(Context(std::vector<int>{}), gpsm::Error);
+}
