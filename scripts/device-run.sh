@@ -50,7 +50,7 @@ if [ "$sanitize" = 1 ]; then
   san_filter='Gps*:Gps/*:-GpsSync.WithheldProducerEndsInBoundedWaitMessage'
   for tool in memcheck racecheck; do
     t1=$(date +%s)
-    GPSM_TEST_SCALE=0.002 compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
+    GPSM_TEST_SCALE=0.002 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
       build/tests/gpsm_gpu_tests --gtest_filter="$san_filter" >"/tmp/san-$tool.log" 2>&1
     src=$?
     { echo "== compute-sanitizer --tool $tool (rc=$src, $(( $(date +%s) - t1 )) s)"; grep -E "ERROR SUMMARY|PASSED|FAILED|tests ran|Hazard|Invalid" "/tmp/san-$tool.log" | head -40; } | tee -a "$log"

@@ -1,6 +1,8 @@
 // Replicated arrays: one replica per device, subscriber masks, dirty bitmaps, and the per-array
 // fence steps (combine/inline drain rounds, bulk copies, demotion of strongly accessed pages).
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -131,7 +133,9 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
     return;
   }
   ensure_inbound();
+  const bool profile = ctx->settings.profile_fence;
   for (int round = 1;; ++round) {
+    const auto t_round = std::chrono::steady_clock::now();
     for (int s = 0; s < n; ++s) {
       DrainArgs a;
       a.src = reinterpret_cast<const std::uint32_t*>(dev[s].replica);
@@ -149,8 +153,10 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
       a.self = s;
       a.devices = n;
       ctx->set(s);
+      if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[0][s], ctx->streams[s]));
       launch_drain(a, ctx->streams[s]);
       GPSM_CUDA(cudaEventRecord(ctx->events[s], ctx->streams[s]));
+      if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[1][s], ctx->streams[s]));
     }
     for (int d = 0; d < n; ++d) {
       ctx->set(d);
@@ -166,8 +172,23 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
       u.self = d;
       u.devices = n;
       launch_unpack(u, ctx->streams[d]);
+      if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[2][d], ctx->streams[d]));
     }
     read_controls(snap);  // waits for the round
+    if (profile) {
+      std::string line = "gpsm fence: '" + name + "' round " + std::to_string(round) + ":";
+      for (int r = 0; r < n; ++r) {
+        float drain = 0, unpack = 0;
+        ctx->set(r);
+        GPSM_CUDA(cudaEventElapsedTime(&drain, ctx->prof[0][r], ctx->prof[1][r]));
+        GPSM_CUDA(cudaEventElapsedTime(&unpack, ctx->prof[1][r], ctx->prof[2][r]));
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " rank %d drain %.3f ms, wait+unpack %.3f ms;", r, drain, unpack);
+        line += buf;
+      }
+      const double host = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_round).count();
+      std::fprintf(stderr, "%s round on host %.3f ms\n", line.c_str(), host);
+    }
     host_stats.fence_rounds += 1;
     bool overflow = false, reset = false;
     for (int r = 0; r < n; ++r) {

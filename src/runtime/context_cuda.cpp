@@ -1,6 +1,8 @@
 // gps::Context: devices, peer access (verified), streams, the wait record, fences, tracking,
 // barriers. The per-array steps live in array_cuda.cpp; kernels in fence_kernels.cu.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -50,7 +52,11 @@ void ContextImpl::sync_all() {
 }
 
 void ContextImpl::fence() {
+  const auto t0 = std::chrono::steady_clock::now();
   sync_all();
+  if (settings.profile_fence)
+    std::fprintf(stderr, "gpsm fence: wait for kernels %.3f ms\n",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   std::vector<Control> snap;
   for (ArrayState* a : arrays) {
     if (a->mode == PublishMode::bulk) {
@@ -111,6 +117,11 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
     c.set(r);
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaEventCreateWithFlags(&c.events[r], cudaEventDisableTiming));
+    if (c.settings.profile_fence)
+      for (auto& v : c.prof) {
+        v.resize(n);
+        GPSM_CUDA(cudaEventCreate(&v[r]));
+      }
     // Barrier counters: zeroed and the zeroing complete before any peer is handed a pointer.
     GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], sizeof(std::uint64_t)));
     GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, sizeof(std::uint64_t)));
@@ -142,6 +153,8 @@ Context::~Context() {
     cudaDeviceSynchronize();
     cudaFree(c.barrier_counters[r]);
     cudaEventDestroy(c.events[r]);
+    for (auto& v : c.prof)
+      if (!v.empty()) cudaEventDestroy(v[r]);
     cudaStreamDestroy(c.streams[r]);
   }
   if (c.record != nullptr) cudaFreeHost(c.record);

@@ -19,12 +19,20 @@ __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned v) {
   return v;
 }
 
+constexpr int kDrainThreads = 256;
+constexpr int kMaxPackedPerLine = 15;  // pack_line() needs 8k < 32 * sectors <= 128
+
 // One thread per line (grid-stride, whole warps so warp collectives see every lane). Dense
 // lines are written directly by the whole warp (lane w writes word w: one coalesced store);
-// sparse lines become packed entries, queued per destination with one atomic per warp.
-__global__ void drain_kernel(DrainArgs a) {
+// sparse lines become packed entries, queued per destination with one atomic per warp. The
+// warp first stages its entries in shared memory (values read once for all destinations), then
+// copies them to each destination's queue as contiguous 256 B warp stores: written lane by lane
+// they would leave gaps and turn one remote store into several partial-sector ones.
+__global__ void __launch_bounds__(kDrainThreads) drain_kernel(DrainArgs a) {
+  __shared__ PackedEntry stage[kDrainThreads / 32][32 * kMaxPackedPerLine];
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.ctl->dirty_any) == 0u) return;
   const unsigned lane = threadIdx.x & 31u;
+  PackedEntry* my_stage = stage[threadIdx.x >> 5];
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   const std::uint64_t end = (a.lines + 31u) / 32u * 32u;
   for (std::uint64_t line = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; line < end;
@@ -56,11 +64,42 @@ __global__ void drain_kernel(DrainArgs a) {
       }
     }
 
+    // Stage every packed entry of the warp, in lane order.
+    const unsigned cnt_all = packed ? static_cast<unsigned>(popcount32(m)) : 0u;
+    const unsigned incl_all = warp_inclusive_scan(cnt_all);
+    const unsigned total_all = __shfl_sync(kFull, incl_all, 31);
+    const unsigned packed_lanes = __ballot_sync(kFull, packed);
+    if (total_all != 0u) {
+      unsigned o = incl_all - cnt_all;
+      for (std::uint32_t bits = cnt_all != 0u ? m : 0u; bits != 0u; bits &= bits - 1u) {
+        const std::uint64_t word = line * kLineWords + static_cast<unsigned>(__ffs(bits) - 1);
+        my_stage[o++] = PackedEntry{static_cast<std::uint32_t>(word), a.src[word]};
+      }
+    }
+    __syncwarp();
+
     // A lane whose entries did not all fit in one destination's queue stops queueing for the
     // rest (its line stays dirty and goes to every subscriber next round): it must not take
     // queue space from lines that can still complete, or rounds could stop making progress.
     for (int d = 0; d < a.devices; ++d) {
       if (d == a.self) continue;
+      const bool want = sent_all && packed && ((subs >> d) & 1u);
+      if (total_all != 0u && __ballot_sync(kFull, want) == packed_lanes) {
+        // Fast path: every packed line of the warp goes to d: copy the staged block.
+        unsigned long long base = 0;
+        if (lane == 0) base = atomicAdd(&a.ctl->queued[d], static_cast<unsigned long long>(total_all));
+        base = __shfl_sync(kFull, base, 0);
+        for (unsigned e = lane; e < total_all; e += 32u)
+          if (base + e < a.capacity) a.queue[d][base + e] = my_stage[e];
+        if (cnt_all != 0u && base + incl_all > a.capacity) sent_all = false;
+        if (a.counters != nullptr && lane == 0) {
+          const std::uint64_t hi = base + total_all < a.capacity ? base + total_all : a.capacity;
+          const std::uint64_t written = hi > base ? hi - base : 0;
+          atomicAdd(&a.counters->link_bytes[d], static_cast<unsigned long long>(kPackedEntryBytes) * written);
+          atomicAdd(&a.counters->messages[d], static_cast<unsigned long long>(written));
+        }
+        continue;
+      }
       const unsigned cnt =
           (sent_all && packed && ((subs >> d) & 1u)) ? static_cast<unsigned>(popcount32(m)) : 0u;
       const unsigned incl = warp_inclusive_scan(cnt);
@@ -99,6 +138,7 @@ __global__ void drain_kernel(DrainArgs a) {
         a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
       }
     }
+    __syncwarp();  // the stage is rewritten in the next iteration
   }
 }
 
@@ -129,7 +169,7 @@ int grid_for(std::uint64_t items, int threads) {
 }  // namespace
 
 void launch_drain(const DrainArgs& a, cudaStream_t s) {
-  const int threads = 256;
+  const int threads = kDrainThreads;
   drain_kernel<<<grid_for(a.lines, threads), threads, 0, s>>>(a);
   GPSM_CUDA_LAUNCH();
 }

@@ -28,6 +28,7 @@ struct ContextImpl {
   Settings settings;
   std::vector<cudaStream_t> streams;
   std::vector<cudaEvent_t> events;
+  std::vector<cudaEvent_t> prof[3];            // GPSM_PROFILE_FENCE: before drain, after drain, after unpack
   WaitRecord* record = nullptr;               // host-mapped, shared by all devices
   Control* staging = nullptr;                 // pinned: one control block per rank (fence reads/resets)
   std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device

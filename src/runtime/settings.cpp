@@ -20,6 +20,7 @@ constexpr const char* kWaitTimeout = "GPSM_WAIT_TIMEOUT_MS";
 constexpr const char* kInboundEntries = "GPSM_INBOUND_ENTRIES";
 constexpr const char* kVerifyP2p = "GPSM_VERIFY_P2P";
 constexpr const char* kCountLinkBytes = "GPSM_COUNT_LINK_BYTES";
+constexpr const char* kProfileFence = "GPSM_PROFILE_FENCE";
 
 std::string trim(const std::string& s) {
   std::size_t b = 0, e = s.size();
@@ -123,6 +124,7 @@ Settings Settings::from_env() {
   }
   if (env(kVerifyP2p, v)) s.verify_p2p = parse_bool(kVerifyP2p, v);
   if (env(kCountLinkBytes, v)) s.count_link_bytes = parse_bool(kCountLinkBytes, v);
+  if (env(kProfileFence, v)) s.profile_fence = parse_bool(kProfileFence, v);
   return s;
 }
 
@@ -142,6 +144,8 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "Check peer access between all device pairs at context creation (0/1, true/false, on/off)."},
       {kCountLinkBytes, bool_str(s.count_link_bytes), bool_str(d.count_link_bytes),
        "Count useful and link bytes at each fence for statistics (small overhead; 0/1, true/false, on/off)."},
+      {kProfileFence, bool_str(s.profile_fence), bool_str(d.profile_fence),
+       "Print each fence's phase times (wait for kernels, drain, unpack, control) to stderr (0/1)."},
   };
 }
 

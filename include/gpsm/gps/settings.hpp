@@ -16,6 +16,7 @@ struct Settings {
   std::uint64_t inbound_entries = 4u << 20;           // GPSM_INBOUND_ENTRIES (per source, per array)
   bool verify_p2p = true;                             // GPSM_VERIFY_P2P
   bool count_link_bytes = false;                      // GPSM_COUNT_LINK_BYTES
+  bool profile_fence = false;                         // GPSM_PROFILE_FENCE
 
   // Reads the environment; a malformed value throws gpsm::Error naming the variable.
   static Settings from_env();
