@@ -559,7 +559,8 @@ TEST(GpsBulkPlan, RandomAgainstReference) {
 
 namespace {
 const char* const kVars[] = {"GPSM_PAGE_SIZE",       "GPSM_PUBLISH_MODE", "GPSM_WAIT_TIMEOUT_MS",
-                             "GPSM_INBOUND_ENTRIES", "GPSM_VERIFY_P2P",   "GPSM_COUNT_LINK_BYTES"};
+                             "GPSM_INBOUND_ENTRIES", "GPSM_VERIFY_P2P",   "GPSM_COUNT_LINK_BYTES",
+                             "GPSM_PROFILE_FENCE"};
 
 // Clears the GPSM_* settings for the test and restores what the process had afterwards.
 class GpsSettings : public ::testing::Test {
@@ -652,10 +653,11 @@ TEST_F(GpsSettings, InboundEntries) {
 }
 
 TEST_F(GpsSettings, Booleans) {
-  for (const char* name : {"GPSM_VERIFY_P2P", "GPSM_COUNT_LINK_BYTES"}) {
+  for (const char* name : {"GPSM_VERIFY_P2P", "GPSM_COUNT_LINK_BYTES", "GPSM_PROFILE_FENCE"}) {
     auto get = [&](const char* v) {
       const Settings s = with(name, v);
-      return std::string(name) == "GPSM_VERIFY_P2P" ? s.verify_p2p : s.count_link_bytes;
+      const std::string n(name);
+      return n == "GPSM_VERIFY_P2P" ? s.verify_p2p : n == "GPSM_COUNT_LINK_BYTES" ? s.count_link_bytes : s.profile_fence;
     };
     for (const char* t : {"1", "true", "on", "TRUE", "On"}) EXPECT_TRUE(get(t)) << name << "=" << t;
     for (const char* f : {"0", "false", "off", "OFF", "False"}) EXPECT_FALSE(get(f)) << name << "=" << f;
@@ -686,7 +688,7 @@ TEST_F(GpsSettings, Describe) {
   s.verify_p2p = false;
   s.count_link_bytes = true;
   const auto docs = describe(s);
-  ASSERT_EQ(docs.size(), 6u);
+  ASSERT_EQ(docs.size(), 7u);
   std::map<std::string, SettingDoc> by;
   for (const auto& d : docs) {
     EXPECT_FALSE(d.doc.empty()) << d.name;
