@@ -29,10 +29,15 @@ export GPSM_DEVICE_KIND=$kind NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SY
 log="$out/logs.txt"
 { nvidia-smi -L; nvidia-smi topo -m; } >"$log" 2>&1; cat "$log"
 # the device tool sends the tree without .git: pass GPSM_COMMIT=<sha> in the command
-commit=${GPSM_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+# (an explicit GPSM_COMMIT is trusted: the device copy's .git, if any, can be stale)
+if [ -n "${GPSM_COMMIT:-}" ]; then
+  commit=$GPSM_COMMIT
+else
+  commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+  dirty=$(git status --porcelain 2>/dev/null | grep -v '^??' | head -1)
+  [ -n "$dirty" ] && commit="$commit-dirty"
+fi
 export GPSM_COMMIT=$commit
-dirty=$(git status --porcelain 2>/dev/null | grep -v '^??' | head -1)
-[ -n "$dirty" ] && commit="$commit-dirty"
 t0=$(date +%s)
 GPSM_JOBS=$(nproc) ./scripts/build.sh -DGPSM_TEST_LEVEL="$([ "$tests" = full ] && echo full || echo quick)" \
   >/tmp/gpsm-build.log 2>&1 || { tail -60 /tmp/gpsm-build.log | tee -a "$log"; echo "device-run: build failed"; exit 1; }
