@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpsm/gps/settings.hpp"
 #include "gpsm/machine_model.hpp"
 #include "gpsm/topology.hpp"
 #include "scope/results.hpp"
@@ -65,13 +66,7 @@ const char* test_name(Pattern p) {
 }
 
 const char* mode_name(BenchMode m) {
-  switch (m) {
-    case BenchMode::inline_store: return "inline";
-    case BenchMode::combine: return "combine";
-    case BenchMode::bulk: return "bulk";
-    case BenchMode::local: return "local";
-  }
-  return "?";
+  return m == BenchMode::local ? "local" : gps::mode_name(to_publish_mode(m));
 }
 
 gps::PublishMode to_publish_mode(BenchMode m) {
@@ -106,24 +101,18 @@ std::vector<Pattern> parse_patterns(const std::string& s) {
 }
 
 std::vector<BenchMode> parse_modes(const std::string& s) {
-  std::vector<bool> on(4, false);
+  constexpr int kModes = 4;
+  std::vector<bool> on(kModes, false);
   for (const auto& tok : split_list(s)) {
-    if (tok == "all") {
-      on.assign(4, true);
-    } else if (tok == "inline") {
-      on[0] = true;
-    } else if (tok == "combine") {
-      on[1] = true;
-    } else if (tok == "bulk") {
-      on[2] = true;
-    } else if (tok == "local") {
-      on[3] = true;
-    } else {
+    const bool all = tok == "all";
+    bool known = all;
+    for (int i = 0; i < kModes; ++i)
+      if (all || tok == mode_name(static_cast<BenchMode>(i))) on[i] = known = true;
+    if (!known)
       throw std::invalid_argument("unknown --mode '" + tok + "' (expected inline, combine, bulk, local or all)");
-    }
   }
   std::vector<BenchMode> out;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kModes; ++i)
     if (on[i]) out.push_back(static_cast<BenchMode>(i));
   return out;
 }

@@ -278,13 +278,16 @@ void ArrayState::demote_strong_pages(const std::vector<Control>& snap) {
 }
 
 void ArrayState::copy_pages_from_home(const std::vector<std::uint32_t>& before, int rank, PageRange r) {
-  for (std::uint64_t p = r.first; p < r.last; ++p) {
-    const std::uint32_t m = before.at(p) & kDeviceBits;
-    const int home = __builtin_ctz(m);
+  auto home = [&](std::uint64_t p) { return __builtin_ctz(before.at(p) & kDeviceBits); };
+  ctx->set(rank);
+  for (std::uint64_t p = r.first; p < r.last;) {  // one copy per run of pages with the same home
+    std::uint64_t q = p + 1;
+    while (q < r.last && home(q) == home(p)) ++q;
     const std::uint64_t off = p * g.page_bytes();
-    const std::uint64_t len = std::min<std::uint64_t>(g.page_bytes(), g.padded_bytes() - off);
-    ctx->set(rank);
-    GPSM_CUDA(cudaMemcpyPeer(dev[rank].replica + off, ctx->devices[rank], dev[home].replica + off, ctx->devices[home], len));
+    const std::uint64_t len = std::min<std::uint64_t>(q * g.page_bytes(), g.padded_bytes()) - off;
+    GPSM_CUDA(cudaMemcpyPeer(dev[rank].replica + off, ctx->devices[rank], dev[home(p)].replica + off,
+                             ctx->devices[home(p)], len));
+    p = q;
   }
 }
 

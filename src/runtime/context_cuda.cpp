@@ -13,6 +13,7 @@
 #include "gpsm/gps/tracking.hpp"
 #include "runtime/runtime_state.hpp"
 #include "scope/cuda_check.hpp"
+#include "scope/timing.cuh"
 
 namespace gpsm::gps {
 namespace detail {
@@ -92,23 +93,12 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
 
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      int ok = 0;
-      GPSM_CUDA(cudaDeviceCanAccessPeer(&ok, devices[a], devices[b]));
-      if (!ok) {
-        std::string keep;
-        for (int d : devices)
-          if (d != devices[b]) keep += (keep.empty() ? "" : ",") + std::to_string(d);
-        throw gpsm::Error("gpsm: device " + std::to_string(devices[a]) + " cannot access device " +
-                          std::to_string(devices[b]) + " as a peer; run with --devices " + keep);
-      }
-      GPSM_CUDA(cudaSetDevice(devices[a]));
-      const cudaError_t e = cudaDeviceEnablePeerAccess(devices[b], 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled) {
-        cudaGetLastError();
-      } else {
-        GPSM_CUDA(e);
-      }
+      std::string why;
+      if (a == b || gpsm::scope::enable_peer(devices[a], devices[b], &why)) continue;
+      std::string keep;
+      for (int d : devices)
+        if (d != devices[b]) keep += (keep.empty() ? "" : ",") + std::to_string(d);
+      throw gpsm::Error("gpsm: " + why + "; run with --devices " + keep);
     }
   c.streams.resize(n);
   c.events.resize(n);
@@ -167,12 +157,11 @@ cudaStream_t Context::stream(int rank) const { return impl_->streams.at(rank); }
 const Settings& Context::settings() const { return impl_->settings; }
 WaitPolicy Context::wait_policy(int rank) const { return impl_->wait_policy(rank); }
 bool Context::tracking() const { return impl_->tracking; }
-bool Context::has_model() const { return impl_->has_model; }
+bool Context::has_model() const { return impl_->model.has_value(); }
 
 void Context::load_model(const std::string& path) {
   if (path.empty()) return;
   impl_->model = gpsm::model::load_model(path);
-  impl_->has_model = true;
 }
 
 void Context::fence() { impl_->fence(); }

@@ -84,47 +84,31 @@ __global__ void __launch_bounds__(kDrainThreads) drain_kernel(DrainArgs a) {
     for (int d = 0; d < a.devices; ++d) {
       if (d == a.self) continue;
       const bool want = sent_all && packed && ((subs >> d) & 1u);
-      if (total_all != 0u && __ballot_sync(kFull, want) == packed_lanes) {
-        // Fast path: every packed line of the warp goes to d: copy the staged block.
-        unsigned long long base = 0;
-        if (lane == 0) base = atomicAdd(&a.ctl->queued[d], static_cast<unsigned long long>(total_all));
-        base = __shfl_sync(kFull, base, 0);
-        for (unsigned e = lane; e < total_all; e += 32u)
-          if (base + e < a.capacity) a.queue[d][base + e] = my_stage[e];
-        if (cnt_all != 0u && base + incl_all > a.capacity) sent_all = false;
-        if (a.counters != nullptr && lane == 0) {
-          const std::uint64_t hi = base + total_all < a.capacity ? base + total_all : a.capacity;
-          const std::uint64_t written = hi > base ? hi - base : 0;
-          atomicAdd(&a.counters->link_bytes[d], static_cast<unsigned long long>(kPackedEntryBytes) * written);
-          atomicAdd(&a.counters->messages[d], static_cast<unsigned long long>(written));
-        }
-        continue;
-      }
-      const unsigned cnt =
-          (sent_all && packed && ((subs >> d) & 1u)) ? static_cast<unsigned>(popcount32(m)) : 0u;
-      const unsigned incl = warp_inclusive_scan(cnt);
+      // Usually every staged entry goes to d: the warp copies the stage as one contiguous block.
+      // Otherwise each wanting lane copies its own slice of the stage.
+      const bool whole = __ballot_sync(kFull, want) == packed_lanes;
+      const unsigned cnt = want ? cnt_all : 0u;
+      const unsigned incl = whole ? incl_all : warp_inclusive_scan(cnt);
       const unsigned total = __shfl_sync(kFull, incl, 31);
       if (total == 0u) continue;
       unsigned long long base = 0;
-      if (lane == 31) base = atomicAdd(&a.ctl->queued[d], static_cast<unsigned long long>(total));
-      base = __shfl_sync(kFull, base, 31);
-      const std::uint64_t first = base + incl - cnt;
-      std::uint64_t pos = first;
-      std::uint32_t bits = cnt != 0u ? m : 0u;
-      while (bits != 0u) {
-        const int w = __ffs(bits) - 1;
-        bits &= bits - 1u;
-        if (pos < a.capacity) {
-          const std::uint64_t word = line * kLineWords + static_cast<unsigned>(w);
-          a.queue[d][pos] = PackedEntry{static_cast<std::uint32_t>(word), a.src[word]};
-        }
-        ++pos;
+      if (lane == 0) base = atomicAdd(&a.ctl->queued[d], static_cast<unsigned long long>(total));
+      base = __shfl_sync(kFull, base, 0);
+      if (whole) {
+        for (unsigned e = lane; e < total; e += 32u)
+          if (base + e < a.capacity) a.queue[d][base + e] = my_stage[e];
+      } else {
+        const std::uint64_t first = base + incl - cnt;
+        const unsigned from = incl_all - cnt_all;
+        for (unsigned k = 0; k < cnt; ++k)
+          if (first + k < a.capacity) a.queue[d][first + k] = my_stage[from + k];
       }
-      if (cnt != 0u && pos > a.capacity) sent_all = false;
-      if (a.counters != nullptr && cnt != 0u) {  // entries written: these crossed the link
-        const std::uint64_t written = (pos < a.capacity ? pos : a.capacity) - (first < a.capacity ? first : a.capacity);
-        atomicAdd(&a.counters->link_bytes[d], static_cast<unsigned long long>(kPackedEntryBytes) * written);
-        atomicAdd(&a.counters->messages[d], static_cast<unsigned long long>(written));
+      if (cnt != 0u && base + incl > a.capacity) sent_all = false;
+      if (a.counters != nullptr && lane == 0) {  // entries written: these crossed the link
+        const std::uint64_t lo = base < a.capacity ? base : a.capacity;
+        const std::uint64_t hi = base + total < a.capacity ? base + total : a.capacity;
+        atomicAdd(&a.counters->link_bytes[d], static_cast<unsigned long long>(kPackedEntryBytes) * (hi - lo));
+        atomicAdd(&a.counters->messages[d], static_cast<unsigned long long>(hi - lo));
       }
     }
     if (a.counters != nullptr && packed && sent_all) {  // delivered everywhere: useful once

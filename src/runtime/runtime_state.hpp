@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,7 @@ struct ContextImpl {
   std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
-  bool has_model = false;
-  gpsm::model::MachineModel model;
+  std::optional<gpsm::model::MachineModel> model;
 
   int size() const { return static_cast<int>(devices.size()); }
   void set(int rank) const;

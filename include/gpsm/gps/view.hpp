@@ -160,9 +160,7 @@ struct View {
     if (m & me) reinterpret_cast<T*>(c.replica[c.self])[i] = v;
     if (others == 0u) return;  // demoted page, or only this device: nothing to publish
     if (c.mode != PublishMode::inline_store && (m & me)) {
-      const std::uint64_t word = i * (sizeof(T) / kWordBytes);
-      const std::uint32_t bits = (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords);
-      detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self]);
+      mark_dirty(c.self, i);
       return;
     }
     while (others != 0u) {  // inline: one remote store per other subscriber
@@ -195,9 +193,7 @@ struct View {
   // Strong accesses on replicated memory: performed at the home copy, and the page is reported
   // so the next fence demotes it to that one copy (GPS §5.3).
   __device__ __forceinline__ void st_release_sys(std::uint64_t i, T v) const {
-    const std::uint64_t page = page_of(i);
-    T* p = reinterpret_cast<T*>(c.replica[__ffs(mask_of(page)) - 1]) + i;
-    report_sys(page);
+    T* p = strong_home(i);
     if constexpr (sizeof(T) == 4) {
       asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(__builtin_bit_cast(unsigned, v)) : "memory");
     } else {
@@ -206,9 +202,7 @@ struct View {
     }
   }
   __device__ __forceinline__ T ld_acquire_sys(std::uint64_t i) const {
-    const std::uint64_t page = page_of(i);
-    const T* p = reinterpret_cast<const T*>(c.replica[__ffs(mask_of(page)) - 1]) + i;
-    report_sys(page);
+    const T* p = strong_home(i);
     if constexpr (sizeof(T) == 4) {
       unsigned r;
       asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(r) : "l"(p) : "memory");
@@ -226,18 +220,25 @@ struct View {
     const std::uint32_t m = mask_of(page_of(i));
     const int home = __ffs(m) - 1;
     const T old = op(reinterpret_cast<T*>(c.replica[home]) + i);
-    if (m & ~(1u << home)) {  // replicated: the home publishes the word at the fence
-      const std::uint64_t word = i * (sizeof(T) / kWordBytes);
-      const std::uint32_t bits = (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords);
-      detail::or_aggregated(c.dirty[home], word / kLineWords, bits, c.dirty_any[home]);
-    }
+    if (m & ~(1u << home)) mark_dirty(home, i);  // replicated: the home publishes it at the fence
     return old;
   }
-  __device__ __forceinline__ void report_sys(std::uint64_t page) const {
-    if (mask_of(page) & ~(1u << (__ffs(mask_of(page)) - 1))) {  // still replicated
+  // Element i's words are dirty in device `dev`'s bitmap (that device publishes them at the fence).
+  __device__ __forceinline__ void mark_dirty(int dev, std::uint64_t i) const {
+    const std::uint64_t word = i * (sizeof(T) / kWordBytes);
+    const std::uint32_t bits = (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords);
+    detail::or_aggregated(c.dirty[dev], word / kLineWords, bits, c.dirty_any[dev]);
+  }
+  // The home copy of element i, for a strong access; a still replicated page is reported.
+  __device__ __forceinline__ T* strong_home(std::uint64_t i) const {
+    const std::uint64_t page = page_of(i);
+    const std::uint32_t m = mask_of(page);
+    const int home = __ffs(m) - 1;
+    if (m & ~(1u << home)) {
       atomicOr(c.sys_pages + (page >> 5), 1u << (page & 31u));
       *reinterpret_cast<volatile std::uint32_t*>(c.sys_any) = 1u;
     }
+    return reinterpret_cast<T*>(c.replica[home]) + i;
   }
 #endif  // __CUDACC__
 };
