@@ -66,8 +66,9 @@ void ArrayState::release() {
                     static_cast<void*>(d.track), static_cast<void*>(d.sys_pages), static_cast<void*>(d.ctl),
                     static_cast<void*>(d.counters)})
       if (p != nullptr) cudaFree(p);
-    for (PackedEntry* q : d.inbound)
-      if (q != nullptr) cudaFree(q);
+    for (int s = 0; s < kMaxDevices; ++s)
+      for (void* q : {static_cast<void*>(d.in_off[s]), static_cast<void*>(d.in_val[s]), static_cast<void*>(d.in_dir[s])})
+        if (q != nullptr) cudaFree(q);
     d = PerDevice{};
   }
   auto& v = ctx->arrays;
@@ -91,15 +92,33 @@ void ArrayState::upload_masks() {
   }
 }
 
+// Inbound areas start at GPSM_INBOUND_ENTRIES entries per (source, destination) and double
+// after a fence that needed more than one round, up to the array's words (plus record padding):
+// the steady state of a repeated publish pattern is one round per fence, with memory in
+// proportion to what is actually published.
 void ArrayState::ensure_inbound() {
-  if (inbound_capacity != 0) return;
-  const std::uint64_t cap = std::max<std::uint64_t>(1024, std::min<std::uint64_t>(ctx->settings.inbound_entries, g.words()));
+  const std::uint64_t most = (g.words() + blocks() * kRecordAlignEntries) / kRecordAlignEntries * kRecordAlignEntries;
+  std::uint64_t want = inbound_capacity == 0 ? std::max<std::uint64_t>(1024, ctx->settings.inbound_entries)
+                                              : (grow_inbound ? inbound_capacity * 2 : inbound_capacity);
+  // Directory entries hold 32-bit entry indices.
+  want = std::min<std::uint64_t>(std::min(want, most), 0xFFFFFFFFull) / kRecordAlignEntries * kRecordAlignEntries;
+  grow_inbound = false;
+  if (want == inbound_capacity) return;
   for (int d = 0; d < ctx->size(); ++d) {
     ctx->set(d);
-    for (int s = 0; s < ctx->size(); ++s)
-      if (s != d) GPSM_CUDA(cudaMalloc(&dev[d].inbound[s], cap * sizeof(PackedEntry)));
+    for (int s = 0; s < ctx->size(); ++s) {
+      if (s == d) continue;
+      if (dev[d].in_off[s] != nullptr) GPSM_CUDA(cudaFree(dev[d].in_off[s]));
+      if (dev[d].in_val[s] != nullptr) GPSM_CUDA(cudaFree(dev[d].in_val[s]));
+      dev[d].in_off[s] = nullptr;
+      dev[d].in_val[s] = nullptr;
+      GPSM_CUDA(cudaMalloc(&dev[d].in_off[s], want * sizeof(std::uint16_t)));
+      GPSM_CUDA(cudaMalloc(&dev[d].in_val[s], want * sizeof(std::uint32_t)));
+      if (dev[d].in_dir[s] == nullptr) alloc_zeroed(dev[d].in_dir[s], blocks() * sizeof(uint2));  // no record yet
+    }
   }
-  inbound_capacity = cap;
+  ctx->sync_all();
+  inbound_capacity = want;
 }
 
 void ArrayState::read_controls(std::vector<Control>& snap) {
@@ -117,9 +136,25 @@ void ArrayState::read_controls(std::vector<Control>& snap) {
   snap.assign(ctx->staging, ctx->staging + n);
 }
 
-// Host cost per round: the launches, one batched control read, and resets only where a block
-// changed. Drain kernels of clean sources exit at once (dirty_any == 0); unpack kernels read a
-// zero count from them.
+void ArrayState::read_and_reset_controls(std::vector<Control>& snap) {
+  const int n = ctx->size();
+  for (int r = 0; r < n; ++r) {
+    ctx->set(r);
+    GPSM_CUDA(cudaMemcpyAsync(&ctx->staging[r], dev[r].ctl, sizeof(Control), cudaMemcpyDeviceToHost, ctx->streams[r]));
+    launch_reset_control(dev[r].ctl, ctx->streams[r]);
+  }
+  for (int r = 0; r < n; ++r) {
+    ctx->set(r);
+    const cudaError_t e = cudaStreamSynchronize(ctx->streams[r]);
+    if (e != cudaSuccess) ctx->throw_if_wait_failed(cudaGetErrorName(e));
+    GPSM_CUDA(e);
+  }
+  snap.assign(ctx->staging, ctx->staging + n);
+}
+
+// Host cost per round: the launches (drain and unpack per chunk) and one batched control read,
+// with the control blocks reset on the device in the same stream. Drain kernels of clean sources
+// exit at once (dirty_any == 0); unpack kernels find no directory entries from them.
 void ArrayState::drain_rounds(std::vector<Control>& snap) {
   const int n = ctx->size();
   if (n == 1) {  // nothing to publish to; forget the marks
@@ -136,45 +171,65 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
   const bool profile = ctx->settings.profile_fence;
   for (int round = 1;; ++round) {
     const auto t_round = std::chrono::steady_clock::now();
-    for (int s = 0; s < n; ++s) {
-      DrainArgs a;
-      a.src = reinterpret_cast<const std::uint32_t*>(dev[s].replica);
-      a.dirty = dev[s].dirty;
-      a.masks = dev[s].masks;
-      a.ctl = dev[s].ctl;
-      for (int d = 0; d < n; ++d) {
-        a.dst[d] = reinterpret_cast<std::uint32_t*>(dev[d].replica);
-        a.queue[d] = dev[d].inbound[s];
-      }
-      a.counters = counting ? dev[s].counters : nullptr;
-      a.lines = g.lines();
-      a.capacity = inbound_capacity;
-      a.page_shift = g.page_shift;
-      a.self = s;
-      a.devices = n;
-      ctx->set(s);
-      if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[0][s], ctx->streams[s]));
-      launch_drain(a, ctx->streams[s]);
-      GPSM_CUDA(cudaEventRecord(ctx->events[s], ctx->streams[s]));
-      if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[1][s], ctx->streams[s]));
-    }
-    for (int d = 0; d < n; ++d) {
-      ctx->set(d);
-      UnpackArgs u;
+    // Chunks of blocks: receivers unpack chunk c while sources drain chunk c + 1.
+    const std::uint64_t nb = blocks();
+    const int chunks = static_cast<int>(std::clamp<std::uint64_t>(nb / 1024, 1, ContextImpl::kFenceChunks));
+    for (int c = 0; c < chunks; ++c) {
+      const std::uint64_t lo = nb * c / chunks, hi = nb * (c + 1) / chunks;
       for (int s = 0; s < n; ++s) {
-        if (s == d) continue;
-        GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[d], ctx->events[s], 0));
-        u.queue[s] = dev[d].inbound[s];
-        u.queued[s] = &dev[s].ctl->queued[d];
+        DrainArgs a;
+        a.src = reinterpret_cast<const std::uint32_t*>(dev[s].replica);
+        a.dirty = dev[s].dirty;
+        a.masks = dev[s].masks;
+        a.ctl = dev[s].ctl;
+        for (int d = 0; d < n; ++d) {
+          a.dst[d] = reinterpret_cast<std::uint32_t*>(dev[d].replica);
+          a.off[d] = dev[d].in_off[s];
+          a.val[d] = dev[d].in_val[s];
+          a.dir[d] = dev[d].in_dir[s];
+        }
+        a.counters = counting ? dev[s].counters : nullptr;
+        a.lines = g.lines();
+        a.first_block = lo;
+        a.last_block = hi;
+        a.capacity = inbound_capacity;
+        a.page_shift = g.page_shift;
+        a.block_lines = block_lines_for(g.page_shift);
+        a.self = s;
+        a.devices = n;
+        ctx->set(s);
+        if (profile && c == 0) GPSM_CUDA(cudaEventRecord(ctx->prof[0][s], ctx->streams[s]));
+        launch_drain(a, ctx->streams[s]);
+        GPSM_CUDA(cudaEventRecord(ctx->chunk_events[static_cast<std::size_t>(c) * n + s], ctx->streams[s]));
+        if (profile && c == chunks - 1) GPSM_CUDA(cudaEventRecord(ctx->prof[1][s], ctx->streams[s]));
       }
-      u.words = reinterpret_cast<std::uint32_t*>(dev[d].replica);
-      u.capacity = inbound_capacity;
-      u.self = d;
-      u.devices = n;
-      launch_unpack(u, ctx->streams[d]);
+      for (int d = 0; d < n; ++d) {
+        ctx->set(d);
+        UnpackArgs u;
+        for (int s = 0; s < n; ++s) {
+          if (s == d) continue;
+          GPSM_CUDA(cudaStreamWaitEvent(ctx->side[d], ctx->chunk_events[static_cast<std::size_t>(c) * n + s], 0));
+          u.off[s] = dev[d].in_off[s];
+          u.val[s] = dev[d].in_val[s];
+          u.dir[s] = dev[d].in_dir[s];
+        }
+        u.words = reinterpret_cast<std::uint32_t*>(dev[d].replica);
+        u.lines = g.lines();
+        u.first_block = lo;
+        u.last_block = hi;
+        u.block_lines = block_lines_for(g.page_shift);
+        u.self = d;
+        u.devices = n;
+        launch_unpack(u, ctx->side[d]);
+      }
+    }
+    for (int d = 0; d < n; ++d) {  // the control read below is ordered after every unpack
+      ctx->set(d);
+      GPSM_CUDA(cudaEventRecord(ctx->events[d], ctx->side[d]));
+      GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[d], ctx->events[d], 0));
       if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[2][d], ctx->streams[d]));
     }
-    read_controls(snap);  // waits for the round
+    read_and_reset_controls(snap);  // waits for the round
     if (profile) {
       std::string line = "gpsm fence: '" + name + "' round " + std::to_string(round) + ":";
       for (int r = 0; r < n; ++r) {
@@ -183,35 +238,16 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
         GPSM_CUDA(cudaEventElapsedTime(&drain, ctx->prof[0][r], ctx->prof[1][r]));
         GPSM_CUDA(cudaEventElapsedTime(&unpack, ctx->prof[1][r], ctx->prof[2][r]));
         char buf[96];
-        std::snprintf(buf, sizeof buf, " rank %d drain %.3f ms, wait+unpack %.3f ms;", r, drain, unpack);
+        std::snprintf(buf, sizeof buf, " rank %d drain %.3f ms, unpack tail %.3f ms;", r, drain, unpack);
         line += buf;
       }
       const double host = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_round).count();
       std::fprintf(stderr, "%s round on host %.3f ms\n", line.c_str(), host);
     }
     host_stats.fence_rounds += 1;
-    bool overflow = false, reset = false;
-    for (int r = 0; r < n; ++r) {
-      Control& c = ctx->staging[r];
-      bool queued = false;
-      for (int d = 0; d < kMaxDevices; ++d) queued = queued || c.queued[d] != 0u;
-      if (c.overflow != 0u) overflow = true;
-      if (c.dirty_any == 0u && c.overflow == 0u && !queued) continue;  // untouched: no reset
-      const bool again = c.overflow != 0u;
-      const std::uint32_t sys = c.sys_any;
-      c = Control{};
-      c.dirty_any = again ? 1u : 0u;  // overflowed lines are still dirty
-      c.sys_any = sys;
-      snap[r] = c;
-      ctx->set(r);
-      GPSM_CUDA(cudaMemcpyAsync(dev[r].ctl, &ctx->staging[r], sizeof(Control), cudaMemcpyHostToDevice, ctx->streams[r]));
-      reset = true;
-    }
-    if (reset)  // the resets land before any later kernel can mark words again
-      for (int r = 0; r < n; ++r) {
-        ctx->set(r);
-        GPSM_CUDA(cudaStreamSynchronize(ctx->streams[r]));
-      }
+    bool overflow = false;
+    for (int r = 0; r < n; ++r) overflow = overflow || snap[r].overflow != 0u;
+    if (overflow) grow_inbound = true;  // the next fence starts with twice the room
     if (!overflow) return;
     // Each round completes at least the first warp's lines in every queue; a fence needing far
     // more rounds than (dirty words x destinations) / capacity is a bug, not a slow fence.

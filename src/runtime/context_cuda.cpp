@@ -101,12 +101,17 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
       throw gpsm::Error("gpsm: " + why + "; run with --devices " + keep);
     }
   c.streams.resize(n);
+  c.side.resize(n);
   c.events.resize(n);
+  c.chunk_events.resize(static_cast<std::size_t>(detail::ContextImpl::kFenceChunks) * n);
   c.barrier_counters.resize(n);
   for (int r = 0; r < n; ++r) {
     c.set(r);
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
+    GPSM_CUDA(cudaStreamCreateWithFlags(&c.side[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaEventCreateWithFlags(&c.events[r], cudaEventDisableTiming));
+    for (int k = 0; k < detail::ContextImpl::kFenceChunks; ++k)
+      GPSM_CUDA(cudaEventCreateWithFlags(&c.chunk_events[static_cast<std::size_t>(k) * n + r], cudaEventDisableTiming));
     if (c.settings.profile_fence)
       for (auto& v : c.prof) {
         v.resize(n);
@@ -143,8 +148,11 @@ Context::~Context() {
     cudaDeviceSynchronize();
     cudaFree(c.barrier_counters[r]);
     cudaEventDestroy(c.events[r]);
+    for (int k = 0; k < detail::ContextImpl::kFenceChunks; ++k)
+      cudaEventDestroy(c.chunk_events[static_cast<std::size_t>(k) * c.size() + r]);
     for (auto& v : c.prof)
       if (!v.empty()) cudaEventDestroy(v[r]);
+    cudaStreamDestroy(c.side[r]);
     cudaStreamDestroy(c.streams[r]);
   }
   if (c.record != nullptr) cudaFreeHost(c.record);

@@ -21,7 +21,18 @@ std::vector<DrainPlan> plan_drain(const Geometry& g, const std::uint32_t* dirty,
                 "the array");
 
   DrainPlan plans[32];
-  for (int d = 0; d < 32; ++d) plans[d].dst = d;
+  std::uint64_t last_record[32];  // block of each destination's latest record, + 1 (0: none)
+  std::uint32_t record_entries[32];
+  for (int d = 0; d < 32; ++d) {
+    plans[d].dst = d;
+    last_record[d] = 0;
+    record_entries[d] = 0;
+  }
+  auto close_record = [&](int d) {  // the record's padding to a whole number of 8-entry groups
+    plans[d].link_bytes += std::uint64_t{kPackedEntryBytes} * (padded_entries(record_entries[d]) - record_entries[d]);
+    record_entries[d] = 0;
+  };
+  const std::uint32_t block_lines = block_lines_for(g.page_shift);
   std::uint32_t receivers = 0;
   for (std::uint64_t l = 0; l < lines; ++l) {
     const std::uint32_t mask = dirty[l];
@@ -33,8 +44,16 @@ std::vector<DrainPlan> plan_drain(const Geometry& g, const std::uint32_t* dirty,
     const std::uint32_t useful = static_cast<std::uint32_t>(popcount32(mask)) * kWordBytes;
     const std::uint32_t link = packed ? packed_link_bytes(mask) : direct_link_bytes(mask);
     for (std::uint32_t rest = dsts; rest; rest &= rest - 1) {
-      DrainPlan& p = plans[__builtin_ctz(rest)];
+      const int d = __builtin_ctz(rest);
+      DrainPlan& p = plans[d];
+      if (packed && last_record[d] != l / block_lines + 1) {  // lines come in order: a new block
+        close_record(d);
+        last_record[d] = l / block_lines + 1;
+        p.records += 1;
+        p.link_bytes += kDirEntryBytes;
+      }
       if (packed) {
+        record_entries[d] += static_cast<std::uint32_t>(popcount32(mask));
         for (std::uint32_t m = mask; m; m &= m - 1) {
           const std::uint64_t w = l * kLineWords + static_cast<std::uint32_t>(__builtin_ctz(m));
           p.packed.push_back({static_cast<std::uint32_t>(w), src_words[w]});
@@ -46,6 +65,7 @@ std::vector<DrainPlan> plan_drain(const Geometry& g, const std::uint32_t* dirty,
       p.link_bytes += link;
     }
   }
+  for (int d = 0; d < 32; ++d) close_record(d);
   std::vector<DrainPlan> out;
   for (int d = 0; d < 32; ++d)
     if ((receivers >> d) & 1u) out.push_back(std::move(plans[d]));

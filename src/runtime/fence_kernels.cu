@@ -1,5 +1,6 @@
-// The `combine` fence on the device: drain (source side) and unpack (receiver side).
-// Per-line decisions come from finepack.hpp, the same code the CPU tests run through drain_model.
+// The `combine` fence on the device: drain (source side) and unpack (receiver side), block by
+// block (finepack.hpp). Per-line decisions come from finepack.hpp, the same code the CPU tests run
+// through drain_model.
 #include "gpsm/gps/finepack.hpp"
 #include "gpsm/gps/view.hpp"
 #include "runtime/runtime_state.hpp"
@@ -8,159 +9,193 @@
 namespace gpsm::gps::detail {
 namespace {
 
-constexpr unsigned kFull = 0xFFFFFFFFu;
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
 
-__device__ __forceinline__ unsigned warp_inclusive_scan(unsigned v) {
-  const unsigned lane = threadIdx.x & 31u;
-  for (unsigned o = 1; o < 32; o <<= 1) {
-    const unsigned n = __shfl_up_sync(kFull, v, o);
-    if (lane >= o) v += n;
-  }
-  return v;
+__device__ __forceinline__ void count(LinkCounters* c, int d, unsigned long long useful, unsigned long long link,
+                                      unsigned long long msgs) {
+  if (useful) atomicAdd(&c->useful_bytes[d], useful);
+  atomicAdd(&c->link_bytes[d], link);
+  atomicAdd(&c->messages[d], msgs);
 }
 
-constexpr int kDrainThreads = 256;
-constexpr int kMaxPackedPerLine = 15;  // pack_line() needs 8k < 32 * sectors <= 128
-
-// One thread per line (grid-stride, whole warps so warp collectives see every lane). Dense
-// lines are written directly by the whole warp (lane w writes word w: one coalesced store);
-// sparse lines become packed entries, queued per destination with one atomic per warp. The
-// warp first stages its entries in shared memory (values read once for all destinations), then
-// copies them to each destination's queue as contiguous 256 B warp stores: written lane by lane
-// they would leave gaps and turn one remote store into several partial-sector ones.
-__global__ void __launch_bounds__(kDrainThreads) drain_kernel(DrainArgs a) {
-  __shared__ PackedEntry stage[kDrainThreads / 32][32 * kMaxPackedPerLine];
+// One thread block per block of lines (grid-stride). Warps take lines: a dense line is written
+// directly by its warp (lane w writes word w: one coalesced masked store per subscriber); a
+// sparse line's words are read the same way and compacted into shared memory as {offset, value}.
+// Then one reservation per subscriber, the offsets and values copied out as contiguous runs, and
+// the directory entry written last. A block whose record did not fit keeps its dirty bits (the
+// next round sends it again: resending is idempotent, values come from the replica).
+__global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
+  __shared__ __align__(16) std::uint16_t s_off[kMaxBlockWords];
+  __shared__ __align__(16) std::uint32_t s_val[kMaxBlockWords];
+  __shared__ std::uint32_t s_m[kMaxBlockLines];
+  __shared__ unsigned s_count;
+  __shared__ unsigned long long s_base[1];
+  __shared__ int s_fail;
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.ctl->dirty_any) == 0u) return;
-  const unsigned lane = threadIdx.x & 31u;
-  PackedEntry* my_stage = stage[threadIdx.x >> 5];
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  const std::uint64_t end = (a.lines + 31u) / 32u * 32u;
-  for (std::uint64_t line = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; line < end;
-       line += stride) {
-    const std::uint32_t m = line < a.lines ? a.dirty[line] : 0u;
-    std::uint32_t subs = 0;
-    if (m != 0u) subs = a.masks[(line * kLineBytes) >> a.page_shift] & kDeviceBits & ~(1u << a.self);
-    const bool packed = subs != 0u && pack_line(m);
-    bool sent_all = true;
-
-    unsigned direct = __ballot_sync(kFull, subs != 0u && !packed);
-    while (direct != 0u) {
-      const int l = __ffs(direct) - 1;
-      direct &= direct - 1u;
-      const std::uint64_t L = __shfl_sync(kFull, line, l);
-      const std::uint32_t M = __shfl_sync(kFull, m, l);
-      std::uint32_t S = __shfl_sync(kFull, subs, l);
-      const bool mine = (M >> lane) & 1u;
-      const std::uint32_t v = mine ? a.src[L * kLineWords + lane] : 0u;
-      while (S != 0u) {
-        const int d = __ffs(S) - 1;
-        S &= S - 1u;
-        if (mine) a.dst[d][L * kLineWords + lane] = v;
-        if (a.counters != nullptr && lane == 0) {
-          atomicAdd(&a.counters->useful_bytes[d], 4ull * popcount32(M));
-          atomicAdd(&a.counters->link_bytes[d], static_cast<unsigned long long>(direct_link_bytes(M)));
-          atomicAdd(&a.counters->messages[d], static_cast<unsigned long long>(sectors_touched(M)));
+  constexpr int kLinesPerWarp = kMaxBlockLines / kWarps;
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x) {
+    const std::uint64_t first = blk * a.block_lines;
+    const unsigned nl = static_cast<unsigned>(
+        a.lines - first < a.block_lines ? a.lines - first : static_cast<std::uint64_t>(a.block_lines));
+    // A block lies in one page: one subscriber set.
+    const std::uint32_t subs = a.masks[(first * kLineBytes) >> a.page_shift] & kDeviceBits & ~(1u << a.self);
+    for (unsigned j = threadIdx.x; j < kMaxBlockLines; j += kThreads) s_m[j] = j < nl ? a.dirty[first + j] : 0u;
+    if (threadIdx.x == 0) {
+      s_count = 0;
+      s_fail = 0;
+    }
+    __syncthreads();
+    if (subs != 0u) {
+      // Every dirty line of the warp is loaded before any is used, so the loads overlap, and
+      // whole: one 128 B request per line costs less than one per touched sector.
+      std::uint32_t v[kLinesPerWarp];
+#pragma unroll
+      for (int k = 0; k < kLinesPerWarp; ++k) {
+        const unsigned j = warp + k * kWarps;
+        v[k] = s_m[j] != 0u ? a.src[(first + j) * kLineWords + lane] : 0u;
+      }
+#pragma unroll
+      for (int k = 0; k < kLinesPerWarp; ++k) {
+        const unsigned j = warp + k * kWarps;
+        const std::uint64_t line = first + j;
+        const std::uint32_t m = s_m[j];
+        if (m == 0u) continue;
+        const bool mine = (m >> lane) & 1u;
+        if (!pack_line(m)) {
+          for (std::uint32_t S = subs; S != 0u; S &= S - 1u) {
+            const int d = __ffs(S) - 1;
+            if (mine) a.dst[d][line * kLineWords + lane] = v[k];
+            if (a.counters != nullptr && lane == 0)
+              count(a.counters, d, 4ull * popcount32(m), direct_link_bytes(m), sectors_touched(m));
+          }
+        } else {
+          unsigned base = 0;
+          if (lane == 0) base = atomicAdd(&s_count, static_cast<unsigned>(popcount32(m)));
+          base = __shfl_sync(0xFFFFFFFFu, base, 0);
+          if (mine) {
+            const unsigned at = base + static_cast<unsigned>(popcount32(m & ((1u << lane) - 1u)));
+            s_off[at] = static_cast<std::uint16_t>(j * kLineWords + lane);
+            s_val[at] = v[k];
+          }
         }
       }
     }
-
-    // Stage every packed entry of the warp, in lane order.
-    const unsigned cnt_all = packed ? static_cast<unsigned>(popcount32(m)) : 0u;
-    const unsigned incl_all = warp_inclusive_scan(cnt_all);
-    const unsigned total_all = __shfl_sync(kFull, incl_all, 31);
-    const unsigned packed_lanes = __ballot_sync(kFull, packed);
-    if (total_all != 0u) {
-      unsigned o = incl_all - cnt_all;
-      for (std::uint32_t bits = cnt_all != 0u ? m : 0u; bits != 0u; bits &= bits - 1u) {
-        const std::uint64_t word = line * kLineWords + static_cast<unsigned>(__ffs(bits) - 1);
-        my_stage[o++] = PackedEntry{static_cast<std::uint32_t>(word), a.src[word]};
+    __syncthreads();
+    const unsigned n = s_count;
+    if (n != 0u) {
+      // One reservation serves every subscriber: the record sits at the same entries in each
+      // destination's area (areas of non-subscribers keep unused gaps). Records start on
+      // 8-entry boundaries so every thread copies 16 bytes (a warp: 512 B runs on the link).
+      const unsigned n8 = padded_entries(n);
+      if (threadIdx.x == 0) {
+        const unsigned long long b = atomicAdd(&a.ctl->queued[0], static_cast<unsigned long long>(n8));
+        s_base[0] = b;
+        s_fail = b + n8 > a.capacity ? 1 : 0;
       }
-    }
-    __syncwarp();
-
-    // A lane whose entries did not all fit in one destination's queue stops queueing for the
-    // rest (its line stays dirty and goes to every subscriber next round): it must not take
-    // queue space from lines that can still complete, or rounds could stop making progress.
-    for (int d = 0; d < a.devices; ++d) {
-      if (d == a.self) continue;
-      const bool want = sent_all && packed && ((subs >> d) & 1u);
-      // Usually every staged entry goes to d: the warp copies the stage as one contiguous block.
-      // Otherwise each wanting lane copies its own slice of the stage.
-      const bool whole = __ballot_sync(kFull, want) == packed_lanes;
-      const unsigned cnt = want ? cnt_all : 0u;
-      const unsigned incl = whole ? incl_all : warp_inclusive_scan(cnt);
-      const unsigned total = __shfl_sync(kFull, incl, 31);
-      if (total == 0u) continue;
-      unsigned long long base = 0;
-      if (lane == 0) base = atomicAdd(&a.ctl->queued[d], static_cast<unsigned long long>(total));
-      base = __shfl_sync(kFull, base, 0);
-      if (whole) {
-        for (unsigned e = lane; e < total; e += 32u)
-          if (base + e < a.capacity) a.queue[d][base + e] = my_stage[e];
-      } else {
-        const std::uint64_t first = base + incl - cnt;
-        const unsigned from = incl_all - cnt_all;
-        for (unsigned k = 0; k < cnt; ++k)
-          if (first + k < a.capacity) a.queue[d][first + k] = my_stage[from + k];
+      __syncthreads();
+      const unsigned long long b = s_base[0];
+      for (std::uint32_t S = s_fail ? 0u : subs; S != 0u; S &= S - 1u) {
+        const int d = __ffs(S) - 1;
+        for (unsigned i = threadIdx.x * 8u; i < n8; i += kThreads * 8u)
+          *reinterpret_cast<uint4*>(a.off[d] + b + i) = *reinterpret_cast<const uint4*>(s_off + i);
+        for (unsigned i = threadIdx.x * 4u; i < n8; i += kThreads * 4u)
+          *reinterpret_cast<uint4*>(a.val[d] + b + i) = *reinterpret_cast<const uint4*>(s_val + i);
+        if (threadIdx.x == 0) {
+          a.dir[d][blk] = make_uint2(static_cast<unsigned>(b), n);
+          if (a.counters != nullptr)
+            count(a.counters, d, 0, static_cast<unsigned long long>(kPackedEntryBytes) * n8 + kDirEntryBytes, n);
+        }
       }
-      if (cnt != 0u && base + incl > a.capacity) sent_all = false;
-      if (a.counters != nullptr && lane == 0) {  // entries written: these crossed the link
-        const std::uint64_t lo = base < a.capacity ? base : a.capacity;
-        const std::uint64_t hi = base + total < a.capacity ? base + total : a.capacity;
-        atomicAdd(&a.counters->link_bytes[d], static_cast<unsigned long long>(kPackedEntryBytes) * (hi - lo));
-        atomicAdd(&a.counters->messages[d], static_cast<unsigned long long>(hi - lo));
-      }
+      // Useful bytes once the block reached every subscriber.
+      if (a.counters != nullptr && threadIdx.x == 0 && !s_fail)
+        for (std::uint32_t S = subs; S != 0u; S &= S - 1u) atomicAdd(&a.counters->useful_bytes[__ffs(S) - 1], 4ull * n);
     }
-    if (a.counters != nullptr && packed && sent_all) {  // delivered everywhere: useful once
-      for (std::uint32_t S = subs; S != 0u; S &= S - 1u)
-        atomicAdd(&a.counters->useful_bytes[__ffs(S) - 1], 4ull * popcount32(m));
+    __syncthreads();
+    if (s_fail) {
+      if (threadIdx.x == 0) a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
+    } else {
+      for (unsigned j = threadIdx.x; j < nl; j += kThreads)
+        if (s_m[j] != 0u) a.dirty[first + j] = 0u;
     }
-    if (m != 0u) {
-      if (sent_all) {
-        a.dirty[line] = 0u;
-      } else {
-        a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
-      }
-    }
-    __syncwarp();  // the stage is rewritten in the next iteration
+    __syncthreads();  // shared state is reset for the next block
   }
 }
 
-// Receiver: apply every queued entry from every source. A source queues each word at most once
-// per round, so entries need no ordering among themselves.
-__global__ void unpack_kernel(UnpackArgs a) {
-  const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
-  for (int s = 0; s < a.devices; ++s) {
-    if (s == a.self) continue;
-    std::uint64_t n = *reinterpret_cast<const volatile unsigned long long*>(a.queued[s]);
-    if (n > a.capacity) n = a.capacity;
-    for (std::uint64_t i = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-      const PackedEntry e = a.queue[s][i];
-      a.words[e.word] = e.value;
+// One thread block per block of lines: every source's record lands in shared memory (a word
+// stored by two GPUs is a race; either value may win), then each line's touched words are
+// written with one coalesced store. Directory entries are cleared once read, so a source that
+// sends nothing for a block next round leaves a zero count behind.
+__global__ void __launch_bounds__(kThreads) unpack_kernel(UnpackArgs a) {
+  __shared__ std::uint32_t s_val[kMaxBlockWords];
+  __shared__ std::uint32_t s_touch[kMaxBlockLines];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x) {
+    const std::uint64_t first = blk * a.block_lines;
+    const unsigned nl = static_cast<unsigned>(
+        a.lines - first < a.block_lines ? a.lines - first : static_cast<std::uint64_t>(a.block_lines));
+    for (unsigned j = threadIdx.x; j < nl; j += kThreads) s_touch[j] = 0u;
+    __syncthreads();
+    bool any = false;
+    for (int s = 0; s < a.devices; ++s) {
+      if (s == a.self) continue;
+      const uint2 e = a.dir[s][blk];
+      if (e.y == 0u) continue;
+      any = true;
+      for (unsigned i = threadIdx.x; i < e.y; i += kThreads) {
+        const unsigned o = a.off[s][e.x + i];
+        s_val[o] = a.val[s][e.x + i];
+        atomicOr(&s_touch[o >> 5], 1u << (o & 31u));
+      }
     }
+    __syncthreads();
+    if (any) {
+      if (threadIdx.x < static_cast<unsigned>(a.devices) && static_cast<int>(threadIdx.x) != a.self &&
+          a.dir[threadIdx.x][blk].y != 0u)
+        a.dir[threadIdx.x][blk] = make_uint2(0u, 0u);
+      for (unsigned j = warp; j < nl; j += kWarps) {
+        const std::uint32_t m = s_touch[j];
+        if ((m >> lane) & 1u) a.words[(first + j) * kLineWords + lane] = s_val[j * kLineWords + lane];
+      }
+    }
+    __syncthreads();
   }
 }
 
-int grid_for(std::uint64_t items, int threads) {
+// End of a fence round, in stream order after the round's kernels: the counters restart; lines
+// that did not fit stay dirty (dirty_any kept set) for the next round; sys_any is the fence's.
+__global__ void reset_control_kernel(Control* c) {
+  const bool again = c->overflow != 0u;
+  c->dirty_any = again ? 1u : 0u;
+  c->overflow = 0u;
+  for (int d = 0; d < kMaxDevices; ++d) c->queued[d] = 0ull;
+}
+
+int grid_for(std::uint64_t items) {
   int dev = 0, sms = 0;
   GPSM_CUDA(cudaGetDevice(&dev));
   GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const std::uint64_t want = (items + threads - 1) / threads;
   const std::uint64_t cap = static_cast<std::uint64_t>(sms) * 8;
-  return static_cast<int>(want < 1 ? 1 : (want < cap ? want : cap));
+  return static_cast<int>(items < 1 ? 1 : (items < cap ? items : cap));
 }
 
 }  // namespace
 
 void launch_drain(const DrainArgs& a, cudaStream_t s) {
-  const int threads = kDrainThreads;
-  drain_kernel<<<grid_for(a.lines, threads), threads, 0, s>>>(a);
+  if (a.last_block <= a.first_block) return;
+  drain_kernel<<<grid_for(a.last_block - a.first_block), kThreads, 0, s>>>(a);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_reset_control(Control* c, cudaStream_t s) {
+  reset_control_kernel<<<1, 1, 0, s>>>(c);
   GPSM_CUDA_LAUNCH();
 }
 
 void launch_unpack(const UnpackArgs& a, cudaStream_t s) {
-  const int threads = 256;
-  unpack_kernel<<<grid_for(a.capacity, threads), threads, 0, s>>>(a);
+  if (a.last_block <= a.first_block) return;
+  unpack_kernel<<<grid_for(a.last_block - a.first_block), kThreads, 0, s>>>(a);
   GPSM_CUDA_LAUNCH();
 }
 

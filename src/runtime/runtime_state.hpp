@@ -21,7 +21,7 @@ struct Control {
   std::uint32_t overflow;   // a drain could not queue every packed entry (another round follows)
   std::uint32_t sys_any;    // a strong access hit a replicated page
   std::uint32_t pad;
-  unsigned long long queued[kMaxDevices];  // packed entries queued for each destination this round
+  unsigned long long queued[kMaxDevices];  // [0]: entries reserved this round (one range serves every subscriber)
 };
 
 struct ContextImpl {
@@ -29,6 +29,10 @@ struct ContextImpl {
   Settings settings;
   std::vector<cudaStream_t> streams;
   std::vector<cudaEvent_t> events;
+  // The combine fence drains chunk c + 1 on `streams` while `side` streams unpack chunk c.
+  static constexpr int kFenceChunks = 8;
+  std::vector<cudaStream_t> side;
+  std::vector<cudaEvent_t> chunk_events;  // [chunk * size() + rank]: that rank drained the chunk
   std::vector<cudaEvent_t> prof[3];            // GPSM_PROFILE_FENCE: before drain, after drain, after unpack
   WaitRecord* record = nullptr;               // host-mapped, shared by all devices
   Control* staging = nullptr;                 // pinned: one control block per rank (fence reads/resets)
@@ -55,7 +59,11 @@ struct ArrayState {
     std::uint32_t* sys_pages = nullptr;  // one bit per page
     Control* ctl = nullptr;
     LinkCounters* counters = nullptr;
-    PackedEntry* inbound[kMaxDevices] = {};  // entries from source s, in this device's memory
+    // Packed records from source s, in this device's memory: entry offsets and values
+    // (inbound_capacity each), and one directory entry {first entry, count} per block.
+    std::uint16_t* in_off[kMaxDevices] = {};
+    std::uint32_t* in_val[kMaxDevices] = {};
+    uint2* in_dir[kMaxDevices] = {};
   };
 
   ContextImpl* ctx = nullptr;
@@ -65,6 +73,8 @@ struct ArrayState {
   SubscriptionTable table;
   bool counting = false;
   std::uint64_t inbound_capacity = 0;  // entries per (source, destination); 0 until first needed
+  bool grow_inbound = false;           // a fence overflowed: double the capacity at the next one
+  std::uint64_t blocks() const { return (g.lines() + block_lines_for(g.page_shift) - 1) / block_lines_for(g.page_shift); }
   LinkStats host_stats;                // bulk copies and fence rounds, counted on the host
   std::vector<PerDevice> dev;
 
@@ -84,34 +94,46 @@ struct ArrayState {
   void demote_strong_pages(const std::vector<Control>& snap);
   // One asynchronous read of every device's control block, then one wait (pinned staging).
   void read_controls(std::vector<Control>& snap);
+  // The same read, each block then reset on the device for the next round (no host round trip).
+  void read_and_reset_controls(std::vector<Control>& snap);
   void copy_pages_from_home(const std::vector<std::uint32_t>& before, int rank, PageRange r);
 };
 
 // Launchers for the kernels in fence_kernels.cu.
+// Source side: every block of lines [first_block, last_block) of one replica.
 struct DrainArgs {
   const std::uint32_t* src = nullptr;
   std::uint32_t* dirty = nullptr;
   const std::uint32_t* masks = nullptr;
   Control* ctl = nullptr;
-  std::uint32_t* dst[kMaxDevices] = {};
-  PackedEntry* queue[kMaxDevices] = {};
+  std::uint32_t* dst[kMaxDevices] = {};       // replicas (direct lines)
+  std::uint16_t* off[kMaxDevices] = {};       // destination d's inbound area for this source
+  std::uint32_t* val[kMaxDevices] = {};
+  uint2* dir[kMaxDevices] = {};
   LinkCounters* counters = nullptr;
   std::uint64_t lines = 0;
+  std::uint64_t first_block = 0, last_block = 0;
   std::uint64_t capacity = 0;
   std::uint32_t page_shift = 16;
+  std::uint32_t block_lines = kMaxBlockLines;
   std::int32_t self = 0;
   std::int32_t devices = 0;
 };
+// Receiver side: merge every source's records of blocks [first_block, last_block).
 struct UnpackArgs {
   std::uint32_t* words = nullptr;
-  const PackedEntry* queue[kMaxDevices] = {};
-  const unsigned long long* queued[kMaxDevices] = {};  // &ctl_of_source->queued[self], peer memory
-  std::uint64_t capacity = 0;
+  const std::uint16_t* off[kMaxDevices] = {};
+  const std::uint32_t* val[kMaxDevices] = {};
+  uint2* dir[kMaxDevices] = {};
+  std::uint64_t lines = 0;
+  std::uint64_t first_block = 0, last_block = 0;
+  std::uint32_t block_lines = kMaxBlockLines;
   std::int32_t self = 0;
   std::int32_t devices = 0;
 };
 void launch_drain(const DrainArgs& a, cudaStream_t s);
 void launch_unpack(const UnpackArgs& a, cudaStream_t s);
+void launch_reset_control(Control* c, cudaStream_t s);
 
 // p2p_verify.cu: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
 // Returns an empty string when every word arrived, else what went wrong.

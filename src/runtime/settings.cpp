@@ -139,7 +139,7 @@ std::vector<SettingDoc> describe(const Settings& s) {
       {kWaitTimeout, std::to_string(s.wait_timeout_ms), std::to_string(d.wait_timeout_ms),
        "Milliseconds a fence or wait may block before gpsm reports a timeout."},
       {kInboundEntries, std::to_string(s.inbound_entries), std::to_string(d.inbound_entries),
-       "Capacity of each inbound packed-entry queue, per source and array (8 B per entry; count or size like 4M)."},
+       "Initial capacity of each inbound packed-entry area, per source and array (6 B per entry; count or size like 4M); doubles after a fence that needed more than one round."},
       {kVerifyP2p, bool_str(s.verify_p2p), bool_str(d.verify_p2p),
        "Check peer access between all device pairs at context creation (0/1, true/false, on/off)."},
       {kCountLinkBytes, bool_str(s.count_link_bytes), bool_str(d.count_link_bytes),

@@ -26,22 +26,29 @@ TEST(GpsCodec, SectorsAndLinkBytes) {
   EXPECT_EQ(sectors_touched(0xFFFFFFFFu), 4u);
   EXPECT_EQ(direct_link_bytes(0xFFFFFFFFu), 128u);
   EXPECT_EQ(direct_link_bytes(0x00000F00u), 32u);
-  EXPECT_EQ(packed_link_bytes(0xFFFFFFFFu), 256u);
-  EXPECT_EQ(packed_link_bytes(0x00000F00u), 32u);
+  EXPECT_EQ(packed_link_bytes(0xFFFFFFFFu), 192u);  // 6 B per word: 2 B block offset + value
+  EXPECT_EQ(packed_link_bytes(0x00000F00u), 24u);
   EXPECT_EQ(popcount32(0xF0F0F0F0u), 16);
 }
 
 TEST(GpsCodec, PackLineDecisions) {
-  EXPECT_TRUE(pack_line(0x1u));            // 1 word: 8 B packed vs 32 B sector
+  EXPECT_TRUE(pack_line(0x1u));            // 1 word: 6 B packed vs 32 B sector
   EXPECT_TRUE(pack_line(0x80000000u));
-  EXPECT_FALSE(pack_line(0xFFFFFFFFu));    // full line: 128 B direct vs 256 B packed
-  EXPECT_FALSE(pack_line(0xFFu));          // 8 words in one sector: 32 B direct vs 64 B packed
-  EXPECT_FALSE(pack_line(0x0F00u));        // 4 words in one sector: a tie goes direct (32 vs 32)
-  EXPECT_TRUE(pack_line(0x0700u));         // 3 words in one sector: 24 B < 32 B
-  EXPECT_TRUE(pack_line(0x01010101u));     // one word per sector: 32 B vs 128 B
-  EXPECT_TRUE(pack_line(0x03030303u));     // 8 words over 4 sectors: 64 B vs 128 B
-  EXPECT_FALSE(pack_line(0x0F0F0F0Fu));    // 16 words over 4 sectors: 128 B vs 128 B
-  EXPECT_FALSE(pack_line(0x000000FFu | 0x00000100u));  // 9 words, 2 sectors: 72 vs 64
+  EXPECT_FALSE(pack_line(0xFFFFFFFFu));    // full line: 128 B direct vs 192 B packed
+  EXPECT_FALSE(pack_line(0xFFu));          // 8 words in one sector: 32 B direct vs 48 B packed
+  EXPECT_FALSE(pack_line(0x3F00u));        // 6 words in one sector: 32 B direct vs 36 B packed
+  EXPECT_TRUE(pack_line(0x1F00u));         // 5 words in one sector: 30 B < 32 B
+  EXPECT_TRUE(pack_line(0x01010101u));     // one word per sector: 24 B vs 128 B
+  EXPECT_TRUE(pack_line(0x0F0F0F0Fu));     // 16 words over 4 sectors: 96 B vs 128 B
+  EXPECT_FALSE(pack_line(0x00FF00FFu | 0x0F000F00u));  // 24 words over 4 sectors: 144 B vs 128 B
+  EXPECT_TRUE(pack_line(0x000000FFu | 0x00000100u));   // 9 words, 2 sectors: 54 B vs 64 B
+  EXPECT_FALSE(pack_line(0x00000FFFu));                // 12 words, 2 sectors: 72 B vs 64 B
+  // Block geometry: 16 KiB blocks, whole pages below that.
+  EXPECT_EQ(block_lines_for(16), kMaxBlockLines);
+  EXPECT_EQ(block_lines_for(14), 128u);
+  EXPECT_EQ(block_lines_for(12), 32u);
+  EXPECT_EQ(block_lines_for(7), 1u);
+  EXPECT_LE(kMaxBlockWords, 1u << 16);  // offsets fit the 2-byte sub-header
 }
 
 TEST(GpsCodec, MarkDirtyHost) {
@@ -73,7 +80,9 @@ TEST(GpsDrain, SmallPlanExact) {
   EXPECT_EQ(plans[0].direct[0].line, 1u);
   EXPECT_EQ(plans[0].direct[0].mask, 0xFFFFFFFFu);
   EXPECT_EQ(plans[0].useful_bytes, 4u + 128u);
-  EXPECT_EQ(plans[0].link_bytes, 8u + 128u);
+  EXPECT_EQ(plans[0].records, 1u);
+  // the entry padded to 8 (48 B), its block's directory entry, the direct line
+  EXPECT_EQ(plans[0].link_bytes, 48u + 8u + 128u);
   // Device 2: page 0 (packed) and page 2 (8 words in one sector: direct, 32 B on the link).
   EXPECT_EQ(plans[1].dst, 2);
   ASSERT_EQ(plans[1].packed.size(), 1u);
@@ -82,7 +91,7 @@ TEST(GpsDrain, SmallPlanExact) {
   EXPECT_EQ(plans[1].direct[0].line, 2u);
   EXPECT_EQ(plans[1].direct[0].mask, 0xFFu);
   EXPECT_EQ(plans[1].useful_bytes, 4u + 32u);
-  EXPECT_EQ(plans[1].link_bytes, 8u + 32u);
+  EXPECT_EQ(plans[1].link_bytes, 48u + 8u + 32u);
 
   std::vector<std::uint32_t> dst(g.words(), 7);
   apply_drain(plans[1], src.data(), dst.data());
@@ -286,7 +295,7 @@ void round_trip(std::uint64_t seed, bool partial_masks) {
       if (!dirty[l] || !subscribed(l * 32)) continue;
       const Sectors c = count_line(dirty[l]);
       useful += 4ull * c.words;
-      const std::uint64_t direct = 32ull * c.sectors, packed = 8ull * c.words;
+      const std::uint64_t direct = 32ull * c.sectors, packed = 6ull * c.words;
       if (packed < direct) {
         link += packed;
         packed_entries += c.words;
@@ -296,9 +305,15 @@ void round_trip(std::uint64_t seed, bool partial_masks) {
       }
     }
     EXPECT_EQ(p.useful_bytes, useful);
-    EXPECT_EQ(p.link_bytes, link);
     EXPECT_EQ(p.packed.size(), packed_entries);
-    EXPECT_EQ(p.link_bytes, link_direct + 8ull * p.packed.size());
+    // One record (directory entry) per block holding packed lines, padded to 8 entries.
+    std::map<std::uint64_t, std::uint64_t> per_block;
+    for (const auto& e : p.packed) per_block[e.word / 32 / block_lines_for(g.page_shift)] += 1;
+    std::uint64_t padding = 0;
+    for (const auto& [b, k] : per_block) padding += 6 * ((k + 7) / 8 * 8 - k);
+    EXPECT_EQ(p.records, per_block.size());
+    EXPECT_EQ(p.link_bytes, link + padding + 8ull * per_block.size());
+    EXPECT_EQ(p.link_bytes, link_direct + 6ull * p.packed.size() + padding + 8ull * per_block.size());
 
     // Apply to a destination that starts with different content.
     // (every word differs from the source's, so a word that is not delivered cannot pass).

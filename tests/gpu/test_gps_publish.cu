@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gps_test_util.hpp"
+#include "gpsm/gps/finepack.hpp"
 
 using namespace gpsm::gps;
 using gpstest::DeviceVec;
@@ -166,14 +167,14 @@ TEST(GpsFence, QueueOverflowTakesMoreRoundsAndLosesNothing) {
   const LinkStats st = x.link_stats();
   EXPECT_GT(st.fence_rounds, 2u);
   EXPECT_GT(st.useful_bytes, 0u);
-  EXPECT_GE(st.link_bytes, st.useful_bytes);  // packed entries carry 8 B per 4 B word
+  EXPECT_GE(st.link_bytes, st.useful_bytes);  // packed entries carry 6 B per 4 B word
 }
 
 TEST(GpsFence, CountedBytesMatchTheStores) {
   GPSM_REQUIRE_GPUS(2);
   Context ctx(gpstest::all_devices());
   const int n = ctx.size();
-  // One word per line, each stored by one GPU: in combine mode each is one packed 8 B entry per
+  // One word per line, each stored by one GPU: in combine mode each is one packed 6 B entry per
   // other subscriber; inline puts one 32 B sector per store per other subscriber.
   const std::uint64_t lines = gpstest::scaled(1u << 14, 256);
   for (PublishMode m : {PublishMode::inline_store, PublishMode::combine}) {
@@ -196,7 +197,16 @@ TEST(GpsFence, CountedBytesMatchTheStores) {
     ctx.fence();
     const LinkStats st = x.link_stats();
     EXPECT_EQ(st.useful_bytes, lines * 4 * (n - 1)) << mode_name(m);
-    EXPECT_EQ(st.link_bytes, lines * (m == PublishMode::combine ? 8u : 32u) * (n - 1)) << mode_name(m);
+    // combine: per (block of 128 lines, source, destination) one record: 6 B per entry, padded
+    // to 8 entries, plus an 8 B directory entry. inline: a 32 B sector per store.
+    std::uint64_t combine_link = 0;
+    for (int r = 0; r < n; ++r)
+      for (std::uint64_t b0 = 0; b0 < lines; b0 += kMaxBlockLines) {
+        std::uint32_t k = 0;
+        for (std::uint64_t l = b0; l < b0 + kMaxBlockLines && l < lines; ++l) k += l % n == static_cast<std::uint64_t>(r);
+        if (k != 0) combine_link += (std::uint64_t{kPackedEntryBytes} * padded_entries(k) + kDirEntryBytes) * (n - 1);
+      }
+    EXPECT_EQ(st.link_bytes, m == PublishMode::combine ? combine_link : lines * 32u * (n - 1)) << mode_name(m);
     EXPECT_EQ(st.messages, lines * (n - 1)) << mode_name(m);
   }
 }

@@ -19,8 +19,11 @@ struct DrainPlan {
   int dst = 0;
   std::vector<LineWrite> direct;
   std::vector<PackedEntry> packed;
+  std::uint64_t records = 0;       // blocks with packed entries (one directory entry each)
   std::uint64_t useful_bytes = 0;  // 4 B per dirty word sent
-  std::uint64_t link_bytes = 0;    // touched sectors of direct lines + 8 B per packed entry
+  // touched sectors of direct lines + 6 B per packed entry (records padded to 8 entries) + 8 B
+  // per record's directory entry
+  std::uint64_t link_bytes = 0;
 };
 
 // One plan per other subscriber that receives anything, in increasing device order.

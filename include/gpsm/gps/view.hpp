@@ -29,7 +29,7 @@ constexpr std::uint32_t kDeviceBits = (1u << kMaxDevices) - 1u;
 // Per source device, per destination: counted by the runtime when counting is on.
 struct LinkCounters {
   unsigned long long useful_bytes[kMaxDevices];  // bytes of stored values delivered to the replica
-  unsigned long long link_bytes[kMaxDevices];    // bytes put on the link (32 B sectors, 8 B entries)
+  unsigned long long link_bytes[kMaxDevices];    // bytes put on the link (32 B sectors, 6 B entries, 8 B directory entries)
   unsigned long long messages[kMaxDevices];      // remote write transactions (sectors / entries)
 };
 
