@@ -11,6 +11,16 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+// Drain block shape: compile-time knobs for the sweep in docs/gps.md (512/3, 256/8, 256/4 and
+// 256/6 measured within noise of each other; 128 threads was slower).
+#ifndef GPSM_DRAIN_THREADS
+#define GPSM_DRAIN_THREADS 256
+#endif
+#ifndef GPSM_DRAIN_MIN_BLOCKS
+#define GPSM_DRAIN_MIN_BLOCKS 6
+#endif
+constexpr int kDrainThreads = GPSM_DRAIN_THREADS;
+constexpr int kDrainWarps = kDrainThreads / 32;
 
 __device__ __forceinline__ void count(LinkCounters* c, int d, unsigned long long useful, unsigned long long link,
                                       unsigned long long msgs) {
@@ -25,7 +35,7 @@ __device__ __forceinline__ void count(LinkCounters* c, int d, unsigned long long
 // Then one reservation per subscriber, the offsets and values copied out as contiguous runs, and
 // the directory entry written last. A block whose record did not fit keeps its dirty bits (the
 // next round sends it again: resending is idempotent, values come from the replica).
-__global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
+__global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_kernel(DrainArgs a) {
   __shared__ __align__(16) std::uint16_t s_off[kMaxBlockWords];
   __shared__ __align__(16) std::uint32_t s_val[kMaxBlockWords];
   __shared__ std::uint32_t s_m[kMaxBlockLines];
@@ -33,7 +43,7 @@ __global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
   __shared__ unsigned long long s_base[1];
   __shared__ int s_fail;
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.ctl->dirty_any) == 0u) return;
-  constexpr int kLinesPerWarp = kMaxBlockLines / kWarps;
+  constexpr int kLinesPerWarp = kMaxBlockLines / kDrainWarps;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x) {
     const std::uint64_t first = blk * a.block_lines;
@@ -41,7 +51,7 @@ __global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
         a.lines - first < a.block_lines ? a.lines - first : static_cast<std::uint64_t>(a.block_lines));
     // A block lies in one page: one subscriber set.
     const std::uint32_t subs = a.masks[(first * kLineBytes) >> a.page_shift] & kDeviceBits & ~(1u << a.self);
-    for (unsigned j = threadIdx.x; j < kMaxBlockLines; j += kThreads) s_m[j] = j < nl ? a.dirty[first + j] : 0u;
+    for (unsigned j = threadIdx.x; j < kMaxBlockLines; j += kDrainThreads) s_m[j] = j < nl ? a.dirty[first + j] : 0u;
     if (threadIdx.x == 0) {
       s_count = 0;
       s_fail = 0;
@@ -53,12 +63,12 @@ __global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
       std::uint32_t v[kLinesPerWarp];
 #pragma unroll
       for (int k = 0; k < kLinesPerWarp; ++k) {
-        const unsigned j = warp + k * kWarps;
+        const unsigned j = warp + k * kDrainWarps;
         v[k] = s_m[j] != 0u ? a.src[(first + j) * kLineWords + lane] : 0u;
       }
 #pragma unroll
       for (int k = 0; k < kLinesPerWarp; ++k) {
-        const unsigned j = warp + k * kWarps;
+        const unsigned j = warp + k * kDrainWarps;
         const std::uint64_t line = first + j;
         const std::uint32_t m = s_m[j];
         if (m == 0u) continue;
@@ -98,9 +108,9 @@ __global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
       const unsigned long long b = s_base[0];
       for (std::uint32_t S = s_fail ? 0u : subs; S != 0u; S &= S - 1u) {
         const int d = __ffs(S) - 1;
-        for (unsigned i = threadIdx.x * 8u; i < n8; i += kThreads * 8u)
+        for (unsigned i = threadIdx.x * 8u; i < n8; i += kDrainThreads * 8u)
           *reinterpret_cast<uint4*>(a.off[d] + b + i) = *reinterpret_cast<const uint4*>(s_off + i);
-        for (unsigned i = threadIdx.x * 4u; i < n8; i += kThreads * 4u)
+        for (unsigned i = threadIdx.x * 4u; i < n8; i += kDrainThreads * 4u)
           *reinterpret_cast<uint4*>(a.val[d] + b + i) = *reinterpret_cast<const uint4*>(s_val + i);
         if (threadIdx.x == 0) {
           a.dir[d][blk] = make_uint2(static_cast<unsigned>(b), n);
@@ -116,7 +126,7 @@ __global__ void __launch_bounds__(kThreads, 6) drain_kernel(DrainArgs a) {
     if (s_fail) {
       if (threadIdx.x == 0) a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
     } else {
-      for (unsigned j = threadIdx.x; j < nl; j += kThreads)
+      for (unsigned j = threadIdx.x; j < nl; j += kDrainThreads)
         if (s_m[j] != 0u) a.dirty[first + j] = 0u;
     }
     __syncthreads();  // shared state is reset for the next block
@@ -184,7 +194,7 @@ int grid_for(std::uint64_t items) {
 
 void launch_drain(const DrainArgs& a, cudaStream_t s) {
   if (a.last_block <= a.first_block) return;
-  drain_kernel<<<grid_for(a.last_block - a.first_block), kThreads, 0, s>>>(a);
+  drain_kernel<<<grid_for(a.last_block - a.first_block), kDrainThreads, 0, s>>>(a);
   GPSM_CUDA_LAUNCH();
 }
 
