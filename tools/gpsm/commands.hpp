@@ -38,6 +38,15 @@ struct PublishArgs {
 CLI::App* add_publish_command(CLI::App& app, PublishArgs& a);
 int run_publish(const PublishArgs& a, int argc, char** argv);
 
+// `gpsm bench` (bench_cmd.cpp).
+struct BenchArgs {
+  std::string app = "jacobi2d", gpus = "1,2,4", paradigm = "all", sizes = "4096", devices, json_path;
+  int iters = 0, nccheck = 1, reps = 5, warmup = 1;
+  bool list = false;
+};
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
+int run_bench(const BenchArgs& a, int argc, char** argv);
+
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);
 

@@ -9,7 +9,7 @@
 #include "scope/results.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpsm: GPU publish-subscribe memory — characterize a multi-GPU node (scope), render plots (report)"};
+  CLI::App app{"gpsm: GPU publish-subscribe memory — characterize a multi-GPU node (scope), publish microbenchmark (publish), apps on every paradigm (bench), render plots (report)"};
   app.set_version_flag("--version", std::string("gpsm ") + GPSM_VERSION_STRING + " (" + GPSM_GIT_COMMIT + ")");
   app.require_subcommand(1);
 
@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
   gpsm::cli::PublishArgs pa;
   auto* publish = gpsm::cli::add_publish_command(app, pa);
 
+  gpsm::cli::BenchArgs ba;
+  auto* bench = gpsm::cli::add_bench_command(app, ba);
+
   auto* info = app.add_subcommand("info", "Print the build configuration, settings and GPUs found (paste into bug reports)");
 
   try {
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
     if (*report) return gpsm::cli::run_report(report_files, report_out, report_filters, argv[0]);
     if (*info) return gpsm::cli::run_info();
     if (*publish) return gpsm::cli::run_publish(pa, argc, argv);
+    if (*bench) return gpsm::cli::run_bench(ba, argc, argv);
   } catch (const std::invalid_argument& e) {
     std::cerr << "gpsm: " << e.what() << "\n";
     return 2;

@@ -13,6 +13,7 @@
 // for, expected and observed values, records them in host-mapped memory (readable after the
 // context is lost) and traps. The host turns the record into a gpsm::Error.
 #include <cstdint>
+#include <cstdio>  // device printf in the bounded waits
 
 #include "gpsm/gps/config.hpp"
 

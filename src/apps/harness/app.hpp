@@ -1,0 +1,66 @@
+#pragma once
+// The one contract every app implements (DESIGN.md principle 2): set up on the given GPUs, run
+// the iterations in one paradigm, return the times, the bytes it moved between GPUs and the
+// verification error against the CPU reference. The harness never reports a time of a run that
+// failed verification.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/harness/paradigm.hpp"
+#include "apps/stencil/decomp.hpp"
+
+namespace gpsm::apps {
+
+struct Problem {
+  std::int64_t n[3] = {0, 0, 0};  // jacobi2d: n[0] = nx, n[1] = ny; 3D apps: x, y, z
+  int iters = 0;                  // iteration cap (jacobi2d: niter)
+  int nccheck = 1;                // jacobi2d: norm every nccheck iterations
+  float tol = 1.0e-8f;            // jacobi2d: stop at norm <= tol
+  std::uint32_t seed = 1;         // initial values of the 3D apps
+  Axis axis = Axis::z;            // 3D apps: the decomposed axis
+  std::string label() const;      // "4096x4096" or "256x256x256"
+};
+
+enum class RunStatus : std::uint8_t { ok, failed, unsupported };
+const char* to_string(RunStatus s);
+
+struct RunOutcome {
+  RunStatus status = RunStatus::ok;
+  std::string reason;                 // failed / unsupported: why (one line)
+  std::vector<double> sec_per_iter;   // one per timed rep: loop time / iterations run
+  int iterations = 0;                 // iterations each rep ran
+  double error = 0;                   // max relative error of the last timed rep vs the CPU reference
+  double tolerance = 0;               // the bound the error was checked against
+  double link_bytes_per_iter = 0;     // bytes between GPUs per iteration (halos, norms), computed
+  std::string timing;                 // what the time covers
+};
+
+struct RunRequest {
+  Paradigm paradigm = Paradigm::single;
+  std::vector<int> devices;  // CUDA ordinals, rank order
+  Problem problem;
+  int reps = 5, warmup = 1;
+  std::function<void(const std::string&)> progress;  // short status lines (may be empty)
+};
+
+class App {
+ public:
+  virtual ~App() = default;
+  virtual const char* name() const = 0;          // "jacobi2d"
+  virtual const char* description() const = 0;   // one line
+  // The problem for a --size string ("4096", "8192x4096", "256x256x512") and --iters (0: default).
+  virtual Problem problem(const std::string& size, int iters) const = 0;
+  // Paradigms this app has (the rest report `unsupported` with a reason).
+  virtual bool has(Paradigm p) const = 0;
+  // Runs warm-ups and timed reps, verifies the last timed rep against the CPU reference (the app
+  // caches the reference between runs of the same problem).
+  virtual RunOutcome run(const RunRequest& r) = 0;
+};
+
+// Every app gpsm bench knows (registry_cuda.cpp).
+std::vector<std::unique_ptr<App>> make_apps();
+
+}  // namespace gpsm::apps

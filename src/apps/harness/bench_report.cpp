@@ -1,0 +1,161 @@
+#include "apps/harness/bench_report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "scope/results.hpp"
+#include "scope/stats.hpp"
+
+namespace gpsm::apps {
+
+std::string Problem::label() const {
+  if (n[2] <= 0) return fmt::format("{}x{}", n[0], n[1]);
+  return fmt::format("{}x{}x{}", n[0], n[1], n[2]);
+}
+
+const char* to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::ok: return "ok";
+    case RunStatus::failed: return "failed";
+    case RunStatus::unsupported: return "unsupported";
+  }
+  return "?";
+}
+
+std::vector<RunSummary> summarize(const std::vector<RunRecord>& records) {
+  std::vector<RunSummary> out;
+  for (const RunRecord& r : records) {
+    RunSummary s;
+    s.paradigm = r.paradigm;
+    s.gpus = r.gpus;
+    s.status = r.out.status;
+    s.reason = r.out.reason;
+    s.link_bytes_per_iter = r.out.link_bytes_per_iter;
+    s.error = r.out.error;
+    s.tolerance = r.out.tolerance;
+    s.iterations = r.out.iterations;
+    if (s.status == RunStatus::ok) {
+      if (r.out.sec_per_iter.empty()) {  // an ok run must have been timed
+        s.status = RunStatus::failed;
+        s.reason = "no timed repetition";
+      } else {
+        const auto m = scope::summarize(r.out.sec_per_iter);
+        s.median_us = m.median * 1e6;
+        s.min_us = m.min * 1e6;
+        s.max_us = m.max * 1e6;
+      }
+    }
+    out.push_back(s);
+  }
+  const RunSummary* base = best_at(out, 1);
+  for (RunSummary& s : out) {
+    if (s.status != RunStatus::ok) continue;
+    if (base != nullptr) s.speedup = base->median_us / s.median_us;
+    for (const RunSummary& inf : out)
+      if (inf.paradigm == Paradigm::infinite && inf.gpus == s.gpus && inf.status == RunStatus::ok)
+        s.opportunity = inf.median_us / s.median_us;
+  }
+  return out;
+}
+
+const RunSummary* best_at(const std::vector<RunSummary>& s, int gpus) {
+  const RunSummary* best = nullptr;
+  for (const RunSummary& x : s)
+    if (x.gpus == gpus && x.status == RunStatus::ok && x.paradigm != Paradigm::infinite &&
+        (best == nullptr || x.median_us < best->median_us))
+      best = &x;
+  return best;
+}
+
+namespace {
+std::string bytes_text(double b) {
+  if (b <= 0) return "0";
+  if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
+  if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
+  if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
+  return fmt::format("{:.0f} B", b);
+}
+}  // namespace
+
+std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s) {
+  std::string t = fmt::format("{} {}: time per iteration (median of the timed reps; every run verified against the CPU "
+                              "reference)\n",
+                              app, p.label());
+  t += fmt::format("  {:<11} {:>4} {:>10} {:>10} {:>10} {:>8} {:>7} {:>11} {:>9}\n", "paradigm", "gpus", "median us",
+                   "min us", "max us", "speedup", "opport", "link/iter", "error");
+  for (const RunSummary& r : s) {
+    if (r.status != RunStatus::ok) {
+      t += fmt::format("  {:<11} {:>4} {}: {}\n", paradigm_name(r.paradigm), r.gpus,
+                       r.status == RunStatus::failed ? "FAILED" : "not run", r.reason);
+      continue;
+    }
+    t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9.2e}\n", paradigm_name(r.paradigm),
+                     r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
+                     r.opportunity ? fmt::format("{:.0f}%", 100.0 * *r.opportunity) : "-",
+                     bytes_text(r.link_bytes_per_iter), r.error);
+  }
+  return t;
+}
+
+nlohmann::json bench_test_json(const std::string& app, const std::string& description, const Problem& p,
+                               const std::vector<RunRecord>& records) {
+  const std::vector<RunSummary> sum = summarize(records);
+  scope::TestResult t;
+  t.name = "bench_" + app + "_" + p.label();
+  t.group = "bench";
+  t.description = description;
+  t.unit = "us";
+  t.x_name = "gpus";
+  std::map<int, std::size_t> series_of;  // paradigm -> index in t.series
+  std::vector<std::pair<std::size_t, std::size_t>> where(records.size(), {SIZE_MAX, SIZE_MAX});
+  nlohmann::json failed = nlohmann::json::array(), skipped = nlohmann::json::array();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const RunRecord& r = records[i];
+    if (sum[i].status != RunStatus::ok) {
+      (sum[i].status == RunStatus::failed ? failed : skipped)
+          .push_back({{"paradigm", paradigm_name(r.paradigm)}, {"gpus", r.gpus}, {"reason", sum[i].reason}});
+      continue;
+    }
+    const int key = static_cast<int>(r.paradigm);
+    if (!series_of.count(key)) {
+      series_of[key] = t.series.size();
+      scope::Series s;
+      s.label = paradigm_name(r.paradigm);
+      s.params = {{"app", app}, {"paradigm", paradigm_name(r.paradigm)}, {"problem", p.label()},
+                  {"timing", r.out.timing}};
+      t.series.push_back(s);
+    }
+    auto& s = t.series[series_of[key]];
+    where[i] = {series_of[key], s.points.size()};
+    s.points.push_back(scope::make_point(r.gpus, 0, r.out.sec_per_iter, "us", true));
+  }
+  if (t.series.empty()) {
+    t.status = failed.empty() ? scope::Status::waived : scope::Status::failed;
+    t.reason = failed.empty() ? "no paradigm ran" : "every run failed";
+  } else if (!failed.empty()) {
+    t.status = scope::Status::failed;
+    t.reason = std::to_string(failed.size()) + " run(s) failed";
+  }
+  nlohmann::json j = scope::to_json(t);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (where[i].first == SIZE_MAX) continue;
+    auto& pt = j["series"][where[i].first]["points"][where[i].second];
+    pt["iterations"] = sum[i].iterations;
+    pt["error"] = sum[i].error;
+    pt["tolerance"] = sum[i].tolerance;
+    pt["link_bytes_per_iter"] = sum[i].link_bytes_per_iter;
+    if (sum[i].speedup) pt["speedup"] = *sum[i].speedup;
+    if (sum[i].opportunity) pt["opportunity"] = *sum[i].opportunity;
+  }
+  j["app"] = app;
+  j["problem"] = {{"label", p.label()}, {"n", {p.n[0], p.n[1], p.n[2]}}, {"iters", p.iters},
+                  {"nccheck", p.nccheck}, {"tol", p.tol}, {"seed", p.seed}, {"axis", axis_name(p.axis)}};
+  if (!failed.empty()) j["failed"] = failed;
+  if (!skipped.empty()) j["skipped"] = skipped;
+  return j;
+}
+
+}  // namespace gpsm::apps

@@ -1,0 +1,51 @@
+#pragma once
+// What `gpsm bench` prints and writes (plain C++, CPU-tested): per (paradigm, GPU count) the
+// median/min/max time per iteration, the speedup over the best single-GPU run of the same
+// problem, the percent of opportunity (the `infinite` run at the same GPU count over this one),
+// bytes between GPUs and the verification error. Failed runs are listed as failed, untimed.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "apps/harness/app.hpp"
+
+namespace gpsm::apps {
+
+struct RunRecord {
+  Paradigm paradigm = Paradigm::single;
+  int gpus = 1;
+  RunOutcome out;
+};
+
+struct RunSummary {
+  Paradigm paradigm = Paradigm::single;
+  int gpus = 1;
+  RunStatus status = RunStatus::ok;
+  std::string reason;
+  double median_us = 0, min_us = 0, max_us = 0;  // per iteration (ok runs only)
+  std::optional<double> speedup;      // best 1-GPU median / this median
+  std::optional<double> opportunity;  // infinite median / this median, same GPU count (<= ~1)
+  double link_bytes_per_iter = 0;
+  double error = 0, tolerance = 0;
+  int iterations = 0;
+};
+
+// One summary per record, in record order. The single-GPU baseline is the fastest ok run at one
+// GPU, whatever its paradigm; without one (or without an ok `infinite` run at that GPU count) the
+// ratio is absent.
+std::vector<RunSummary> summarize(const std::vector<RunRecord>& records);
+// The fastest ok run at `gpus` (nullptr when none).
+const RunSummary* best_at(const std::vector<RunSummary>& s, int gpus);
+
+// Terminal table: one line per run, failed and unsupported ones with their reason.
+std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s);
+
+// The `tests[]` entry of a gpsm.results file (tool "bench") for one (app, problem):
+// series per paradigm, a point per GPU count (x = gpus, time_s = seconds per iteration of each
+// timed rep, value in us), plus bench fields (docs/results-schema.md).
+nlohmann::json bench_test_json(const std::string& app, const std::string& description, const Problem& p,
+                               const std::vector<RunRecord>& records);
+
+}  // namespace gpsm::apps

@@ -1,0 +1,32 @@
+#pragma once
+// The multi-GPU programming paradigms `gpsm bench` compares (issue text and DESIGN.md).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpsm::apps {
+
+enum class Paradigm : std::uint8_t {
+  single,      // one GPU, no communication
+  memcpy,      // halos duplicated by copy-engine copies after each kernel
+  um,          // one managed allocation, no hints (pages fault and migrate)
+  um_hints,    // managed, with preferred location / accessed-by / prefetch hints (read back)
+  rdl,         // remote demand loads of halos from the neighbour's memory (GPU-SM)
+  p2p_inline,  // halos pushed by peer stores as they are produced
+  gps,         // GPS arrays, subscriptions learned by tracking, inline publish
+  nvshmem,     // NVSHMEM puts + signals
+  nccl,        // NCCL send/recv for halos, allreduce for the norm
+  cpu_free,    // one persistent cooperative kernel per GPU: device-side barriers and norm
+  infinite,    // the memcpy run with every transfer elided: the opportunity bound
+};
+constexpr int kParadigmCount = 11;
+
+const char* paradigm_name(Paradigm p);
+// "all" (every paradigm, canonical order) or a comma-separated list; duplicates collapse, the
+// order is canonical. Throws std::invalid_argument naming the bad name and listing the good ones.
+std::vector<Paradigm> parse_paradigms(const std::string& s);
+// Comma-separated GPU counts ("1,2,4"): positive, duplicates collapse, sorted. Throws
+// std::invalid_argument naming the bad entry.
+std::vector<int> parse_gpu_counts(const std::string& s);
+
+}  // namespace gpsm::apps

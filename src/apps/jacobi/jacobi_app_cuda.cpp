@@ -1,0 +1,614 @@
+// Jacobi 2D (`gpsm bench --app jacobi2d`): NVIDIA multi-gpu-programming-models' problem on every
+// paradigm this file implements, timed the way that suite times it (host wall clock around the
+// whole solve loop, norm every nccheck iterations), verified against the CPU reference.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/harness/app.hpp"
+#include "apps/jacobi/jacobi_kernels.hpp"
+#include "apps/stencil/decomp.hpp"
+#include "apps/stencil/reference.hpp"
+#include "apps/stencil/stencil_math.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/gps/context.hpp"
+#include "scope/cuda_check.hpp"
+
+namespace gpsm::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+template <class T>
+struct DevBuf {  // device memory that frees itself on its device
+  int dev = -1;
+  T* p = nullptr;
+  DevBuf() = default;
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  DevBuf(DevBuf&& o) noexcept : dev(o.dev), p(o.p) { o.p = nullptr; }
+  DevBuf& operator=(DevBuf&&) = delete;
+  ~DevBuf() {
+    if (p != nullptr) {
+      cudaSetDevice(dev);
+      cudaFree(p);
+    }
+  }
+  void alloc(int d, std::size_t n) {
+    dev = d;
+    GPSM_CUDA(cudaSetDevice(d));
+    GPSM_CUDA(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
+  }
+};
+
+// Initial slab of one rank: zero interior, boundary columns of every local row (halos included)
+// from the global row they stand for. poison_halos: interior columns of the halo rows are NaN
+// (the buffer written first: a missing halo update then shows in the result).
+std::vector<float> initial_slab(const JacobiSlab& s, bool poison_halos) {
+  std::vector<float> h(static_cast<std::size_t>(s.local_rows() * s.nx), 0.0f);
+  for (std::int64_t lr = 0; lr < s.local_rows(); ++lr) {
+    const float b = jacobi_boundary(s.global_row(lr), s.ny);
+    h[lr * s.nx] = b;
+    h[lr * s.nx + s.nx - 1] = b;
+    if (poison_halos && (lr == 0 || lr == s.local_rows() - 1))
+      for (std::int64_t ix = 1; ix < s.nx - 1; ++ix) h[lr * s.nx + ix] = std::numeric_limits<float>::quiet_NaN();
+  }
+  return h;
+}
+
+// The reference's grid with halo rows recomputed from the interior as a GPU gather sees them is
+// not needed: verification compares interior rows only (halo rows hold copies).
+double interior_error(const std::vector<float>& got, const std::vector<float>& ref, std::int64_t nx, std::int64_t ny) {
+  const std::vector<float> g(got.begin() + nx, got.begin() + (ny - 1) * nx);
+  const std::vector<float> r(ref.begin() + nx, ref.begin() + (ny - 1) * nx);
+  return max_rel_error(g, r);
+}
+
+struct Timing {
+  double seconds = 0;
+  int iterations = 0;
+  double norm = 0;
+};
+
+class JacobiApp final : public App {
+ public:
+  const char* name() const override { return "jacobi2d"; }
+  const char* description() const override {
+    return "Jacobi 2D, 5-point, float: NVIDIA multi-gpu-programming-models' problem (periodic top/bottom, "
+           "sin boundaries, norm every nccheck iterations)";
+  }
+  Problem problem(const std::string& size, int iters) const override {
+    Problem p;
+    std::int64_t nx = 0, ny = 0;
+    const auto x = size.find('x');
+    try {
+      std::size_t used = 0;
+      nx = std::stoll(x == std::string::npos ? size : size.substr(0, x), &used);
+      ny = x == std::string::npos ? nx : std::stoll(size.substr(x + 1), &used);
+    } catch (const std::exception&) {
+      nx = ny = 0;
+    }
+    if (nx < 3 || ny < 3)
+      throw std::invalid_argument("bad --size '" + size + "' for jacobi2d (use N or NXxNY, at least 3)");
+    p.n[0] = nx;
+    p.n[1] = ny;
+    p.n[2] = 0;
+    p.iters = iters > 0 ? iters : 1000;
+    return p;
+  }
+  bool has(Paradigm p) const override {
+    switch (p) {
+      case Paradigm::single:
+      case Paradigm::memcpy:
+      case Paradigm::p2p_inline:
+      case Paradigm::gps:
+      case Paradigm::cpu_free:
+      case Paradigm::infinite:
+        return true;
+      default:
+        return false;
+    }
+  }
+  RunOutcome run(const RunRequest& r) override;
+
+ private:
+  const JacobiResult& reference(const Problem& p, const RunRequest& r) {
+    const std::string key = fmt::format("{}:{}:{}:{}", p.label(), p.iters, p.nccheck, p.tol);
+    auto it = refs_.find(key);
+    if (it == refs_.end()) {
+      if (r.progress) r.progress("CPU reference " + p.label());
+      JacobiProblem jp;
+      jp.nx = p.n[0];
+      jp.ny = p.n[1];
+      jp.niter = p.iters;
+      jp.nccheck = p.nccheck;
+      jp.tol = p.tol;
+      it = refs_.emplace(key, jacobi_reference(jp)).first;
+    }
+    return it->second;
+  }
+  std::map<std::string, JacobiResult> refs_;
+};
+
+// Host-driven paradigms over plain slabs: single, memcpy, p2p_inline, infinite.
+class SlabRun {
+ public:
+  SlabRun(gps::Context& ctx, const Problem& p, Paradigm par) : ctx_(ctx), p_(p), par_(par), n_(ctx.size()) {
+    slabs_.resize(n_);
+    buf_.resize(n_);
+    norm_.resize(n_);
+    ev_.resize(n_);
+    for (int r = 0; r < n_; ++r) {
+      slabs_[r] = jacobi_slab(p.n[0], p.n[1], n_, r);
+      const int dev = ctx.device(r);
+      for (auto& b : buf_[r]) {
+        b = std::make_unique<DevBuf<float>>();
+        b->alloc(dev, slabs_[r].local_rows() * p.n[0]);
+      }
+      norm_[r].alloc(dev, 1);
+      GPSM_CUDA(cudaEventCreateWithFlags(&ev_[r], cudaEventDisableTiming));
+    }
+    GPSM_CUDA(cudaMallocHost(&host_norm_, sizeof(float) * n_));
+  }
+  ~SlabRun() {
+    for (int r = 0; r < n_; ++r) {
+      cudaSetDevice(ctx_.device(r));
+      cudaEventDestroy(ev_[r]);
+    }
+    cudaFreeHost(host_norm_);
+  }
+
+  void init() {
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      for (int b = 0; b < 2; ++b) {
+        // `infinite` never receives its halos: poison there would end the solve at the first norm.
+        const auto h = initial_slab(slabs_[r], b == 1 && !(par_ == Paradigm::infinite && n_ > 1));
+        GPSM_CUDA(cudaMemcpy(buf_[r][b]->p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+      }
+    }
+    cur_ = 0;
+    ctx_.synchronize();
+  }
+
+  Timing solve() {
+    const std::int64_t nx = p_.n[0];
+    double norm = 1.0;
+    int iter = 0;
+    const auto t0 = Clock::now();
+    while (norm > p_.tol && iter < p_.iters) {
+      const bool calc = iter % p_.nccheck == 0;
+      for (int r = 0; r < n_; ++r) {
+        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+        cudaStream_t st = ctx_.stream(r);
+        if (iter > 0 && n_ > 1 && par_ != Paradigm::infinite) {  // neighbours' halos of the last iteration
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top], 0));
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom], 0));
+        }
+        if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
+        jacobi::Sweep s;
+        s.a = buf_[r][cur_]->p;
+        s.a_new = buf_[r][1 - cur_]->p;
+        s.nx = nx;
+        s.rows = slabs_[r].chunk;
+        s.norm = calc ? norm_[r].p : nullptr;
+        // One GPU keeps its periodic halo by pushing to itself (every paradigm); between GPUs only
+        // p2p_inline pushes, and `infinite` elides the transfers.
+        if (par_ == Paradigm::p2p_inline || n_ == 1) {
+          const int t = slabs_[r].top, b = slabs_[r].bottom;
+          s.push_top = buf_[t][1 - cur_]->p + (slabs_[t].chunk + 1) * nx;
+          s.push_bottom = buf_[b][1 - cur_]->p;
+        }
+        jacobi::launch_sweep(s, st);
+        GPSM_CUDA(cudaEventRecord(ev_[r], st));
+      }
+      if (par_ == Paradigm::memcpy && n_ > 1) copy_halos();
+      if (calc) {
+        for (int r = 0; r < n_; ++r) {
+          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+          GPSM_CUDA(cudaMemcpyAsync(host_norm_ + r, norm_[r].p, sizeof(float), cudaMemcpyDeviceToHost, ctx_.stream(r)));
+        }
+        double sum = 0;
+        for (int r = 0; r < n_; ++r) {
+          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+          GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r)));
+          sum += host_norm_[r];
+        }
+        norm = std::sqrt(sum);
+      }
+      cur_ = 1 - cur_;
+      ++iter;
+    }
+    ctx_.synchronize();
+    return Timing{seconds_since(t0), iter, norm};
+  }
+
+  std::vector<float> gather() {
+    const std::int64_t nx = p_.n[0], ny = p_.n[1];
+    std::vector<float> g(static_cast<std::size_t>(nx * ny), 0.0f);
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      GPSM_CUDA(cudaMemcpy(g.data() + slabs_[r].first_row * nx, buf_[r][cur_]->p + nx,
+                           slabs_[r].chunk * nx * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    return g;
+  }
+
+  // Rows exchanged per iteration: every rank sends its first and last rows to its neighbours.
+  double link_bytes_per_iter() const {
+    if (n_ == 1 || par_ == Paradigm::infinite) return 0;
+    const double row = static_cast<double>(par_ == Paradigm::memcpy ? p_.n[0] : p_.n[0] - 2) * sizeof(float);
+    return 2.0 * n_ * row;
+  }
+
+ private:
+  // memcpy: after every sweep, the first and last computed rows go to the neighbours' halos by
+  // copy engine (whole rows, as NVIDIA's copy variants do), in stream order after the sweep.
+  // The receiver reads them next iteration after waiting for this rank's event; this rank's
+  // next copies overwrite halos the receiver read this iteration, after waiting for its event.
+  void copy_halos() {
+    const std::int64_t nx = p_.n[0];
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      cudaStream_t st = ctx_.stream(r);
+      const int t = slabs_[r].top, b = slabs_[r].bottom;
+      const float* src = buf_[r][1 - cur_]->p;
+      GPSM_CUDA(cudaMemcpyPeerAsync(buf_[t][1 - cur_]->p + (slabs_[t].chunk + 1) * nx, ctx_.device(t), src + nx,
+                                    ctx_.device(r), nx * sizeof(float), st));
+      GPSM_CUDA(cudaMemcpyPeerAsync(buf_[b][1 - cur_]->p, ctx_.device(b), src + slabs_[r].chunk * nx, ctx_.device(r),
+                                    nx * sizeof(float), st));
+    }
+    for (int r = 0; r < n_; ++r) {  // the copies are part of this iteration's event
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      GPSM_CUDA(cudaEventRecord(ev_[r], ctx_.stream(r)));
+    }
+  }
+
+  gps::Context& ctx_;
+  Problem p_;
+  Paradigm par_;
+  int n_;
+  std::vector<JacobiSlab> slabs_;
+  std::vector<std::array<std::unique_ptr<DevBuf<float>>, 2>> buf_;
+  std::vector<DevBuf<float>> norm_;
+  std::vector<cudaEvent_t> ev_;
+  float* host_norm_ = nullptr;
+  int cur_ = 0;
+};
+
+// gps: the whole grid in two GPS arrays, subscriptions learned by tracking the first iteration
+// of the first warm-up, inline publish (each store of a row a neighbour reads goes to it as
+// issued); iterations are ordered like p2p_inline (events), the fence ends the solve.
+class GpsRun {
+ public:
+  GpsRun(gps::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), n_(ctx.size()) {
+    const std::int64_t nx = p.n[0], ny = p.n[1];
+    gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
+    // Pages of about one row: a neighbour subscribes to the rows it reads, not much more.
+    std::uint64_t page = 4096;
+    while (page * 2 <= static_cast<std::uint64_t>(nx) * sizeof(float) && page < (2u << 20)) page *= 2;
+    o.page_bytes = page;
+    o.name = "jacobi_a";
+    arr_[0] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
+    o.name = "jacobi_b";
+    arr_[1] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
+    for (int r = 0; r < n_; ++r) {
+      slabs_.push_back(jacobi_slab(nx, ny, n_, r));
+      norm_.emplace_back();
+    }
+    for (int r = 0; r < n_; ++r) norm_[r].alloc(ctx.device(r), 1);
+    GPSM_CUDA(cudaMallocHost(&host_norm_, sizeof(float) * n_));
+    ev_.resize(n_);
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      GPSM_CUDA(cudaEventCreateWithFlags(&ev_[r], cudaEventDisableTiming));
+    }
+  }
+  ~GpsRun() {
+    for (int r = 0; r < n_; ++r) {
+      cudaSetDevice(ctx_.device(r));
+      cudaEventDestroy(ev_[r]);
+    }
+    cudaFreeHost(host_norm_);
+  }
+  void init() {
+    const std::int64_t nx = p_.n[0], ny = p_.n[1];
+    std::vector<float> g(static_cast<std::size_t>(nx * ny), 0.0f);
+    for (std::int64_t iy = 0; iy < ny; ++iy) g[iy * nx] = g[iy * nx + nx - 1] = jacobi_boundary(iy, ny);
+    arr_[0].upload(g);
+    for (std::int64_t iy = 1; iy < ny - 1; ++iy)  // rows the first sweep writes: poisoned
+      for (std::int64_t ix = 1; ix < nx - 1; ++ix) g[iy * nx + ix] = std::numeric_limits<float>::quiet_NaN();
+    arr_[1].upload(g);
+    cur_ = 0;
+    ctx_.synchronize();
+  }
+  // track: learn the subscriptions during the first iteration.
+  Timing solve(bool track) {
+    const std::int64_t nx = p_.n[0], ny = p_.n[1];
+    double norm = 1.0;
+    int iter = 0;
+    const auto t0 = Clock::now();
+    while (norm > p_.tol && iter < p_.iters) {
+      const bool calc = iter % p_.nccheck == 0;
+      if (track && iter == 0) ctx_.tracking_start();
+      for (int r = 0; r < n_; ++r) {
+        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+        cudaStream_t st = ctx_.stream(r);
+        if (iter > 0 && n_ > 1) {
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top], 0));
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom], 0));
+        }
+        if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
+        jacobi::GpsSweep s;
+        s.a = arr_[cur_].view(r);
+        s.a_new = arr_[1 - cur_].view(r);
+        s.nx = nx;
+        s.ny = ny;
+        s.first_row = slabs_[r].first_row;
+        s.rows = slabs_[r].chunk;
+        s.norm = calc ? norm_[r].p : nullptr;
+        jacobi::launch_gps_sweep(s, st);
+        GPSM_CUDA(cudaEventRecord(ev_[r], st));
+      }
+      // Two iterations tracked: each array is read once (the second array's halo reads happen in
+      // iteration 1). tracking_stop waits for the sweeps.
+      if (track && ctx_.tracking() && (iter == 1 || iter + 1 >= p_.iters)) ctx_.tracking_stop();
+      if (calc) {
+        for (int r = 0; r < n_; ++r) {
+          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+          GPSM_CUDA(cudaMemcpyAsync(host_norm_ + r, norm_[r].p, sizeof(float), cudaMemcpyDeviceToHost, ctx_.stream(r)));
+        }
+        double sum = 0;
+        for (int r = 0; r < n_; ++r) {
+          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+          GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r)));
+          sum += host_norm_[r];
+        }
+        norm = std::sqrt(sum);
+      }
+      cur_ = 1 - cur_;
+      ++iter;
+    }
+    ctx_.fence();
+    return Timing{seconds_since(t0), iter, norm};
+  }
+  std::vector<float> gather() {
+    std::vector<float> g(static_cast<std::size_t>(p_.n[0] * p_.n[1]));
+    arr_[cur_].download_coherent(g.data());
+    return g;
+  }
+  // Link bytes of one more iteration, counted by the runtime.
+  double count_link_bytes() {
+    for (auto& a : arr_) {
+      a.set_counting(true);
+      a.reset_link_stats();
+    }
+    const int iters = p_.iters;
+    p_.iters = 1;
+    solve(false);
+    p_.iters = iters;
+    double bytes = 0;
+    for (auto& a : arr_) {
+      bytes += static_cast<double>(a.link_stats().link_bytes);
+      a.set_counting(false);
+    }
+    return bytes;
+  }
+  // Ranks subscribed to each page of the grid, as learned: subscribers of page p, all pages.
+  const gps::SubscriptionTable& subscriptions() const { return arr_[0].subscriptions(); }
+
+ private:
+  gps::Context& ctx_;
+  Problem p_;
+  int n_;
+  gps::Array<float> arr_[2];
+  std::vector<JacobiSlab> slabs_;
+  std::vector<DevBuf<float>> norm_;
+  std::vector<cudaEvent_t> ev_;
+  float* host_norm_ = nullptr;
+  int cur_ = 0;
+};
+
+// cpu_free: one persistent cooperative kernel per GPU for the whole solve (seed 002 ch. 3).
+class CpuFreeRun {
+ public:
+  CpuFreeRun(gps::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), n_(ctx.size()) {
+    slabs_.resize(n_);
+    buf_.resize(n_);
+    acc_.resize(n_);
+    slots_.resize(n_);
+    done_.resize(n_);
+    for (int r = 0; r < n_; ++r) {
+      slabs_[r] = jacobi_slab(p.n[0], p.n[1], n_, r);
+      const int dev = ctx.device(r);
+      for (auto& b : buf_[r]) {
+        b = std::make_unique<DevBuf<float>>();
+        b->alloc(dev, slabs_[r].local_rows() * p.n[0]);
+      }
+      acc_[r].alloc(dev, 2);
+      slots_[r].alloc(dev, 16);
+      done_[r].alloc(dev, 4);
+      GPSM_CUDA(cudaSetDevice(dev));
+      blocks_ = r == 0 ? jacobi::cpu_free_blocks(dev) : std::min(blocks_, jacobi::cpu_free_blocks(dev));
+    }
+    ctx.check_coresident(jacobi::cpu_free_kernel(), blocks_, jacobi::kCpuFreeThreads, 0);
+  }
+  void init() {
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      for (int b = 0; b < 2; ++b) {
+        const auto h = initial_slab(slabs_[r], b == 1);
+        GPSM_CUDA(cudaMemcpy(buf_[r][b]->p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+      }
+      GPSM_CUDA(cudaMemset(acc_[r].p, 0, 2 * sizeof(float)));
+      GPSM_CUDA(cudaMemset(slots_[r].p, 0, 16 * sizeof(float)));
+      GPSM_CUDA(cudaMemset(done_[r].p, 0, 4 * sizeof(int)));
+    }
+    ctx_.synchronize();
+  }
+  Timing solve() {
+    const std::int64_t nx = p_.n[0];
+    std::vector<jacobi::CpuFree> args(n_);
+    for (int r = 0; r < n_; ++r) {  // barrier handles read the counters' current base
+      auto& c = args[r];
+      const int t = slabs_[r].top, b = slabs_[r].bottom;
+      for (int k = 0; k < 2; ++k) {
+        c.buf[k] = buf_[r][k]->p;
+        c.top_halo[k] = buf_[t][k]->p + (slabs_[t].chunk + 1) * nx;
+        c.bottom_halo[k] = buf_[b][k]->p;
+      }
+      c.acc = acc_[r].p;
+      for (int g = 0; g < n_; ++g) c.slots[g] = slots_[g].p;
+      c.done = done_[r].p;
+      c.barrier = ctx_.barrier(r, 1);
+      c.nx = nx;
+      c.rows = slabs_[r].chunk;
+      c.niter = p_.iters;
+      c.nccheck = p_.nccheck;
+      c.tol = p_.tol;
+      c.rank = r;
+      c.ranks = n_;
+    }
+    const auto t0 = Clock::now();
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      jacobi::launch_cpu_free(args[r], blocks_, ctx_.stream(r));
+    }
+    ctx_.synchronize();
+    const double sec = seconds_since(t0);
+    int done[4] = {0, 0, 0, 0};
+    GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
+    GPSM_CUDA(cudaMemcpy(done, done_[0].p, sizeof(done), cudaMemcpyDeviceToHost));
+    float norm = 0;
+    std::memcpy(&norm, &done[2], sizeof(float));
+    final_buf_ = done[0] % 2;  // the buffer the last iteration wrote
+    return Timing{sec, done[0], norm};
+  }
+  std::vector<float> gather() {
+    const std::int64_t nx = p_.n[0], ny = p_.n[1];
+    std::vector<float> g(static_cast<std::size_t>(nx * ny), 0.0f);
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      GPSM_CUDA(cudaMemcpy(g.data() + slabs_[r].first_row * nx, buf_[r][final_buf_]->p + nx,
+                           slabs_[r].chunk * nx * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    return g;
+  }
+  double link_bytes_per_iter() const {
+    if (n_ == 1) return 0;
+    return 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float) + static_cast<double>(n_) * (n_ - 1) * sizeof(float);
+  }
+
+ private:
+  gps::Context& ctx_;
+  Problem p_;
+  int n_;
+  int blocks_ = 0;
+  std::vector<JacobiSlab> slabs_;
+  std::vector<std::array<std::unique_ptr<DevBuf<float>>, 2>> buf_;
+  std::vector<DevBuf<float>> acc_, slots_;
+  std::vector<DevBuf<int>> done_;
+  int final_buf_ = 0;
+};
+
+RunOutcome JacobiApp::run(const RunRequest& req) {
+  RunOutcome out;
+  const Problem& p = req.problem;
+  const int n = static_cast<int>(req.devices.size());
+  if (!has(req.paradigm)) {
+    out.status = RunStatus::unsupported;
+    out.reason = std::string("the ") + paradigm_name(req.paradigm) + " paradigm is not implemented for jacobi2d yet";
+    return out;
+  }
+  if (req.paradigm == Paradigm::single && n != 1) {
+    out.status = RunStatus::unsupported;
+    out.reason = "single runs on one GPU";
+    return out;
+  }
+  if (p.n[1] - 2 < n) {
+    out.status = RunStatus::unsupported;
+    out.reason = "fewer interior rows than GPUs";
+    return out;
+  }
+  const JacobiResult& ref = reference(p, req);
+  gps::Settings settings = gps::Settings::from_env();
+  gps::Context ctx(req.devices, settings);
+  auto say = [&](const std::string& s) {
+    if (req.progress) req.progress(s);
+  };
+  out.timing = "host wall clock of the solve loop (setup excluded), divided by its iterations";
+  std::vector<float> got;
+  auto timed = [&](auto&& init, auto&& solve) {
+    for (int k = 0; k < req.warmup + req.reps; ++k) {
+      init();
+      say(fmt::format("{} rep {}/{}", k < req.warmup ? "warm-up" : "timed", k < req.warmup ? k + 1 : k - req.warmup + 1,
+                      k < req.warmup ? req.warmup : req.reps));
+      const Timing t = solve(k == 0);
+      if (k >= req.warmup) {
+        out.sec_per_iter.push_back(t.seconds / std::max(1, t.iterations));
+        out.iterations = t.iterations;
+      }
+    }
+  };
+  try {
+    if (req.paradigm == Paradigm::gps) {
+      GpsRun run(ctx, p);
+      timed([&] { run.init(); }, [&](bool first) { return run.solve(first); });
+      got = run.gather();
+      out.link_bytes_per_iter = run.count_link_bytes();
+    } else if (req.paradigm == Paradigm::cpu_free) {
+      CpuFreeRun run(ctx, p);
+      timed([&] { run.init(); }, [&](bool) { return run.solve(); });
+      got = run.gather();
+      out.link_bytes_per_iter = run.link_bytes_per_iter();
+      out.timing = "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations";
+    } else {
+      SlabRun run(ctx, p, req.paradigm);
+      timed([&] { run.init(); }, [&](bool) { return run.solve(); });
+      got = run.gather();
+      out.link_bytes_per_iter = run.link_bytes_per_iter();
+    }
+  } catch (const gpsm::Error& e) {
+    out.status = RunStatus::failed;
+    out.reason = e.what();
+    out.sec_per_iter.clear();
+    return out;
+  }
+  out.error = interior_error(got, ref.a, p.n[0], p.n[1]);
+  out.tolerance = 1e-6;
+  const bool elided = req.paradigm == Paradigm::infinite && n > 1;
+  if (elided && out.iterations != ref.iterations) {  // the bound must do the same work
+    out.status = RunStatus::failed;
+    out.reason = fmt::format("ran {} iterations, the reference {}", out.iterations, ref.iterations);
+    out.sec_per_iter.clear();
+  } else if (elided) {  // the opportunity bound computes without its neighbours' rows: not a result
+    out.tolerance = std::numeric_limits<double>::infinity();
+    out.timing += "; transfers elided, result not checked";
+  } else if (!(out.error <= out.tolerance) || out.iterations != ref.iterations) {
+    out.status = RunStatus::failed;
+    out.reason = fmt::format("verification failed: max relative error {:.3e} (bound {:.0e}), {} iterations (reference {})",
+                             out.error, out.tolerance, out.iterations, ref.iterations);
+    out.sec_per_iter.clear();
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<App> make_jacobi_app() { return std::make_unique<JacobiApp>(); }
+
+}  // namespace gpsm::apps

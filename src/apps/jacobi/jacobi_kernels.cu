@@ -1,0 +1,159 @@
+// Jacobi 2D kernels: the plain sweep (single, memcpy, p2p_inline, infinite), the GPS sweep and the
+// CPU-free persistent kernel. Point update: apps/stencil/stencil_math.hpp (shared with the CPU
+// reference, so results match it bit for bit).
+#include "apps/jacobi/jacobi_kernels.hpp"
+
+#include <cooperative_groups.h>
+
+#include "apps/stencil/stencil_math.hpp"
+#include "scope/cuda_check.hpp"
+
+namespace gpsm::apps::jacobi {
+namespace {
+
+namespace cg = cooperative_groups;
+constexpr int kBx = 32, kBy = 8;
+
+// Sum of `v` over the block, added to *out by one thread (block of `threads` threads, <= 1024).
+__device__ __forceinline__ void block_add(float v, float* out) {
+  __shared__ float part[32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+  const unsigned t = threadIdx.y * blockDim.x + threadIdx.x, warps = (blockDim.x * blockDim.y + 31) / 32;
+  if ((t & 31u) == 0) part[t >> 5] = v;
+  __syncthreads();
+  if (t == 0) {
+    float s = 0;
+    for (unsigned w = 0; w < warps; ++w) s += part[w];
+    atomicAdd(out, s);
+  }
+}
+
+template <bool kNorm>
+__global__ void __launch_bounds__(kBx* kBy) sweep_kernel(Sweep s) {
+  const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
+  const std::int64_t iy = static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y + 1;
+  float d2 = 0;
+  if (ix < s.nx - 1 && iy <= s.rows) {
+    const std::int64_t i = iy * s.nx + ix;
+    const float v = jacobi_point(s.a[i + 1], s.a[i - 1], s.a[i + s.nx], s.a[i - s.nx]);
+    s.a_new[i] = v;
+    if (iy == 1 && s.push_top != nullptr) s.push_top[ix] = v;
+    if (iy == s.rows && s.push_bottom != nullptr) s.push_bottom[ix] = v;
+    if (kNorm) {
+      const float d = v - s.a[i];
+      d2 = d * d;
+    }
+  }
+  if (kNorm) block_add(d2, s.norm);
+}
+
+template <bool kNorm>
+__global__ void __launch_bounds__(kBx* kBy) gps_sweep_kernel(GpsSweep s) {
+  const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
+  const std::int64_t iy = s.first_row + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
+  float d2 = 0;
+  if (ix < s.nx - 1 && iy < s.first_row + s.rows) {
+    const std::int64_t north = iy == 1 ? s.ny - 2 : iy - 1, south = iy == s.ny - 2 ? 1 : iy + 1;
+    const std::int64_t i = iy * s.nx + ix;
+    const float c = s.a.load(i);
+    const float v = jacobi_point(s.a.load(i + 1), s.a.load(i - 1), s.a.load(south * s.nx + ix), s.a.load(north * s.nx + ix));
+    s.a_new.store(i, v);
+    if (kNorm) {
+      const float d = v - c;
+      d2 = d * d;
+    }
+  }
+  if (kNorm) block_add(d2, s.norm);
+}
+
+__global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree c) {
+  cg::grid_group grid = cg::this_grid();
+  std::uint64_t round = 0;
+  int iter = 0;
+  while (iter < c.niter) {
+    const int p = iter & 1;
+    const float* a = c.buf[p];
+    float* an = c.buf[1 - p];
+    float* top = c.top_halo[1 - p];
+    float* bottom = c.bottom_halo[1 - p];
+    const bool calc = iter % c.nccheck == 0;
+    float d2 = 0;
+    // A block per row (grid-stride): coalesced, no index division.
+    for (std::int64_t iy = 1 + blockIdx.x; iy <= c.rows; iy += gridDim.x) {
+      for (std::int64_t ix = 1 + threadIdx.x; ix < c.nx - 1; ix += blockDim.x) {
+        const std::int64_t i = iy * c.nx + ix;
+        const float v = jacobi_point(a[i + 1], a[i - 1], a[i + c.nx], a[i - c.nx]);
+        an[i] = v;
+        if (iy == 1) top[ix] = v;  // device-initiated halo stores (peer memory)
+        if (iy == c.rows) bottom[ix] = v;
+        if (calc) {
+          const float d = v - a[i];
+          d2 += d * d;
+        }
+      }
+    }
+    if (calc) block_add(d2, &c.acc[p]);
+    // Every block's stores (local and peer) are ordered before block 0's system-scope release in
+    // the barrier below by this grid barrier (release is cumulative).
+    grid.sync();
+    if (blockIdx.x == 0) {
+      if (threadIdx.x == 0 && calc) {
+        const float mine = atomicExch(&c.acc[p], 0.0f);
+        for (int g = 0; g < c.ranks; ++g) c.slots[g][p * 8 + c.rank] = mine;
+      }
+      c.barrier.sync(round);
+      if (threadIdx.x == 0 && calc) {
+        const volatile float* mine = c.slots[c.rank];
+        float sum = 0;
+        for (int g = 0; g < c.ranks; ++g) sum += mine[p * 8 + g];
+        const float norm = sqrtf(sum);
+        reinterpret_cast<volatile float*>(c.done + 2)[0] = norm;
+        reinterpret_cast<volatile int*>(c.done)[1] = norm > c.tol ? 0 : 1;
+      }
+    }
+    grid.sync();
+    ++iter;
+    if (calc && reinterpret_cast<volatile int*>(c.done)[1] != 0) break;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) c.done[0] = iter;
+}
+
+}  // namespace
+
+void launch_sweep(const Sweep& s, cudaStream_t st) {
+  const dim3 block(kBx, kBy);
+  const dim3 grid(static_cast<unsigned>((s.nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((s.rows + kBy - 1) / kBy));
+  if (s.norm != nullptr)
+    sweep_kernel<true><<<grid, block, 0, st>>>(s);
+  else
+    sweep_kernel<false><<<grid, block, 0, st>>>(s);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_gps_sweep(const GpsSweep& s, cudaStream_t st) {
+  const dim3 block(kBx, kBy);
+  const dim3 grid(static_cast<unsigned>((s.nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((s.rows + kBy - 1) / kBy));
+  if (s.norm != nullptr)
+    gps_sweep_kernel<true><<<grid, block, 0, st>>>(s);
+  else
+    gps_sweep_kernel<false><<<grid, block, 0, st>>>(s);
+  GPSM_CUDA_LAUNCH();
+}
+
+int cpu_free_blocks(int device) {
+  int per_sm = 0, sms = 0;
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel_impl, kCpuFreeThreads, 0));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return per_sm * sms;
+}
+
+const void* cpu_free_kernel() { return reinterpret_cast<const void*>(cpu_free_kernel_impl); }
+
+void launch_cpu_free(const CpuFree& c, int blocks, cudaStream_t st) {
+  CpuFree arg = c;
+  void* args[] = {&arg};
+  GPSM_CUDA(cudaLaunchCooperativeKernel(cpu_free_kernel(), dim3(static_cast<unsigned>(blocks)),
+                                        dim3(kCpuFreeThreads), args, 0, st));
+}
+
+}  // namespace gpsm::apps::jacobi

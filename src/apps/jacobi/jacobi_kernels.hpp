@@ -1,0 +1,59 @@
+#pragma once
+// Jacobi 2D on the GPU: launchers for the kernels of every paradigm (jacobi_kernels.cu). Host
+// orchestration lives in jacobi_app_cuda.cpp; index math in apps/stencil/decomp.hpp.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpsm/gps/barrier.hpp"
+#include "gpsm/gps/view.hpp"
+
+namespace gpsm::apps::jacobi {
+
+// One rank's sweep over its local rows 1..rows of a (rows + 2) x nx slab (rows 0 and rows + 1
+// are halos). The first computed row is also stored to push_top and the last to push_bottom
+// when those are set (the neighbours' halo rows: peer pointers, or this slab's own halo rows on
+// one GPU). norm != nullptr: adds sum (a_new - a)^2 over the computed cells to *norm.
+struct Sweep {
+  float* a_new = nullptr;
+  const float* a = nullptr;
+  std::int64_t nx = 0, rows = 0;
+  float* push_top = nullptr;
+  float* push_bottom = nullptr;
+  float* norm = nullptr;
+};
+void launch_sweep(const Sweep& s, cudaStream_t st);
+
+// The same sweep on GPS arrays holding the whole ny x nx grid (every rank's view): rank computes
+// global rows [first_row, first_row + rows); the periodic halo is index wrap (row 1's north is
+// row ny - 2, row ny - 2's south is row 1), so rows 0 and ny - 1 are never read.
+struct GpsSweep {
+  gps::View<float> a, a_new;
+  std::int64_t nx = 0, ny = 0, first_row = 0, rows = 0;
+  float* norm = nullptr;
+};
+void launch_gps_sweep(const GpsSweep& s, cudaStream_t st);
+
+// CPU-free: one persistent cooperative kernel per GPU runs every iteration. Halos are pushed by
+// peer stores into the neighbours' slabs; a device barrier across the GPUs (block 0 of each)
+// ends each iteration; the norm partials are exchanged through slots on every GPU.
+struct CpuFree {
+  float* buf[2] = {};              // this rank's two slabs ((rows + 2) x nx each)
+  float* top_halo[2] = {};         // where row 1 of buf[b] goes: the top neighbour's buf[b] bottom halo row
+  float* bottom_halo[2] = {};      // where row `rows` of buf[b] goes: the bottom neighbour's buf[b] row 0
+  float* acc = nullptr;            // this GPU: [2] float partial-norm accumulators (by iteration parity)
+  float* slots[8] = {};            // slots[g]: GPU g's [2][8] norm slots (peer pointers)
+  int* done = nullptr;             // this GPU: [0] = iterations run, [1] = stop flag; float norm at done + 2
+  gps::BarrierHandle barrier;      // one participant block per GPU
+  std::int64_t nx = 0, rows = 0;
+  int niter = 0, nccheck = 1;
+  float tol = 0;
+  int rank = 0, ranks = 1;
+};
+// Blocks per GPU the persistent kernel uses (all co-resident); threads per block.
+int cpu_free_blocks(int device);
+constexpr int kCpuFreeThreads = 256;
+const void* cpu_free_kernel();
+void launch_cpu_free(const CpuFree& c, int blocks, cudaStream_t st);
+
+}  // namespace gpsm::apps::jacobi

@@ -1,0 +1,125 @@
+#include "apps/stencil/decomp.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace gpsm::apps {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("gpsm: " + what); }
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+void check_rank(const char* fn, int ranks, int rank) {
+  if (ranks < 1) bad(std::string(fn) + ": ranks must be >= 1 (got " + str(ranks) + ")");
+  if (rank < 0 || rank >= ranks)
+    bad(std::string(fn) + ": rank " + str(rank) + " outside [0, " + str(ranks) + ")");
+}
+
+int dim_of(Axis a) { return static_cast<int>(a); }
+
+}  // namespace
+
+Range split_range(std::int64_t n, int parts, int rank) {
+  check_rank("split_range", parts, rank);
+  if (n < parts)
+    bad("split_range: " + str(n) + " items cannot fill " + str(parts) + " parts (a part would be empty)");
+  // NVIDIA's rule: the first num_low parts get `low` items, the others low + 1.
+  const std::int64_t p = parts, r = rank;
+  const std::int64_t low = n / p, high = low + 1;
+  const std::int64_t num_low = p * low + p - n;
+  Range out;
+  out.begin = r < num_low ? r * low : num_low * low + (r - num_low) * high;
+  out.end = out.begin + (r < num_low ? low : high);
+  return out;
+}
+
+// ---- Jacobi 2D -----------------------------------------------------------------------------
+
+std::int64_t JacobiSlab::global_row(std::int64_t lr) const {
+  if (lr < 0 || lr > chunk + 1)
+    bad("JacobiSlab::global_row: local row " + str(lr) + " outside [0, " + str(chunk + 1) + "]");
+  const std::int64_t last_row = first_row + chunk - 1;
+  // Halo rows wrap around the periodic top/bottom: the grid's interior is rows [1, ny-1).
+  if (lr == 0) return first_row == 1 ? ny - 2 : first_row - 1;
+  if (lr == chunk + 1) return last_row == ny - 2 ? 1 : last_row + 1;
+  return first_row + lr - 1;
+}
+
+JacobiSlab jacobi_slab(std::int64_t nx, std::int64_t ny, int ranks, int rank) {
+  if (nx < 3) bad("jacobi_slab: nx must be >= 3 (got " + str(nx) + ")");
+  if (ny < 3) bad("jacobi_slab: ny must be >= 3 (got " + str(ny) + ")");
+  check_rank("jacobi_slab", ranks, rank);
+  if (ranks > ny - 2)
+    bad("jacobi_slab: " + str(ranks) + " ranks exceed the " + str(ny - 2) + " interior rows");
+  const Range part = split_range(ny - 2, ranks, rank);
+  JacobiSlab s;
+  s.rank = rank;
+  s.ranks = ranks;
+  s.nx = nx;
+  s.ny = ny;
+  s.first_row = 1 + part.begin;
+  s.chunk = part.size();
+  s.top = rank > 0 ? rank - 1 : ranks - 1;
+  s.bottom = (rank + 1) % ranks;
+  return s;
+}
+
+// ---- 3D apps -------------------------------------------------------------------------------
+
+const char* axis_name(Axis a) {
+  switch (a) {
+    case Axis::x: return "x";
+    case Axis::y: return "y";
+    case Axis::z: return "z";
+  }
+  return "?";
+}
+
+Axis parse_axis(const std::string& s) {
+  if (s == "x") return Axis::x;
+  if (s == "y") return Axis::y;
+  if (s == "z") return Axis::z;
+  bad("unknown axis '" + s + "' (expected x, y or z)");
+}
+
+std::int64_t Slab3D::global(int dim, std::int64_t l) const {
+  if (dim < 0 || dim > 2) bad("Slab3D::global: dim " + str(dim) + " outside [0, 3)");
+  return dim == dim_of(axis) ? first - radius + l : l;
+}
+
+std::int64_t Slab3D::plane_cells() const {
+  const int a = dim_of(axis);
+  return local[(a + 1) % 3] * local[(a + 2) % 3];
+}
+
+Slab3D slab3d(const std::int64_t n[3], Axis axis, int radius, int ranks, int rank) {
+  if (radius != 1 && radius != 2) bad("slab3d: radius must be 1 or 2 (got " + str(radius) + ")");
+  const int a = dim_of(axis);
+  if (a < 0 || a > 2) bad("slab3d: axis " + str(a) + " is not x, y or z");
+  for (int d = 0; d < 3; ++d)
+    if (n[d] < 2 * radius + 1)
+      bad(std::string("slab3d: extent ") + axis_name(static_cast<Axis>(d)) + " = " + str(n[d]) +
+          " leaves no interior with radius " + str(radius) + " (need >= " + str(2 * radius + 1) + ")");
+  check_rank("slab3d", ranks, rank);
+  // Halos come only from the direct neighbours, so every rank must own at least `radius` planes
+  // (the smallest part holds interior / ranks planes).
+  const std::int64_t interior = n[a] - 2 * radius;
+  if (interior / ranks < radius)
+    bad("slab3d: " + str(ranks) + " ranks over " + str(interior) + " interior planes along " +
+        axis_name(axis) + " leave a rank fewer than radius = " + str(radius) + " planes");
+  const Range part = split_range(interior, ranks, rank);
+  Slab3D s;
+  s.rank = rank;
+  s.ranks = ranks;
+  s.axis = axis;
+  s.radius = radius;
+  for (int d = 0; d < 3; ++d) s.n[d] = s.local[d] = n[d];
+  s.first = radius + part.begin;
+  s.count = part.size();
+  s.local[a] = s.count + 2 * radius;
+  return s;
+}
+
+}  // namespace gpsm::apps

@@ -1,0 +1,111 @@
+// `gpsm bench` harness: paradigm and GPU-count parsing, the summaries (speedup over the best
+// single-GPU run, percent of opportunity), the table and the results-file entry.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/harness/bench_report.hpp"
+#include "apps/harness/paradigm.hpp"
+
+using namespace gpsm::apps;
+
+TEST(BenchHarness, ParsesParadigms) {
+  EXPECT_EQ(parse_paradigms("all").size(), static_cast<std::size_t>(kParadigmCount));
+  const auto p = parse_paradigms("gps, memcpy,gps");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0], Paradigm::memcpy);  // canonical order
+  EXPECT_EQ(p[1], Paradigm::gps);
+  EXPECT_STREQ(paradigm_name(Paradigm::cpu_free), "cpu_free");
+  try {
+    parse_paradigms("gps,mpi");
+    FAIL() << "no error for an unknown paradigm";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'mpi'"), std::string::npos);
+  }
+  EXPECT_THROW(parse_paradigms(""), std::invalid_argument);
+}
+
+TEST(BenchHarness, ParsesGpuCounts) {
+  EXPECT_EQ(parse_gpu_counts("4,1,2,2"), (std::vector<int>{1, 2, 4}));
+  EXPECT_THROW(parse_gpu_counts("1,0"), std::invalid_argument);
+  EXPECT_THROW(parse_gpu_counts("1,two"), std::invalid_argument);
+  EXPECT_THROW(parse_gpu_counts("2x"), std::invalid_argument);
+  EXPECT_THROW(parse_gpu_counts(""), std::invalid_argument);
+}
+
+namespace {
+RunRecord rec(Paradigm p, int g, std::vector<double> sec, RunStatus st = RunStatus::ok) {
+  RunRecord r;
+  r.paradigm = p;
+  r.gpus = g;
+  r.out.status = st;
+  r.out.sec_per_iter = std::move(sec);
+  r.out.iterations = 10;
+  r.out.link_bytes_per_iter = 32768;
+  r.out.error = 1e-9;
+  r.out.tolerance = 1e-6;
+  if (st != RunStatus::ok) r.out.reason = "verification failed: made up";
+  return r;
+}
+}  // namespace
+
+TEST(BenchHarness, SpeedupAndOpportunity) {
+  const std::vector<RunRecord> recs{
+      rec(Paradigm::single, 1, {100e-6, 90e-6, 95e-6}),   // median 95 us
+      rec(Paradigm::memcpy, 1, {80e-6, 81e-6, 82e-6}),    // median 81 us: the best single-GPU run
+      rec(Paradigm::infinite, 1, {10e-6, 10e-6, 10e-6}),  // never the baseline
+      rec(Paradigm::memcpy, 4, {40e-6, 40e-6, 40e-6}),
+      rec(Paradigm::cpu_free, 4, {27e-6, 25e-6, 30e-6}),
+      rec(Paradigm::infinite, 4, {20e-6, 20e-6, 20e-6}),
+      rec(Paradigm::gps, 4, {}, RunStatus::failed),
+  };
+  const auto s = summarize(recs);
+  ASSERT_EQ(s.size(), recs.size());
+  EXPECT_DOUBLE_EQ(s[0].median_us, 95);
+  EXPECT_DOUBLE_EQ(s[0].min_us, 90);
+  EXPECT_DOUBLE_EQ(s[0].max_us, 100);
+  ASSERT_TRUE(s[3].speedup.has_value());
+  EXPECT_NEAR(*s[3].speedup, 81.0 / 40.0, 1e-12);
+  EXPECT_NEAR(*s[4].speedup, 81.0 / 27.0, 1e-12);
+  ASSERT_TRUE(s[4].opportunity.has_value());
+  EXPECT_NEAR(*s[4].opportunity, 20.0 / 27.0, 1e-12);
+  EXPECT_NEAR(*s[5].opportunity, 1.0, 1e-12);
+  EXPECT_EQ(s[6].status, RunStatus::failed);
+  EXPECT_FALSE(s[6].speedup.has_value());
+  const RunSummary* best4 = best_at(s, 4);
+  ASSERT_NE(best4, nullptr);
+  EXPECT_EQ(best4->paradigm, Paradigm::cpu_free);
+  EXPECT_EQ(best_at(s, 8), nullptr);
+
+  Problem p;
+  p.n[0] = 4096;
+  p.n[1] = 4096;
+  const std::string t = format_table("jacobi2d", p, s);
+  EXPECT_NE(t.find("jacobi2d 4096x4096"), std::string::npos);
+  EXPECT_NE(t.find("FAILED: verification failed"), std::string::npos);
+  EXPECT_NE(t.find("3.00x"), std::string::npos);  // cpu_free 4 GPUs: 81 / 27
+
+  const auto j = bench_test_json("jacobi2d", "test", p, recs);
+  EXPECT_EQ(j.at("name"), "bench_jacobi2d_4096x4096");
+  EXPECT_EQ(j.at("unit"), "us");
+  EXPECT_EQ(j.at("x"), "gpus");
+  EXPECT_EQ(j.at("status"), "failed");  // one run failed
+  ASSERT_EQ(j.at("failed").size(), 1u);
+  EXPECT_EQ(j.at("failed")[0].at("paradigm"), "gps");
+  // A failed run has no point: series exist for the four paradigms that ran.
+  EXPECT_EQ(j.at("series").size(), 4u);
+  for (const auto& se : j.at("series"))
+    for (const auto& pt : se.at("points")) {
+      EXPECT_FALSE(pt.at("time_s").empty());
+      EXPECT_TRUE(pt.contains("error"));
+    }
+}
+
+TEST(BenchHarness, NoBaselineNoRatios) {
+  const auto s = summarize({rec(Paradigm::memcpy, 2, {50e-6})});
+  EXPECT_FALSE(s[0].speedup.has_value());
+  EXPECT_FALSE(s[0].opportunity.has_value());
+  // An "ok" run without a timed rep is a bug: reported as failed.
+  const auto z = summarize({rec(Paradigm::memcpy, 2, {})});
+  EXPECT_EQ(z[0].status, RunStatus::failed);
+}

@@ -1,0 +1,166 @@
+// `gpsm bench`: run apps across GPUs under each paradigm, verified against the CPU reference,
+// with a table per (app, size) on stdout, progress on stderr and a results document (--json).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/harness/bench_report.hpp"
+#include "commands.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/machine_model.hpp"
+#include "scope/cuda_probe.hpp"
+#include "scope/results.hpp"
+#include "scope/results_file.hpp"
+
+namespace gpsm::cli {
+
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
+  auto* c = app.add_subcommand("bench",
+                               "Run an app across GPUs under each multi-GPU paradigm; per run the time per iteration, "
+                               "speedup, percent of opportunity, bytes between GPUs and the verification error");
+  c->add_option("--app", a.app, "App name or all (see --list)")->capture_default_str();
+  c->add_option("--gpus", a.gpus, "GPU counts to run, comma-separated")->capture_default_str();
+  c->add_option("--paradigm", a.paradigm,
+                "all, or a comma-separated list of: single, memcpy, um, um_hints, rdl, p2p_inline, gps, nvshmem, "
+                "nccl, cpu_free, infinite")
+      ->capture_default_str();
+  c->add_option("--size", a.sizes, "Problem size(s), comma-separated: jacobi2d N or NXxNY")->capture_default_str();
+  c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000)")->capture_default_str();
+  c->add_option("--nccheck", a.nccheck, "jacobi2d: norm every N iterations")->capture_default_str();
+  c->add_option("--reps", a.reps, "Timed repetitions (>= 5 for reported figures)")->capture_default_str();
+  c->add_option("--warmup", a.warmup, "Untimed repetitions first")->capture_default_str();
+  c->add_option("--devices", a.devices, "Comma-separated CUDA device ids to draw GPUs from (default: all)");
+  c->add_option("--json", a.json_path, "Write the results document (schema gpsm.results, tool bench) to FILE");
+  c->add_flag("--list", a.list, "List the apps and the paradigms each implements, then exit");
+  return c;
+}
+
+namespace {
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');)
+    if (!x.empty()) out.push_back(x);
+  return out;
+}
+}  // namespace
+
+int run_bench(const BenchArgs& a, int argc, char** argv) {
+  using namespace gpsm::apps;
+  auto apps = make_apps();
+  if (a.list) {
+    for (const auto& app : apps) {
+      std::string has;
+      for (int i = 0; i < kParadigmCount; ++i)
+        if (app->has(static_cast<Paradigm>(i))) has += std::string(has.empty() ? "" : ", ") + paradigm_name(static_cast<Paradigm>(i));
+      std::cout << fmt::format("{:<10} {}\n           paradigms: {}\n", app->name(), app->description(), has);
+    }
+    return 0;
+  }
+  // Arguments first: bad ones fail on any machine.
+  std::vector<App*> chosen;
+  for (const auto& app : apps)
+    if (a.app == "all" || a.app == app->name()) chosen.push_back(app.get());
+  if (chosen.empty()) throw std::invalid_argument("unknown --app '" + a.app + "' (gpsm bench --list shows the apps)");
+  const auto paradigms = parse_paradigms(a.paradigm);
+  const auto counts = parse_gpu_counts(a.gpus);
+  if (a.reps < 1 || a.warmup < 0 || a.nccheck < 1 || a.iters < 0)
+    throw std::invalid_argument("--reps must be >= 1, --warmup >= 0, --nccheck >= 1, --iters >= 0");
+  const auto sizes = split_commas(a.sizes);
+  if (sizes.empty()) throw std::invalid_argument("--size is empty");
+  std::vector<std::pair<App*, Problem>> problems;
+  for (App* app : chosen)
+    for (const auto& sz : sizes) {
+      Problem p = app->problem(sz, a.iters);
+      p.nccheck = a.nccheck;
+      problems.emplace_back(app, p);
+    }
+  std::vector<int> pool;
+  if (!a.devices.empty()) pool = parse_device_list(a.devices);
+  std::string why;
+  const int ngpu = gpsm::scope::cuda_device_count(&why);
+  if (ngpu == 0) {
+    std::cerr << "gpsm bench: no CUDA GPU on this machine (" << why << "); gpsm bench runs on GPUs.\n";
+    return 2;
+  }
+  if (pool.empty())
+    for (int d = 0; d < ngpu; ++d) pool.push_back(d);
+  for (int d : pool)
+    if (d >= ngpu) throw std::invalid_argument(fmt::format("device {} does not exist (this machine has {} GPUs)", d, ngpu));
+  if (counts.back() > static_cast<int>(pool.size()))
+    throw std::invalid_argument(fmt::format("--gpus asks for {} GPUs; {} available", counts.back(), pool.size()));
+
+  const auto t_start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
+  auto topo = gpsm::scope::discover_topology();
+  nlohmann::json tests = nlohmann::json::array();
+  int failed = 0, total = static_cast<int>(problems.size() * counts.size() * paradigms.size()), done = 0;
+  for (auto& [app, p] : problems) {
+    std::vector<RunRecord> records;
+    for (int g : counts)
+      for (Paradigm par : paradigms) {
+        ++done;
+        RunRequest req;
+        req.paradigm = par;
+        req.devices.assign(pool.begin(), pool.begin() + g);
+        req.problem = p;
+        req.reps = a.reps;
+        req.warmup = a.warmup;
+        const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
+                                             paradigm_name(par), g, g == 1 ? "" : "s");
+        req.progress = [&](const std::string& s) {
+          std::cerr << fmt::format("\r\033[K{}: {} ({:.0f} s)", head, s, elapsed()) << std::flush;
+        };
+        req.progress("setting up");
+        RunRecord rec;
+        rec.paradigm = par;
+        rec.gpus = g;
+        rec.out = app->run(req);
+        if (rec.out.status == RunStatus::failed) {
+          ++failed;
+          std::cerr << fmt::format("\r\033[K{}: FAILED: {}\n", head, rec.out.reason);
+        }
+        records.push_back(std::move(rec));
+      }
+    std::cerr << "\r\033[K";
+    std::cout << format_table(app->name(), p, summarize(records)) << "\n" << std::flush;
+    tests.push_back(bench_test_json(app->name(), app->description(), p, records));
+  }
+  if (!a.json_path.empty()) {
+    scope::RunMeta m;
+    for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);
+    m.created = gpsm::scope::utc_now_iso8601();
+    if (const char* k = std::getenv("GPSM_DEVICE_KIND")) m.device_kind = k;
+    m.hostname = topo.hostname;
+    m.cpu_model = gpsm::scope::cpu_model_name();
+    m.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+    m.duration_s = elapsed();
+    nlohmann::json j = scope::results_document(m, topo, {}, gpsm::model::MachineModel{});
+    j["tool"] = "bench";
+    j.erase("model");
+    j["tests"] = tests;
+    nlohmann::json names = nlohmann::json::array();
+    for (Paradigm par : paradigms) names.push_back(paradigm_name(par));
+    j["options"] = {{"app", a.app},   {"gpus", counts},        {"paradigms", names},   {"sizes", sizes},
+                    {"iters", a.iters}, {"nccheck", a.nccheck}, {"reps", a.reps},       {"warmup", a.warmup},
+                    {"devices", pool}};
+    std::ofstream f(a.json_path);
+    if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
+    f << j.dump(1) << "\n";
+    if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
+    std::cerr << "gpsm bench: wrote " << a.json_path << "\n";
+  }
+  std::cout << fmt::format("gpsm bench: {} run(s), {} failed, in {:.1f} s\n", total, failed, elapsed());
+  return failed ? 1 : 0;
+}
+
+}  // namespace gpsm::cli
