@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# README command 1: the main job. With a GPU: `gpsm scope --quick` (a one-minute characterization
-# of this node, results in gpsm-out/). Without one: says so (the simulator default comes later).
+# README command 1: the main job. With GPUs: `gpsm scope --quick` (a one-minute characterization
+# of this node), then `gpsm bench` (every app on every paradigm it has, on 1, 2, 4... GPUs up to
+# the GPUs present), results and plots in gpsm-out/. Without a GPU: says so (the simulator
+# default comes with `gpsm sim`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh >/dev/null
 [ -x build/bin/gpsm ] || ./scripts/build.sh >/dev/null
 if ./build/bin/gpsm info | grep -q '^GPUs: none'; then
-  echo "gpsm: this machine has no CUDA GPU, so there is nothing for 'gpsm scope' to measure."
-  echo "gpsm: run this command on a GPU node; here you can list the tests with: build/bin/gpsm scope --list"
+  echo "gpsm: this machine has no CUDA GPU, so there is nothing for 'gpsm scope' or 'gpsm bench' to run."
+  echo "gpsm: run this command on a GPU node; here you can list the tests and apps with:"
+  echo "      build/bin/gpsm scope --list; build/bin/gpsm bench --list"
   exit 0
 fi
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 ./build/bin/gpsm scope --quick --out gpsm-out "$@"
-./build/bin/gpsm report gpsm-out/results.json --out gpsm-out/plots || echo "gpsm: plots skipped (matplotlib missing?)"
+ngpu=$(./build/bin/gpsm info | sed -n 's/^GPUs: \([0-9][0-9]*\).*/\1/p')
+counts=1; g=2
+while [ -n "$ngpu" ] && [ "$g" -le "$ngpu" ]; do counts="$counts,$g"; g=$((g * 2)); done
+./build/bin/gpsm bench --app all --gpus "$counts" --json gpsm-out/bench.json
+./build/bin/gpsm report gpsm-out/results.json gpsm-out/bench.json --out gpsm-out/plots ||
+  echo "gpsm: plots skipped (matplotlib missing?)"

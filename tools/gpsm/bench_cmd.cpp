@@ -33,7 +33,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
                 "all, or a comma-separated list of: single, memcpy, um, um_hints, rdl, p2p_inline, gps, nvshmem, "
                 "nccl, cpu_free, infinite")
       ->capture_default_str();
-  c->add_option("--size", a.sizes, "Problem size(s), comma-separated: jacobi2d N or NXxNY")->capture_default_str();
+  c->add_option("--size", a.sizes,
+                "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ "
+                "(default: the app's strong-scaling and large sizes, see --list)");
   c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000)")->capture_default_str();
   c->add_option("--nccheck", a.nccheck, "jacobi2d: norm every N iterations")->capture_default_str();
   c->add_option("--reps", a.reps, "Timed repetitions (>= 5 for reported figures)")->capture_default_str();
@@ -62,7 +64,8 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
       std::string has;
       for (int i = 0; i < kParadigmCount; ++i)
         if (app->has(static_cast<Paradigm>(i))) has += std::string(has.empty() ? "" : ", ") + paradigm_name(static_cast<Paradigm>(i));
-      std::cout << fmt::format("{:<10} {}\n           paradigms: {}\n", app->name(), app->description(), has);
+      std::cout << fmt::format("{:<10} {}\n           paradigms: {}\n           default sizes: {}\n", app->name(),
+                               app->description(), has, app->default_sizes());
     }
     return 0;
   }
@@ -75,15 +78,18 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   const auto counts = parse_gpu_counts(a.gpus);
   if (a.reps < 1 || a.warmup < 0 || a.nccheck < 1 || a.iters < 0)
     throw std::invalid_argument("--reps must be >= 1, --warmup >= 0, --nccheck >= 1, --iters >= 0");
-  const auto sizes = split_commas(a.sizes);
-  if (sizes.empty()) throw std::invalid_argument("--size is empty");
   std::vector<std::pair<App*, Problem>> problems;
-  for (App* app : chosen)
+  std::vector<std::string> sizes_run;
+  for (App* app : chosen) {
+    const auto sizes = split_commas(a.sizes.empty() ? app->default_sizes() : a.sizes);
+    if (sizes.empty()) throw std::invalid_argument(std::string("--size is needed for ") + app->name());
     for (const auto& sz : sizes) {
+      sizes_run.push_back(std::string(app->name()) + ":" + sz);
       Problem p = app->problem(sz, a.iters);
       p.nccheck = a.nccheck;
       problems.emplace_back(app, p);
     }
+  }
   std::vector<int> pool;
   if (!a.devices.empty()) pool = parse_device_list(a.devices);
   std::string why;
@@ -150,7 +156,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     j["tests"] = tests;
     nlohmann::json names = nlohmann::json::array();
     for (Paradigm par : paradigms) names.push_back(paradigm_name(par));
-    j["options"] = {{"app", a.app},   {"gpus", counts},        {"paradigms", names},   {"sizes", sizes},
+    j["options"] = {{"app", a.app},   {"gpus", counts},        {"paradigms", names},   {"sizes", sizes_run},
                     {"iters", a.iters}, {"nccheck", a.nccheck}, {"reps", a.reps},       {"warmup", a.warmup},
                     {"devices", pool}};
     std::ofstream f(a.json_path);

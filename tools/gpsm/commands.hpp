@@ -40,7 +40,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv);
 
 // `gpsm bench` (bench_cmd.cpp).
 struct BenchArgs {
-  std::string app = "jacobi2d", gpus = "1,2,4", paradigm = "all", sizes = "4096", devices, json_path;
+  std::string app = "jacobi2d", gpus = "1,2,4", paradigm = "all", sizes, devices, json_path;  // sizes: app default
   int iters = 0, nccheck = 1, reps = 5, warmup = 1;
   bool list = false;
 };

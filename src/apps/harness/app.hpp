@@ -51,6 +51,9 @@ class App {
   virtual ~App() = default;
   virtual const char* name() const = 0;          // "jacobi2d"
   virtual const char* description() const = 0;   // one line
+  // Sizes run when --size is not given, comma-separated: a strong-scaling size (one GPU takes
+  // tens to hundreds of microseconds per iteration) and a large one.
+  virtual std::string default_sizes() const { return ""; }
   // The problem for a --size string ("4096", "8192x4096", "256x256x512") and --iters (0: default).
   virtual Problem problem(const std::string& size, int iters) const = 0;
   // Paradigms this app has (the rest report `unsupported` with a reason).

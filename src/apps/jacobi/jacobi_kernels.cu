@@ -28,6 +28,16 @@ __device__ __forceinline__ void block_add(float v, float* out) {
   }
 }
 
+__global__ void init_rows_kernel(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison) {
+  const std::int64_t total = nx * rows, stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const std::int64_t r = i / nx, c = i % nx;
+    const bool halo = r == 0 || r == rows - 1;
+    const bool poisoned = (poison == Poison::halo_rows && halo) || (poison == Poison::inner_rows && !halo);
+    buf[i] = (c == 0 || c == nx - 1) ? bcol[r] : (poisoned ? __int_as_float(0x7FC00000) : 0.0f);
+  }
+}
+
 template <bool kNorm>
 __global__ void __launch_bounds__(kBx* kBy) sweep_kernel(Sweep s) {
   const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
@@ -119,6 +129,12 @@ __global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree 
 }
 
 }  // namespace
+
+void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison,
+                      cudaStream_t st) {
+  init_rows_kernel<<<1024, 256, 0, st>>>(buf, bcol, nx, rows, poison);
+  GPSM_CUDA_LAUNCH();
+}
 
 void launch_sweep(const Sweep& s, cudaStream_t st) {
   const dim3 block(kBx, kBy);

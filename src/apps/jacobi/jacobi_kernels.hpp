@@ -10,6 +10,14 @@
 
 namespace gpsm::apps::jacobi {
 
+// Initial rows of a slab (or a whole grid): zero interior, columns 0 and nx-1 from bcol[row]
+// (boundary values computed on the host, as the CPU reference does), and NaN poison in the
+// interior of the halo rows (first and last) or of every other row: rows a paradigm must
+// overwrite before they are read, so a missed transfer shows in the result.
+enum class Poison { none, halo_rows, inner_rows };
+void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison,
+                      cudaStream_t st);
+
 // One rank's sweep over its local rows 1..rows of a (rows + 2) x nx slab (rows 0 and rows + 1
 // are halos). The first computed row is also stored to push_top and the last to push_bottom
 // when those are set (the neighbours' halo rows: peer pointers, or this slab's own halo rows on
