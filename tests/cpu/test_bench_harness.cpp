@@ -2,6 +2,8 @@
 // single-GPU run, percent of opportunity), the table and the results-file entry.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "apps/harness/bench_report.hpp"
@@ -98,7 +100,13 @@ TEST(BenchHarness, SpeedupAndOpportunity) {
     for (const auto& pt : se.at("points")) {
       EXPECT_FALSE(pt.at("time_s").empty());
       EXPECT_TRUE(pt.contains("error"));
+      EXPECT_TRUE(pt.at("verified").get<bool>());
     }
+  // An elided (unchecked) infinite run is timed but not verified.
+  auto elided = rec(Paradigm::infinite, 4, {20e-6});
+  elided.out.tolerance = std::numeric_limits<double>::infinity();
+  const auto je = bench_test_json("jacobi2d", "test", p, {elided});
+  EXPECT_FALSE(je.at("series")[0].at("points")[0].at("verified").get<bool>());
 }
 
 TEST(BenchHarness, NoBaselineNoRatios) {
