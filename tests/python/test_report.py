@@ -192,6 +192,34 @@ def test_overlay(report, tmp):
           "overlay: same device kind told apart by file name", "rc=%d %s" % (rc, se))
 
 
+BENCH = os.path.join(HERE, "..", "fixtures", "results", "bench_jacobi2d_sample.json")
+
+
+def test_bench(report, tmp):
+    """A gpsm bench file (a real 4xH200 run, commit cfefadd7f696): scaling lines and speedup bars;
+    a bench test with a failed run is still drawn, the failure listed in the index."""
+    out = os.path.join(tmp, "bench")
+    rc, so, se = run(report, BENCH, "--out", out)
+    check(rc == 0, "bench: exit 0", se)
+    for f in ["bench_jacobi2d_4096x4096.png", "bench_jacobi2d_4096x4096_speedup.png"]:
+        check(png_ok(os.path.join(out, f)), "bench: %s is a PNG" % f, so + se)
+    doc = json.load(open(BENCH))
+    t = doc["tests"][0]
+    t["status"] = "failed"
+    t["reason"] = "1 run(s) failed"
+    t["failed"] = [{"paradigm": "gps", "gpus": 4, "reason": "verification failed: made up for the test"}]
+    t["series"] = [sr for sr in t["series"] if sr["label"] != "gps"]
+    bad = os.path.join(tmp, "bench_failed.json")
+    write(bad, json.dumps(doc))
+    out2 = os.path.join(tmp, "bench_failed")
+    rc, so, se = run(report, bad, "--out", out2)
+    check(rc == 0, "bench with a failed run: exit 0", se)
+    check(png_ok(os.path.join(out2, "bench_jacobi2d_4096x4096_speedup.png")),
+          "bench with a failed run: still drawn", so + se)
+    idx = open(os.path.join(out2, "index.md")).read()
+    check("failed" in idx, "bench with a failed run: the index says so", idx[-600:])
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_report.py PATH/TO/report.py", file=sys.stderr)
@@ -207,6 +235,7 @@ def main():
         test_filter(report, tmp)
         test_bad_files(report, tmp)
         test_overlay(report, tmp)
+        test_bench(report, tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -590,6 +590,56 @@ def draw_bars(plt, title, rows, unit, groups, runs, out_path):
     finish(plt, fig, ax, runs, out_path)
 
 
+def draw_speedup(plt, name, entries, runs, out_path):
+    """`gpsm bench`: speedup over the best single-GPU run (GPS Fig 8 style): a group of bars per
+    paradigm, one bar per GPU count (per run when comparing files), a line at 1x."""
+    counts, labels = [], []
+    for _run, t in entries:
+        for sr in t["series"]:
+            if sr["label"] not in labels:
+                labels.append(sr["label"])
+            for pt in sr["points"]:
+                if _finite(pt.get("speedup")) and pt["x"] not in counts:
+                    counts.append(pt["x"])
+    counts.sort()
+    keys = [(run, g) for run, _t in entries for g in counts]
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.9 * len(labels) * max(1, len(keys)) * 0.35 + 3), 4.6))
+    cols = colors_for(max(len(keys), 1))
+    width = 0.8 / max(len(keys), 1)
+    top = 1.0
+    for k, (run, g) in enumerate(keys):
+        t = next(t for r, t in entries if r is run)
+        xs, ys, texts = [], [], []
+        for i, lbl in enumerate(labels):
+            sr = next((x for x in t["series"] if x["label"] == lbl), None)
+            pt = next((p for p in (sr["points"] if sr else []) if p["x"] == g and _finite(p.get("speedup"))), None)
+            if pt is None:
+                continue
+            xs.append(i - 0.4 + width * (k + 0.5))
+            ys.append(pt["speedup"])
+            top = max(top, pt["speedup"])
+        tag = "%g GPU%s" % (g, "" if g == 1 else "s")
+        if len(entries) > 1 and run.prefix:
+            tag = "%s: %s" % (run.prefix, tag)
+        ax.bar(xs, ys, width=width * 0.95, color=cols[k], label=tag)
+        for x, y in zip(xs, ys):
+            ax.text(x, y + top * 0.01, "%.2f" % y, ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=9)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("speedup over the best 1-GPU run")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title_of(name + " speedup", entries[0][1].get("description", "")), fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def has_speedups(entries):
+    return any(_finite(pt.get("speedup")) for _r, t in entries for sr in t["series"] for pt in sr["points"])
+
+
 def bar_rows(run, test, with_test_name, group, only_label=None):
     """Rows for draw_bars: one per point with a value, of every series (or of the series
     labelled only_label)."""
@@ -694,8 +744,12 @@ def main(argv=None):
         for t in run.tests:
             if not selected(t):
                 continue
+            # bench tests are drawn even when a run failed (the failed runs have no points and
+            # are listed in the index); other failed tests have no figures at all
+            drawable = t["status"] == "ok" or (t.get("group") == "bench" and t.get("series"))
             if t["status"] != "ok":
                 not_ok.append((run, t))
+            if not drawable:
                 continue
             if t["name"] not in by_name:
                 order.append(t["name"])
@@ -751,6 +805,12 @@ def main(argv=None):
             draw_line(plt, ticker, name, entries, used_runs, path)
         produced.append((fname, [name], entries[0][1].get("description", ""), kind))
         print(path)
+        if entries[0][1].get("group") == "bench" and has_speedups(entries):
+            sname = out_file(name + "_speedup")
+            spath = os.path.join(out, sname)
+            draw_speedup(plt, name, entries, used_runs, spath)
+            produced.append((sname, [name], "speedup over the best single-GPU run", "bars"))
+            print(spath)
 
     if latency_rows:
         fname = "latencies.png"
