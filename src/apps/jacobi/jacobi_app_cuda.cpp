@@ -152,7 +152,7 @@ class JacobiApp final : public App {
   std::map<std::string, JacobiResult> refs_;
 };
 
-// Host-driven paradigms over plain slabs: single, memcpy, p2p_inline, infinite.
+// Host-driven paradigms over plain slabs: single, memcpy, p2p_inline.
 class SlabRun {
  public:
   SlabRun(gps::Context& ctx, const Problem& p, Paradigm par) : ctx_(ctx), p_(p), par_(par), n_(ctx.size()) {
@@ -186,10 +186,8 @@ class SlabRun {
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       for (int b = 0; b < 2; ++b) {
-        // `infinite` never receives its halos: poison there would end the solve at the first norm.
-        const bool poison = b == 1 && !(par_ == Paradigm::infinite && n_ > 1);
         jacobi::launch_init_rows(buf_[r][b]->p, bcol_[r].p, p_.n[0], slabs_[r].local_rows(),
-                                 poison ? jacobi::Poison::halo_rows : jacobi::Poison::none, ctx_.stream(r));
+                                 b == 1 ? jacobi::Poison::halo_rows : jacobi::Poison::none, ctx_.stream(r));
       }
     }
     cur_ = 0;
@@ -206,7 +204,7 @@ class SlabRun {
       for (int r = 0; r < n_; ++r) {
         GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
         cudaStream_t st = ctx_.stream(r);
-        if (iter > 0 && n_ > 1 && par_ != Paradigm::infinite) {  // neighbours' halos of the last iteration
+        if (iter > 0 && n_ > 1) {  // neighbours' halos of the last iteration
           GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top], 0));
           GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom], 0));
         }
@@ -218,7 +216,7 @@ class SlabRun {
         s.rows = slabs_[r].chunk;
         s.norm = calc ? norm_[r].p : nullptr;
         // One GPU keeps its periodic halo by pushing to itself (every paradigm); between GPUs only
-        // p2p_inline pushes, and `infinite` elides the transfers.
+        // p2p_inline pushes.
         if (par_ == Paradigm::p2p_inline || n_ == 1) {
           const int t = slabs_[r].top, b = slabs_[r].bottom;
           s.push_top = buf_[t][1 - cur_]->p + (slabs_[t].chunk + 1) * nx;
@@ -261,7 +259,7 @@ class SlabRun {
 
   // Rows exchanged per iteration: every rank sends its first and last rows to its neighbours.
   double link_bytes_per_iter() const {
-    if (n_ == 1 || par_ == Paradigm::infinite) return 0;
+    if (n_ == 1) return 0;
     const double row = static_cast<double>(par_ == Paradigm::memcpy ? p_.n[0] : p_.n[0] - 2) * sizeof(float);
     return 2.0 * n_ * row;
   }
@@ -441,13 +439,17 @@ class GpsRun {
 };
 
 // cpu_free: one persistent cooperative kernel per GPU for the whole solve (seed 002 ch. 3).
+// elide (the `infinite` bound on more than one GPU): the same kernel, device barrier and norm
+// exchange included, with the halo rows stored to scratch rows on the sending GPU instead of
+// the neighbour: every transfer between GPUs costs nothing, the result is not a result.
 class CpuFreeRun {
  public:
-  CpuFreeRun(gps::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), n_(ctx.size()) {
+  CpuFreeRun(gps::Context& ctx, const Problem& p, bool elide) : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide) {
     slabs_.resize(n_);
     buf_.resize(n_);
     acc_.resize(n_);
     bcol_.resize(n_);
+    scratch_.resize(n_);
     slots_.resize(n_);
     done_.resize(n_);
     for (int r = 0; r < n_; ++r) {
@@ -458,6 +460,7 @@ class CpuFreeRun {
         b->alloc(dev, slabs_[r].local_rows() * p.n[0]);
       }
       upload_boundary(slabs_[r], bcol_[r], dev);
+      if (elide_) scratch_[r].alloc(dev, 2 * p.n[0]);
       acc_[r].alloc(dev, 2);
       slots_[r].alloc(dev, 16);
       done_[r].alloc(dev, 4);
@@ -471,7 +474,7 @@ class CpuFreeRun {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       for (int b = 0; b < 2; ++b)
         jacobi::launch_init_rows(buf_[r][b]->p, bcol_[r].p, p_.n[0], slabs_[r].local_rows(),
-                                 b == 1 ? jacobi::Poison::halo_rows : jacobi::Poison::none, ctx_.stream(r));
+                                 b == 1 && !elide_ ? jacobi::Poison::halo_rows : jacobi::Poison::none, ctx_.stream(r));
       GPSM_CUDA(cudaMemset(acc_[r].p, 0, 2 * sizeof(float)));
       GPSM_CUDA(cudaMemset(slots_[r].p, 0, 16 * sizeof(float)));
       GPSM_CUDA(cudaMemset(done_[r].p, 0, 4 * sizeof(int)));
@@ -486,8 +489,8 @@ class CpuFreeRun {
       const int t = slabs_[r].top, b = slabs_[r].bottom;
       for (int k = 0; k < 2; ++k) {
         c.buf[k] = buf_[r][k]->p;
-        c.top_halo[k] = buf_[t][k]->p + (slabs_[t].chunk + 1) * nx;
-        c.bottom_halo[k] = buf_[b][k]->p;
+        c.top_halo[k] = elide_ ? scratch_[r].p : buf_[t][k]->p + (slabs_[t].chunk + 1) * nx;
+        c.bottom_halo[k] = elide_ ? scratch_[r].p + nx : buf_[b][k]->p;
       }
       c.acc = acc_[r].p;
       for (int g = 0; g < n_; ++g) c.slots[g] = slots_[g].p;
@@ -528,6 +531,7 @@ class CpuFreeRun {
   }
   double link_bytes_per_iter() const {
     if (n_ == 1) return 0;
+    if (elide_) return static_cast<double>(n_) * (n_ - 1) * sizeof(float);  // the norm partials only
     return 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float) + static_cast<double>(n_) * (n_ - 1) * sizeof(float);
   }
 
@@ -538,7 +542,8 @@ class CpuFreeRun {
   int blocks_ = 0;
   std::vector<JacobiSlab> slabs_;
   std::vector<std::array<std::unique_ptr<DevBuf<float>>, 2>> buf_;
-  std::vector<DevBuf<float>> acc_, slots_, bcol_;
+  bool elide_ = false;
+  std::vector<DevBuf<float>> acc_, slots_, bcol_, scratch_;
   std::vector<DevBuf<int>> done_;
   int final_buf_ = 0;
 };
@@ -588,8 +593,8 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
       timed([&] { run.init(); }, [&](bool first) { return run.solve(first); });
       got = run.gather();
       out.link_bytes_per_iter = run.count_link_bytes();
-    } else if (req.paradigm == Paradigm::cpu_free) {
-      CpuFreeRun run(ctx, p);
+    } else if (req.paradigm == Paradigm::cpu_free || req.paradigm == Paradigm::infinite) {
+      CpuFreeRun run(ctx, p, req.paradigm == Paradigm::infinite && n > 1);
       timed([&] { run.init(); }, [&](bool) { return run.solve(); });
       got = run.gather();
       out.link_bytes_per_iter = run.link_bytes_per_iter();
