@@ -170,14 +170,14 @@ class SlabRun {
         b->alloc(dev, slabs_[r].local_rows() * p.n[0]);
       }
       norm_[r].alloc(dev, 1);
-      GPSM_CUDA(cudaEventCreateWithFlags(&ev_[r], cudaEventDisableTiming));
+      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     }
     GPSM_CUDA(cudaMallocHost(&host_norm_, sizeof(float) * n_));
   }
   ~SlabRun() {
     for (int r = 0; r < n_; ++r) {
       cudaSetDevice(ctx_.device(r));
-      cudaEventDestroy(ev_[r]);
+      for (auto& e : ev_[r]) cudaEventDestroy(e);
     }
     cudaFreeHost(host_norm_);
   }
@@ -205,8 +205,8 @@ class SlabRun {
         GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
         cudaStream_t st = ctx_.stream(r);
         if (iter > 0 && n_ > 1) {  // neighbours' halos of the last iteration
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top], 0));
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom], 0));
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top][(iter + 1) & 1], 0));
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom][(iter + 1) & 1], 0));
         }
         if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
         jacobi::Sweep s;
@@ -223,9 +223,9 @@ class SlabRun {
           s.push_bottom = buf_[b][1 - cur_]->p;
         }
         jacobi::launch_sweep(s, st);
-        GPSM_CUDA(cudaEventRecord(ev_[r], st));
+        GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], st));
       }
-      if (par_ == Paradigm::memcpy && n_ > 1) copy_halos();
+      if (par_ == Paradigm::memcpy && n_ > 1) copy_halos(iter);
       if (calc) {
         for (int r = 0; r < n_; ++r) {
           GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
@@ -269,7 +269,7 @@ class SlabRun {
   // copy engine (whole rows, as NVIDIA's copy variants do), in stream order after the sweep.
   // The receiver reads them next iteration after waiting for this rank's event; this rank's
   // next copies overwrite halos the receiver read this iteration, after waiting for its event.
-  void copy_halos() {
+  void copy_halos(int iter) {
     const std::int64_t nx = p_.n[0];
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
@@ -283,7 +283,7 @@ class SlabRun {
     }
     for (int r = 0; r < n_; ++r) {  // the copies are part of this iteration's event
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaEventRecord(ev_[r], ctx_.stream(r)));
+      GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], ctx_.stream(r)));
     }
   }
 
@@ -294,7 +294,10 @@ class SlabRun {
   std::vector<JacobiSlab> slabs_;
   std::vector<std::array<std::unique_ptr<DevBuf<float>>, 2>> buf_;
   std::vector<DevBuf<float>> norm_, bcol_;
-  std::vector<cudaEvent_t> ev_;
+  // Two events per rank, by iteration parity: iteration k waits for the neighbours' iteration
+  // k - 1 (recorded earlier), not for the record of iteration k another rank may have made
+  // moments before in this same host loop (that would run the ranks one after another).
+  std::vector<std::array<cudaEvent_t, 2>> ev_;
   float* host_norm_ = nullptr;
   int cur_ = 0;
 };
@@ -328,13 +331,13 @@ class GpsRun {
     ev_.resize(n_);
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      GPSM_CUDA(cudaEventCreateWithFlags(&ev_[r], cudaEventDisableTiming));
+      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     }
   }
   ~GpsRun() {
     for (int r = 0; r < n_; ++r) {
       cudaSetDevice(ctx_.device(r));
-      cudaEventDestroy(ev_[r]);
+      for (auto& e : ev_[r]) cudaEventDestroy(e);
     }
     cudaFreeHost(host_norm_);
   }
@@ -364,8 +367,8 @@ class GpsRun {
         GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
         cudaStream_t st = ctx_.stream(r);
         if (iter > 0 && n_ > 1) {
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top], 0));
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom], 0));
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top][(iter + 1) & 1], 0));
+          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom][(iter + 1) & 1], 0));
         }
         if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
         jacobi::GpsSweep s;
@@ -377,7 +380,7 @@ class GpsRun {
         s.rows = slabs_[r].chunk;
         s.norm = calc ? norm_[r].p : nullptr;
         jacobi::launch_gps_sweep(s, st);
-        GPSM_CUDA(cudaEventRecord(ev_[r], st));
+        GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], st));
       }
       // Two iterations tracked: each array is read once (the second array's halo reads happen in
       // iteration 1). tracking_stop waits for the sweeps.
@@ -433,7 +436,10 @@ class GpsRun {
   gps::Array<float> arr_[2];
   std::vector<JacobiSlab> slabs_;
   std::vector<DevBuf<float>> norm_, bcol_;
-  std::vector<cudaEvent_t> ev_;
+  // Two events per rank, by iteration parity: iteration k waits for the neighbours' iteration
+  // k - 1 (recorded earlier), not for the record of iteration k another rank may have made
+  // moments before in this same host loop (that would run the ranks one after another).
+  std::vector<std::array<cudaEvent_t, 2>> ev_;
   float* host_norm_ = nullptr;
   int cur_ = 0;
 };
