@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
+#include "apps/harness/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
 #include "apps/stencil3d/stencil3d_kernels.hpp"
@@ -39,27 +40,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-template <class T>
-struct DevBuf {  // device memory that frees itself on its device
-  int dev = -1;
-  T* p = nullptr;
-  DevBuf() = default;
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-  DevBuf(DevBuf&& o) noexcept : dev(o.dev), p(o.p) { o.p = nullptr; }
-  DevBuf& operator=(DevBuf&&) = delete;
-  ~DevBuf() {
-    if (p != nullptr) {
-      cudaSetDevice(dev);
-      cudaFree(p);
-    }
-  }
-  void alloc(int d, std::size_t n) {
-    dev = d;
-    GPSM_CUDA(cudaSetDevice(d));
-    GPSM_CUDA(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
-  }
-};
 
 const char* app_name(Kind k) { return k == Kind::heat ? "heat3d" : "wave3d"; }
 int dim_of(Axis a) { return static_cast<int>(a); }
