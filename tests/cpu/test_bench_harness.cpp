@@ -109,6 +109,18 @@ TEST(BenchHarness, SpeedupAndOpportunity) {
   EXPECT_FALSE(je.at("series")[0].at("points")[0].at("verified").get<bool>());
 }
 
+TEST(BenchHarness, UnknownLinkBytesShowAsUnknown) {
+  auto r = rec(Paradigm::um, 2, {50e-6});
+  r.out.link_bytes_per_iter = -1;
+  Problem p;
+  p.n[0] = p.n[1] = 64;
+  const auto s = summarize({r});
+  const std::string t = format_table("jacobi2d", p, s);
+  EXPECT_NE(t.find(" ? "), std::string::npos) << t;
+  const auto j = bench_test_json("jacobi2d", "test", p, {r});
+  EXPECT_FALSE(j.at("series")[0].at("points")[0].contains("link_bytes_per_iter"));
+}
+
 TEST(BenchHarness, NoBaselineNoRatios) {
   const auto s = summarize({rec(Paradigm::memcpy, 2, {50e-6})});
   EXPECT_FALSE(s[0].speedup.has_value());

@@ -34,7 +34,7 @@ struct RunOutcome {
   int iterations = 0;                 // iterations each rep ran
   double error = 0;                   // max relative error of the last timed rep vs the CPU reference
   double tolerance = 0;               // the bound the error was checked against
-  double link_bytes_per_iter = 0;     // bytes between GPUs per iteration (halos, norms), computed
+  double link_bytes_per_iter = 0;     // bytes between GPUs per iteration (halos, norms); < 0: not known
   std::string timing;                 // what the time covers
 };
 

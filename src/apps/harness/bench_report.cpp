@@ -73,7 +73,8 @@ const RunSummary* best_at(const std::vector<RunSummary>& s, int gpus) {
 
 namespace {
 std::string bytes_text(double b) {
-  if (b <= 0) return "0";
+  if (b < 0) return "?";  // not known (e.g. page migrations)
+  if (b == 0) return "0";
   if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
   if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
   if (b >= 1e3) return fmt::format("{:.1f} kB", b / 1e3);
@@ -148,7 +149,7 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
     pt["iterations"] = sum[i].iterations;
     pt["error"] = sum[i].error;
     pt["tolerance"] = sum[i].tolerance;
-    pt["link_bytes_per_iter"] = sum[i].link_bytes_per_iter;
+    if (sum[i].link_bytes_per_iter >= 0) pt["link_bytes_per_iter"] = sum[i].link_bytes_per_iter;
     if (sum[i].speedup) pt["speedup"] = *sum[i].speedup;
     if (sum[i].opportunity) pt["opportunity"] = *sum[i].opportunity;
   }

@@ -33,7 +33,8 @@ __global__ void init_rows_kernel(float* buf, const float* bcol, std::int64_t nx,
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const std::int64_t r = i / nx, c = i % nx;
     const bool halo = r == 0 || r == rows - 1;
-    const bool poisoned = (poison == Poison::halo_rows && halo) || (poison == Poison::inner_rows && !halo);
+    const bool poisoned = poison == Poison::all_rows || (poison == Poison::halo_rows && halo) ||
+                          (poison == Poison::inner_rows && !halo);
     buf[i] = (c == 0 || c == nx - 1) ? bcol[r] : (poisoned ? __int_as_float(0x7FC00000) : 0.0f);
   }
 }
@@ -45,10 +46,30 @@ __global__ void __launch_bounds__(kBx* kBy) sweep_kernel(Sweep s) {
   float d2 = 0;
   if (ix < s.nx - 1 && iy <= s.rows) {
     const std::int64_t i = iy * s.nx + ix;
-    const float v = jacobi_point(s.a[i + 1], s.a[i - 1], s.a[i + s.nx], s.a[i - s.nx]);
+    const float south = (iy == s.rows && s.south != nullptr) ? s.south[ix] : s.a[i + s.nx];
+    const float north = (iy == 1 && s.north != nullptr) ? s.north[ix] : s.a[i - s.nx];
+    const float v = jacobi_point(s.a[i + 1], s.a[i - 1], south, north);
     s.a_new[i] = v;
     if (iy == 1 && s.push_top != nullptr) s.push_top[ix] = v;
     if (iy == s.rows && s.push_bottom != nullptr) s.push_bottom[ix] = v;
+    if (kNorm) {
+      const float d = v - s.a[i];
+      d2 = d * d;
+    }
+  }
+  if (kNorm) block_add(d2, s.norm);
+}
+
+template <bool kNorm>
+__global__ void __launch_bounds__(kBx* kBy) grid_sweep_kernel(GridSweep s) {
+  const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
+  const std::int64_t iy = s.first_row + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
+  float d2 = 0;
+  if (ix < s.nx - 1 && iy < s.first_row + s.rows) {
+    const std::int64_t north = iy == 1 ? s.ny - 2 : iy - 1, south = iy == s.ny - 2 ? 1 : iy + 1;
+    const std::int64_t i = iy * s.nx + ix;
+    const float v = jacobi_point(s.a[i + 1], s.a[i - 1], s.a[south * s.nx + ix], s.a[north * s.nx + ix]);
+    s.a_new[i] = v;
     if (kNorm) {
       const float d = v - s.a[i];
       d2 = d * d;
@@ -143,6 +164,16 @@ void launch_sweep(const Sweep& s, cudaStream_t st) {
     sweep_kernel<true><<<grid, block, 0, st>>>(s);
   else
     sweep_kernel<false><<<grid, block, 0, st>>>(s);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_grid_sweep(const GridSweep& s, cudaStream_t st) {
+  const dim3 block(kBx, kBy);
+  const dim3 grid(static_cast<unsigned>((s.nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((s.rows + kBy - 1) / kBy));
+  if (s.norm != nullptr)
+    grid_sweep_kernel<true><<<grid, block, 0, st>>>(s);
+  else
+    grid_sweep_kernel<false><<<grid, block, 0, st>>>(s);
   GPSM_CUDA_LAUNCH();
 }
 

@@ -14,7 +14,7 @@ namespace gpsm::apps::jacobi {
 // (boundary values computed on the host, as the CPU reference does), and NaN poison in the
 // interior of the halo rows (first and last) or of every other row: rows a paradigm must
 // overwrite before they are read, so a missed transfer shows in the result.
-enum class Poison { none, halo_rows, inner_rows };
+enum class Poison { none, halo_rows, inner_rows, all_rows };
 void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison,
                       cudaStream_t st);
 
@@ -22,15 +22,30 @@ void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64
 // are halos). The first computed row is also stored to push_top and the last to push_bottom
 // when those are set (the neighbours' halo rows: peer pointers, or this slab's own halo rows on
 // one GPU). norm != nullptr: adds sum (a_new - a)^2 over the computed cells to *norm.
+// north / south (rdl): when set, row 1 reads its northern neighbour row from `north` and row
+// `rows` its southern one from `south` (peer pointers to the neighbours' edge rows: remote
+// demand loads) instead of this slab's halo rows.
 struct Sweep {
   float* a_new = nullptr;
   const float* a = nullptr;
   std::int64_t nx = 0, rows = 0;
   float* push_top = nullptr;
   float* push_bottom = nullptr;
+  const float* north = nullptr;
+  const float* south = nullptr;
   float* norm = nullptr;
 };
 void launch_sweep(const Sweep& s, cudaStream_t st);
+
+// The sweep on plain pointers to the whole ny x nx grid (managed memory for um / um_hints): rank
+// computes global rows [first_row, first_row + rows), periodic halo by index wrap as GpsSweep.
+struct GridSweep {
+  float* a_new = nullptr;
+  const float* a = nullptr;
+  std::int64_t nx = 0, ny = 0, first_row = 0, rows = 0;
+  float* norm = nullptr;
+};
+void launch_grid_sweep(const GridSweep& s, cudaStream_t st);
 
 // The same sweep on GPS arrays holding the whole ny x nx grid (every rank's view): rank computes
 // global rows [first_row, first_row + rows); the periodic halo is index wrap (row 1's north is

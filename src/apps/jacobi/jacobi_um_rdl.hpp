@@ -1,0 +1,40 @@
+#pragma once
+// Jacobi 2D on Unified Memory (um, um_hints) and on remote demand loads (rdl): the runs that
+// jacobi_app_cuda.cpp drives like its other host-loop paradigms.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/harness/app.hpp"
+#include "gpsm/gps/context.hpp"
+
+namespace gpsm::apps::jacobi {
+
+struct LoopTiming {
+  double seconds = 0;  // host wall clock of the solve loop
+  int iterations = 0;
+  double norm = 0;
+};
+
+class HostLoopRun {
+ public:
+  virtual ~HostLoopRun() = default;
+  virtual void init() = 0;                     // initial grid (setup, untimed)
+  virtual LoopTiming solve() = 0;              // the timed loop
+  virtual std::vector<float> gather() = 0;     // ny x nx, interior rows filled
+  virtual double link_bytes_per_iter() const = 0;  // < 0: not known (page migrations)
+  // Empty when the run's set-up is as asked (um_hints: every hint read back), else why not.
+  virtual std::string check() const { return ""; }
+};
+
+// um: the grid in two managed allocations, each GPU initializes (first-touches) its own rows and
+// sweeps them; halo rows fault and migrate on demand. hints: preferred location of each GPU's rows
+// on it, accessed-by for the neighbours on its edge rows, prefetch before each solve; the hints
+// are read back with cudaMemRangeGetAttribute (check() names the first one that did not stick).
+std::unique_ptr<HostLoopRun> make_um_run(gps::Context& ctx, const Problem& p, bool hints);
+
+// rdl: per-GPU slabs without halo exchange: the sweep loads the neighbours' edge rows from their
+// memory through peer pointers as it needs them (GPU-SM's remote demand loads).
+std::unique_ptr<HostLoopRun> make_rdl_run(gps::Context& ctx, const Problem& p);
+
+}  // namespace gpsm::apps::jacobi
