@@ -38,6 +38,24 @@ if [ ! -f .deps/nvml/include/nvml.h ]; then
     unzip -q -o -j .deps/wheels/nvidia_nvml_dev-*.whl '*/include/nvml.h' -d .deps/nvml/include
   fi
 fi
+# NCCL (the `nccl` paradigm of gpsm bench): headers and libnccl.so.2 from the PyPI wheel
+# nvidia-nccl-cu13, so gpsm links it with no GPU and no system NCCL. Optional: without it gpsm
+# builds and reports nccl unsupported. libnccl.so.2 is ~330 MB, too large to carry to the GPU
+# machine, so it is kept in .deps-nccl, outside .deps: there src/CMakeLists.txt finds python3's
+# nvidia/nccl instead.
+if [ ! -f .deps-nccl/include/nccl.h ] || [ ! -f .deps-nccl/lib/libnccl.so.2 ]; then
+  rm -rf .deps-nccl .deps-nccl.tmp
+  if "$py" -m pip download -q --no-deps -d .deps/wheels nvidia-nccl-cu13; then
+    whl=$(ls .deps/wheels/nvidia_nccl_cu13-*.whl | sort -V | tail -1)
+    unzip -q -o "$whl" 'nvidia/nccl/include/*' 'nvidia/nccl/lib/libnccl.so*' '*/License.txt' -d .deps-nccl.tmp
+    mkdir -p .deps-nccl
+    mv .deps-nccl.tmp/nvidia/nccl/include .deps-nccl.tmp/nvidia/nccl/lib .deps-nccl/
+    cp .deps-nccl.tmp/*.dist-info/licenses/License.txt .deps-nccl/ 2>/dev/null || true
+    rm -rf .deps-nccl.tmp .deps/wheels/nvidia_nccl_cu13-*.whl  # 300 MB; .deps-nccl is the copy kept
+  else
+    echo "setup: could not download nvidia-nccl-cu13: gpsm builds without NCCL (nccl paradigm unsupported)" >&2
+  fi
+fi
 # Header-only libraries, staged so the GPU machine (no registry) builds the same code.
 [ -d .deps/cli11/include/CLI ] || cp -r /usr/include/CLI .deps/cli11/include/
 [ -d .deps/json/include/nlohmann ] || cp -r /usr/include/nlohmann .deps/json/include/

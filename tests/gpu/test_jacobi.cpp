@@ -44,8 +44,8 @@ TEST(JacobiGpu, EveryParadigmMatchesTheCpuReference) {
   if (all >= 2) counts.push_back(2);
   if (all > 2) counts.push_back(all);
   for (int g : counts)
-    for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free,
-                         Paradigm::infinite}) {
+    for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::um, Paradigm::um_hints, Paradigm::rdl,
+                         Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free, Paradigm::infinite}) {
       if (par == Paradigm::single && g != 1) continue;
       SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
       const RunOutcome o = run(*app, par, g, p);
@@ -68,7 +68,8 @@ TEST(JacobiGpu, ToleranceStopsEveryParadigmWhereTheReferenceStops) {
   Problem p = app->problem("64x40", 500);
   p.tol = 0.05f;  // reached after a few dozen iterations
   const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));
-  for (Paradigm par : {Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free}) {
+  for (Paradigm par : {Paradigm::memcpy, Paradigm::um, Paradigm::rdl, Paradigm::p2p_inline, Paradigm::gps,
+                       Paradigm::cpu_free}) {
     SCOPED_TRACE(paradigm_name(par));
     const RunOutcome o = run(*app, par, g, p);
     ASSERT_EQ(o.status, RunStatus::ok) << o.reason;  // includes: same iteration count as the reference
@@ -77,10 +78,39 @@ TEST(JacobiGpu, ToleranceStopsEveryParadigmWhereTheReferenceStops) {
   }
 }
 
+// NCCL send/recv halos and allreduce norm (one process, every GPU); one GPU runs without NCCL.
+TEST(JacobiGpu, NcclMatchesTheCpuReference) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = jacobi();
+  ASSERT_NE(app, nullptr);
+  if (!app->has(Paradigm::nccl)) {
+    const RunOutcome o = run(*app, Paradigm::nccl, 1, app->problem("64", 5));
+    EXPECT_EQ(o.status, RunStatus::unsupported);
+    GTEST_SKIP() << "gpsm built without NCCL (" << o.reason << ")";
+  }
+  Problem p = app->problem("200x131", 40);
+  p.nccheck = 3;
+  const int all = static_cast<int>(gpstest::all_devices().size());
+  std::vector<int> counts{1};
+  if (all >= 2) counts.push_back(2);
+  if (all > 2) counts.push_back(all);
+  for (int g : counts) {
+    SCOPED_TRACE("nccl on " + std::to_string(g) + " GPUs");
+    const RunOutcome o = run(*app, Paradigm::nccl, g, p);
+    ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+    EXPECT_EQ(o.iterations, 40);
+    ASSERT_EQ(o.sec_per_iter.size(), 1u);
+    EXPECT_GT(o.sec_per_iter[0], 0.0);
+    EXPECT_LE(o.error, 1e-6);
+    if (g == 1) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
+    else EXPECT_GE(o.link_bytes_per_iter, 2.0 * g * 200 * sizeof(float));
+  }
+}
+
 TEST(JacobiGpu, UnimplementedParadigmsSaySo) {
   GPSM_REQUIRE_GPUS(1);
   auto app = jacobi();
-  const RunOutcome o = run(*app, Paradigm::nccl, 1, app->problem("64", 5));
+  const RunOutcome o = run(*app, Paradigm::nvshmem, 1, app->problem("64", 5));
   EXPECT_EQ(o.status, RunStatus::unsupported);
-  EXPECT_NE(o.reason.find("nccl"), std::string::npos);
+  EXPECT_NE(o.reason.find("nvshmem"), std::string::npos);
 }

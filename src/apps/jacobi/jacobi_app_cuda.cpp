@@ -20,6 +20,8 @@
 #include "apps/harness/app.hpp"
 #include "apps/harness/dev_buf.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
+#include "apps/jacobi/jacobi_nccl.hpp"
+#include "apps/jacobi/jacobi_um_rdl.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
 #include "apps/stencil/stencil_math.hpp"
@@ -107,6 +109,12 @@ class JacobiApp final : public App {
       case Paradigm::cpu_free:
       case Paradigm::infinite:
         return true;
+      case Paradigm::um:
+      case Paradigm::um_hints:
+      case Paradigm::rdl:
+        return true;
+      case Paradigm::nccl:
+        return jacobi::nccl_built();
       default:
         return false;
     }
@@ -538,6 +546,11 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
   RunOutcome out;
   const Problem& p = req.problem;
   const int n = static_cast<int>(req.devices.size());
+  if (req.paradigm == Paradigm::nccl && !jacobi::nccl_built()) {
+    out.status = RunStatus::unsupported;
+    out.reason = jacobi::kNcclMissing;
+    return out;
+  }
   if (!has(req.paradigm)) {
     out.status = RunStatus::unsupported;
     out.reason = std::string("the ") + paradigm_name(req.paradigm) + " paradigm is not implemented for jacobi2d yet";
@@ -585,6 +598,19 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
       got = run.gather();
       out.link_bytes_per_iter = run.link_bytes_per_iter();
       out.timing = "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations";
+    } else if (req.paradigm == Paradigm::nccl || req.paradigm == Paradigm::um ||
+               req.paradigm == Paradigm::um_hints || req.paradigm == Paradigm::rdl) {
+      std::unique_ptr<jacobi::HostLoopRun> run =
+          req.paradigm == Paradigm::nccl  ? jacobi::make_nccl_run(ctx, p)
+          : req.paradigm == Paradigm::rdl ? jacobi::make_rdl_run(ctx, p)
+                                          : jacobi::make_um_run(ctx, p, req.paradigm == Paradigm::um_hints);
+      if (const std::string why = run->check(); !why.empty()) throw gpsm::Error("gpsm: " + why);
+      timed([&] { run->init(); }, [&](bool) {
+        const jacobi::LoopTiming t = run->solve();
+        return Timing{t.seconds, t.iterations, t.norm};
+      });
+      got = run->gather();
+      out.link_bytes_per_iter = run->link_bytes_per_iter();
     } else {
       SlabRun run(ctx, p, req.paradigm);
       timed([&] { run.init(); }, [&](bool) { return run.solve(); });

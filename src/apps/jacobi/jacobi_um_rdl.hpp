@@ -6,26 +6,10 @@
 #include <vector>
 
 #include "apps/harness/app.hpp"
+#include "apps/jacobi/jacobi_host_loop.hpp"
 #include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::jacobi {
-
-struct LoopTiming {
-  double seconds = 0;  // host wall clock of the solve loop
-  int iterations = 0;
-  double norm = 0;
-};
-
-class HostLoopRun {
- public:
-  virtual ~HostLoopRun() = default;
-  virtual void init() = 0;                     // initial grid (setup, untimed)
-  virtual LoopTiming solve() = 0;              // the timed loop
-  virtual std::vector<float> gather() = 0;     // ny x nx, interior rows filled
-  virtual double link_bytes_per_iter() const = 0;  // < 0: not known (page migrations)
-  // Empty when the run's set-up is as asked (um_hints: every hint read back), else why not.
-  virtual std::string check() const { return ""; }
-};
 
 // um: the grid in two managed allocations, each GPU initializes (first-touches) its own rows and
 // sweeps them; halo rows fault and migrate on demand. hints: preferred location of each GPU's rows

@@ -1,0 +1,25 @@
+#pragma once
+// Jacobi 2D on NCCL (`gpsm bench --paradigm nccl`): NVIDIA multi-gpu-programming-models' "nccl"
+// variant in one process over every GPU of the run: per iteration a sweep on each rank's stream,
+// then the halo rows by ncclSend/ncclRecv in one group, and the norm (every nccheck iterations)
+// by ncclAllReduce. jacobi_app_cuda.cpp drives it like its other host-loop paradigms.
+#include <memory>
+#include <vector>
+
+#include "apps/harness/app.hpp"
+#include "apps/jacobi/jacobi_host_loop.hpp"
+#include "gpsm/gps/context.hpp"
+
+namespace gpsm::apps::jacobi {
+
+// Whether this gpsm was built with NCCL (src/CMakeLists.txt: GPSM_HAVE_NCCL).
+bool nccl_built();
+// Why the paradigm is unsupported in a build without NCCL.
+constexpr const char* kNcclMissing = "built without NCCL (run scripts/setup.sh)";
+
+// Allocates the slabs and creates the communicators (ncclCommInitAll over the context's
+// devices, rank r on ctx.device(r); none on one GPU). Throws gpsm::Error when a CUDA or NCCL call
+// fails, or when gpsm was built without NCCL.
+std::unique_ptr<HostLoopRun> make_nccl_run(gps::Context& ctx, const Problem& p);
+
+}  // namespace gpsm::apps::jacobi
