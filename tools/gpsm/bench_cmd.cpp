@@ -36,6 +36,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--size", a.sizes,
                 "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ "
                 "(default: the app's strong-scaling and large sizes, see --list)");
+  c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z)")->capture_default_str();
   c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000)")->capture_default_str();
   c->add_option("--nccheck", a.nccheck, "jacobi2d: norm every N iterations")->capture_default_str();
   c->add_option("--reps", a.reps, "Timed repetitions (>= 5 for reported figures)")->capture_default_str();
@@ -78,6 +79,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   const auto counts = parse_gpu_counts(a.gpus);
   if (a.reps < 1 || a.warmup < 0 || a.nccheck < 1 || a.iters < 0)
     throw std::invalid_argument("--reps must be >= 1, --warmup >= 0, --nccheck >= 1, --iters >= 0");
+  const Axis axis = parse_axis(a.axis);
   std::vector<std::pair<App*, Problem>> problems;
   std::vector<std::string> sizes_run;
   for (App* app : chosen) {
@@ -87,6 +89,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
       sizes_run.push_back(std::string(app->name()) + ":" + sz);
       Problem p = app->problem(sz, a.iters);
       p.nccheck = a.nccheck;
+      p.axis = axis;
       problems.emplace_back(app, p);
     }
   }
@@ -157,7 +160,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     nlohmann::json names = nlohmann::json::array();
     for (Paradigm par : paradigms) names.push_back(paradigm_name(par));
     j["options"] = {{"app", a.app},   {"gpus", counts},        {"paradigms", names},   {"sizes", sizes_run},
-                    {"iters", a.iters}, {"nccheck", a.nccheck}, {"reps", a.reps},       {"warmup", a.warmup},
+                    {"iters", a.iters}, {"nccheck", a.nccheck}, {"axis", a.axis}, {"reps", a.reps},       {"warmup", a.warmup},
                     {"devices", pool}};
     std::ofstream f(a.json_path);
     if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);

@@ -41,6 +41,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv);
 // `gpsm bench` (bench_cmd.cpp).
 struct BenchArgs {
   std::string app = "jacobi2d", gpus = "1,2,4", paradigm = "all", sizes, devices, json_path;  // sizes: app default
+  std::string axis = "z";  // 3D apps: the decomposed axis
   int iters = 0, nccheck = 1, reps = 5, warmup = 1;
   bool list = false;
 };

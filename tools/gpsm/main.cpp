@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
     if (*publish) return gpsm::cli::run_publish(pa, argc, argv);
     if (*bench) return gpsm::cli::run_bench(ba, argc, argv);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "gpsm: " << e.what() << "\n";
+    const std::string what = e.what();  // library messages may carry the prefix already
+    std::cerr << (what.rfind("gpsm: ", 0) == 0 ? "" : "gpsm: ") << what << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << e.what() << "\n";
