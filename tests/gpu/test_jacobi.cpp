@@ -6,29 +6,14 @@
 #include <algorithm>
 #include <string>
 
-#include "apps/harness/app.hpp"
-#include "gps_test_util.hpp"
+#include "app_test_util.hpp"
 
 using namespace gpsm::apps;
 
 namespace {
 
-std::unique_ptr<App> jacobi() {
-  for (auto& a : make_apps())
-    if (std::string(a->name()) == "jacobi2d") return std::move(a);
-  return nullptr;
-}
-
-RunOutcome run(App& app, Paradigm p, int gpus, const Problem& prob) {
-  RunRequest r;
-  r.paradigm = p;
-  r.devices = gpstest::all_devices();
-  r.devices.resize(static_cast<std::size_t>(gpus));
-  r.problem = prob;
-  r.reps = 1;
-  r.warmup = 1;
-  return app.run(r);
-}
+std::unique_ptr<App> jacobi() { return apptest::app_named("jacobi2d"); }
+using apptest::run;
 
 }  // namespace
 
@@ -39,10 +24,7 @@ TEST(JacobiGpu, EveryParadigmMatchesTheCpuReference) {
   // Uneven split (interior rows not a multiple of the GPU count) and a norm every 3 iterations.
   Problem p = app->problem("200x131", 40);
   p.nccheck = 3;
-  const int all = static_cast<int>(gpstest::all_devices().size());
-  std::vector<int> counts{1};
-  if (all >= 2) counts.push_back(2);
-  if (all > 2) counts.push_back(all);
+  const std::vector<int> counts = apptest::gpu_counts();
   for (int g : counts)
     for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::um, Paradigm::um_hints, Paradigm::rdl,
                          Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free, Paradigm::infinite}) {
@@ -90,10 +72,7 @@ TEST(JacobiGpu, NcclMatchesTheCpuReference) {
   }
   Problem p = app->problem("200x131", 40);
   p.nccheck = 3;
-  const int all = static_cast<int>(gpstest::all_devices().size());
-  std::vector<int> counts{1};
-  if (all >= 2) counts.push_back(2);
-  if (all > 2) counts.push_back(all);
+  const std::vector<int> counts = apptest::gpu_counts();
   for (int g : counts) {
     SCOPED_TRACE("nccl on " + std::to_string(g) + " GPUs");
     const RunOutcome o = run(*app, Paradigm::nccl, g, p);

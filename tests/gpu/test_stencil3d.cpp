@@ -8,36 +8,15 @@
 #include <vector>
 
 #include "apps/harness/app.hpp"
-#include "gps_test_util.hpp"
+#include "app_test_util.hpp"
 
 using namespace gpsm::apps;
 
 namespace {
 
-std::unique_ptr<App> app_named(const std::string& name) {
-  for (auto& a : make_apps())
-    if (a->name() == name) return std::move(a);
-  return nullptr;
-}
-
-RunOutcome run(App& app, Paradigm p, int gpus, const Problem& prob) {
-  RunRequest r;
-  r.paradigm = p;
-  r.devices = gpstest::all_devices();
-  r.devices.resize(static_cast<std::size_t>(gpus));
-  r.problem = prob;
-  r.reps = 1;
-  r.warmup = 1;
-  return app.run(r);
-}
-
-std::vector<int> gpu_counts() {
-  const int all = static_cast<int>(gpstest::all_devices().size());
-  std::vector<int> counts{1};
-  if (all >= 2) counts.push_back(2);
-  if (all > 2) counts.push_back(all);
-  return counts;
-}
+using apptest::app_named;
+using apptest::gpu_counts;
+using apptest::run;
 
 // Every paradigm, GPU count and axis of `size`, 7 iterations. The extents are odd, distinct and
 // small: the interior along every axis is odd, so two or more GPUs own unequal plane counts, and

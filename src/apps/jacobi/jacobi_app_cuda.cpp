@@ -20,6 +20,7 @@
 #include "apps/harness/app.hpp"
 #include "apps/harness/dev_buf.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
+#include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
 #include "apps/jacobi/jacobi_um_rdl.hpp"
 #include "apps/stencil/decomp.hpp"
@@ -36,42 +37,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-
-// Boundary values of every local row of a slab (halo rows included), from the global row each
-// stands for, uploaded once per run to `dst` on the slab's device.
-void upload_boundary(const JacobiSlab& s, DevBuf<float>& dst, int device) {
-  std::vector<float> col(static_cast<std::size_t>(s.local_rows()));
-  for (std::int64_t lr = 0; lr < s.local_rows(); ++lr) col[lr] = jacobi_boundary(s.global_row(lr), s.ny);
-  dst.alloc(device, col.size());
-  GPSM_CUDA(cudaMemcpy(dst.p, col.data(), col.size() * sizeof(float), cudaMemcpyHostToDevice));
-}
-
-// The whole grid's boundary column (rows 0 .. ny-1), for GPS arrays that hold the whole grid.
-void upload_boundary(std::int64_t ny, DevBuf<float>& dst, int device) {
-  std::vector<float> col(static_cast<std::size_t>(ny));
-  for (std::int64_t iy = 0; iy < ny; ++iy) col[iy] = jacobi_boundary(iy, ny);
-  dst.alloc(device, col.size());
-  GPSM_CUDA(cudaMemcpy(dst.p, col.data(), col.size() * sizeof(float), cudaMemcpyHostToDevice));
-}
-
 // Largest relative difference over the interior rows (1 .. ny-2, every column): halo rows hold
 // copies, whose boundary columns differ by design between paradigms.
 double interior_error(const std::vector<float>& got, const std::vector<float>& ref, std::int64_t nx, std::int64_t ny) {
   if (got.size() != ref.size()) throw gpsm::Error("gpsm: jacobi2d: gathered grid and reference differ in size");
-  double worst = 0, scale = 1;
-  for (std::int64_t i = nx; i < (ny - 1) * nx; ++i) scale = std::max(scale, static_cast<double>(std::fabs(ref[i])));
-  for (std::int64_t i = nx; i < (ny - 1) * nx; ++i) {
-    const double d = std::fabs(static_cast<double>(got[i]) - static_cast<double>(ref[i]));
-    if (!(d <= worst)) worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;  // NaN never passes
-  }
-  return worst / scale;
+  return max_rel_error(got.data() + nx, ref.data() + nx, static_cast<std::size_t>((ny - 2) * nx));
 }
-
-struct Timing {
-  double seconds = 0;
-  int iterations = 0;
-  double norm = 0;
-};
 
 class JacobiApp final : public App {
  public:
@@ -108,7 +79,6 @@ class JacobiApp final : public App {
       case Paradigm::gps:
       case Paradigm::cpu_free:
       case Paradigm::infinite:
-        return true;
       case Paradigm::um:
       case Paradigm::um_hints:
       case Paradigm::rdl:
@@ -140,162 +110,73 @@ class JacobiApp final : public App {
   std::map<std::string, JacobiResult> refs_;
 };
 
+using jacobi::LoopTiming;
+using jacobi::Poison;
+using jacobi::Slabs;
+
 // Host-driven paradigms over plain slabs: single, memcpy, p2p_inline.
-class SlabRun {
+class SlabRun final : public jacobi::HostLoop {
  public:
-  SlabRun(gps::Context& ctx, const Problem& p, Paradigm par) : ctx_(ctx), p_(p), par_(par), n_(ctx.size()) {
-    slabs_.resize(n_);
-    buf_.resize(n_);
-    norm_.resize(n_);
-    bcol_.resize(n_);
-    ev_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      slabs_[r] = jacobi_slab(p.n[0], p.n[1], n_, r);
-      const int dev = ctx.device(r);
-      upload_boundary(slabs_[r], bcol_[r], dev);
-      for (auto& b : buf_[r]) {
-        b = std::make_unique<DevBuf<float>>();
-        b->alloc(dev, slabs_[r].local_rows() * p.n[0]);
-      }
-      norm_[r].alloc(dev, 1);
-      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    }
-    GPSM_CUDA(cudaMallocHost(&host_norm_, sizeof(float) * n_));
-  }
-  ~SlabRun() {
-    for (int r = 0; r < n_; ++r) {
-      cudaSetDevice(ctx_.device(r));
-      for (auto& e : ev_[r]) cudaEventDestroy(e);
-    }
-    cudaFreeHost(host_norm_);
-  }
-
-  void init() {
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      for (int b = 0; b < 2; ++b) {
-        jacobi::launch_init_rows(buf_[r][b]->p, bcol_[r].p, p_.n[0], slabs_[r].local_rows(),
-                                 b == 1 ? jacobi::Poison::halo_rows : jacobi::Poison::none, ctx_.stream(r));
-      }
-    }
+  SlabRun(gps::Context& ctx, const Problem& p, Paradigm par) : HostLoop(ctx, p), par_(par), s_(ctx, p) {}
+  void init() override {
+    s_.init(Poison::none, Poison::halo_rows);
     cur_ = 0;
-    ctx_.synchronize();
   }
-
-  Timing solve() {
-    const std::int64_t nx = p_.n[0];
-    double norm = 1.0;
-    int iter = 0;
-    const auto t0 = Clock::now();
-    while (norm > p_.tol && iter < p_.iters) {
-      const bool calc = iter % p_.nccheck == 0;
-      for (int r = 0; r < n_; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        cudaStream_t st = ctx_.stream(r);
-        if (iter > 0 && n_ > 1) {  // neighbours' halos of the last iteration
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top][(iter + 1) & 1], 0));
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom][(iter + 1) & 1], 0));
-        }
-        if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
-        jacobi::Sweep s;
-        s.a = buf_[r][cur_]->p;
-        s.a_new = buf_[r][1 - cur_]->p;
-        s.nx = nx;
-        s.rows = slabs_[r].chunk;
-        s.norm = calc ? norm_[r].p : nullptr;
-        // One GPU keeps its periodic halo by pushing to itself (every paradigm); between GPUs only
-        // p2p_inline pushes.
-        if (par_ == Paradigm::p2p_inline || n_ == 1) {
-          const int t = slabs_[r].top, b = slabs_[r].bottom;
-          s.push_top = buf_[t][1 - cur_]->p + (slabs_[t].chunk + 1) * nx;
-          s.push_bottom = buf_[b][1 - cur_]->p;
-        }
-        jacobi::launch_sweep(s, st);
-        GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], st));
-      }
-      if (par_ == Paradigm::memcpy && n_ > 1) copy_halos(iter);
-      if (calc) {
-        for (int r = 0; r < n_; ++r) {
-          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-          GPSM_CUDA(cudaMemcpyAsync(host_norm_ + r, norm_[r].p, sizeof(float), cudaMemcpyDeviceToHost, ctx_.stream(r)));
-        }
-        double sum = 0;
-        for (int r = 0; r < n_; ++r) {
-          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-          GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r)));
-          sum += host_norm_[r];
-        }
-        norm = std::sqrt(sum);
-      }
-      cur_ = 1 - cur_;
-      ++iter;
-    }
-    ctx_.synchronize();
-    return Timing{seconds_since(t0), iter, norm};
-  }
-
-  std::vector<float> gather() {
-    const std::int64_t nx = p_.n[0], ny = p_.n[1];
-    std::vector<float> g(static_cast<std::size_t>(nx * ny), 0.0f);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaMemcpy(g.data() + slabs_[r].first_row * nx, buf_[r][cur_]->p + nx,
-                           slabs_[r].chunk * nx * sizeof(float), cudaMemcpyDeviceToHost));
-    }
-    return g;
-  }
-
+  std::vector<float> gather() override { return s_.gather(cur_); }
   // Rows exchanged per iteration: every rank sends its first and last rows to its neighbours.
-  double link_bytes_per_iter() const {
+  double link_bytes_per_iter() override {
     if (n_ == 1) return 0;
     const double row = static_cast<double>(par_ == Paradigm::memcpy ? p_.n[0] : p_.n[0] - 2) * sizeof(float);
     return 2.0 * n_ * row;
   }
 
- private:
+ protected:
+  void sweep(int r, float* norm, cudaStream_t st) override {
+    jacobi::Sweep w;
+    w.a = s_.buf[r][cur_].p;
+    w.a_new = s_.buf[r][1 - cur_].p;
+    w.nx = p_.n[0];
+    w.rows = slabs_[r].chunk;
+    w.norm = norm;
+    // One GPU keeps its periodic halo by pushing to itself (every paradigm); between GPUs only
+    // p2p_inline pushes.
+    if (par_ == Paradigm::p2p_inline || n_ == 1) {
+      const int t = slabs_[r].top, b = slabs_[r].bottom;
+      w.push_top = s_.row(t, 1 - cur_, slabs_[t].chunk + 1);
+      w.push_bottom = s_.row(b, 1 - cur_, 0);
+    }
+    jacobi::launch_sweep(w, st);
+  }
   // memcpy: after every sweep, the first and last computed rows go to the neighbours' halos by
   // copy engine (whole rows, as NVIDIA's copy variants do), in stream order after the sweep.
   // The receiver reads them next iteration after waiting for this rank's event; this rank's
   // next copies overwrite halos the receiver read this iteration, after waiting for its event.
-  void copy_halos(int iter) {
-    const std::int64_t nx = p_.n[0];
+  void after_sweeps(int iter, bool) override {
+    if (par_ != Paradigm::memcpy || n_ == 1) return;
+    const std::size_t row = static_cast<std::size_t>(p_.n[0]) * sizeof(float);
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       cudaStream_t st = ctx_.stream(r);
       const int t = slabs_[r].top, b = slabs_[r].bottom;
-      const float* src = buf_[r][1 - cur_]->p;
-      GPSM_CUDA(cudaMemcpyPeerAsync(buf_[t][1 - cur_]->p + (slabs_[t].chunk + 1) * nx, ctx_.device(t), src + nx,
-                                    ctx_.device(r), nx * sizeof(float), st));
-      GPSM_CUDA(cudaMemcpyPeerAsync(buf_[b][1 - cur_]->p, ctx_.device(b), src + slabs_[r].chunk * nx, ctx_.device(r),
-                                    nx * sizeof(float), st));
+      GPSM_CUDA(cudaMemcpyPeerAsync(s_.row(t, 1 - cur_, slabs_[t].chunk + 1), ctx_.device(t), s_.row(r, 1 - cur_, 1),
+                                    ctx_.device(r), row, st));
+      GPSM_CUDA(cudaMemcpyPeerAsync(s_.row(b, 1 - cur_, 0), ctx_.device(b), s_.row(r, 1 - cur_, slabs_[r].chunk),
+                                    ctx_.device(r), row, st));
     }
-    for (int r = 0; r < n_; ++r) {  // the copies are part of this iteration's event
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], ctx_.stream(r)));
-    }
+    for (int r = 0; r < n_; ++r) record(r, iter);  // the copies are part of this iteration's event
   }
 
-  gps::Context& ctx_;
-  Problem p_;
+ private:
   Paradigm par_;
-  int n_;
-  std::vector<JacobiSlab> slabs_;
-  std::vector<std::array<std::unique_ptr<DevBuf<float>>, 2>> buf_;
-  std::vector<DevBuf<float>> norm_, bcol_;
-  // Two events per rank, by iteration parity: iteration k waits for the neighbours' iteration
-  // k - 1 (recorded earlier), not for the record of iteration k another rank may have made
-  // moments before in this same host loop (that would run the ranks one after another).
-  std::vector<std::array<cudaEvent_t, 2>> ev_;
-  float* host_norm_ = nullptr;
-  int cur_ = 0;
+  Slabs s_;
 };
 
-// gps: the whole grid in two GPS arrays, subscriptions learned by tracking the first iteration
-// of the first warm-up, inline publish (each store of a row a neighbour reads goes to it as
-// issued); iterations are ordered like p2p_inline (events), the fence ends the solve.
-class GpsRun {
+// gps: the whole grid in two GPS arrays, subscriptions learned by tracking the first two
+// iterations of the first solve, inline publish (each store of a row a neighbour reads goes to
+// it as issued); iterations are ordered like p2p_inline (events), the fence ends the solve.
+class GpsRun final : public jacobi::HostLoop {
  public:
-  GpsRun(gps::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), n_(ctx.size()) {
+  GpsRun(gps::Context& ctx, const Problem& p) : HostLoop(ctx, p) {
     const std::int64_t nx = p.n[0], ny = p.n[1];
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
     // Pages of about one row: a neighbour subscribes to the rows it reads, not much more.
@@ -306,106 +187,36 @@ class GpsRun {
     arr_[0] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
     o.name = "jacobi_b";
     arr_[1] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
-    for (int r = 0; r < n_; ++r) {
-      slabs_.push_back(jacobi_slab(nx, ny, n_, r));
-      norm_.emplace_back();
-    }
     bcol_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      norm_[r].alloc(ctx.device(r), 1);
-      upload_boundary(ny, bcol_[r], ctx.device(r));
-    }
-    GPSM_CUDA(cudaMallocHost(&host_norm_, sizeof(float) * n_));
-    ev_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    }
-  }
-  ~GpsRun() {
-    for (int r = 0; r < n_; ++r) {
-      cudaSetDevice(ctx_.device(r));
-      for (auto& e : ev_[r]) cudaEventDestroy(e);
-    }
-    cudaFreeHost(host_norm_);
+    for (int r = 0; r < n_; ++r) jacobi::upload_boundary(ny, bcol_[r], ctx.device(r));
   }
   // Every replica written directly (as ArrayBase::upload does, from the device): the fence first
   // publishes anything pending, so nothing lands on top afterwards.
-  void init() {
+  void init() override {
     ctx_.fence();
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       for (int k = 0; k < 2; ++k)  // the rows the first sweep writes are poisoned
         jacobi::launch_init_rows(reinterpret_cast<float*>(arr_[k].view(r).c.replica[r]), bcol_[r].p, p_.n[0], p_.n[1],
-                                 k == 1 ? jacobi::Poison::inner_rows : jacobi::Poison::none, ctx_.stream(r));
+                                 k == 1 ? Poison::inner_rows : Poison::none, ctx_.stream(r));
     }
     cur_ = 0;
     ctx_.synchronize();
   }
-  // track: learn the subscriptions during the first iteration.
-  Timing solve(bool track) {
-    const std::int64_t nx = p_.n[0], ny = p_.n[1];
-    double norm = 1.0;
-    int iter = 0;
-    const auto t0 = Clock::now();
-    while (norm > p_.tol && iter < p_.iters) {
-      const bool calc = iter % p_.nccheck == 0;
-      if (track && iter == 0) ctx_.tracking_start();
-      for (int r = 0; r < n_; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        cudaStream_t st = ctx_.stream(r);
-        if (iter > 0 && n_ > 1) {
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top][(iter + 1) & 1], 0));
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom][(iter + 1) & 1], 0));
-        }
-        if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
-        jacobi::GpsSweep s;
-        s.a = arr_[cur_].view(r);
-        s.a_new = arr_[1 - cur_].view(r);
-        s.nx = nx;
-        s.ny = ny;
-        s.first_row = slabs_[r].first_row;
-        s.rows = slabs_[r].chunk;
-        s.norm = calc ? norm_[r].p : nullptr;
-        jacobi::launch_gps_sweep(s, st);
-        GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], st));
-      }
-      // Two iterations tracked: each array is read once (the second array's halo reads happen in
-      // iteration 1). tracking_stop waits for the sweeps.
-      if (track && ctx_.tracking() && (iter == 1 || iter + 1 >= p_.iters)) ctx_.tracking_stop();
-      if (calc) {
-        for (int r = 0; r < n_; ++r) {
-          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-          GPSM_CUDA(cudaMemcpyAsync(host_norm_ + r, norm_[r].p, sizeof(float), cudaMemcpyDeviceToHost, ctx_.stream(r)));
-        }
-        double sum = 0;
-        for (int r = 0; r < n_; ++r) {
-          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-          GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r)));
-          sum += host_norm_[r];
-        }
-        norm = std::sqrt(sum);
-      }
-      cur_ = 1 - cur_;
-      ++iter;
-    }
-    ctx_.fence();
-    return Timing{seconds_since(t0), iter, norm};
-  }
-  std::vector<float> gather() {
+  std::vector<float> gather() override {
     std::vector<float> g(static_cast<std::size_t>(p_.n[0] * p_.n[1]));
     arr_[cur_].download_coherent(g.data());
     return g;
   }
   // Link bytes of one more iteration, counted by the runtime.
-  double count_link_bytes() {
+  double link_bytes_per_iter() override {
     for (auto& a : arr_) {
       a.set_counting(true);
       a.reset_link_stats();
     }
     const int iters = p_.iters;
     p_.iters = 1;
-    solve(false);
+    solve();
     p_.iters = iters;
     double bytes = 0;
     for (auto& a : arr_) {
@@ -414,46 +225,52 @@ class GpsRun {
     }
     return bytes;
   }
-  // Ranks subscribed to each page of the grid, as learned: subscribers of page p, all pages.
-  const gps::SubscriptionTable& subscriptions() const { return arr_[0].subscriptions(); }
+
+ protected:
+  void before_sweeps(int iter) override {
+    if (!tracked_ && iter == 0) ctx_.tracking_start();
+  }
+  void sweep(int r, float* norm, cudaStream_t st) override {
+    jacobi::GpsSweep w;
+    w.a = arr_[cur_].view(r);
+    w.a_new = arr_[1 - cur_].view(r);
+    w.nx = p_.n[0];
+    w.ny = p_.n[1];
+    w.first_row = slabs_[r].first_row;
+    w.rows = slabs_[r].chunk;
+    w.norm = norm;
+    jacobi::launch_gps_sweep(w, st);
+  }
+  // Two iterations tracked: each array is read once (the second array's halo reads happen in
+  // iteration 1). tracking_stop waits for the sweeps.
+  void after_sweeps(int iter, bool) override {
+    if (!tracked_ && ctx_.tracking() && (iter == 1 || iter + 1 >= p_.iters)) {
+      ctx_.tracking_stop();
+      tracked_ = true;
+    }
+  }
+  void finish() override { ctx_.fence(); }
 
  private:
-  gps::Context& ctx_;
-  Problem p_;
-  int n_;
   gps::Array<float> arr_[2];
-  std::vector<JacobiSlab> slabs_;
-  std::vector<DevBuf<float>> norm_, bcol_;
-  // Two events per rank, by iteration parity: iteration k waits for the neighbours' iteration
-  // k - 1 (recorded earlier), not for the record of iteration k another rank may have made
-  // moments before in this same host loop (that would run the ranks one after another).
-  std::vector<std::array<cudaEvent_t, 2>> ev_;
-  float* host_norm_ = nullptr;
-  int cur_ = 0;
+  std::vector<DevBuf<float>> bcol_;
+  bool tracked_ = false;
 };
 
 // cpu_free: one persistent cooperative kernel per GPU for the whole solve (seed 002 ch. 3).
 // elide (the `infinite` bound on more than one GPU): the same kernel, device barrier and norm
 // exchange included, with the halo rows stored to scratch rows on the sending GPU instead of
 // the neighbour: every transfer between GPUs costs nothing, the result is not a result.
-class CpuFreeRun {
+class CpuFreeRun final : public jacobi::JacobiRun {
  public:
-  CpuFreeRun(gps::Context& ctx, const Problem& p, bool elide) : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide) {
-    slabs_.resize(n_);
-    buf_.resize(n_);
+  CpuFreeRun(gps::Context& ctx, const Problem& p, bool elide)
+      : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide), s_(ctx, p) {
     acc_.resize(n_);
-    bcol_.resize(n_);
     scratch_.resize(n_);
     slots_.resize(n_);
     done_.resize(n_);
     for (int r = 0; r < n_; ++r) {
-      slabs_[r] = jacobi_slab(p.n[0], p.n[1], n_, r);
       const int dev = ctx.device(r);
-      for (auto& b : buf_[r]) {
-        b = std::make_unique<DevBuf<float>>();
-        b->alloc(dev, slabs_[r].local_rows() * p.n[0]);
-      }
-      upload_boundary(slabs_[r], bcol_[r], dev);
       if (elide_) scratch_[r].alloc(dev, 2 * p.n[0]);
       acc_[r].alloc(dev, 2);
       slots_[r].alloc(dev, 16);
@@ -463,35 +280,34 @@ class CpuFreeRun {
     }
     ctx.check_coresident(jacobi::cpu_free_kernel(), blocks_, jacobi::kCpuFreeThreads, 0);
   }
-  void init() {
+  void init() override {
+    s_.init(Poison::none, elide_ ? Poison::none : Poison::halo_rows);
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      for (int b = 0; b < 2; ++b)
-        jacobi::launch_init_rows(buf_[r][b]->p, bcol_[r].p, p_.n[0], slabs_[r].local_rows(),
-                                 b == 1 && !elide_ ? jacobi::Poison::halo_rows : jacobi::Poison::none, ctx_.stream(r));
       GPSM_CUDA(cudaMemset(acc_[r].p, 0, 2 * sizeof(float)));
       GPSM_CUDA(cudaMemset(slots_[r].p, 0, 16 * sizeof(float)));
       GPSM_CUDA(cudaMemset(done_[r].p, 0, 4 * sizeof(int)));
     }
     ctx_.synchronize();
   }
-  Timing solve() {
+  LoopTiming solve() override {
     const std::int64_t nx = p_.n[0];
     std::vector<jacobi::CpuFree> args(n_);
     for (int r = 0; r < n_; ++r) {  // barrier handles read the counters' current base
       auto& c = args[r];
-      const int t = slabs_[r].top, b = slabs_[r].bottom;
+      const JacobiSlab& sl = s_.slab[r];
+      const int t = sl.top, b = sl.bottom;
       for (int k = 0; k < 2; ++k) {
-        c.buf[k] = buf_[r][k]->p;
-        c.top_halo[k] = elide_ ? scratch_[r].p : buf_[t][k]->p + (slabs_[t].chunk + 1) * nx;
-        c.bottom_halo[k] = elide_ ? scratch_[r].p + nx : buf_[b][k]->p;
+        c.buf[k] = s_.buf[r][k].p;
+        c.top_halo[k] = elide_ ? scratch_[r].p : s_.row(t, k, s_.slab[t].chunk + 1);
+        c.bottom_halo[k] = elide_ ? scratch_[r].p + nx : s_.row(b, k, 0);
       }
       c.acc = acc_[r].p;
       for (int g = 0; g < n_; ++g) c.slots[g] = slots_[g].p;
       c.done = done_[r].p;
       c.barrier = ctx_.barrier(r, 1);
       c.nx = nx;
-      c.rows = slabs_[r].chunk;
+      c.rows = sl.chunk;
       c.niter = p_.iters;
       c.nccheck = p_.nccheck;
       c.tol = p_.tol;
@@ -511,22 +327,17 @@ class CpuFreeRun {
     float norm = 0;
     std::memcpy(&norm, &done[2], sizeof(float));
     final_buf_ = done[0] % 2;  // the buffer the last iteration wrote
-    return Timing{sec, done[0], norm};
+    return LoopTiming{sec, done[0], norm};
   }
-  std::vector<float> gather() {
-    const std::int64_t nx = p_.n[0], ny = p_.n[1];
-    std::vector<float> g(static_cast<std::size_t>(nx * ny), 0.0f);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaMemcpy(g.data() + slabs_[r].first_row * nx, buf_[r][final_buf_]->p + nx,
-                           slabs_[r].chunk * nx * sizeof(float), cudaMemcpyDeviceToHost));
-    }
-    return g;
-  }
-  double link_bytes_per_iter() const {
+  std::vector<float> gather() override { return s_.gather(final_buf_); }
+  double link_bytes_per_iter() override {
     if (n_ == 1) return 0;
-    if (elide_) return static_cast<double>(n_) * (n_ - 1) * sizeof(float);  // the norm partials only
-    return 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float) + static_cast<double>(n_) * (n_ - 1) * sizeof(float);
+    const double norms = static_cast<double>(n_) * (n_ - 1) * sizeof(float);  // the norm partials
+    if (elide_) return norms;
+    return 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float) + norms;
+  }
+  std::string timing() const override {
+    return "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations";
   }
 
  private:
@@ -534,10 +345,9 @@ class CpuFreeRun {
   Problem p_;
   int n_;
   int blocks_ = 0;
-  std::vector<JacobiSlab> slabs_;
-  std::vector<std::array<std::unique_ptr<DevBuf<float>>, 2>> buf_;
   bool elide_ = false;
-  std::vector<DevBuf<float>> acc_, slots_, bcol_, scratch_;
+  Slabs s_;
+  std::vector<DevBuf<float>> acc_, slots_, scratch_;
   std::vector<DevBuf<int>> done_;
   int final_buf_ = 0;
 };
@@ -572,51 +382,33 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
   auto say = [&](const std::string& s) {
     if (req.progress) req.progress(s);
   };
-  out.timing = "host wall clock of the solve loop (setup excluded), divided by its iterations";
   std::vector<float> got;
-  auto timed = [&](auto&& init, auto&& solve) {
+  try {
+    std::unique_ptr<jacobi::JacobiRun> run;
+    switch (req.paradigm) {
+      case Paradigm::gps: run = std::make_unique<GpsRun>(ctx, p); break;
+      case Paradigm::cpu_free:
+      case Paradigm::infinite: run = std::make_unique<CpuFreeRun>(ctx, p, req.paradigm == Paradigm::infinite && n > 1); break;
+      case Paradigm::nccl: run = jacobi::make_nccl_run(ctx, p); break;
+      case Paradigm::rdl: run = jacobi::make_rdl_run(ctx, p); break;
+      case Paradigm::um:
+      case Paradigm::um_hints: run = jacobi::make_um_run(ctx, p, req.paradigm == Paradigm::um_hints); break;
+      default: run = std::make_unique<SlabRun>(ctx, p, req.paradigm); break;
+    }
+    if (const std::string why = run->check(); !why.empty()) throw gpsm::Error("gpsm: " + why);
+    out.timing = run->timing();
     for (int k = 0; k < req.warmup + req.reps; ++k) {
-      init();
+      run->init();
       say(fmt::format("{} rep {}/{}", k < req.warmup ? "warm-up" : "timed", k < req.warmup ? k + 1 : k - req.warmup + 1,
                       k < req.warmup ? req.warmup : req.reps));
-      const Timing t = solve(k == 0);
+      const LoopTiming t = run->solve();
       if (k >= req.warmup) {
         out.sec_per_iter.push_back(t.seconds / std::max(1, t.iterations));
         out.iterations = t.iterations;
       }
     }
-  };
-  try {
-    if (req.paradigm == Paradigm::gps) {
-      GpsRun run(ctx, p);
-      timed([&] { run.init(); }, [&](bool first) { return run.solve(first); });
-      got = run.gather();
-      out.link_bytes_per_iter = run.count_link_bytes();
-    } else if (req.paradigm == Paradigm::cpu_free || req.paradigm == Paradigm::infinite) {
-      CpuFreeRun run(ctx, p, req.paradigm == Paradigm::infinite && n > 1);
-      timed([&] { run.init(); }, [&](bool) { return run.solve(); });
-      got = run.gather();
-      out.link_bytes_per_iter = run.link_bytes_per_iter();
-      out.timing = "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations";
-    } else if (req.paradigm == Paradigm::nccl || req.paradigm == Paradigm::um ||
-               req.paradigm == Paradigm::um_hints || req.paradigm == Paradigm::rdl) {
-      std::unique_ptr<jacobi::HostLoopRun> run =
-          req.paradigm == Paradigm::nccl  ? jacobi::make_nccl_run(ctx, p)
-          : req.paradigm == Paradigm::rdl ? jacobi::make_rdl_run(ctx, p)
-                                          : jacobi::make_um_run(ctx, p, req.paradigm == Paradigm::um_hints);
-      if (const std::string why = run->check(); !why.empty()) throw gpsm::Error("gpsm: " + why);
-      timed([&] { run->init(); }, [&](bool) {
-        const jacobi::LoopTiming t = run->solve();
-        return Timing{t.seconds, t.iterations, t.norm};
-      });
-      got = run->gather();
-      out.link_bytes_per_iter = run->link_bytes_per_iter();
-    } else {
-      SlabRun run(ctx, p, req.paradigm);
-      timed([&] { run.init(); }, [&](bool) { return run.solve(); });
-      got = run.gather();
-      out.link_bytes_per_iter = run.link_bytes_per_iter();
-    }
+    got = run->gather();
+    out.link_bytes_per_iter = run->link_bytes_per_iter();
   } catch (const gpsm::Error& e) {
     out.status = RunStatus::failed;
     out.reason = e.what();

@@ -60,41 +60,53 @@ __global__ void __launch_bounds__(kBx* kBy) sweep_kernel(Sweep s) {
   if (kNorm) block_add(d2, s.norm);
 }
 
-template <bool kNorm>
-__global__ void __launch_bounds__(kBx* kBy) grid_sweep_kernel(GridSweep s) {
-  const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
-  const std::int64_t iy = s.first_row + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
-  float d2 = 0;
-  if (ix < s.nx - 1 && iy < s.first_row + s.rows) {
-    const std::int64_t north = iy == 1 ? s.ny - 2 : iy - 1, south = iy == s.ny - 2 ? 1 : iy + 1;
-    const std::int64_t i = iy * s.nx + ix;
-    const float v = jacobi_point(s.a[i + 1], s.a[i - 1], s.a[south * s.nx + ix], s.a[north * s.nx + ix]);
-    s.a_new[i] = v;
-    if (kNorm) {
-      const float d = v - s.a[i];
-      d2 = d * d;
-    }
-  }
-  if (kNorm) block_add(d2, s.norm);
-}
+// Whole-grid sweeps (um's managed memory, gps's replicated arrays): the same loop over rows
+// [first_row, first_row + rows) with index wrap for the periodic halo, on either kind of grid.
+struct PlainRows {
+  const float* a;
+  float* a_new;
+  __device__ __forceinline__ float load(std::int64_t i) const { return a[i]; }
+  __device__ __forceinline__ void store(std::int64_t i, float v) const { a_new[i] = v; }
+};
+struct GpsRows {
+  gps::View<float> a, a_new;
+  __device__ __forceinline__ float load(std::int64_t i) const { return a.load(i); }
+  __device__ __forceinline__ void store(std::int64_t i, float v) const { a_new.store(i, v); }
+};
+template <class Rows>
+struct WrapArgs {
+  Rows g;
+  std::int64_t nx, ny, first_row, rows;
+  float* norm;
+};
 
-template <bool kNorm>
-__global__ void __launch_bounds__(kBx* kBy) gps_sweep_kernel(GpsSweep s) {
+template <bool kNorm, class Rows>
+__global__ void __launch_bounds__(kBx* kBy) wrap_sweep_kernel(WrapArgs<Rows> s) {
   const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
   const std::int64_t iy = s.first_row + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
   float d2 = 0;
   if (ix < s.nx - 1 && iy < s.first_row + s.rows) {
     const std::int64_t north = iy == 1 ? s.ny - 2 : iy - 1, south = iy == s.ny - 2 ? 1 : iy + 1;
     const std::int64_t i = iy * s.nx + ix;
-    const float c = s.a.load(i);
-    const float v = jacobi_point(s.a.load(i + 1), s.a.load(i - 1), s.a.load(south * s.nx + ix), s.a.load(north * s.nx + ix));
-    s.a_new.store(i, v);
+    const float c = s.g.load(i);
+    const float v = jacobi_point(s.g.load(i + 1), s.g.load(i - 1), s.g.load(south * s.nx + ix), s.g.load(north * s.nx + ix));
+    s.g.store(i, v);
     if (kNorm) {
       const float d = v - c;
       d2 = d * d;
     }
   }
   if (kNorm) block_add(d2, s.norm);
+}
+
+// One thread per cell of `rows` rows of nx - 2 interior columns; the norm variant when asked.
+template <class A>
+void launch_rows(void (*with_norm)(A), void (*plain)(A), const A& a, std::int64_t nx, std::int64_t rows, bool norm,
+                 cudaStream_t st) {
+  const dim3 block(kBx, kBy);
+  const dim3 grid(static_cast<unsigned>((nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((rows + kBy - 1) / kBy));
+  (norm ? with_norm : plain)<<<grid, block, 0, st>>>(a);
+  GPSM_CUDA_LAUNCH();
 }
 
 __global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree c) {
@@ -158,33 +170,19 @@ void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64
 }
 
 void launch_sweep(const Sweep& s, cudaStream_t st) {
-  const dim3 block(kBx, kBy);
-  const dim3 grid(static_cast<unsigned>((s.nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((s.rows + kBy - 1) / kBy));
-  if (s.norm != nullptr)
-    sweep_kernel<true><<<grid, block, 0, st>>>(s);
-  else
-    sweep_kernel<false><<<grid, block, 0, st>>>(s);
-  GPSM_CUDA_LAUNCH();
+  launch_rows(sweep_kernel<true>, sweep_kernel<false>, s, s.nx, s.rows, s.norm != nullptr, st);
 }
 
 void launch_grid_sweep(const GridSweep& s, cudaStream_t st) {
-  const dim3 block(kBx, kBy);
-  const dim3 grid(static_cast<unsigned>((s.nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((s.rows + kBy - 1) / kBy));
-  if (s.norm != nullptr)
-    grid_sweep_kernel<true><<<grid, block, 0, st>>>(s);
-  else
-    grid_sweep_kernel<false><<<grid, block, 0, st>>>(s);
-  GPSM_CUDA_LAUNCH();
+  const WrapArgs<PlainRows> w{PlainRows{s.a, s.a_new}, s.nx, s.ny, s.first_row, s.rows, s.norm};
+  launch_rows(wrap_sweep_kernel<true, PlainRows>, wrap_sweep_kernel<false, PlainRows>, w, s.nx, s.rows,
+              s.norm != nullptr, st);
 }
 
 void launch_gps_sweep(const GpsSweep& s, cudaStream_t st) {
-  const dim3 block(kBx, kBy);
-  const dim3 grid(static_cast<unsigned>((s.nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((s.rows + kBy - 1) / kBy));
-  if (s.norm != nullptr)
-    gps_sweep_kernel<true><<<grid, block, 0, st>>>(s);
-  else
-    gps_sweep_kernel<false><<<grid, block, 0, st>>>(s);
-  GPSM_CUDA_LAUNCH();
+  const WrapArgs<GpsRows> w{GpsRows{s.a, s.a_new}, s.nx, s.ny, s.first_row, s.rows, s.norm};
+  launch_rows(wrap_sweep_kernel<true, GpsRows>, wrap_sweep_kernel<false, GpsRows>, w, s.nx, s.rows, s.norm != nullptr,
+              st);
 }
 
 int cpu_free_blocks(int device) {

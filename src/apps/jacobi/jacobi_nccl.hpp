@@ -20,6 +20,6 @@ constexpr const char* kNcclMissing = "built without NCCL (run scripts/setup.sh)"
 // Allocates the slabs and creates the communicators (ncclCommInitAll over the context's
 // devices, rank r on ctx.device(r); none on one GPU). Throws gpsm::Error when a CUDA or NCCL call
 // fails, or when gpsm was built without NCCL.
-std::unique_ptr<HostLoopRun> make_nccl_run(gps::Context& ctx, const Problem& p);
+std::unique_ptr<JacobiRun> make_nccl_run(gps::Context& ctx, const Problem& p);
 
 }  // namespace gpsm::apps::jacobi

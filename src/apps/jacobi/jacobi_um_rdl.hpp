@@ -15,10 +15,10 @@ namespace gpsm::apps::jacobi {
 // sweeps them; halo rows fault and migrate on demand. hints: preferred location of each GPU's rows
 // on it, accessed-by for the neighbours on its edge rows, prefetch before each solve; the hints
 // are read back with cudaMemRangeGetAttribute (check() names the first one that did not stick).
-std::unique_ptr<HostLoopRun> make_um_run(gps::Context& ctx, const Problem& p, bool hints);
+std::unique_ptr<JacobiRun> make_um_run(gps::Context& ctx, const Problem& p, bool hints);
 
 // rdl: per-GPU slabs without halo exchange: the sweep loads the neighbours' edge rows from their
 // memory through peer pointers as it needs them (GPU-SM's remote demand loads).
-std::unique_ptr<HostLoopRun> make_rdl_run(gps::Context& ctx, const Problem& p);
+std::unique_ptr<JacobiRun> make_rdl_run(gps::Context& ctx, const Problem& p);
 
 }  // namespace gpsm::apps::jacobi

@@ -6,9 +6,6 @@
 #include <cuda_runtime.h>
 
 #include <array>
-#include <chrono>
-#include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -22,80 +19,6 @@
 namespace gpsm::apps::jacobi {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// What every host-loop run shares: ranks, slabs, parity events, norms, the loop.
-class LoopBase : public HostLoopRun {
- protected:
-  LoopBase(gps::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), n_(ctx.size()) {
-    for (int r = 0; r < n_; ++r) slabs_.push_back(jacobi_slab(p.n[0], p.n[1], n_, r));
-    norm_.resize(n_);
-    ev_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      norm_[r].alloc(ctx.device(r), 1);
-      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    }
-    GPSM_CUDA(cudaMallocHost(&host_norm_, sizeof(float) * n_));
-  }
-  ~LoopBase() override {
-    for (int r = 0; r < n_; ++r) {
-      cudaSetDevice(ctx_.device(r));
-      for (auto& e : ev_[r]) cudaEventDestroy(e);
-    }
-    cudaFreeHost(host_norm_);
-  }
-  // Rank r's sweep of the current iteration (cur_ = buffer read), norm into `norm` when set.
-  virtual void sweep(int r, float* norm, cudaStream_t st) = 0;
-
- public:
-  LoopTiming solve() override {
-    double norm = 1.0;
-    int iter = 0;
-    const auto t0 = Clock::now();
-    while (norm > p_.tol && iter < p_.iters) {
-      const bool calc = iter % p_.nccheck == 0;
-      for (int r = 0; r < n_; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        cudaStream_t st = ctx_.stream(r);
-        if (iter > 0 && n_ > 1) {  // the neighbours' previous iteration (parity events)
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].top][(iter + 1) & 1], 0));
-          GPSM_CUDA(cudaStreamWaitEvent(st, ev_[slabs_[r].bottom][(iter + 1) & 1], 0));
-        }
-        if (calc) GPSM_CUDA(cudaMemsetAsync(norm_[r].p, 0, sizeof(float), st));
-        sweep(r, calc ? norm_[r].p : nullptr, st);
-        GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], st));
-      }
-      if (calc) {
-        for (int r = 0; r < n_; ++r) {
-          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-          GPSM_CUDA(cudaMemcpyAsync(host_norm_ + r, norm_[r].p, sizeof(float), cudaMemcpyDeviceToHost, ctx_.stream(r)));
-        }
-        double sum = 0;
-        for (int r = 0; r < n_; ++r) {
-          GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-          GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r)));
-          sum += host_norm_[r];
-        }
-        norm = std::sqrt(sum);
-      }
-      cur_ = 1 - cur_;
-      ++iter;
-    }
-    ctx_.synchronize();
-    return LoopTiming{std::chrono::duration<double>(Clock::now() - t0).count(), iter, norm};
-  }
-
- protected:
-  gps::Context& ctx_;
-  Problem p_;
-  int n_;
-  std::vector<JacobiSlab> slabs_;
-  std::vector<DevBuf<float>> norm_;
-  std::vector<std::array<cudaEvent_t, 2>> ev_;
-  float* host_norm_ = nullptr;
-  int cur_ = 0;
-};
-
 cudaMemLocation device_location(int dev) {
   cudaMemLocation l{};
   l.type = cudaMemLocationTypeDevice;
@@ -103,9 +26,9 @@ cudaMemLocation device_location(int dev) {
   return l;
 }
 
-class UmRun final : public LoopBase {
+class UmRun final : public HostLoop {
  public:
-  UmRun(gps::Context& ctx, const Problem& p, bool hints) : LoopBase(ctx, p), hints_(hints) {
+  UmRun(gps::Context& ctx, const Problem& p, bool hints) : HostLoop(ctx, p), hints_(hints) {
     const std::int64_t nx = p.n[0], ny = p.n[1];
     for (auto& g : grid_) GPSM_CUDA(cudaMallocManaged(&g, static_cast<std::size_t>(nx * ny) * sizeof(float)));
     GPSM_CUDA(cudaMallocManaged(&bcol_, static_cast<std::size_t>(ny) * sizeof(float)));
@@ -144,7 +67,7 @@ class UmRun final : public LoopBase {
     GPSM_CUDA(cudaMemcpy(g.data(), grid_[cur_], cells * sizeof(float), cudaMemcpyDefault));
     return g;
   }
-  double link_bytes_per_iter() const override { return -1; }  // page migrations: not counted
+  double link_bytes_per_iter() override { return -1; }  // page migrations: not counted
   std::string check() const override { return check_; }
 
  protected:
@@ -221,72 +144,44 @@ class UmRun final : public LoopBase {
   std::string check_;
 };
 
-class RdlRun final : public LoopBase {
+class RdlRun final : public HostLoop {
  public:
-  RdlRun(gps::Context& ctx, const Problem& p) : LoopBase(ctx, p) {
-    buf_.resize(n_);
-    bcol_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      const int dev = ctx.device(r);
-      for (auto& b : buf_[r]) b.alloc(dev, static_cast<std::size_t>(slabs_[r].local_rows() * p.n[0]));
-      std::vector<float> col(static_cast<std::size_t>(slabs_[r].local_rows()));
-      for (std::int64_t lr = 0; lr < slabs_[r].local_rows(); ++lr) col[lr] = jacobi_boundary(slabs_[r].global_row(lr), p.n[1]);
-      bcol_[r].alloc(dev, col.size());
-      GPSM_CUDA(cudaMemcpy(bcol_[r].p, col.data(), col.size() * sizeof(float), cudaMemcpyHostToDevice));
-    }
-  }
+  RdlRun(gps::Context& ctx, const Problem& p) : HostLoop(ctx, p), s_(ctx, p) {}
   void init() override {
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      // Halo rows are never read here: NaN there proves it.
-      for (auto& b : buf_[r])
-        launch_init_rows(b.p, bcol_[r].p, p_.n[0], slabs_[r].local_rows(), Poison::halo_rows, ctx_.stream(r));
-    }
+    s_.init(Poison::halo_rows, Poison::halo_rows);  // halo rows are never read here: NaN proves it
     cur_ = 0;
-    ctx_.synchronize();
   }
-  std::vector<float> gather() override {
-    const std::int64_t nx = p_.n[0];
-    std::vector<float> g(static_cast<std::size_t>(nx * p_.n[1]), 0.0f);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaMemcpy(g.data() + slabs_[r].first_row * nx, buf_[r][cur_].p + nx,
-                           static_cast<std::size_t>(slabs_[r].chunk * nx) * sizeof(float), cudaMemcpyDeviceToHost));
-    }
-    return g;
-  }
+  std::vector<float> gather() override { return s_.gather(cur_); }
   // Each GPU loads its neighbours' edge rows (interior columns) once per iteration.
-  double link_bytes_per_iter() const override {
+  double link_bytes_per_iter() override {
     return n_ == 1 ? 0 : 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float);
   }
 
  protected:
   void sweep(int r, float* norm, cudaStream_t st) override {
     const JacobiSlab& s = slabs_[r];
-    const std::int64_t nx = p_.n[0];
     const int t = s.top, b = s.bottom;
     Sweep w;
-    w.a = buf_[r][cur_].p;
-    w.a_new = buf_[r][1 - cur_].p;
-    w.nx = nx;
+    w.a = s_.buf[r][cur_].p;
+    w.a_new = s_.buf[r][1 - cur_].p;
+    w.nx = p_.n[0];
     w.rows = s.chunk;
-    w.north = buf_[t][cur_].p + slabs_[t].chunk * nx;  // the top neighbour's last row (periodic)
-    w.south = buf_[b][cur_].p + nx;                     // the bottom neighbour's first row
+    w.north = s_.row(t, cur_, slabs_[t].chunk);  // the top neighbour's last row (periodic)
+    w.south = s_.row(b, cur_, 1);                // the bottom neighbour's first row
     w.norm = norm;
     launch_sweep(w, st);
   }
 
  private:
-  std::vector<std::array<DevBuf<float>, 2>> buf_;
-  std::vector<DevBuf<float>> bcol_;
+  Slabs s_;
 };
 
 }  // namespace
 
-std::unique_ptr<HostLoopRun> make_um_run(gps::Context& ctx, const Problem& p, bool hints) {
+std::unique_ptr<JacobiRun> make_um_run(gps::Context& ctx, const Problem& p, bool hints) {
   return std::make_unique<UmRun>(ctx, p, hints);
 }
 
-std::unique_ptr<HostLoopRun> make_rdl_run(gps::Context& ctx, const Problem& p) { return std::make_unique<RdlRun>(ctx, p); }
+std::unique_ptr<JacobiRun> make_rdl_run(gps::Context& ctx, const Problem& p) { return std::make_unique<RdlRun>(ctx, p); }
 
 }  // namespace gpsm::apps::jacobi

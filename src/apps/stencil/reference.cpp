@@ -200,11 +200,15 @@ std::vector<float> wave3d_reference(const Stencil3DProblem& p) {
 double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size())
     bad("max_rel_error: sizes differ (" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")");
+  return max_rel_error(a.data(), b.data(), a.size());
+}
+
+double max_rel_error(const float* a, const float* b, std::size_t n) {
   const double inf = std::numeric_limits<double>::infinity();
   double max_diff = 0.0, max_ref = 0.0;
-  [[maybe_unused]] const bool par = static_cast<i64>(a.size()) >= kMinParallelCells;
+  [[maybe_unused]] const bool par = static_cast<i64>(n) >= kMinParallelCells;
   GPSM_OMP(parallel for reduction(max : max_diff, max_ref) schedule(static) if (par))
-  for (i64 k = 0; k < static_cast<i64>(a.size()); ++k) {
+  for (i64 k = 0; k < static_cast<i64>(n); ++k) {
     const size_t i = static_cast<size_t>(k);
     max_ref = std::max(max_ref, std::fabs(static_cast<double>(b[i])));
     if (a[i] == b[i]) continue;  // equal infinities too, whose difference would be NaN

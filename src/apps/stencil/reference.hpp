@@ -1,6 +1,7 @@
 #pragma once
 // CPU references of the stencil apps (OpenMP where available), using the same point updates as
 // the GPU kernels (stencil_math.hpp).
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -44,5 +45,7 @@ std::vector<float> wave3d_reference(const Stencil3DProblem& p);
 // Largest |a - b| over all cells, divided by max(1, largest |b|); +infinity where a pair differs
 // by NaN (a NaN must never read as agreement). Throws std::invalid_argument on a size mismatch.
 double max_rel_error(const std::vector<float>& a, const std::vector<float>& b);
+// The same over n cells from a and b (a part of two grids: Jacobi's interior rows).
+double max_rel_error(const float* a, const float* b, std::size_t n);
 
 }  // namespace gpsm::apps

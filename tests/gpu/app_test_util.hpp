@@ -1,0 +1,40 @@
+#pragma once
+// Shared by the GPU tests of the bench apps: find an app, run one paradigm on the first `gpus`
+// GPUs (one warm-up, one timed rep), and the GPU counts worth trying on this machine.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/harness/app.hpp"
+#include "gps_test_util.hpp"
+
+namespace apptest {
+
+inline std::unique_ptr<gpsm::apps::App> app_named(const std::string& name) {
+  for (auto& a : gpsm::apps::make_apps())
+    if (a->name() == name) return std::move(a);
+  return nullptr;
+}
+
+inline gpsm::apps::RunOutcome run(gpsm::apps::App& app, gpsm::apps::Paradigm p, int gpus,
+                                  const gpsm::apps::Problem& prob) {
+  gpsm::apps::RunRequest r;
+  r.paradigm = p;
+  r.devices = gpstest::all_devices();
+  r.devices.resize(static_cast<std::size_t>(gpus));
+  r.problem = prob;
+  r.reps = 1;
+  r.warmup = 1;
+  return app.run(r);
+}
+
+// 1, 2 and all GPUs (as many of those as exist).
+inline std::vector<int> gpu_counts() {
+  const int all = static_cast<int>(gpstest::all_devices().size());
+  std::vector<int> counts{1};
+  if (all >= 2) counts.push_back(2);
+  if (all > 2) counts.push_back(all);
+  return counts;
+}
+
+}  // namespace apptest
