@@ -61,7 +61,7 @@ struct Args {
   std::uint32_t seed;
 };
 
-template <int Kind>  // 0 local, 1 inline, 2 packed (dedupe), 3 packed no dedupe, 4 packed one counter
+template <int Kind>  // 0 local, 1 inline, 3 push entries, 5 push entries + dirty-bit atomicOr
 __global__ void store_kernel(Args a) {
   const unsigned lane = threadIdx.x & 31u;
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
@@ -74,33 +74,19 @@ __global__ void store_kernel(Args a) {
       for (int d = 0; d < N; ++d)
         if (d != a.self) a.rep[d][w] = v;
     }
-    if (Kind >= 2) {
-      bool first = true;
+    if (Kind >= 3) {
       if (Kind == 5) atomicOr(a.sent + (w >> 5), 1u << (w & 31u));
-      if (Kind != 3 && Kind != 5) {
-        const std::uint32_t bit = 1u << (w & 31u);
-        first = (atomicOr(a.sent + (w >> 5), bit) & bit) == 0u;
-      }
       const unsigned active = __activemask();
-      const unsigned want = __ballot_sync(active, first);
-      const unsigned n = __popc(want);
+      const unsigned n = __popc(active);
       const unsigned leader = __ffs(active) - 1;
-      const unsigned rank = __popc(want & ((1u << lane) - 1u));
+      const unsigned rank = __popc(active & ((1u << lane) - 1u));
       const unsigned long long e = (static_cast<unsigned long long>(v) << 32) | w;
-      if (Kind == 4) {
+      for (int d = 0; d < N; ++d) {
+        if (d == a.self) continue;
         unsigned base = 0;
-        if (lane == leader) base = atomicAdd(a.cnt + seg, n);
+        if (lane == leader) base = atomicAdd(a.cnt + d * kSegs + seg, n);
         base = __shfl_sync(active, base, leader);
-        for (int d = 0; d < N; ++d)
-          if (d != a.self && first) a.queue[d][seg * kSegCap + base + rank] = e;
-      } else {
-        for (int d = 0; d < N; ++d) {
-          if (d == a.self) continue;
-          unsigned base = 0;
-          if (lane == leader) base = atomicAdd(a.cnt + d * kSegs + seg, n);
-          base = __shfl_sync(active, base, leader);
-          if (first) a.queue[d][seg * kSegCap + base + rank] = e;
-        }
+        a.queue[d][seg * kSegCap + base + rank] = e;
       }
     }
   }
@@ -111,12 +97,11 @@ struct UArgs {
   const unsigned long long* queue[N];  // from source s, local
   const unsigned* cnt[N];              // source s's counters (peer)
   int self;
-  int one_counter;
 };
 __global__ void unpack_kernel(UArgs a) {
   const int s = blockIdx.y / kSegs, seg = blockIdx.y % kSegs;
   if (s == a.self) return;
-  const unsigned n = a.one_counter ? a.cnt[s][seg] : a.cnt[s][a.self * kSegs + seg];
+  const unsigned n = a.cnt[s][a.self * kSegs + seg];
   const unsigned long long* q = a.queue[s] + seg * kSegCap;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const unsigned long long e = q[i];
@@ -283,59 +268,62 @@ int main(int argc, char** argv) {
   CK(cudaSetDevice(0));
   CK(cudaMemcpy(ref, rep[0], kWords * 4, cudaMemcpyDefault));
 
+  // The receivers of kinds 3 and 5: wait for every sender, then apply the entries (kind 3: in
+  // arrival order; kind 5: bucketed by region first). Events 2 and 3 mark the phases.
+  auto receive = [&](int kind) {
+    for (int d = 0; d < N; ++d) {
+      CK(cudaSetDevice(d));
+      for (int s = 0; s < N; ++s)
+        if (s != d) CK(cudaStreamWaitEvent(st[d], ev[s][1], 0));
+      UArgs u{};
+      u.words = rep[d];
+      for (int s = 0; s < N; ++s) {
+        u.queue[s] = s == d ? nullptr : inq[d][s];
+        u.cnt[s] = cnt[s];
+      }
+      u.self = d;
+      if (kind == 5) {
+        CK(cudaMemsetAsync(bcnt[d], 0, (kRegions + 1) * 4, st[d]));
+        partition_kernel<<<dim3(8, N * kSegs), 256, 0, st[d]>>>(u, buckets[d], bcnt[d]);
+        CK(cudaEventRecord(ev[d][2], st[d]));
+        apply_kernel<<<sms * 4, 256, 0, st[d]>>>(rep[d], buckets[d], bcnt[d], bcnt[d] + kRegions);
+        CK(cudaEventRecord(ev[d][3], st[d]));
+      } else {
+        unpack_kernel<<<dim3(ux, N * kSegs), 256, 0, st[d]>>>(u);
+        CK(cudaEventRecord(ev[d][2], st[d]));
+      }
+    }
+  };
+  auto store = [&](int kind, std::uint32_t seed) {
+    for (int d = 0; d < N; ++d) {
+      CK(cudaSetDevice(d));
+      CK(cudaEventRecord(ev[d][0], st[d]));
+      Args a = args(d, seed);
+      switch (kind) {
+        case 0: store_kernel<0><<<grid, threads, 0, st[d]>>>(a); break;
+        case 1: store_kernel<1><<<grid, threads, 0, st[d]>>>(a); break;
+        case 3: store_kernel<3><<<grid, threads, 0, st[d]>>>(a); break;
+        case 5: store_kernel<5><<<grid, threads, 0, st[d]>>>(a); break;
+      }
+      CK(cudaEventRecord(ev[d][1], st[d]));
+    }
+    if (kind >= 3) receive(kind);
+  };
+
   const double useful = double(kStores) * N * 4 * (N - 1);
   auto run = [&](int kind, const char* name) {
     std::vector<double> tot, sk, up;
     for (int it = 0; it < 9; ++it) {
-      const std::uint32_t seed = 100 + it;
       reset();
       auto t0 = std::chrono::steady_clock::now();
-      for (int d = 0; d < N; ++d) {
-        CK(cudaSetDevice(d));
-        CK(cudaEventRecord(ev[d][0], st[d]));
-        Args a = args(d, seed);
-        switch (kind) {
-          case 0: store_kernel<0><<<grid, threads, 0, st[d]>>>(a); break;
-          case 1: store_kernel<1><<<grid, threads, 0, st[d]>>>(a); break;
-          case 2: store_kernel<2><<<grid, threads, 0, st[d]>>>(a); break;
-          case 3: store_kernel<3><<<grid, threads, 0, st[d]>>>(a); break;
-          case 4: store_kernel<4><<<grid, threads, 0, st[d]>>>(a); break;
-          case 5: store_kernel<5><<<grid, threads, 0, st[d]>>>(a); break;
-        }
-        CK(cudaEventRecord(ev[d][1], st[d]));
-      }
-      if (kind >= 2) {
-        for (int d = 0; d < N; ++d) {
-          CK(cudaSetDevice(d));
-          for (int s = 0; s < N; ++s)
-            if (s != d) CK(cudaStreamWaitEvent(st[d], ev[s][1], 0));
-          UArgs u{};
-          u.words = rep[d];
-          for (int s = 0; s < N; ++s) {
-            u.queue[s] = s == d ? nullptr : inq[d][s];
-            u.cnt[s] = cnt[s];
-          }
-          u.self = d;
-          u.one_counter = kind == 4;
-          if (kind == 5) {
-            CK(cudaMemsetAsync(bcnt[d], 0, (kRegions + 1) * 4, st[d]));
-            partition_kernel<<<dim3(8, N * kSegs), 256, 0, st[d]>>>(u, buckets[d], bcnt[d]);
-            CK(cudaEventRecord(ev[d][2], st[d]));
-            apply_kernel<<<sms * 4, 256, 0, st[d]>>>(rep[d], buckets[d], bcnt[d], bcnt[d] + kRegions);
-            CK(cudaEventRecord(ev[d][3], st[d]));
-          } else {
-            unpack_kernel<<<dim3(ux, N * kSegs), 256, 0, st[d]>>>(u);
-            CK(cudaEventRecord(ev[d][2], st[d]));
-          }
-        }
-      }
+      store(kind, 100 + it);
       sync_all();
       auto t1 = std::chrono::steady_clock::now();
       if (it < 2) continue;
       tot.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       float a = 0, b = 0;
       CK(cudaEventElapsedTime(&a, ev[0][0], ev[0][1]));
-      if (kind >= 2) CK(cudaEventElapsedTime(&b, ev[0][1], ev[0][2]));
+      if (kind >= 3) CK(cudaEventElapsedTime(&b, ev[0][1], ev[0][2]));
       sk.push_back(a);
       if (kind == 5) {
         float c = 0;
@@ -354,38 +342,17 @@ int main(int argc, char** argv) {
   };
   run(0, "local");
   const double ti = run(1, "inline");
-  for (int kind = 3; kind <= 5; kind += 2) {
-    const char* nm = kind == 2 ? "packed+dedupe" : kind == 3 ? "packed (no dedupe)" : kind == 5 ? "push+partition" : "packed 1 counter";
-    // re-run with seed 7 for the check
-    const double t = run(kind, nm);
+  for (int kind : {3, 5}) {
+    const double t = run(kind, kind == 3 ? "packed (no dedupe)" : "push+partition");
     std::printf("   ratio vs inline %.2fx\n", ti / t);
   }
-  // correctness of kind 2 with seed 7 vs the inline reference
+  // Correctness of push+partition with seed 7 against the inline reference.
   for (int d = 0; d < N; ++d) {
     CK(cudaSetDevice(d));
     CK(cudaMemset(rep[d], 0, kWords * 4));
   }
   reset();
-  for (int d = 0; d < N; ++d) {
-    CK(cudaSetDevice(d));
-    store_kernel<5><<<grid, threads, 0, st[d]>>>(args(d, 7));
-    CK(cudaEventRecord(ev[d][1], st[d]));
-  }
-  for (int d = 0; d < N; ++d) {
-    CK(cudaSetDevice(d));
-    for (int s = 0; s < N; ++s)
-      if (s != d) CK(cudaStreamWaitEvent(st[d], ev[s][1], 0));
-    UArgs u{};
-    u.words = rep[d];
-    for (int s = 0; s < N; ++s) {
-      u.queue[s] = s == d ? nullptr : inq[d][s];
-      u.cnt[s] = cnt[s];
-    }
-    u.self = d;
-    CK(cudaMemsetAsync(bcnt[d], 0, (kRegions + 1) * 4, st[d]));
-    partition_kernel<<<dim3(8, N * kSegs), 256, 0, st[d]>>>(u, buckets[d], bcnt[d]);
-    apply_kernel<<<sms * 4, 256, 0, st[d]>>>(rep[d], buckets[d], bcnt[d], bcnt[d] + kRegions);
-  }
+  store(5, 7);
   sync_all();
   std::printf("check push+partition vs inline reference: %s\n", check("packed") ? "ok" : "FAILED");
   return 0;

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/dev_buf.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 #include "scope/cuda_check.hpp"
@@ -71,29 +72,6 @@ unsigned grid_for(std::uint64_t n, int sms) {
   const std::uint64_t want = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(std::clamp<std::uint64_t>(want, 1, static_cast<std::uint64_t>(sms) * 8));
 }
-
-// A device allocation that frees itself (on its device).
-template <class T>
-struct DevBuf {
-  int dev = -1;
-  T* p = nullptr;
-  DevBuf() = default;
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-  ~DevBuf() { reset(); }
-  void alloc(int d, std::size_t count) {
-    reset();
-    dev = d;
-    GPSM_CUDA(cudaSetDevice(d));
-    GPSM_CUDA(cudaMalloc(&p, std::max<std::size_t>(1, count) * sizeof(T)));
-  }
-  void reset() {
-    if (p == nullptr) return;
-    cudaSetDevice(dev);
-    cudaFree(p);
-    p = nullptr;
-  }
-};
 
 struct PerDevice {
   int sms = 1;

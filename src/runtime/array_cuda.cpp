@@ -121,27 +121,12 @@ void ArrayState::ensure_inbound() {
   inbound_capacity = want;
 }
 
-void ArrayState::read_controls(std::vector<Control>& snap) {
+void ArrayState::read_controls(std::vector<Control>& snap, bool reset) {
   const int n = ctx->size();
   for (int r = 0; r < n; ++r) {
     ctx->set(r);
     GPSM_CUDA(cudaMemcpyAsync(&ctx->staging[r], dev[r].ctl, sizeof(Control), cudaMemcpyDeviceToHost, ctx->streams[r]));
-  }
-  for (int r = 0; r < n; ++r) {
-    ctx->set(r);
-    const cudaError_t e = cudaStreamSynchronize(ctx->streams[r]);
-    if (e != cudaSuccess) ctx->throw_if_wait_failed(cudaGetErrorName(e));
-    GPSM_CUDA(e);
-  }
-  snap.assign(ctx->staging, ctx->staging + n);
-}
-
-void ArrayState::read_and_reset_controls(std::vector<Control>& snap) {
-  const int n = ctx->size();
-  for (int r = 0; r < n; ++r) {
-    ctx->set(r);
-    GPSM_CUDA(cudaMemcpyAsync(&ctx->staging[r], dev[r].ctl, sizeof(Control), cudaMemcpyDeviceToHost, ctx->streams[r]));
-    launch_reset_control(dev[r].ctl, ctx->streams[r]);
+    if (reset) launch_reset_control(dev[r].ctl, ctx->streams[r]);
   }
   for (int r = 0; r < n; ++r) {
     ctx->set(r);
@@ -229,7 +214,7 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
       GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[d], ctx->events[d], 0));
       if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[2][d], ctx->streams[d]));
     }
-    read_and_reset_controls(snap);  // waits for the round
+    read_controls(snap, true);  // waits for the round
     if (profile) {
       std::string line = "gpsm fence: '" + name + "' round " + std::to_string(round) + ":";
       for (int r = 0; r < n; ++r) {

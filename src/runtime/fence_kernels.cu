@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_ke
   __shared__ __align__(16) std::uint32_t s_val[kMaxBlockWords];
   __shared__ std::uint32_t s_m[kMaxBlockLines];
   __shared__ unsigned s_count;
-  __shared__ unsigned long long s_base[1];
+  __shared__ unsigned long long s_base;
   __shared__ int s_fail;
   if (*reinterpret_cast<volatile std::uint32_t*>(&a.ctl->dirty_any) == 0u) return;
   constexpr int kLinesPerWarp = kMaxBlockLines / kDrainWarps;
@@ -100,12 +100,12 @@ __global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_ke
       // 8-entry boundaries so every thread copies 16 bytes (a warp: 512 B runs on the link).
       const unsigned n8 = padded_entries(n);
       if (threadIdx.x == 0) {
-        const unsigned long long b = atomicAdd(&a.ctl->queued[0], static_cast<unsigned long long>(n8));
-        s_base[0] = b;
+        const unsigned long long b = atomicAdd(&a.ctl->reserved, static_cast<unsigned long long>(n8));
+        s_base = b;
         s_fail = b + n8 > a.capacity ? 1 : 0;
       }
       __syncthreads();
-      const unsigned long long b = s_base[0];
+      const unsigned long long b = s_base;
       for (std::uint32_t S = s_fail ? 0u : subs; S != 0u; S &= S - 1u) {
         const int d = __ffs(S) - 1;
         for (unsigned i = threadIdx.x * 8u; i < n8; i += kDrainThreads * 8u)
@@ -179,7 +179,7 @@ __global__ void reset_control_kernel(Control* c) {
   const bool again = c->overflow != 0u;
   c->dirty_any = again ? 1u : 0u;
   c->overflow = 0u;
-  for (int d = 0; d < kMaxDevices; ++d) c->queued[d] = 0ull;
+  c->reserved = 0ull;
 }
 
 int grid_for(std::uint64_t items) {

@@ -21,7 +21,7 @@ struct Control {
   std::uint32_t overflow;   // a drain could not queue every packed entry (another round follows)
   std::uint32_t sys_any;    // a strong access hit a replicated page
   std::uint32_t pad;
-  unsigned long long queued[kMaxDevices];  // [0]: entries reserved this round (one range serves every subscriber)
+  unsigned long long reserved;  // inbound entries reserved this round (one range serves every subscriber)
 };
 
 struct ContextImpl {
@@ -93,9 +93,8 @@ struct ArrayState {
   void bulk_copy(std::vector<Control>& snap);
   void demote_strong_pages(const std::vector<Control>& snap);
   // One asynchronous read of every device's control block, then one wait (pinned staging).
-  void read_controls(std::vector<Control>& snap);
-  // The same read, each block then reset on the device for the next round (no host round trip).
-  void read_and_reset_controls(std::vector<Control>& snap);
+  // reset: each block is then reset on the device for the next round (no host round trip).
+  void read_controls(std::vector<Control>& snap, bool reset = false);
   void copy_pages_from_home(const std::vector<std::uint32_t>& before, int rank, PageRange r);
 };
 

@@ -103,8 +103,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   }
   if (pool.empty())
     for (int d = 0; d < ngpu; ++d) pool.push_back(d);
-  for (int d : pool)
-    if (d >= ngpu) throw std::invalid_argument(fmt::format("device {} does not exist (this machine has {} GPUs)", d, ngpu));
+  require_devices_exist(pool, ngpu);
   if (counts.back() > static_cast<int>(pool.size()))
     throw std::invalid_argument(fmt::format("--gpus asks for {} GPUs; {} available", counts.back(), pool.size()));
 

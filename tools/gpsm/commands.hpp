@@ -50,5 +50,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv);
 
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);
+// Throws std::invalid_argument naming the first device id this machine (ngpu GPUs) lacks.
+void require_devices_exist(const std::vector<int>& devices, int ngpu);
 
 }  // namespace gpsm::cli

@@ -77,10 +77,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
       std::cerr << fmt::format("gpsm publish: note: using GPUs 0-{} of {} (a GPS context holds at most {})\n",
                                gpsm::gps::kMaxDevices - 1, ngpu, gpsm::gps::kMaxDevices);
   } else {
-    for (int d : asked)
-      if (d >= ngpu)
-        throw std::invalid_argument(fmt::format("device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
-                                                ngpu == 1 ? "" : "s", ngpu - 1));
+    require_devices_exist(asked, ngpu);
     cfg.devices = asked;
   }
   if (cfg.devices.size() < 2) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,13 @@ std::vector<int> parse_device_list(const std::string& s) {
   }
   if (out.empty()) throw gpsm::Error("gpsm: --devices is empty");
   return out;
+}
+
+void require_devices_exist(const std::vector<int>& devices, int ngpu) {
+  for (int d : devices)
+    if (d >= ngpu)
+      throw std::invalid_argument(fmt::format("device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
+                                              ngpu == 1 ? "" : "s", ngpu - 1));
 }
 
 namespace {

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
-#include "apps/harness/dev_buf.hpp"
+#include "common/dev_buf.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "apps/harness/app.hpp"
-#include "apps/harness/dev_buf.hpp"
+#include "common/dev_buf.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "gpsm/gps/context.hpp"

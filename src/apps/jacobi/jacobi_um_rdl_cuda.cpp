@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/harness/dev_buf.hpp"
+#include "common/dev_buf.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"

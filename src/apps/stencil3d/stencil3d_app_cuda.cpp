@@ -24,7 +24,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
-#include "apps/harness/dev_buf.hpp"
+#include "common/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
 #include "apps/stencil3d/stencil3d_kernels.hpp"

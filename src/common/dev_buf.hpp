@@ -1,6 +1,6 @@
 #pragma once
-// Device memory of one device that frees itself there (the apps' per-rank buffers). Movable, so
-// it can live in std::vector; alloc() once per buffer.
+// Device memory of one device that frees itself there (per-rank buffers of the benchmarks and
+// apps). Movable, so it can live in std::vector; alloc() replaces any earlier allocation.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include "scope/cuda_check.hpp"
 
-namespace gpsm::apps {
+namespace gpsm {
 
 template <class T>
 struct DevBuf {
@@ -19,17 +19,19 @@ struct DevBuf {
   DevBuf& operator=(const DevBuf&) = delete;
   DevBuf(DevBuf&& o) noexcept : dev(o.dev), p(o.p) { o.p = nullptr; }
   DevBuf& operator=(DevBuf&&) = delete;
-  ~DevBuf() {
-    if (p != nullptr) {
-      cudaSetDevice(dev);
-      cudaFree(p);
-    }
-  }
+  ~DevBuf() { reset(); }
   void alloc(int d, std::size_t n) {
+    reset();
     dev = d;
     GPSM_CUDA(cudaSetDevice(d));
     GPSM_CUDA(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
   }
+  void reset() {
+    if (p == nullptr) return;
+    cudaSetDevice(dev);
+    cudaFree(p);
+    p = nullptr;
+  }
 };
 
-}  // namespace gpsm::apps
+}  // namespace gpsm
