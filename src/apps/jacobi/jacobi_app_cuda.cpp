@@ -37,6 +37,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+std::vector<int> devices_of(const gps::Context& ctx) {
+  std::vector<int> d;
+  for (int r = 0; r < ctx.size(); ++r) d.push_back(ctx.device(r));
+  return d;
+}
+
 // Largest relative difference over the interior rows (1 .. ny-2, every column): halo rows hold
 // copies, whose boundary columns differ by design between paradigms.
 double interior_error(const std::vector<float>& got, const std::vector<float>& ref, std::int64_t nx, std::int64_t ny) {
@@ -126,7 +132,7 @@ class SlabRun final : public jacobi::HostLoop {
   // Rows exchanged per iteration: every rank sends its first and last rows to its neighbours.
   double link_bytes_per_iter() override {
     if (n_ == 1) return 0;
-    const double row = static_cast<double>(par_ == Paradigm::memcpy ? p_.n[0] : p_.n[0] - 2) * sizeof(float);
+    const double row = static_cast<double>(par_ == Paradigm::memcpy ? p_.n[0] : jacobi::pushed_cells(p_.n[0])) * sizeof(float);
     return 2.0 * n_ * row;
   }
 
@@ -264,37 +270,20 @@ class GpsRun final : public jacobi::HostLoop {
 class CpuFreeRun final : public jacobi::JacobiRun {
  public:
   CpuFreeRun(gps::Context& ctx, const Problem& p, bool elide)
-      : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide), s_(ctx, p) {
-    acc_.resize(n_);
+      : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide), s_(ctx, p), sync_(devices_of(ctx)) {
     scratch_.resize(n_);
-    slots_.resize(n_);
     done_.resize(n_);
     for (int r = 0; r < n_; ++r) {
       const int dev = ctx.device(r);
       if (elide_) scratch_[r].alloc(dev, 2 * p.n[0]);
-      acc_[r].alloc(dev, 2);
-      slots_[r].alloc(dev, 16);
       done_[r].alloc(dev, 4);
       GPSM_CUDA(cudaSetDevice(dev));
       blocks_ = r == 0 ? jacobi::cpu_free_blocks(dev) : std::min(blocks_, jacobi::cpu_free_blocks(dev));
     }
-    ctx.check_coresident(jacobi::cpu_free_kernel(), blocks_, jacobi::kCpuFreeThreads, 0);
-  }
-  void init() override {
-    s_.init(Poison::none, elide_ ? Poison::none : Poison::halo_rows);
+    args_.resize(n_);
     for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaMemset(acc_[r].p, 0, 2 * sizeof(float)));
-      GPSM_CUDA(cudaMemset(slots_[r].p, 0, 16 * sizeof(float)));
-      GPSM_CUDA(cudaMemset(done_[r].p, 0, 4 * sizeof(int)));
-    }
-    ctx_.synchronize();
-  }
-  LoopTiming solve() override {
-    const std::int64_t nx = p_.n[0];
-    std::vector<jacobi::CpuFree> args(n_);
-    for (int r = 0; r < n_; ++r) {  // barrier handles read the counters' current base
-      auto& c = args[r];
+      auto& c = args_[r];
+      const std::int64_t nx = p_.n[0];
       const JacobiSlab& sl = s_.slab[r];
       const int t = sl.top, b = sl.bottom;
       for (int k = 0; k < 2; ++k) {
@@ -302,22 +291,30 @@ class CpuFreeRun final : public jacobi::JacobiRun {
         c.top_halo[k] = elide_ ? scratch_[r].p : s_.row(t, k, s_.slab[t].chunk + 1);
         c.bottom_halo[k] = elide_ ? scratch_[r].p + nx : s_.row(b, k, 0);
       }
-      c.acc = acc_[r].p;
-      for (int g = 0; g < n_; ++g) c.slots[g] = slots_[g].p;
       c.done = done_[r].p;
-      c.barrier = ctx_.barrier(r, 1);
+      c.sync = sync_.handle(r, static_cast<unsigned>(blocks_), ctx_.wait_policy(r));
       c.nx = nx;
       c.rows = sl.chunk;
       c.niter = p_.iters;
       c.nccheck = p_.nccheck;
       c.tol = p_.tol;
-      c.rank = r;
-      c.ranks = n_;
     }
+    ctx.check_coresident(jacobi::cpu_free_kernel(args_[0]), blocks_, jacobi::kCpuFreeThreads, 0);
+  }
+  void init() override {
+    s_.init(Poison::none, elide_ ? Poison::none : Poison::halo_rows);
+    sync_.reset();
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      GPSM_CUDA(cudaMemset(done_[r].p, 0, 4 * sizeof(int)));
+    }
+    ctx_.synchronize();
+  }
+  LoopTiming solve() override {
     const auto t0 = Clock::now();
     for (int r = 0; r < n_; ++r) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      jacobi::launch_cpu_free(args[r], blocks_, ctx_.stream(r));
+      jacobi::launch_cpu_free(args_[r], blocks_, ctx_.stream(r));
     }
     ctx_.synchronize();
     const double sec = seconds_since(t0);
@@ -332,9 +329,10 @@ class CpuFreeRun final : public jacobi::JacobiRun {
   std::vector<float> gather() override { return s_.gather(final_buf_); }
   double link_bytes_per_iter() override {
     if (n_ == 1) return 0;
-    const double norms = static_cast<double>(n_) * (n_ - 1) * sizeof(float);  // the norm partials
-    if (elide_) return norms;
-    return 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float) + norms;
+    // one tagged 8-byte word per ordered GPU pair per iteration (barrier and norm partial)
+    const double words = static_cast<double>(n_) * (n_ - 1) * sizeof(std::uint64_t);
+    if (elide_) return words;
+    return 2.0 * n_ * static_cast<double>(jacobi::pushed_cells(p_.n[0])) * sizeof(float) + words;
   }
   std::string timing() const override {
     return "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations";
@@ -347,8 +345,10 @@ class CpuFreeRun final : public jacobi::JacobiRun {
   int blocks_ = 0;
   bool elide_ = false;
   Slabs s_;
-  std::vector<DevBuf<float>> acc_, slots_, scratch_;
+  IterSyncStates sync_;
+  std::vector<DevBuf<float>> scratch_;
   std::vector<DevBuf<int>> done_;
+  std::vector<jacobi::CpuFree> args_;
   int final_buf_ = 0;
 };
 

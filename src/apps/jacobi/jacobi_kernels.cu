@@ -3,7 +3,8 @@
 // reference, so results match it bit for bit).
 #include "apps/jacobi/jacobi_kernels.hpp"
 
-#include <cooperative_groups.h>
+#include <algorithm>
+#include <cstdint>
 
 #include "apps/stencil/stencil_math.hpp"
 #include "scope/cuda_check.hpp"
@@ -11,8 +12,6 @@
 namespace gpsm::apps::jacobi {
 namespace {
 
-namespace cg = cooperative_groups;
-constexpr int kBx = 32, kBy = 8;
 
 // Sum of `v` over the block, added to *out by one thread (block of `threads` threads, <= 1024).
 __device__ __forceinline__ void block_add(float v, float* out) {
@@ -39,29 +38,83 @@ __global__ void init_rows_kernel(float* buf, const float* bcol, std::int64_t nx,
   }
 }
 
-template <bool kNorm>
-__global__ void __launch_bounds__(kBx* kBy) sweep_kernel(Sweep s) {
-  const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
-  const std::int64_t iy = static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y + 1;
+// One row of a slab, by the threads of one block (blockDim.x threads, 1D). Returns this thread's
+// sum of (a_new - a)^2 when kNorm. Row iy's neighbours are rows iy - 1 and iy + 1 of the slab,
+// or `north` / `south` when set (rdl: the neighbours' edge rows through peer pointers). The row
+// also goes to `push_a` and `push_b` when set (neighbours' halo rows: device-initiated peer
+// stores; a one-row slab is both neighbours' halo).
+//
+// kVec (nx % 4 == 0, 16-byte aligned rows): a thread updates four cells from three float4 loads
+// (centre, north, south) and two scalar loads for the outer west/east neighbours, which the
+// neighbouring threads' float4 loads have just brought into L1; columns 0 and nx - 1 keep their
+// (fixed boundary) value. Pushes are float4 stores: 16-byte packets over the link.
+template <bool kNorm, bool kVec>
+__device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* __restrict__ an, std::int64_t nx,
+                                           std::int64_t iy, const float* north, const float* south, float* push_a,
+                                           float* push_b) {
   float d2 = 0;
-  if (ix < s.nx - 1 && iy <= s.rows) {
-    const std::int64_t i = iy * s.nx + ix;
-    const float south = (iy == s.rows && s.south != nullptr) ? s.south[ix] : s.a[i + s.nx];
-    const float north = (iy == 1 && s.north != nullptr) ? s.north[ix] : s.a[i - s.nx];
-    const float v = jacobi_point(s.a[i + 1], s.a[i - 1], south, north);
-    s.a_new[i] = v;
-    if (iy == 1 && s.push_top != nullptr) s.push_top[ix] = v;
-    if (iy == s.rows && s.push_bottom != nullptr) s.push_bottom[ix] = v;
-    if (kNorm) {
-      const float d = v - s.a[i];
-      d2 = d * d;
+  const float* c_row = a + iy * nx;
+  const float* n_row = north != nullptr ? north : c_row - nx;
+  const float* s_row = south != nullptr ? south : c_row + nx;
+  float* o_row = an + iy * nx;
+  if constexpr (kVec) {
+    const std::int64_t nv = nx / 4;
+    for (std::int64_t j = threadIdx.x; j < nv; j += blockDim.x) {
+      const float4 c = reinterpret_cast<const float4*>(c_row)[j];
+      const float4 n = reinterpret_cast<const float4*>(n_row)[j];
+      const float4 s = reinterpret_cast<const float4*>(s_row)[j];
+      const float w = c_row[4 * j - 1];  // j == 0: the previous row's last cell (unused)
+      const float e = c_row[4 * j + 4];  // j == nv - 1: the next row's first cell (unused)
+      float4 v;
+      v.x = j == 0 ? c.x : jacobi_point(c.y, w, s.x, n.x);
+      v.y = jacobi_point(c.z, c.x, s.y, n.y);
+      v.z = jacobi_point(c.w, c.y, s.z, n.z);
+      v.w = j == nv - 1 ? c.w : jacobi_point(e, c.z, s.w, n.w);
+      reinterpret_cast<float4*>(o_row)[j] = v;
+      if (push_a != nullptr) reinterpret_cast<float4*>(push_a)[j] = v;
+      if (push_b != nullptr) reinterpret_cast<float4*>(push_b)[j] = v;
+      if (kNorm) {
+        const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z, dw = v.w - c.w;
+        d2 += ((dx * dx + dy * dy) + dz * dz) + dw * dw;
+      }
+    }
+  } else {
+    for (std::int64_t ix = 1 + threadIdx.x; ix < nx - 1; ix += blockDim.x) {
+      const float c = c_row[ix];
+      const float v = jacobi_point(c_row[ix + 1], c_row[ix - 1], s_row[ix], n_row[ix]);
+      o_row[ix] = v;
+      if (push_a != nullptr) push_a[ix] = v;
+      if (push_b != nullptr) push_b[ix] = v;
+      if (kNorm) {
+        const float d = v - c;
+        d2 += d * d;
+      }
     }
   }
+  return d2;
+}
+
+bool vec_ok(std::int64_t nx, const void* a, const void* b) {
+  return rows_vectorized(nx) && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && reinterpret_cast<std::uintptr_t>(b) % 16 == 0;
+}
+
+// Blocks for a row-per-block sweep of `rows` rows: enough to fill the GPU a few times over while
+// keeping the norm's one atomic per block cheap (one per row would be thousands).
+unsigned row_blocks(std::int64_t rows) { return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(rows, 2048))); }
+constexpr int kRowThreads = 256;
+
+template <bool kNorm, bool kVec>
+__global__ void __launch_bounds__(kRowThreads) sweep_kernel(Sweep s) {
+  float d2 = 0;
+  for (std::int64_t iy = 1 + blockIdx.x; iy <= s.rows; iy += gridDim.x)
+    d2 += sweep_row<kNorm, kVec>(s.a, s.a_new, s.nx, iy, iy == 1 ? s.north : nullptr, iy == s.rows ? s.south : nullptr,
+                                 iy == 1 ? s.push_top : nullptr, iy == s.rows ? s.push_bottom : nullptr);
   if (kNorm) block_add(d2, s.norm);
 }
 
 // Whole-grid sweeps (um's managed memory, gps's replicated arrays): the same loop over rows
-// [first_row, first_row + rows) with index wrap for the periodic halo, on either kind of grid.
+// [first_row, first_row + rows) with index wrap for the periodic halo, on either kind of grid;
+// a block per row, like sweep_kernel (scalar: a GPS view loads one element at a time).
 struct PlainRows {
   const float* a;
   float* a_new;
@@ -81,84 +134,64 @@ struct WrapArgs {
 };
 
 template <bool kNorm, class Rows>
-__global__ void __launch_bounds__(kBx* kBy) wrap_sweep_kernel(WrapArgs<Rows> s) {
-  const std::int64_t ix = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x + 1;
-  const std::int64_t iy = s.first_row + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
+__global__ void __launch_bounds__(kRowThreads) wrap_sweep_kernel(WrapArgs<Rows> s) {
   float d2 = 0;
-  if (ix < s.nx - 1 && iy < s.first_row + s.rows) {
+  for (std::int64_t k = blockIdx.x; k < s.rows; k += gridDim.x) {
+    const std::int64_t iy = s.first_row + k;
     const std::int64_t north = iy == 1 ? s.ny - 2 : iy - 1, south = iy == s.ny - 2 ? 1 : iy + 1;
-    const std::int64_t i = iy * s.nx + ix;
-    const float c = s.g.load(i);
-    const float v = jacobi_point(s.g.load(i + 1), s.g.load(i - 1), s.g.load(south * s.nx + ix), s.g.load(north * s.nx + ix));
-    s.g.store(i, v);
-    if (kNorm) {
-      const float d = v - c;
-      d2 = d * d;
+    for (std::int64_t ix = 1 + threadIdx.x; ix < s.nx - 1; ix += blockDim.x) {
+      const std::int64_t i = iy * s.nx + ix;
+      const float c = s.g.load(i);
+      const float v = jacobi_point(s.g.load(i + 1), s.g.load(i - 1), s.g.load(south * s.nx + ix), s.g.load(north * s.nx + ix));
+      s.g.store(i, v);
+      if (kNorm) {
+        const float d = v - c;
+        d2 += d * d;
+      }
     }
   }
   if (kNorm) block_add(d2, s.norm);
 }
 
-// One thread per cell of `rows` rows of nx - 2 interior columns; the norm variant when asked.
 template <class A>
-void launch_rows(void (*with_norm)(A), void (*plain)(A), const A& a, std::int64_t nx, std::int64_t rows, bool norm,
-                 cudaStream_t st) {
-  const dim3 block(kBx, kBy);
-  const dim3 grid(static_cast<unsigned>((nx - 2 + kBx - 1) / kBx), static_cast<unsigned>((rows + kBy - 1) / kBy));
-  (norm ? with_norm : plain)<<<grid, block, 0, st>>>(a);
+void launch_rows(void (*with_norm)(A), void (*plain)(A), const A& a, std::int64_t rows, bool norm, cudaStream_t st) {
+  (norm ? with_norm : plain)<<<row_blocks(rows), kRowThreads, 0, st>>>(a);
   GPSM_CUDA_LAUNCH();
 }
 
+// The CPU-free persistent kernel. Block b takes the rows k = b, b + gridDim.x, ... in the order
+// 1, rows, 2, 3, ..., rows - 1: the two halo rows first, so their peer stores travel while the
+// interior is computed. Iterations end in IterSync::arrive_and_wait (no grid barrier).
+template <bool kVec>
 __global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree c) {
-  cg::grid_group grid = cg::this_grid();
-  std::uint64_t round = 0;
   int iter = 0;
+  float norm = 0;
   while (iter < c.niter) {
     const int p = iter & 1;
     const float* a = c.buf[p];
     float* an = c.buf[1 - p];
-    float* top = c.top_halo[1 - p];
-    float* bottom = c.bottom_halo[1 - p];
     const bool calc = iter % c.nccheck == 0;
     float d2 = 0;
-    // A block per row (grid-stride): coalesced, no index division.
-    for (std::int64_t iy = 1 + blockIdx.x; iy <= c.rows; iy += gridDim.x) {
-      for (std::int64_t ix = 1 + threadIdx.x; ix < c.nx - 1; ix += blockDim.x) {
-        const std::int64_t i = iy * c.nx + ix;
-        const float v = jacobi_point(a[i + 1], a[i - 1], a[i + c.nx], a[i - c.nx]);
-        an[i] = v;
-        if (iy == 1) top[ix] = v;  // device-initiated halo stores (peer memory)
-        if (iy == c.rows) bottom[ix] = v;
-        if (calc) {
-          const float d = v - a[i];
-          d2 += d * d;
-        }
-      }
+    bool pushed = false;
+    for (std::int64_t k = blockIdx.x; k < c.rows; k += gridDim.x) {
+      const std::int64_t iy = k == 0 ? 1 : k == 1 ? c.rows : k;
+      float* top = iy == 1 ? c.top_halo[1 - p] : nullptr;
+      float* bottom = iy == c.rows ? c.bottom_halo[1 - p] : nullptr;
+      pushed = pushed || top != nullptr || bottom != nullptr;
+      d2 += calc ? sweep_row<true, kVec>(a, an, c.nx, iy, nullptr, nullptr, top, bottom)
+                 : sweep_row<false, kVec>(a, an, c.nx, iy, nullptr, nullptr, top, bottom);
     }
-    if (calc) block_add(d2, &c.acc[p]);
-    // Every block's stores (local and peer) are ordered before block 0's system-scope release in
-    // the barrier below by this grid barrier (release is cumulative).
-    grid.sync();
-    if (blockIdx.x == 0) {
-      if (threadIdx.x == 0 && calc) {
-        const float mine = atomicExch(&c.acc[p], 0.0f);
-        for (int g = 0; g < c.ranks; ++g) c.slots[g][p * 8 + c.rank] = mine;
-      }
-      c.barrier.sync(round);
-      if (threadIdx.x == 0 && calc) {
-        const volatile float* mine = c.slots[c.rank];
-        float sum = 0;
-        for (int g = 0; g < c.ranks; ++g) sum += mine[p * 8 + g];
-        const float norm = sqrtf(sum);
-        reinterpret_cast<volatile float*>(c.done + 2)[0] = norm;
-        reinterpret_cast<volatile int*>(c.done)[1] = norm > c.tol ? 0 : 1;
-      }
-    }
-    grid.sync();
+    const float sum = c.sync.arrive_and_wait(iter, d2, calc, pushed);
     ++iter;
-    if (calc && reinterpret_cast<volatile int*>(c.done)[1] != 0) break;
+    if (calc) {
+      norm = sqrtf(sum);
+      if (norm <= c.tol) break;
+    }
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) c.done[0] = iter;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    c.done[0] = iter;
+    reinterpret_cast<float*>(c.done + 2)[0] = norm;
+  }
 }
 
 }  // namespace
@@ -170,35 +203,46 @@ void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64
 }
 
 void launch_sweep(const Sweep& s, cudaStream_t st) {
-  launch_rows(sweep_kernel<true>, sweep_kernel<false>, s, s.nx, s.rows, s.norm != nullptr, st);
+  if (vec_ok(s.nx, s.a, s.a_new) && vec_ok(s.nx, s.north, s.south) && vec_ok(s.nx, s.push_top, s.push_bottom))
+    launch_rows(sweep_kernel<true, true>, sweep_kernel<false, true>, s, s.rows, s.norm != nullptr, st);
+  else
+    launch_rows(sweep_kernel<true, false>, sweep_kernel<false, false>, s, s.rows, s.norm != nullptr, st);
 }
 
 void launch_grid_sweep(const GridSweep& s, cudaStream_t st) {
   const WrapArgs<PlainRows> w{PlainRows{s.a, s.a_new}, s.nx, s.ny, s.first_row, s.rows, s.norm};
-  launch_rows(wrap_sweep_kernel<true, PlainRows>, wrap_sweep_kernel<false, PlainRows>, w, s.nx, s.rows,
-              s.norm != nullptr, st);
+  launch_rows(wrap_sweep_kernel<true, PlainRows>, wrap_sweep_kernel<false, PlainRows>, w, s.rows, s.norm != nullptr, st);
 }
 
 void launch_gps_sweep(const GpsSweep& s, cudaStream_t st) {
   const WrapArgs<GpsRows> w{GpsRows{s.a, s.a_new}, s.nx, s.ny, s.first_row, s.rows, s.norm};
-  launch_rows(wrap_sweep_kernel<true, GpsRows>, wrap_sweep_kernel<false, GpsRows>, w, s.nx, s.rows, s.norm != nullptr,
-              st);
+  launch_rows(wrap_sweep_kernel<true, GpsRows>, wrap_sweep_kernel<false, GpsRows>, w, s.rows, s.norm != nullptr, st);
+}
+
+bool cpu_free_vec(const CpuFree& c) {
+  return vec_ok(c.nx, c.buf[0], c.buf[1]) && vec_ok(c.nx, c.top_halo[0], c.top_halo[1]) &&
+         vec_ok(c.nx, c.bottom_halo[0], c.bottom_halo[1]);
 }
 
 int cpu_free_blocks(int device) {
   int per_sm = 0, sms = 0;
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel_impl, kCpuFreeThreads, 0));
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel_impl<true>, kCpuFreeThreads, 0));
+  int per_sm_scalar = 0;
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_scalar, cpu_free_kernel_impl<false>, kCpuFreeThreads, 0));
   GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return per_sm * sms;
+  return std::min(per_sm, per_sm_scalar) * sms;
 }
 
-const void* cpu_free_kernel() { return reinterpret_cast<const void*>(cpu_free_kernel_impl); }
+const void* cpu_free_kernel(const CpuFree& c) {
+  return cpu_free_vec(c) ? reinterpret_cast<const void*>(cpu_free_kernel_impl<true>)
+                         : reinterpret_cast<const void*>(cpu_free_kernel_impl<false>);
+}
 
 void launch_cpu_free(const CpuFree& c, int blocks, cudaStream_t st) {
   CpuFree arg = c;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(cpu_free_kernel(), dim3(static_cast<unsigned>(blocks)),
-                                        dim3(kCpuFreeThreads), args, 0, st));
+  GPSM_CUDA(cudaLaunchCooperativeKernel(cpu_free_kernel(c), dim3(static_cast<unsigned>(blocks)), dim3(kCpuFreeThreads),
+                                        args, 0, st));
 }
 
 }  // namespace gpsm::apps::jacobi

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "gpsm/gps/barrier.hpp"
+#include "apps/stencil/iter_sync.hpp"
 #include "gpsm/gps/view.hpp"
 
 namespace gpsm::apps::jacobi {
@@ -37,6 +37,13 @@ struct Sweep {
 };
 void launch_sweep(const Sweep& s, cudaStream_t st);
 
+// Whether the slab sweeps (launch_sweep, the CPU-free kernel) take the float4 path: rows of
+// nx % 4 == 0 floats in cudaMalloc'd (256-byte aligned) buffers. It moves whole rows, the
+// boundary columns included, where the scalar path moves the nx - 2 inner cells; link-byte
+// counts follow it.
+inline bool rows_vectorized(std::int64_t nx) { return nx % 4 == 0; }
+inline std::int64_t pushed_cells(std::int64_t nx) { return rows_vectorized(nx) ? nx : nx - 2; }
+
 // The sweep on plain pointers to the whole ny x nx grid (managed memory for um / um_hints): rank
 // computes global rows [first_row, first_row + rows), periodic halo by index wrap as GpsSweep.
 struct GridSweep {
@@ -58,25 +65,24 @@ struct GpsSweep {
 void launch_gps_sweep(const GpsSweep& s, cudaStream_t st);
 
 // CPU-free: one persistent cooperative kernel per GPU runs every iteration. Halos are pushed by
-// peer stores into the neighbours' slabs; a device barrier across the GPUs (block 0 of each)
-// ends each iteration; the norm partials are exchanged through slots on every GPU.
+// peer stores into the neighbours' slabs as the edge rows are computed (first, so they travel
+// while the interior is swept); each iteration ends in IterSync (apps/stencil/iter_sync.hpp),
+// which also carries every GPU's norm partial to every GPU. No grid barrier, no host.
 struct CpuFree {
   float* buf[2] = {};              // this rank's two slabs ((rows + 2) x nx each)
   float* top_halo[2] = {};         // where row 1 of buf[b] goes: the top neighbour's buf[b] bottom halo row
   float* bottom_halo[2] = {};      // where row `rows` of buf[b] goes: the bottom neighbour's buf[b] row 0
-  float* acc = nullptr;            // this GPU: [2] float partial-norm accumulators (by iteration parity)
-  float* slots[8] = {};            // slots[g]: GPU g's [2][8] norm slots (peer pointers)
-  int* done = nullptr;             // this GPU: [0] = iterations run, [1] = stop flag; float norm at done + 2
-  gps::BarrierHandle barrier;      // one participant block per GPU
+  int* done = nullptr;             // this GPU: [0] = iterations run; float norm at done + 2
+  IterSync sync;                   // blocks = the launch's blocks per GPU
   std::int64_t nx = 0, rows = 0;
   int niter = 0, nccheck = 1;
   float tol = 0;
-  int rank = 0, ranks = 1;
 };
-// Blocks per GPU the persistent kernel uses (all co-resident); threads per block.
+// Blocks per GPU the persistent kernel uses (all co-resident); threads per block. The kernel is
+// the float4 one when nx % 4 == 0 and every row is 16-byte aligned, else the scalar one.
 int cpu_free_blocks(int device);
 constexpr int kCpuFreeThreads = 256;
-const void* cpu_free_kernel();
+const void* cpu_free_kernel(const CpuFree& c);
 void launch_cpu_free(const CpuFree& c, int blocks, cudaStream_t st);
 
 }  // namespace gpsm::apps::jacobi

@@ -152,9 +152,9 @@ class RdlRun final : public HostLoop {
     cur_ = 0;
   }
   std::vector<float> gather() override { return s_.gather(cur_); }
-  // Each GPU loads its neighbours' edge rows (interior columns) once per iteration.
+  // Each GPU loads its neighbours' edge rows once per iteration (pushed_cells: whole rows on the float4 path).
   double link_bytes_per_iter() override {
-    return n_ == 1 ? 0 : 2.0 * n_ * static_cast<double>(p_.n[0] - 2) * sizeof(float);
+    return n_ == 1 ? 0 : 2.0 * n_ * static_cast<double>(jacobi::pushed_cells(p_.n[0])) * sizeof(float);
   }
 
  protected:
