@@ -21,15 +21,17 @@ TEST(JacobiGpu, EveryParadigmMatchesTheCpuReference) {
   GPSM_REQUIRE_GPUS(1);
   auto app = jacobi();
   ASSERT_NE(app, nullptr);
-  // Uneven split (interior rows not a multiple of the GPU count) and a norm every 3 iterations.
-  Problem p = app->problem("200x131", 40);
-  p.nccheck = 3;
+  // Uneven split (interior rows not a multiple of the GPU count) and a norm every 3 iterations;
+  // nx = 200 takes the float4 sweeps, nx = 202 the scalar ones.
   const std::vector<int> counts = apptest::gpu_counts();
+  for (const char* size : {"200x131", "202x131"})
   for (int g : counts)
     for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::um, Paradigm::um_hints, Paradigm::rdl,
                          Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free, Paradigm::infinite}) {
       if (par == Paradigm::single && g != 1) continue;
-      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
+      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size);
+      Problem p = app->problem(size, 40);
+      p.nccheck = 3;
       const RunOutcome o = run(*app, par, g, p);
       ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
       EXPECT_EQ(o.iterations, 40);
@@ -47,12 +49,13 @@ TEST(JacobiGpu, EveryParadigmMatchesTheCpuReference) {
 TEST(JacobiGpu, ToleranceStopsEveryParadigmWhereTheReferenceStops) {
   GPSM_REQUIRE_GPUS(1);
   auto app = jacobi();
-  Problem p = app->problem("64x40", 500);
-  p.tol = 0.05f;  // reached after a few dozen iterations
   const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));
+  for (const char* size : {"64x40", "66x40"})  // float4 and scalar sweeps
   for (Paradigm par : {Paradigm::memcpy, Paradigm::um, Paradigm::rdl, Paradigm::p2p_inline, Paradigm::gps,
                        Paradigm::cpu_free}) {
-    SCOPED_TRACE(paradigm_name(par));
+    SCOPED_TRACE(std::string(paradigm_name(par)) + " " + size);
+    Problem p = app->problem(size, 500);
+    p.tol = 0.05f;  // reached after a few dozen iterations
     const RunOutcome o = run(*app, par, g, p);
     ASSERT_EQ(o.status, RunStatus::ok) << o.reason;  // includes: same iteration count as the reference
     EXPECT_LT(o.iterations, 500);

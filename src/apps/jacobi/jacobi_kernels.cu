@@ -59,6 +59,7 @@ __device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* _
   float* o_row = an + iy * nx;
   if constexpr (kVec) {
     const std::int64_t nv = nx / 4;
+#pragma unroll 4  // several rows' worth of loads in flight per thread (nx = 16384: 16 float4 per thread)
     for (std::int64_t j = threadIdx.x; j < nv; j += blockDim.x) {
       const float4 c = reinterpret_cast<const float4*>(c_row)[j];
       const float4 n = reinterpret_cast<const float4*>(n_row)[j];

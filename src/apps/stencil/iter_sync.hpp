@@ -10,8 +10,9 @@
 //   3. the last block of the GPU to arrive takes acc[p] and arrive[p] back to zero and stores
 //      {tag t + 1, partial sum} with release semantics into slot [p][rank] of EVERY GPU;
 //   4. every block then polls its own GPU's slots [p][0..ranks) until each carries tag >= t + 1
-//      (acquire: the peers' halo pushes of iteration t are visible after it) and returns the sum
-//      of the partials, in rank order, so every block of every GPU gets the same float.
+//      (one lane per slot, in parallel; acquire: the peers' halo pushes of iteration t are
+//      visible after it) and returns the sum of the partials, in rank order, so every block of
+//      every GPU gets the same float.
 // Compared with the grid.sync + one-block cross-GPU barrier + grid.sync it replaces, a GPU's
 // blocks never wait for each other except through the peers' words, and the barrier and the norm
 // exchange are one message per GPU pair per iteration.
@@ -77,16 +78,22 @@ struct IterSync {
         const float mine = atomicExch(&self->acc[p], 0.0f);
         atomicExch(&self->arrive[p], 0u);
         const std::uint64_t word = (static_cast<std::uint64_t>(t + 1) << 32) | __float_as_uint(sum ? mine : 0.0f);
+        // One system-scope fence, then plain strong stores: fence + relaxed store is a release
+        // (PTX memory model), without the fence a st.release would repeat per destination.
         gps::fence_sys();
-        for (int g = 0; g < ranks; ++g) gps::st_release_sys(&all[g]->slot[p][rank], word);
+        for (int g = 0; g < ranks; ++g) gps::st_relaxed_sys(&all[g]->slot[p][rank], word);
       }
+    }
+    // Warp 0 waits, lane g on GPU g's word, all in parallel; the sum is taken in rank order.
+    if (tid < 32) {
       const std::uint64_t tag = static_cast<std::uint64_t>(t + 1) << 32;
+      std::uint64_t w = tag;
+      if (static_cast<int>(tid) < ranks) w = gps::wait_geq_sys<std::uint64_t>(&self->slot[p][tid], tag, wait, "iteration word");
+      __syncwarp();
       float s = 0;
-      for (int g = 0; g < ranks; ++g) {
-        const std::uint64_t w = gps::wait_geq_sys<std::uint64_t>(&self->slot[p][g], tag, wait, "iteration word");
-        s += __uint_as_float(static_cast<unsigned>(w & 0xFFFFFFFFu));
-      }
-      total = s;
+      for (int g = 0; g < ranks; ++g)
+        s += __uint_as_float(static_cast<unsigned>(__shfl_sync(0xFFFFFFFFu, w, g) & 0xFFFFFFFFu));
+      if (tid == 0) total = s;
     }
     __syncthreads();  // the other threads read after thread 0's acquire
     return total;
