@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
 #include "apps/stencil/stencil_math.hpp"
+#include "apps/stencil3d/stencil3d_cells.hpp"
 
 using namespace gpsm::apps;
 using i64 = std::int64_t;
@@ -717,6 +719,127 @@ std::vector<float> run_decomposed(App3D app, const Box3& b, Axis axis, int nrank
   return gather(ranks);
 }
 
+// ---- the GPU sweeps' cell accessors (stencil3d_cells.hpp), run on the CPU ----
+
+// Initial values of one rank's box as the GPU runs set them (stencil3d_slabs.hpp): buffer 0 is
+// heat's u or wave's cur, buffer 1 heat's u or wave's prev with cur's boundary.
+std::vector<float> local_buffer(const Slab3D& s, App3D app, int b, std::uint32_t seed) {
+  const bool wave = app == App3D::wave;
+  std::vector<float> v = local_field(s, wave && b == 0 ? seed + 1 : seed);
+  if (!wave || b == 0) return v;
+  const std::vector<float> cur = local_field(s, seed + 1);
+  for (i64 z = 0; z < s.local[2]; ++z)
+    for (i64 y = 0; y < s.local[1]; ++y)
+      for (i64 x = 0; x < s.local[0]; ++x) {
+        const i64 l[3] = {x, y, z};
+        bool interior = true;
+        for (int d = 0; d < 3; ++d) {
+          const i64 g = s.global(d, l[d]);
+          interior = interior && g >= s.radius && g < s.n[d] - s.radius;
+        }
+        if (!interior) v[s.index(x, y, z)] = cur[s.index(x, y, z)];
+      }
+  return v;
+}
+
+// rdl: every rank's two buffers with NaN halo planes (split axis, both sides with a neighbour),
+// never exchanged; each iteration updates every rank through RemoteCells, which must find the
+// halo cells in the neighbours' owned planes.
+std::vector<float> run_remote_loads(App3D app, const Box3& b, Axis axis, int nranks, int iters, std::uint32_t seed) {
+  const int radius = app == App3D::heat ? 1 : 2;
+  const int a = static_cast<int>(axis);
+  std::vector<Slab3D> slabs;
+  std::vector<std::array<std::vector<float>, 2>> buf(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    slabs.push_back(slab3d(b.n, axis, radius, nranks, r));
+    const Slab3D& s = slabs.back();
+    for (int k = 0; k < 2; ++k) {
+      buf[r][k] = local_buffer(s, app, k, seed);
+      for (i64 z = 0; z < s.local[2]; ++z)
+        for (i64 y = 0; y < s.local[1]; ++y)
+          for (i64 x = 0; x < s.local[0]; ++x) {
+            const i64 l[3] = {x, y, z};
+            if ((s.has_lower() && l[a] < radius) || (s.has_upper() && l[a] >= radius + s.count))
+              buf[r][k][s.index(x, y, z)] = std::nanf("");
+          }
+    }
+  }
+  // Slabs::push_to's mapping: the lower neighbour's split coordinate is ours plus its count, the
+  // upper one's ours minus our count.
+  const auto remote = [&](int r, int nb, int k) {
+    stencil3d::Remote m;
+    m.src = buf[nb][k].data();
+    m.sy = slabs[nb].local[0];
+    m.sz = slabs[nb].local[0] * slabs[nb].local[1];
+    m.shift = nb < r ? slabs[nb].count : -slabs[r].count;
+    return m;
+  };
+  for (int it = 0; it < iters; ++it) {
+    const int c = it & 1;
+    for (int r = 0; r < nranks; ++r) {
+      const Slab3D& s = slabs[r];
+      stencil3d::RemoteCells g;
+      g.in = buf[r][c].data();
+      g.out = buf[r][1 - c].data();
+      g.sy = s.local[0];
+      g.sz = s.local[0] * s.local[1];
+      g.axis = a;
+      g.lo = radius;
+      g.hi = radius + s.count;
+      if (s.has_lower()) g.lower = remote(r, r - 1, c);
+      if (s.has_upper()) g.upper = remote(r, r + 1, c);
+      for_owned_interior(s, [&](i64 x, i64 y, i64 z) {
+        if (app == App3D::heat)
+          stencil3d::update_cell<false>(g, x, y, z);
+        else
+          stencil3d::update_cell<true>(g, x, y, z);
+      });
+    }
+  }
+  std::vector<Rank3D> ranks(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    ranks[r].s = slabs[r];
+    ranks[r].u = buf[r][iters % 2];
+  }
+  return gather(ranks);
+}
+
+// um / gps: the whole grid in one array pair; each rank updates owned_region through GridCells.
+std::vector<float> run_whole_grid(App3D app, const Box3& b, Axis axis, int nranks, int iters, std::uint32_t seed) {
+  const int radius = app == App3D::heat ? 1 : 2;
+  const Slab3D whole = slab3d(b.n, axis, radius, 1, 0);  // local box = global box
+  std::array<std::vector<float>, 2> grid{local_buffer(whole, app, 0, seed), local_buffer(whole, app, 1, seed)};
+  std::vector<Slab3D> slabs;
+  i64 spanned = 0;
+  for (int r = 0; r < nranks; ++r) {
+    slabs.push_back(slab3d(b.n, axis, radius, nranks, r));
+    const Range span = stencil3d::span_of(slabs.back());
+    EXPECT_EQ(span.begin, spanned) << "spans must tile the split axis";
+    spanned = span.end;
+  }
+  EXPECT_EQ(spanned, b.n[static_cast<int>(axis)]);
+  for (int it = 0; it < iters; ++it) {
+    const int c = it & 1;
+    stencil3d::GridCells g;
+    g.in = grid[c].data();
+    g.out = grid[1 - c].data();
+    g.sy = b.n[0];
+    g.sz = b.n[0] * b.n[1];
+    for (const Slab3D& s : slabs) {
+      const stencil3d::Region reg = stencil3d::owned_region(s);
+      for (i64 z = reg.lo[2]; z < reg.hi[2]; ++z)
+        for (i64 y = reg.lo[1]; y < reg.hi[1]; ++y)
+          for (i64 x = reg.lo[0]; x < reg.hi[0]; ++x) {
+            if (app == App3D::heat)
+              stencil3d::update_cell<false>(g, x, y, z);
+            else
+              stencil3d::update_cell<true>(g, x, y, z);
+          }
+    }
+  }
+  return grid[iters % 2];
+}
+
 // Jacobi over jacobi_slab ranks: local rows 0..chunk+1, halos from top/bottom (periodic).
 struct JacobiRank {
   JacobiSlab s;
@@ -799,6 +922,23 @@ TEST(DecompConsistency, Wave3DEmulatedRanksMatchReference) {
     for (int nranks = 1; nranks <= 4; ++nranks) {
       SCOPED_TRACE(std::string("axis ") + axis_name(axis) + ", " + std::to_string(nranks) + " ranks");
       EXPECT_TRUE(same_cells(run_decomposed(App3D::wave, b, axis, nranks, 4, 5), want));
+    }
+}
+
+// The accessors of the um / gps whole-grid sweep and of the rdl sweep (remote halo loads),
+// driven rank by rank, reproduce the references bit for bit on every axis.
+TEST(DecompConsistency, CellAccessorsMatchReference) {
+  const Box3 hb{{11, 9, 8}};
+  const Box3 wb{{13, 12, 14}};
+  const std::vector<float> heat = heat3d_reference(problem(hb, 5, 11));
+  const std::vector<float> wave = wave3d_reference(problem(wb, 4, 5));
+  for (Axis axis : {Axis::x, Axis::y, Axis::z})
+    for (int nranks = 1; nranks <= 4; ++nranks) {
+      SCOPED_TRACE(std::string("axis ") + axis_name(axis) + ", " + std::to_string(nranks) + " ranks");
+      EXPECT_TRUE(same_cells(run_remote_loads(App3D::heat, hb, axis, nranks, 5, 11), heat));
+      EXPECT_TRUE(same_cells(run_remote_loads(App3D::wave, wb, axis, nranks, 4, 5), wave));
+      EXPECT_TRUE(same_cells(run_whole_grid(App3D::heat, hb, axis, nranks, 5, 11), heat));
+      EXPECT_TRUE(same_cells(run_whole_grid(App3D::wave, wb, axis, nranks, 4, 5), wave));
     }
 }
 

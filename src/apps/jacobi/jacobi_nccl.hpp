@@ -8,14 +8,14 @@
 
 #include "apps/harness/app.hpp"
 #include "apps/jacobi/jacobi_host_loop.hpp"
+#include "common/nccl_comms.hpp"
 #include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::jacobi {
 
-// Whether this gpsm was built with NCCL (src/CMakeLists.txt: GPSM_HAVE_NCCL).
-bool nccl_built();
-// Why the paradigm is unsupported in a build without NCCL.
-constexpr const char* kNcclMissing = "built without NCCL (run scripts/setup.sh)";
+// Whether this gpsm was built with NCCL, and why the paradigm is unsupported when not.
+using ::gpsm::kNcclMissing;
+using ::gpsm::nccl_built;
 
 // Allocates the slabs and creates the communicators (ncclCommInitAll over the context's
 // devices, rank r on ctx.device(r); none on one GPU). Throws gpsm::Error when a CUDA or NCCL call

@@ -6,7 +6,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,44 +23,12 @@
 namespace gpsm::apps::jacobi {
 namespace {
 
-[[noreturn]] void nccl_fail(ncclResult_t e, const char* call, const char* file, int line) {
-  std::string what = std::string("gpsm: NCCL ") + call + " failed: " + ncclGetErrorString(e);
-  const char* last = ncclGetLastError(nullptr);
-  if (last != nullptr && *last != '\0') what += std::string(" (") + last + ")";
-  throw gpsm::Error(what + " at " + file + ":" + std::to_string(line));
-}
-
-#define GPSM_NCCL(call)                                                                           \
-  do {                                                                                            \
-    ncclResult_t gpsm_nccl_err_ = (call);                                                         \
-    if (gpsm_nccl_err_ != ncclSuccess) nccl_fail(gpsm_nccl_err_, #call, __FILE__, __LINE__);      \
-  } while (0)
-
 class NcclSlabRun final : public HostLoop {
  public:
   NcclSlabRun(gps::Context& ctx, const Problem& p) : HostLoop(ctx, p), s_(ctx, p) {
     gnorm_.resize(n_);
     for (int r = 0; r < n_; ++r) gnorm_[r].alloc(ctx.device(r), 1);
-    if (n_ > 1) {  // one GPU keeps its periodic halo itself: no NCCL
-      std::vector<int> devs(n_);
-      for (int r = 0; r < n_; ++r) devs[r] = ctx.device(r);
-      comms_.assign(n_, nullptr);
-      // NVLink multicast (NVLS) stays off unless asked for: a one-float allreduce and row
-      // send/recv gain nothing from it, and on shared hosts it must not be used at all.
-      setenv("NCCL_NVLS_ENABLE", "0", 0);
-      GPSM_NCCL(ncclCommInitAll(comms_.data(), n_, devs.data()));
-    }
-  }
-  ~NcclSlabRun() override {
-    // Nothing of NCCL's may still run on the streams (a solve that threw); then the
-    // communicators go, one by one from this thread (the last destroy of the process's
-    // communicators finalizes them all together).
-    for (int r = 0; r < n_ && !comms_.empty(); ++r) {
-      cudaSetDevice(ctx_.device(r));
-      cudaStreamSynchronize(ctx_.stream(r));
-    }
-    for (auto c : comms_)
-      if (c != nullptr) ncclCommDestroy(c);
+    if (n_ > 1) comms_ = std::make_unique<NcclComms>(ctx);  // one GPU keeps its periodic halo itself: no NCCL
   }
 
   void init() override {
@@ -110,7 +77,7 @@ class NcclSlabRun final : public HostLoop {
     if (calc) {  // the norm partials, summed on every rank (NVIDIA's order: before the halos)
       GPSM_NCCL(ncclGroupStart());
       for (int r = 0; r < n_; ++r)
-        GPSM_NCCL(ncclAllReduce(norm_[r].p, gnorm_[r].p, 1, ncclFloat, ncclSum, comms_[r], ctx_.stream(r)));
+        GPSM_NCCL(ncclAllReduce(norm_[r].p, gnorm_[r].p, 1, ncclFloat, ncclSum, (*comms_)[r], ctx_.stream(r)));
       GPSM_NCCL(ncclGroupEnd());
     }
     // Halo rows, whole rows of nx floats, in NVIDIA's order (which also pairs the two
@@ -120,10 +87,11 @@ class NcclSlabRun final : public HostLoop {
       const std::int64_t chunk = slabs_[r].chunk;
       const int top = slabs_[r].top, bottom = slabs_[r].bottom;
       cudaStream_t st = ctx_.stream(r);
-      GPSM_NCCL(ncclRecv(s_.row(r, 1 - cur_, 0), row, ncclFloat, top, comms_[r], st));
-      GPSM_NCCL(ncclSend(s_.row(r, 1 - cur_, chunk), row, ncclFloat, bottom, comms_[r], st));
-      GPSM_NCCL(ncclRecv(s_.row(r, 1 - cur_, chunk + 1), row, ncclFloat, bottom, comms_[r], st));
-      GPSM_NCCL(ncclSend(s_.row(r, 1 - cur_, 1), row, ncclFloat, top, comms_[r], st));
+      ncclComm* comm = (*comms_)[r];
+      GPSM_NCCL(ncclRecv(s_.row(r, 1 - cur_, 0), row, ncclFloat, top, comm, st));
+      GPSM_NCCL(ncclSend(s_.row(r, 1 - cur_, chunk), row, ncclFloat, bottom, comm, st));
+      GPSM_NCCL(ncclRecv(s_.row(r, 1 - cur_, chunk + 1), row, ncclFloat, bottom, comm, st));
+      GPSM_NCCL(ncclSend(s_.row(r, 1 - cur_, 1), row, ncclFloat, top, comm, st));
     }
     GPSM_NCCL(ncclGroupEnd());
   }
@@ -131,12 +99,10 @@ class NcclSlabRun final : public HostLoop {
  private:
   Slabs s_;
   std::vector<DevBuf<float>> gnorm_;
-  std::vector<ncclComm_t> comms_;
+  std::unique_ptr<NcclComms> comms_;  // none on one GPU
 };
 
 }  // namespace
-
-bool nccl_built() { return true; }
 
 std::unique_ptr<JacobiRun> make_nccl_run(gps::Context& ctx, const Problem& p) {
   return std::make_unique<NcclSlabRun>(ctx, p);
@@ -147,8 +113,6 @@ std::unique_ptr<JacobiRun> make_nccl_run(gps::Context& ctx, const Problem& p) {
 #else  // built without NCCL
 
 namespace gpsm::apps::jacobi {
-
-bool nccl_built() { return false; }
 
 std::unique_ptr<JacobiRun> make_nccl_run(gps::Context&, const Problem&) {
   throw gpsm::Error(std::string("gpsm: nccl: ") + kNcclMissing);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/dev_buf.hpp"
+#include "common/mem_location.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
@@ -18,13 +19,6 @@
 
 namespace gpsm::apps::jacobi {
 namespace {
-
-cudaMemLocation device_location(int dev) {
-  cudaMemLocation l{};
-  l.type = cudaMemLocationTypeDevice;
-  l.id = dev;
-  return l;
-}
 
 class UmRun final : public HostLoop {
  public:

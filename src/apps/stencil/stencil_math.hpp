@@ -49,6 +49,22 @@ GPSM_HD float wave_point(float prev, float c, float lx, float ly, float lz) {
   return (mul(2.0f, c) - prev) + mul(kWaveK, (lx + ly) + lz);
 }
 
+// The same 3D updates through an accessor: at(d, k) is the input k cells away from the updated
+// cell along axis d (0 = x, 1 = y, 2 = z). For kernels whose inputs are not one plain array (the
+// neighbours' memory, GPS replicas); the values and their order are heat_point's and wave_point's.
+template <class At>
+GPSM_HD float heat_cell(const At& at) {
+  return heat_point(at(0, 0), at(0, -1), at(0, 1), at(1, -1), at(1, 1), at(2, -1), at(2, 1));
+}
+template <class At>
+GPSM_HD float wave_cell(float prev, const At& at) {
+  const float c = at(0, 0);
+  const float lx = wave_axis(at(0, -2), at(0, -1), c, at(0, 1), at(0, 2));
+  const float ly = wave_axis(at(1, -2), at(1, -1), c, at(1, 1), at(1, 2));
+  const float lz = wave_axis(at(2, -2), at(2, -1), c, at(2, 1), at(2, 2));
+  return wave_point(prev, c, lx, ly, lz);
+}
+
 // Left/right boundary of Jacobi row iy (global index) in a grid of ny rows, as NVIDIA's code
 // computes it: sin(2 pi iy / (ny - 1)) in double, stored as float.
 inline float jacobi_boundary(std::int64_t iy, std::int64_t ny) {

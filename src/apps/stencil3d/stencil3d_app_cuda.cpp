@@ -1,13 +1,8 @@
 // heat3d and wave3d (`gpsm bench --app heat3d|wave3d`): 3D stencils on slabs along one axis, on
 // every paradigm this file implements, timed with the host wall clock around the iteration loop,
-// verified against the CPU reference (apps/stencil/reference.hpp) bit for bit.
-//
-// Buffers: every rank holds two local boxes (Slab3D::local). Iteration t reads buffer t % 2 and
-// writes the other, so the last iteration's result is in buffer iters % 2.
-//   heat3d: both start at initial_value(cell, seed); the boundary layer is never written.
-//   wave3d: buffer 0 = cur (seed + 1 everywhere), buffer 1 = prev (seed in the interior, cur's
-//           boundary, as the reference gives it); the step overwrites prev with next in place
-//           (each cell reads prev only at itself), so the two buffers rotate like the reference's.
+// verified against the CPU reference (apps/stencil/reference.hpp) bit for bit. Buffers and their
+// initial values: stencil3d_slabs.hpp; um, um_hints, rdl, gps and nccl live in their own files
+// (stencil3d_paradigms.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,7 +22,11 @@
 #include "common/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
+#include "apps/stencil3d/stencil3d_host_loop.hpp"
 #include "apps/stencil3d/stencil3d_kernels.hpp"
+#include "apps/stencil3d/stencil3d_paradigms.hpp"
+#include "apps/stencil3d/stencil3d_slabs.hpp"
+#include "common/nccl_comms.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 #include "scope/cuda_check.hpp"
@@ -35,25 +34,17 @@
 namespace gpsm::apps {
 namespace {
 
+using stencil3d::box_of;
+using stencil3d::dim_of;
 using stencil3d::Kind;
+using stencil3d::Slabs;
+using stencil3d::stride;
+using stencil3d::Timing;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-
 const char* app_name(Kind k) { return k == Kind::heat ? "heat3d" : "wave3d"; }
-int dim_of(Axis a) { return static_cast<int>(a); }
-
-// Stride of local dimension d (x fastest).
-std::int64_t stride(const Slab3D& s, int d) { return d == 0 ? 1 : d == 1 ? s.local[0] : s.local[0] * s.local[1]; }
-
-stencil3d::Box box_of(const Slab3D& s) {
-  stencil3d::Box b;
-  for (int d = 0; d < 3; ++d) b.n[d] = s.local[d];
-  b.axis = dim_of(s.axis);
-  b.count = s.count;
-  return b;
-}
 
 // Largest extent --size takes: far beyond any GPU's memory as a cube, and small enough that cell
 // counts and indices stay well inside 64 bits.
@@ -78,174 +69,43 @@ bool parse_extents(const std::string& size, std::int64_t n[3]) {
   return std::max({n[0], n[1], n[2]}) <= kMaxExtent;
 }
 
-struct Timing {
-  double seconds = 0;
-  int iterations = 0;
-};
-
-// Every rank's slab and its two buffers, the initial values and the gather shared by all
-// paradigms.
-class Slabs {
- public:
-  Slabs(gps::Context& ctx, Kind kind, const Problem& p) : ctx_(ctx), kind_(kind), p_(p), n_(ctx.size()) {
-    slab_.resize(n_);
-    buf_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      slab_[r] = slab3d(p.n, p.axis, stencil3d::radius_of(kind), n_, r);
-      for (auto& b : buf_[r]) b.alloc(ctx.device(r), static_cast<std::size_t>(slab_[r].local_cells()));
-    }
-  }
-  int ranks() const { return n_; }
-  int radius() const { return stencil3d::radius_of(kind_); }
-  const Slab3D& slab(int r) const { return slab_[r]; }
-  float* buf(int r, int b) const { return buf_[r][b].p; }
-
-  // Initial values of both buffers of every rank (file comment). poison: the halo planes of
-  // buffer 1 (written first) that a neighbour must fill are NaN, so a missing transfer shows.
-  void init(bool poison) {
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      for (int b = 0; b < 2; ++b) {
-        const Slab3D& s = slab_[r];
-        stencil3d::Init in;
-        in.buf = buf(r, b);
-        in.box = box_of(s);
-        in.radius = s.radius;
-        for (int d = 0; d < 3; ++d) in.global[d] = s.n[d];
-        in.offset = s.global(dim_of(s.axis), 0);
-        const bool wave = kind_ == Kind::wave;
-        in.seed_boundary = wave ? p_.seed + 1 : p_.seed;
-        in.seed_interior = wave && b == 0 ? p_.seed + 1 : p_.seed;
-        in.poison_lower = poison && b == 1 && s.has_lower();
-        in.poison_upper = poison && b == 1 && s.has_upper();
-        stencil3d::launch_init(in, ctx_.stream(r));
-      }
-    }
-    ctx_.synchronize();
-  }
-
-  // The global box from every rank's buffer b: its owned planes, and for the first and last ranks
-  // the boundary planes of the split axis they hold as halos (the reference compares them too).
-  std::vector<float> gather(int b) const {
-    const std::int64_t* n = p_.n;
-    std::vector<float> g(static_cast<std::size_t>(n[0] * n[1] * n[2]));
-    for (int r = 0; r < n_; ++r) {
-      const Slab3D& s = slab_[r];
-      std::vector<float> h(static_cast<std::size_t>(s.local_cells()));
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaMemcpy(h.data(), buf(r, b), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-      const int a = dim_of(s.axis);
-      const std::int64_t lo = s.has_lower() ? s.radius : 0;
-      const std::int64_t hi = s.has_upper() ? s.radius + s.count : s.local[a];
-      for (std::int64_t z = 0; z < s.local[2]; ++z)
-        for (std::int64_t y = 0; y < s.local[1]; ++y)
-          for (std::int64_t x = 0; x < s.local[0]; ++x) {
-            const std::int64_t l[3] = {x, y, z};
-            if (l[a] < lo || l[a] >= hi) continue;
-            const std::int64_t gi = (s.global(2, z) * n[1] + s.global(1, y)) * n[0] + s.global(0, x);
-            g[static_cast<std::size_t>(gi)] = h[static_cast<std::size_t>(s.index(x, y, z))];
-          }
-    }
-    return g;
-  }
-
-  // Peer stores from rank r into neighbour nb's buffer b: same coordinates but the split one,
-  // which moves by the lower neighbour's plane count (into its upper halo) or back by r's own
-  // (into the upper neighbour's lower halo).
-  stencil3d::Push push_to(int r, int nb, int b) const {
-    stencil3d::Push p;
-    p.dst = buf(nb, b);
-    p.sy = stride(slab_[nb], 1);
-    p.sz = stride(slab_[nb], 2);
-    p.shift = nb < r ? slab_[nb].count : -slab_[r].count;
-    return p;
-  }
-
-  // Bytes between GPUs per iteration when every rank sends `radius` planes to each neighbour:
-  // whole planes, or only their interior cells (what a kernel's peer stores write).
-  double halo_bytes(bool whole_planes) const {
-    if (n_ == 1) return 0;
-    const Slab3D& s = slab_[0];
-    const int a = dim_of(s.axis), b = (a + 1) % 3, c = (a + 2) % 3;
-    const double interior = static_cast<double>(s.n[b] - 2 * s.radius) * static_cast<double>(s.n[c] - 2 * s.radius);
-    const double plane = whole_planes ? static_cast<double>(s.plane_cells()) : interior;
-    return 2.0 * (n_ - 1) * s.radius * plane * sizeof(float);
-  }
-
- private:
-  gps::Context& ctx_;
-  Kind kind_;
-  Problem p_;
-  int n_;
-  std::vector<Slab3D> slab_;
-  std::vector<std::array<DevBuf<float>, 2>> buf_;
-};
-
-// Host-driven paradigms: single, memcpy, p2p_inline. One kernel per rank and
-// iteration; between GPUs, each rank's stream waits for its neighbours' previous iteration
-// (their halo planes written into this rank's buffer, and their reads of the halos this rank is
-// about to overwrite, done). Events alternate by iteration parity: a neighbour earlier in the
-// host loop has already recorded this iteration's event, which must not be the one waited for.
-class SlabRun {
+// Host-driven paradigms: single, memcpy, p2p_inline: one kernel per rank and iteration, each
+// rank waiting for its neighbours' previous iteration (stencil3d::HostLoop).
+class SlabRun final : public stencil3d::HostLoop {
  public:
   SlabRun(gps::Context& ctx, Kind kind, const Problem& p, Paradigm par)
-      : ctx_(ctx), slabs_(ctx, kind, p), kind_(kind), p_(p), par_(par), n_(ctx.size()) {
-    ev_.resize(n_);
+      : HostLoop(ctx, p, true), slabs_(ctx, kind, p), kind_(kind), par_(par) {
     send_.resize(n_);
     recv_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      if (!packed()) continue;
-      const auto cells = static_cast<std::size_t>(slabs_.radius() * slabs_.slab(r).plane_cells());
+    for (int r = 0; r < n_ && packed(); ++r) {
+      const auto cells = slabs_.halo_cells(r);
       for (auto& s : send_[r]) s.alloc(ctx.device(r), cells);
       for (auto& b : recv_[r])
         for (auto& s : b) s.alloc(ctx.device(r), cells);
     }
   }
-  ~SlabRun() {
-    for (int r = 0; r < n_; ++r) {
-      cudaSetDevice(ctx_.device(r));
-      for (auto e : ev_[r])
-        if (e != nullptr) cudaEventDestroy(e);
-    }
-  }
 
-  void init() { slabs_.init(true); }
-
-  Timing solve() {
-    const auto t0 = Clock::now();
-    for (int it = 0; it < p_.iters; ++it) {
-      const int c = it & 1;
-      for (int r = 0; r < n_; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        cudaStream_t st = ctx_.stream(r);
-        if (linked() && it > 0) {
-          if (slabs_.slab(r).has_lower()) GPSM_CUDA(cudaStreamWaitEvent(st, ev_[r - 1][1 - c], 0));
-          if (slabs_.slab(r).has_upper()) GPSM_CUDA(cudaStreamWaitEvent(st, ev_[r + 1][1 - c], 0));
-          if (packed()) unpack(r, c);
-        }
-        step(r, c);
-        if (par_ == Paradigm::memcpy && linked()) send(r, 1 - c);
-        GPSM_CUDA(cudaEventRecord(ev_[r][c], st));
-      }
-    }
-    ctx_.synchronize();
-    return Timing{seconds_since(t0), p_.iters};
-  }
-
-  std::vector<float> gather() const { return slabs_.gather(p_.iters % 2); }
+  void init() override { slabs_.init(true); }
+  std::vector<float> gather() const override { return slabs_.gather(p_.iters % 2); }
 
   // memcpy copies whole planes (the other axes' boundary cells included); p2p_inline's kernel
   // stores only the cells it updates.
-  double link_bytes_per_iter() const { return slabs_.halo_bytes(par_ == Paradigm::memcpy); }
+  double link_bytes_per_iter() override { return slabs_.halo_bytes(par_ == Paradigm::memcpy); }
 
  private:
   bool linked() const { return n_ > 1; }
   // memcpy along x or y: halo planes are strided, so they travel through contiguous buffers.
   bool packed() const { return par_ == Paradigm::memcpy && n_ > 1 && slabs_.slab(0).axis != Axis::z; }
 
-  void step(int r, int c) {
+  void before_step(int r, int it) override {
+    if (packed() && it > 0) unpack(r, it & 1);
+  }
+  void after_step(int r, int it) override {
+    if (par_ == Paradigm::memcpy && linked()) send(r, 1 - (it & 1));
+  }
+
+  void step(int r, int it) override {
+    const int c = it & 1;
     const Slab3D& s = slabs_.slab(r);
     stencil3d::Step k;
     k.in = slabs_.buf(r, c);
@@ -258,24 +118,6 @@ class SlabRun {
     stencil3d::launch_step(kind_, k, ctx_.stream(r));
   }
 
-  // A box of `radius` planes of rank r's buffer b starting at local split coordinate l, copied
-  // to or from a contiguous buffer of the same shape.
-  stencil3d::BoxCopy region(int r, int b, std::int64_t l, float* flat, bool to_flat) const {
-    const Slab3D& s = slabs_.slab(r);
-    const int a = dim_of(s.axis);
-    stencil3d::BoxCopy k;
-    for (int d = 0; d < 3; ++d) k.e[d] = d == a ? s.radius : s.local[d];
-    float* planes = slabs_.buf(r, b) + l * stride(s, a);
-    const std::int64_t flat_sy = k.e[0], flat_sz = k.e[0] * k.e[1];
-    k.src = to_flat ? planes : flat;
-    k.src_sy = to_flat ? stride(s, 1) : flat_sy;
-    k.src_sz = to_flat ? stride(s, 2) : flat_sz;
-    k.dst = to_flat ? flat : planes;
-    k.dst_sy = to_flat ? flat_sy : stride(s, 1);
-    k.dst_sz = to_flat ? flat_sz : stride(s, 2);
-    return k;
-  }
-
   // memcpy: after the step that wrote buffer b, rank r's first and last `radius` owned planes go
   // to its neighbours by copy engine, in stream order after the step (and before this
   // iteration's event, which the neighbours wait for). Along z the planes are contiguous and
@@ -284,22 +126,19 @@ class SlabRun {
   void send(int r, int b) {
     const Slab3D& s = slabs_.slab(r);
     cudaStream_t st = ctx_.stream(r);
-    const std::size_t bytes = static_cast<std::size_t>(s.radius * s.plane_cells()) * sizeof(float);
-    const std::int64_t plane = stride(s, dim_of(s.axis));
+    const std::size_t bytes = slabs_.halo_cells(r) * sizeof(float);
     for (int side = 0; side < 2; ++side) {
       if (side == 0 ? !s.has_lower() : !s.has_upper()) continue;
       const int nb = side == 0 ? r - 1 : r + 1;
-      const std::int64_t from = side == 0 ? s.radius : s.count;  // first/last `radius` owned planes
+      const std::int64_t from = slabs_.edge_planes(r, side);
       if (packed()) {
-        stencil3d::launch_box_copy(region(r, b, from, send_[r][side].p, true), st);
+        stencil3d::launch_box_copy(slabs_.region(r, b, from, send_[r][side].p, true), st);
         // The lower neighbour receives into its upper halo's buffer and vice versa.
         GPSM_CUDA(cudaMemcpyPeerAsync(recv_[nb][b][1 - side].p, ctx_.device(nb), send_[r][side].p,
                                       ctx_.device(r), bytes, st));
       } else {
-        const Slab3D& t = slabs_.slab(nb);
-        const std::int64_t to = side == 0 ? t.count + t.radius : 0;  // its upper / lower halo
-        GPSM_CUDA(cudaMemcpyPeerAsync(slabs_.buf(nb, b) + to * stride(t, dim_of(t.axis)), ctx_.device(nb),
-                                      slabs_.buf(r, b) + from * plane, ctx_.device(r), bytes, st));
+        GPSM_CUDA(cudaMemcpyPeerAsync(slabs_.planes(nb, b, slabs_.halo_planes(nb, 1 - side)), ctx_.device(nb),
+                                      slabs_.planes(r, b, from), ctx_.device(r), bytes, st));
       }
     }
   }
@@ -311,17 +150,14 @@ class SlabRun {
   void unpack(int r, int c) {
     const Slab3D& s = slabs_.slab(r);
     cudaStream_t st = ctx_.stream(r);
-    if (s.has_lower()) stencil3d::launch_box_copy(region(r, c, 0, recv_[r][c][0].p, false), st);
-    if (s.has_upper()) stencil3d::launch_box_copy(region(r, c, s.radius + s.count, recv_[r][c][1].p, false), st);
+    for (int side = 0; side < 2; ++side)
+      if (side == 0 ? s.has_lower() : s.has_upper())
+        stencil3d::launch_box_copy(slabs_.region(r, c, slabs_.halo_planes(r, side), recv_[r][c][side].p, false), st);
   }
 
-  gps::Context& ctx_;
   Slabs slabs_;
   Kind kind_;
-  Problem p_;
   Paradigm par_;
-  int n_;
-  std::vector<std::array<cudaEvent_t, 2>> ev_;                         // [rank][iteration parity]
   std::vector<std::array<DevBuf<float>, 2>> send_;                     // [rank][side: lower, upper]
   std::vector<std::array<std::array<DevBuf<float>, 2>, 2>> recv_;      // [rank][buffer][halo: lower, upper]
 };
@@ -428,6 +264,18 @@ class CpuFreeRun {
   std::vector<std::array<DevBuf<float>, 2>> scratch_;  // [rank][side]: elided pushes land here
 };
 
+// The paradigms in their own files (stencil3d_paradigms.hpp); nullptr for the others.
+std::unique_ptr<stencil3d::Run> paradigm_run(gps::Context& ctx, Kind kind, const Problem& p, Paradigm par) {
+  switch (par) {
+    case Paradigm::um: return stencil3d::make_um_run(ctx, kind, p, false);
+    case Paradigm::um_hints: return stencil3d::make_um_run(ctx, kind, p, true);
+    case Paradigm::rdl: return stencil3d::make_rdl_run(ctx, kind, p);
+    case Paradigm::gps: return stencil3d::make_gps_run(ctx, kind, p);
+    case Paradigm::nccl: return stencil3d::make_nccl_run(ctx, kind, p);
+    default: return nullptr;
+  }
+}
+
 class Stencil3DApp final : public App {
  public:
   explicit Stencil3DApp(Kind kind) : kind_(kind) {}
@@ -456,7 +304,13 @@ class Stencil3DApp final : public App {
       case Paradigm::p2p_inline:
       case Paradigm::cpu_free:
       case Paradigm::infinite:
+      case Paradigm::um:
+      case Paradigm::um_hints:
+      case Paradigm::rdl:
+      case Paradigm::gps:
         return true;
+      case Paradigm::nccl:
+        return nccl_built();
       default:
         return false;
     }
@@ -485,10 +339,12 @@ class Stencil3DApp final : public App {
 
 std::string Stencil3DApp::unsupported_reason(const RunRequest& r) const {
   const int n = static_cast<int>(r.devices.size());
+  if (r.paradigm == Paradigm::nccl && !nccl_built()) return kNcclMissing;
   if (!has(r.paradigm))
     return std::string("the ") + paradigm_name(r.paradigm) + " paradigm is not implemented for " + name() + " yet";
   if (n < 1) return "no GPUs given";
   if (r.paradigm == Paradigm::single && n != 1) return "single runs on one GPU";
+  if (r.paradigm == Paradigm::um_hints && r.problem.axis == Axis::x) return stencil3d::kUmHintsAlongX;
   // slab3d's limit: halos come only from the direct neighbours, which must own `radius` planes.
   const int radius = stencil3d::radius_of(kind_);
   const std::int64_t interior = r.problem.n[dim_of(r.problem.axis)] - 2 * radius;
@@ -535,6 +391,9 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
       CpuFreeRun run(ctx, kind_, p, req.paradigm == Paradigm::infinite && n > 1);
       timed(run);
       out.timing = "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations";
+    } else if (std::unique_ptr<stencil3d::Run> own = paradigm_run(ctx, kind_, p, req.paradigm)) {
+      timed(*own);
+      if (!own->timing().empty()) out.timing = own->timing();
     } else {
       SlabRun run(ctx, kind_, p, req.paradigm);
       timed(run);

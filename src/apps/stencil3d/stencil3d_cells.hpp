@@ -1,0 +1,115 @@
+#pragma once
+// Cell accessors of the 3D sweeps whose inputs are not one plain local box with filled halos
+// (um, gps, rdl), and the regions they update. Plain C++ with GPSM_HD, so the CPU tests run the
+// very index math the GPU kernels use (tests/cpu/test_stencil_apps.cpp).
+//
+// An accessor g holds strides sy, sz (x stride 1) and gives
+//   g.at(i, c, d, k)  the input k cells along axis d from the cell with index i, coordinates c;
+//   g.prev(i)         the output buffer's value at i before the update (wave3d's prev);
+//   g.put(i, v)       the updated value.
+// update_cell computes through heat_cell / wave_cell (stencil_math.hpp): the CPU reference's
+// values in the CPU reference's order, whatever memory they come from.
+#include <cstdint>
+
+#include "apps/stencil/decomp.hpp"
+#include "apps/stencil/stencil_math.hpp"
+
+namespace gpsm::apps::stencil3d {
+
+GPSM_HD std::int64_t stride_of(std::int64_t sy, std::int64_t sz, int d) { return d == 0 ? 1 : d == 1 ? sy : sz; }
+
+// The cells a sweep updates: [lo[d], hi[d]) along each axis, in the accessor's coordinates.
+struct Region {
+  std::int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+};
+
+// A rank's cells of the global grid (um, gps): owned planes along the split axis, the interior
+// of the two others.
+inline Region owned_region(const Slab3D& s) {
+  Region g;
+  for (int d = 0; d < 3; ++d) {
+    g.lo[d] = s.radius;
+    g.hi[d] = s.n[d] - s.radius;
+  }
+  const int a = static_cast<int>(s.axis);
+  g.lo[a] = s.first;
+  g.hi[a] = s.first + s.count;
+  return g;
+}
+
+// The planes of the global grid along the split axis a rank keeps (um's first touch, um_hints'
+// preferred location): its owned planes, and the boundary layer below rank 0 and above the last
+// rank. The ranks' spans tile [0, n[axis]).
+inline Range span_of(const Slab3D& s) {
+  Range r;
+  r.begin = s.has_lower() ? s.first : 0;
+  r.end = s.has_upper() ? s.first + s.count : s.n[static_cast<int>(s.axis)];
+  return r;
+}
+
+// The whole grid in one array, x fastest (um: managed memory).
+struct GridCells {
+  const float* in = nullptr;
+  float* out = nullptr;
+  std::int64_t sy = 0, sz = 0;
+  GPSM_HD float at(std::int64_t i, const std::int64_t* /*c*/, int d, int k) const {
+    return in[i + k * stride_of(sy, sz, d)];
+  }
+  GPSM_HD float prev(std::int64_t i) const { return out[i]; }
+  GPSM_HD void put(std::int64_t i, float v) const { out[i] = v; }
+};
+
+// Where a rank's halo planes live in a neighbour's box: that box's buffer, its strides, and the
+// shift from this rank's split coordinate to the neighbour's (Slabs::push_to's mapping, read
+// instead of written). src == nullptr: no neighbour on that side.
+struct Remote {
+  const float* src = nullptr;
+  std::int64_t sy = 0, sz = 0, shift = 0;
+};
+
+// One rank's box (rdl) whose halo planes are never read: an input along the split axis outside
+// the owned planes [lo, hi) comes from the neighbour's owned planes (a remote load through a peer
+// pointer on the GPU), unless there is no neighbour on that side (the global boundary layer,
+// which the box holds itself).
+struct RemoteCells {
+  const float* in = nullptr;
+  float* out = nullptr;
+  std::int64_t sy = 0, sz = 0;
+  int axis = 2;
+  std::int64_t lo = 0, hi = 0;
+  Remote lower, upper;
+  GPSM_HD float at(std::int64_t i, const std::int64_t* c, int d, int k) const {
+    if (d == axis) {
+      const std::int64_t l = c[d] + k;
+      if (l < lo && lower.src != nullptr) return load(lower, c, l);
+      if (l >= hi && upper.src != nullptr) return load(upper, c, l);
+    }
+    return in[i + k * stride_of(sy, sz, d)];
+  }
+  GPSM_HD float prev(std::int64_t i) const { return out[i]; }
+  GPSM_HD void put(std::int64_t i, float v) const { out[i] = v; }
+
+ private:
+  GPSM_HD float load(const Remote& r, const std::int64_t* c, std::int64_t l) const {
+    std::int64_t q[3] = {c[0], c[1], c[2]};
+    q[axis] = l + r.shift;
+    return r.src[q[0] + q[1] * r.sy + q[2] * r.sz];
+  }
+};
+
+// Updates cell (x, y, z) through accessor g: heat3d, or wave3d (kWave: out holds prev).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable  // device-only accessors (GPS views) instantiate it from kernels only
+#endif
+template <bool kWave, class Cells>
+GPSM_HD void update_cell(const Cells& g, std::int64_t x, std::int64_t y, std::int64_t z) {
+  const std::int64_t c[3] = {x, y, z};
+  const std::int64_t i = x + y * g.sy + z * g.sz;
+  const auto at = [&](int d, int k) { return g.at(i, c, d, k); };
+  if constexpr (kWave)
+    g.put(i, wave_cell(g.prev(i), at));
+  else
+    g.put(i, heat_cell(at));
+}
+
+}  // namespace gpsm::apps::stencil3d

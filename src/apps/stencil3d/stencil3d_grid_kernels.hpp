@@ -1,0 +1,44 @@
+#pragma once
+// heat3d / wave3d kernels of the paradigms in their own files (stencil3d_paradigms.hpp): the
+// sweeps over cell accessors (stencil3d_cells.hpp) and the whole-grid initializer. The per-box
+// kernels of the other paradigms are in stencil3d_kernels.hpp.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "apps/stencil3d/stencil3d_cells.hpp"
+#include "apps/stencil3d/stencil3d_kernels.hpp"
+#include "gpsm/gps/view.hpp"
+
+namespace gpsm::apps::stencil3d {
+
+// um: rank's region of the whole grid (global coordinates) in plain (managed) memory.
+void launch_grid_sweep(Kind k, const GridCells& g, const Region& r, cudaStream_t st);
+// rdl: a rank's box (local coordinates), halo planes read from the neighbours' boxes.
+void launch_remote_sweep(Kind k, const RemoteCells& g, const Region& r, cudaStream_t st);
+
+// gps: the whole grid in two GPS arrays (the rank's views), x fastest.
+struct GpsSweep {
+  gps::View<float> in, out;
+  std::int64_t sy = 0, sz = 0;
+  Region region;  // the rank's cells, global coordinates
+};
+void launch_gps_sweep(Kind k, const GpsSweep& s, cudaStream_t st);
+
+// Initial values of planes [lo, hi) along `axis` of a whole n[0] x n[1] x n[2] grid (x fastest)
+// at buf: initial_value(global cell, seed_interior) in the global interior (radius cells from
+// every face), seed_boundary in the boundary layer. poison: interior cells whose split coordinate
+// lies outside [keep_lo, keep_hi) are NaN instead (cells another rank must write before they
+// are read, so a missed write or publish shows).
+struct GridInit {
+  float* buf = nullptr;
+  std::int64_t n[3] = {0, 0, 0};
+  int axis = 2, radius = 1;
+  std::int64_t lo = 0, hi = 0;
+  bool poison = false;
+  std::int64_t keep_lo = 0, keep_hi = 0;
+  std::uint32_t seed_interior = 1, seed_boundary = 1;
+};
+void launch_grid_init(const GridInit& s, cudaStream_t st);
+
+}  // namespace gpsm::apps::stencil3d

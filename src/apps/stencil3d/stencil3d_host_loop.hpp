@@ -1,0 +1,60 @@
+#pragma once
+// heat3d / wave3d: what the app drives (Run) and the host-driven iteration loop (HostLoop) that the
+// paradigms with a kernel per GPU per iteration share: single, memcpy, p2p_inline (in
+// stencil3d_app_cuda.cpp), um, um_hints, rdl, gps and nccl (in their own files).
+#include <cuda_runtime.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "apps/harness/app.hpp"
+#include "gpsm/gps/context.hpp"
+
+namespace gpsm::apps::stencil3d {
+
+struct Timing {
+  double seconds = 0;  // host wall clock of the iterations
+  int iterations = 0;
+};
+
+class Run {
+ public:
+  virtual ~Run() = default;
+  virtual void init() = 0;                        // initial values, poison (untimed)
+  virtual Timing solve() = 0;                     // the timed iterations
+  virtual std::vector<float> gather() const = 0;  // the global box after the last iteration
+  virtual double link_bytes_per_iter() = 0;       // < 0: not known (page migrations)
+  // What the time covers when it is not the app's default (host wall clock of the loop).
+  virtual std::string timing() const { return ""; }
+};
+
+// for each iteration t: for each rank r: [wait for the neighbours' iteration t - 1]
+// before_step, step, after_step [record r's iteration t]; then after_iteration(t).
+// With `events`, each rank's stream waits for its direct neighbours' previous iteration (their
+// writes it reads, and their reads of what it is about to overwrite, done); paradigms that order
+// the ranks otherwise (NCCL's matched send/recv, GPS fences) pass false. Events alternate by
+// iteration parity: a neighbour earlier in the host loop has already recorded this iteration's
+// event, which must not be the one waited for.
+class HostLoop : public Run {
+ public:
+  Timing solve() override;
+
+ protected:
+  HostLoop(gps::Context& ctx, const Problem& p, bool events);
+  ~HostLoop() override;
+  virtual void before_step(int /*r*/, int /*iter*/) {}
+  virtual void step(int r, int iter) = 0;  // reads buffer iter % 2, writes the other
+  virtual void after_step(int /*r*/, int /*iter*/) {}
+  virtual void after_iteration(int /*iter*/) {}
+
+  gps::Context& ctx_;
+  Problem p_;
+  int n_;
+
+ private:
+  bool events_;
+  std::vector<std::array<cudaEvent_t, 2>> ev_;  // [rank][iteration parity]
+};
+
+}  // namespace gpsm::apps::stencil3d

@@ -1,0 +1,118 @@
+#include "apps/stencil3d/stencil3d_slabs.hpp"
+
+#include <cuda_runtime.h>
+
+#include "scope/cuda_check.hpp"
+
+namespace gpsm::apps::stencil3d {
+
+int dim_of(Axis a) { return static_cast<int>(a); }
+
+std::int64_t stride(const Slab3D& s, int d) { return d == 0 ? 1 : d == 1 ? s.local[0] : s.local[0] * s.local[1]; }
+
+Box box_of(const Slab3D& s) {
+  Box b;
+  for (int d = 0; d < 3; ++d) b.n[d] = s.local[d];
+  b.axis = dim_of(s.axis);
+  b.count = s.count;
+  return b;
+}
+
+Seeds initial_seeds(Kind k, std::uint32_t seed, int b) {
+  const bool wave = k == Kind::wave;
+  Seeds s;
+  s.boundary = wave ? seed + 1 : seed;
+  s.interior = wave && b == 0 ? seed + 1 : seed;
+  return s;
+}
+
+Slabs::Slabs(gps::Context& ctx, Kind kind, const Problem& p) : ctx_(ctx), kind_(kind), p_(p), n_(ctx.size()) {
+  slab_.resize(n_);
+  buf_.resize(n_);
+  for (int r = 0; r < n_; ++r) {
+    slab_[r] = slab3d(p.n, p.axis, radius_of(kind), n_, r);
+    for (auto& b : buf_[r]) b.alloc(ctx.device(r), static_cast<std::size_t>(slab_[r].local_cells()));
+  }
+}
+
+void Slabs::init(bool poison, bool poison_buffer0_halos) {
+  for (int r = 0; r < n_; ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+    for (int b = 0; b < 2; ++b) {
+      const Slab3D& s = slab_[r];
+      const bool halos = b == 1 ? poison : poison_buffer0_halos;
+      const Seeds seeds = initial_seeds(kind_, p_.seed, b);
+      Init in;
+      in.buf = buf(r, b);
+      in.box = box_of(s);
+      in.radius = s.radius;
+      for (int d = 0; d < 3; ++d) in.global[d] = s.n[d];
+      in.offset = s.global(dim_of(s.axis), 0);
+      in.seed_boundary = seeds.boundary;
+      in.seed_interior = seeds.interior;
+      in.poison_lower = halos && s.has_lower();
+      in.poison_upper = halos && s.has_upper();
+      launch_init(in, ctx_.stream(r));
+    }
+  }
+  ctx_.synchronize();
+}
+
+std::vector<float> Slabs::gather(int b) const {
+  const std::int64_t* n = p_.n;
+  std::vector<float> g(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+  for (int r = 0; r < n_; ++r) {
+    const Slab3D& s = slab_[r];
+    std::vector<float> h(static_cast<std::size_t>(s.local_cells()));
+    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+    GPSM_CUDA(cudaMemcpy(h.data(), buf(r, b), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const int a = dim_of(s.axis);
+    const std::int64_t lo = s.has_lower() ? s.radius : 0;
+    const std::int64_t hi = s.has_upper() ? s.radius + s.count : s.local[a];
+    for (std::int64_t z = 0; z < s.local[2]; ++z)
+      for (std::int64_t y = 0; y < s.local[1]; ++y)
+        for (std::int64_t x = 0; x < s.local[0]; ++x) {
+          const std::int64_t l[3] = {x, y, z};
+          if (l[a] < lo || l[a] >= hi) continue;
+          const std::int64_t gi = (s.global(2, z) * n[1] + s.global(1, y)) * n[0] + s.global(0, x);
+          g[static_cast<std::size_t>(gi)] = h[static_cast<std::size_t>(s.index(x, y, z))];
+        }
+  }
+  return g;
+}
+
+Push Slabs::push_to(int r, int nb, int b) const {
+  Push p;
+  p.dst = buf(nb, b);
+  p.sy = stride(slab_[nb], 1);
+  p.sz = stride(slab_[nb], 2);
+  p.shift = nb < r ? slab_[nb].count : -slab_[r].count;
+  return p;
+}
+
+BoxCopy Slabs::region(int r, int b, std::int64_t l, float* flat, bool to_flat) const {
+  const Slab3D& s = slab_[r];
+  const int a = dim_of(s.axis);
+  BoxCopy k;
+  for (int d = 0; d < 3; ++d) k.e[d] = d == a ? s.radius : s.local[d];
+  float* planes = buf(r, b) + l * stride(s, a);
+  const std::int64_t flat_sy = k.e[0], flat_sz = k.e[0] * k.e[1];
+  k.src = to_flat ? planes : flat;
+  k.src_sy = to_flat ? stride(s, 1) : flat_sy;
+  k.src_sz = to_flat ? stride(s, 2) : flat_sz;
+  k.dst = to_flat ? flat : planes;
+  k.dst_sy = to_flat ? flat_sy : stride(s, 1);
+  k.dst_sz = to_flat ? flat_sz : stride(s, 2);
+  return k;
+}
+
+double Slabs::halo_bytes(bool whole_planes) const {
+  if (n_ == 1) return 0;
+  const Slab3D& s = slab_[0];
+  const int a = dim_of(s.axis), b = (a + 1) % 3, c = (a + 2) % 3;
+  const double interior = static_cast<double>(s.n[b] - 2 * s.radius) * static_cast<double>(s.n[c] - 2 * s.radius);
+  const double plane = whole_planes ? static_cast<double>(s.plane_cells()) : interior;
+  return 2.0 * (n_ - 1) * s.radius * plane * sizeof(float);
+}
+
+}  // namespace gpsm::apps::stencil3d
