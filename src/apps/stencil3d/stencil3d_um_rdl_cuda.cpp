@@ -54,11 +54,15 @@ class UmRun final : public HostLoop {
                                       "migrate between GPUs on demand here",
                                       hints ? "um_hints" : "um", ctx.device(r)));
     }
+    // Small managed allocations can share pages with others (the driver sub-allocates), so
+    // each buffer gets one page more and starts on the first page boundary inside it: the
+    // hints' page arithmetic (page_owners) then describes exactly the buffer's pages.
+    const auto page = static_cast<std::uintptr_t>(page_bytes());
     for (int b = 0; b < 2; ++b) {
       float* g = nullptr;
-      GPSM_CUDA(cudaMallocManaged(&g, bytes()));
+      GPSM_CUDA(cudaMallocManaged(&g, bytes() + page));
       mem_[b].reset(g);
-      grid_[b] = g;
+      grid_[b] = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(g) + page - 1) / page * page);
     }
     if (hints_) advise();
   }
@@ -234,7 +238,7 @@ class UmRun final : public HostLoop {
   std::int64_t cells_;
   std::vector<Slab3D> slab_;
   std::array<Managed, 2> mem_;
-  std::array<float*, 2> grid_{nullptr, nullptr};  // mem_'s pointers
+  std::array<float*, 2> grid_{nullptr, nullptr};  // mem_'s memory from its first page boundary
   std::vector<PageRun> owners_;                               // um_hints: preferred location per page run
   std::vector<std::pair<int, std::vector<Range>>> readers_;  // um_hints: (reading rank, its page runs)
 };
