@@ -1,12 +1,45 @@
-// heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline), the initialiser,
-// the halo pack/unpack copy (memcpy on the x and y axes) and the CPU-free persistent kernel
-// (cpu_free, and infinite with its pushes kept local). Point updates: apps/stencil/stencil_math.hpp
-// (shared with the CPU reference, so results match it bit for bit).
+// heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline, infinite's host
+// loop), the initialiser, the halo pack/unpack copy (memcpy on the x and y axes) and the CPU-free
+// persistent kernel (cpu_free, and infinite's persistent run with its pushes kept local). Point
+// updates: apps/stencil/stencil_math.hpp (shared with the CPU reference, same operands in the same
+// order, no fused multiply-add, so results match it bit for bit).
+//
+// Design of the step (both the launched step and the persistent kernel run it):
+//   * Bandwidth bound: at 256^3 one heat3d iteration must read `in` (67.1 MB) and write the
+//     updated cells (254^3 * 4 B = 65.5 MB): 132.6 MB, about 33 us at the ~4 TB/s an H200 reaches
+//     (4.8 TB/s peak). wave3d also reads prev where it writes next: 67.1 + 2 * 64.0 = 195 MB,
+//     about 49 us. The kernel before this one moved the same bytes in 135 / 162 us: a thread per
+//     cell loads all 7 (13) neighbours, and the z neighbours are planes other blocks load, so the
+//     L2 delivered every cell about three (five) times.
+//   * Column march: a block is kTx x kTy threads; thread (tx, ty) owns the cells x0 .. x0 + V - 1
+//     of one row (V = 4, a float4, when nx % 4 == 0; else V = 1, x0 = R + column) at one
+//     coordinate of the "other" axis, and walks a chunk of the march axis M (the split axis when
+//     that is y or z, else z). The 2R + 1 planes of its column along M sit in a register queue;
+//     each step loads one new plane (prefetched one step ahead, and for wave3d prev too), the
+//     R rows on each side along the other axis (other warps of the block load those rows as their
+//     own centres, so they mostly hit L1) and R cells west and east of its vector (scalars, or a
+//     float2 for R = 2, in the same cache lines as the neighbouring threads' vectors). So per
+//     cell: one read of `in` from DRAM, one write, plus 2R / chunk planes of re-read at each
+//     chunk's ends (from L2: the neighbouring chunk reads them at the same time).
+//   * Work items = (x tile, other-axis tile, chunk of M). The host picks the chunk length so that
+//     items about equal the blocks the GPU holds at once (one wave, no tail), but at least 4R
+//     planes, so the chunk-end re-reads stay under 50 % of the L2 (not DRAM) traffic.
+//   * Cells written: exactly the updated ones (the float4 path stores the first and last vector
+//     of a row lane by lane, so boundary and halo cells along x are never written), and pushes
+//     move exactly the interior cells of the pushed planes (float4 packets inside the row).
+//   * Pushed planes first: when the split is along M, the first and last R owned planes are work
+//     items of their own, ordered before the interior; along x, the x tiles that hold the pushed
+//     columns come first (order 0, last, 1, last - 1, ...). The persistent kernel runs the items
+//     of a block in that order, so the peer stores travel while the interior is computed.
+//   * Loads are plain (coherent, L1-cached) global loads, never the read-only path: in the
+//     persistent kernel the buffers change between iterations (IterSync's acquire invalidates L1).
 #include "apps/stencil3d/stencil3d_kernels.hpp"
 
-#include <cooperative_groups.h>
-
 #include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "apps/stencil/stencil_math.hpp"
 #include "scope/cuda_check.hpp"
@@ -14,56 +47,251 @@
 namespace gpsm::apps::stencil3d {
 namespace {
 
-namespace cg = cooperative_groups;
 using i64 = std::int64_t;
-constexpr int kBx = 32, kBy = 8;       // step: a warp along x, 8 rows of y per block
-constexpr int kFlatThreads = 256;      // init and box copy: one cell per thread, grid-stride
-constexpr unsigned kMaxGridYZ = 65535; // CUDA's limit on gridDim.y and gridDim.z
+constexpr int kTx = 32, kTy = 8;        // step: a warp of columns along x, 8 of them along the other axis
+static_assert(kTx * kTy == kCpuFreeThreads, "the persistent kernel's blocks are step blocks");
+constexpr int kFlatThreads = 256;       // init and box copy: one cell per thread, grid-stride
 
-// The updated value of cell i (strides 1, sy, sz). No __restrict__: in the persistent kernel the
-// buffers change between iterations, so reads must not go through the read-only cache.
-template <Kind K>
-__device__ __forceinline__ float point(const float* in, const float* out, i64 i, i64 sy, i64 sz) {
-  if constexpr (K == Kind::heat) {
-    return heat_point(in[i], in[i - 1], in[i + 1], in[i - sy], in[i + sy], in[i - sz], in[i + sz]);
+// How a launch splits its box into work items (host-computed, see the design above).
+struct Plan {
+  i64 x0 = 0;          // x of column 0's first cell
+  i64 cols = 0;        // columns along x (V cells each)
+  i64 tiles[3] = {};   // [0] x tiles of kTx columns, [1] other-axis tiles of kTy, [2] chunks along M
+  i64 chunk = 1;       // planes per interior chunk
+  i64 mi0 = 0, mi1 = 0;// interior chunks cover march coordinates [mi0, mi1)
+  bool edges = false;  // chunks 0 and 1 are the pushed planes [R, 2R) and [count, count + R)
+  bool x_first = false;// x tiles vary slowest, in the order 0, last, 1, last - 1, ... (split along x)
+  i64 items = 0;
+};
+
+template <int V>
+__device__ __forceinline__ void load(float (&d)[V], const float* p) {
+  if constexpr (V == 4) {
+    const float4 t = *reinterpret_cast<const float4*>(p);
+    d[0] = t.x;
+    d[1] = t.y;
+    d[2] = t.z;
+    d[3] = t.w;
   } else {
-    const float lx = wave_axis(in[i - 2], in[i - 1], in[i], in[i + 1], in[i + 2]);
-    const float ly = wave_axis(in[i - 2 * sy], in[i - sy], in[i], in[i + sy], in[i + 2 * sy]);
-    const float lz = wave_axis(in[i - 2 * sz], in[i - sz], in[i], in[i + sz], in[i + 2 * sz]);
-    return wave_point(out[i], in[i], lx, ly, lz);  // out holds prev here: read before written
+    d[0] = *p;
   }
 }
 
-__device__ __forceinline__ void push_store(const Push& p, i64 x, i64 y, i64 z, int axis, float v) {
-  i64 c[3] = {x, y, z};
-  c[axis] += p.shift;
-  p.dst[c[0] + c[1] * p.sy + c[2] * p.sz] = v;
+template <int V>
+__device__ __forceinline__ void store(float* p, const float (&v)[V]) {
+  if constexpr (V == 4)
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  else
+    *p = v[0];
 }
 
-// Updates cell (x, y, z) of s.out and pushes it to the neighbours whose halos hold it.
-template <Kind K>
-__device__ __forceinline__ void update(const Step& s, i64 x, i64 y, i64 z) {
-  constexpr int R = radius_of(K);
-  const i64 sy = s.box.n[0], sz = s.box.n[0] * s.box.n[1];
-  const i64 i = x + y * sy + z * sz;
-  const float v = point<K>(s.in, s.out, i, sy, sz);
-  s.out[i] = v;
-  const i64 c[3] = {x, y, z};
-  const i64 l = c[s.box.axis];  // owned planes are [R, R + count)
-  if (s.lower.dst != nullptr && l < 2 * R) push_store(s.lower, x, y, z, s.box.axis, v);
-  if (s.upper.dst != nullptr && l >= s.box.count) push_store(s.upper, x, y, z, s.box.axis, v);
+// The R cells west (w[0] = x0 - 1, w[1] = x0 - 2) and east (e[0] = x0 + V, e[1] = x0 + V + 1) of
+// a thread's V cells starting at `c`. For V = 4, R = 2 they are one float2 each (c is 16-byte
+// aligned, so c - 2 is 8-byte and c + 4 16-byte aligned). In the first (last) column of a row
+// they are the previous (next) row's cells, read but never used for a stored cell.
+template <int R, int V>
+__device__ __forceinline__ void load_edges(const float* c, float (&w)[R], float (&e)[R]) {
+  if constexpr (V == 4 && R == 2) {
+    const float2 a = *reinterpret_cast<const float2*>(c - 2);
+    const float2 b = *reinterpret_cast<const float2*>(c + 4);
+    w[0] = a.y;
+    w[1] = a.x;
+    e[0] = b.x;
+    e[1] = b.y;
+  } else {
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      w[d] = c[-1 - d];
+      e[d] = c[V + d];
+    }
+  }
 }
 
-// One thread per cell: x from blockIdx.x, y and z grid-stride (their grid extents are capped).
-template <Kind K>
-__global__ void __launch_bounds__(kBx* kBy) step_kernel(Step s) {
+// The cell at lane k + d of the row (d in [-R, R]): in the thread's vector, or a west/east edge.
+template <int R, int V>
+__device__ __forceinline__ float xcell(const float (&c)[V], const float (&w)[R], const float (&e)[R], int m) {
+  return m < 0 ? w[-m - 1] : m >= V ? e[m - V] : c[m];
+}
+
+// Work item w -> (x tile, other tile, chunk).
+__device__ __forceinline__ void item_tiles(const Plan& p, i64 w, i64& xt, i64& ot, i64& ch) {
+  if (p.x_first) {
+    const i64 per = p.tiles[1] * p.tiles[2];
+    const i64 s = w / per, r = w - s * per;
+    xt = (s & 1) ? p.tiles[0] - 1 - (s >> 1) : (s >> 1);
+    ot = r % p.tiles[1];
+    ch = r / p.tiles[1];
+  } else {
+    const i64 per = p.tiles[0] * p.tiles[1];
+    ch = w / per;
+    const i64 r = w - ch * per;
+    xt = r % p.tiles[0];
+    ot = r / p.tiles[0];
+  }
+}
+
+// Updates the cells of work item w (every thread of the block calls it; threads without a column
+// in the item return at once). Returns whether this thread pushed a cell.
+template <Kind K, int V, int M>
+__device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   constexpr int R = radius_of(K);
-  const i64 x = R + static_cast<i64>(blockIdx.x) * kBx + threadIdx.x;
-  if (x >= s.box.n[0] - R) return;
-  for (i64 z = R + blockIdx.z; z < s.box.n[2] - R; z += gridDim.z)
-    for (i64 y = R + static_cast<i64>(blockIdx.y) * kBy + threadIdx.y; y < s.box.n[1] - R;
-         y += static_cast<i64>(gridDim.y) * kBy)
-      update<K>(s, x, y, z);
+  constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
+  i64 xt, ot, ch;
+  item_tiles(p, w, xt, ot, ch);
+  const i64 col = xt * kTx + threadIdx.x;
+  const i64 co = R + ot * kTy + threadIdx.y;  // coordinate along O
+  if (col >= p.cols || co >= s.box.n[O] - R) return false;
+  i64 m0, m1;  // march coordinates [m0, m1)
+  if (p.edges && ch < 2) {
+    m0 = ch == 0 ? R : s.box.count;
+    m1 = m0 + R;
+  } else {
+    m0 = p.mi0 + (ch - (p.edges ? 2 : 0)) * p.chunk;
+    m1 = m0 + p.chunk < p.mi1 ? m0 + p.chunk : p.mi1;
+  }
+  const i64 nx = s.box.n[0];
+  const i64 stride[3] = {1, nx, nx * s.box.n[1]};
+  const i64 sm = stride[M], so = stride[O];
+  const i64 x = p.x0 + col * V;
+  const float* cp = s.in + (x + co * so + m0 * sm);  // the centre of the current step
+  float* op = s.out + (x + co * so + m0 * sm);
+  // Lanes of this vector that are updated cells (all but in a float4 row's first and last vector).
+  const bool edge = V == 4 && (col == 0 || col == p.cols - 1);
+  auto lane_ok = [&](int k) { return x + k >= R && x + k < nx - R; };
+  // Split along x: whether this thread's cells meet the pushed columns [R, 2R) or [count, count + R).
+  const bool x_push = s.box.axis == 0 && (x < 2 * R || x + V > s.box.count);
+
+  float q[2 * R + 1][V];  // planes m - R .. m + R of the column
+  float qn[V];            // plane m + R + 1 (prefetched)
+#pragma unroll
+  for (int d = 0; d < 2 * R; ++d) load<V>(q[d + 1], cp + (d - R) * sm);
+  load<V>(qn, cp + R * sm);
+  float pn[V];  // wave: prev at the next step's cell (prefetched)
+  if constexpr (K == Kind::wave) load<V>(pn, op);
+
+  bool pushed = false;
+  for (i64 m = m0; m < m1; ++m, cp += sm, op += sm) {
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d)
+#pragma unroll
+      for (int k = 0; k < V; ++k) q[d][k] = q[d + 1][k];
+#pragma unroll
+    for (int k = 0; k < V; ++k) q[2 * R][k] = qn[k];
+    const bool more = m + 1 < m1;
+    if (more) load<V>(qn, cp + (R + 1) * sm);
+    float pv[V];
+    if constexpr (K == Kind::wave) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) pv[k] = pn[k];
+      if (more) load<V>(pn, op + sm);
+    }
+    float lo[R][V], hi[R][V];  // rows at -1 - d and +1 + d along O
+#pragma unroll
+    for (int d = 0; d < R; ++d) {
+      load<V>(lo[d], cp - (d + 1) * so);
+      load<V>(hi[d], cp + (d + 1) * so);
+    }
+    float we[R], ea[R];
+    load_edges<R, V>(cp, we, ea);
+
+    float v[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float c = q[R][k];
+      if constexpr (K == Kind::heat) {
+        const float xm = xcell<R, V>(q[R], we, ea, k - 1), xp = xcell<R, V>(q[R], we, ea, k + 1);
+        // heat_point(c, x-1, x+1, y-1, y+1, z-1, z+1): M holds one axis, O the other.
+        if constexpr (M == 2)
+          v[k] = heat_point(c, xm, xp, lo[0][k], hi[0][k], q[0][k], q[2][k]);
+        else
+          v[k] = heat_point(c, xm, xp, q[0][k], q[2][k], lo[0][k], hi[0][k]);
+      } else {
+        const float lx = wave_axis(xcell<R, V>(q[R], we, ea, k - 2), xcell<R, V>(q[R], we, ea, k - 1), c,
+                                   xcell<R, V>(q[R], we, ea, k + 1), xcell<R, V>(q[R], we, ea, k + 2));
+        const float lm = wave_axis(q[0][k], q[1][k], c, q[3][k], q[4][k]);
+        const float lo_ = wave_axis(lo[1][k], lo[0][k], c, hi[0][k], hi[1][k]);
+        v[k] = M == 2 ? wave_point(pv[k], c, lx, lo_, lm) : wave_point(pv[k], c, lx, lm, lo_);
+      }
+    }
+    if (!edge) {
+      store<V>(op, v);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (lane_ok(k)) op[k] = v[k];
+    }
+
+    // Pushes: the split axis is M or x (the launcher picks M so). A plane is pushed to both
+    // sides only when count < 2R (one neighbour's halo needs all of this rank's planes).
+    if (s.box.axis == M) {
+#pragma unroll
+      for (int side = 0; side < 2; ++side) {
+        const Push& ps = side == 0 ? s.lower : s.upper;
+        if (ps.dst == nullptr || (side == 0 ? m >= 2 * R : m < s.box.count)) continue;
+        const i64 psm = M == 1 ? ps.sy : ps.sz, pso = O == 1 ? ps.sy : ps.sz;
+        float* d = ps.dst + (x + co * pso + (m + ps.shift) * psm);
+        if (!edge) {
+          store<V>(d, v);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            if (lane_ok(k)) d[k] = v[k];
+        }
+        pushed = true;
+      }
+    } else if (x_push) {
+      const i64 cy = M == 1 ? m : co, cz = M == 2 ? m : co;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const i64 xk = x + k;
+        if (!lane_ok(k)) continue;
+        if (s.lower.dst != nullptr && xk < 2 * R) {
+          s.lower.dst[(xk + s.lower.shift) + cy * s.lower.sy + cz * s.lower.sz] = v[k];
+          pushed = true;
+        }
+        if (s.upper.dst != nullptr && xk >= s.box.count) {
+          s.upper.dst[(xk + s.upper.shift) + cy * s.upper.sy + cz * s.upper.sz] = v[k];
+          pushed = true;
+        }
+      }
+    }
+  }
+  return pushed;
+}
+
+template <Kind K, int V, int M>
+__global__ void __launch_bounds__(kTx* kTy) step_kernel(Step s, Plan p) {
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) run_item<K, V, M>(s, p, w);
+}
+
+// The persistent kernel: every iteration runs the block's items (pushed planes first, see Plan),
+// then every block arrives once at the iteration sync. pushed_peer (a system-scope fence before
+// arriving) only for blocks that stored into another GPU this iteration.
+// The steps of both parities are built on the host; the kernel reads the one of the iteration's
+// parity from parameter space as it needs it instead of holding both in registers.
+struct CpuFreeArgs {
+  Step step[2];  // [b]: the step of the iterations that read buf[b]
+  Plan p;
+  IterSync sync;
+  bool peer;
+  int iters;
+  int* done;
+};
+
+template <Kind K, int V, int M>
+__global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFreeArgs a) {
+  int iter = 0;
+  for (; iter < a.iters; ++iter) {
+    bool pushed = false;
+    // Two copies of the loop, each with a constant index, so the step stays in parameter space.
+    if (iter & 1)
+      for (i64 w = blockIdx.x; w < a.p.items; w += gridDim.x) pushed = run_item<K, V, M>(a.step[1], a.p, w) || pushed;
+    else
+      for (i64 w = blockIdx.x; w < a.p.items; w += gridDim.x) pushed = run_item<K, V, M>(a.step[0], a.p, w) || pushed;
+    const bool peer = __syncthreads_or(pushed ? 1 : 0) != 0 && a.peer;
+    a.sync.arrive_and_wait(iter, 0.0f, false, peer);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *a.done = iter;
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
@@ -96,62 +324,107 @@ __global__ void __launch_bounds__(kFlatThreads) box_copy_kernel(BoxCopy c) {
   }
 }
 
-// A block per x row of the updated region (grid-stride over rows), threads along x: coalesced,
-// one index division per row.
-template <Kind K>
-__global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree c) {
-  constexpr int R = radius_of(K);
-  cg::grid_group grid = cg::this_grid();
-  const i64 wy = c.box.n[1] - 2 * R, rows = wy * (c.box.n[2] - 2 * R);
-  std::uint64_t round = 0;
-  int iter = 0;
-  for (; iter < c.iters; ++iter) {
-    const int p = iter & 1;
-    Step s;
-    s.in = c.buf[p];
-    s.out = c.buf[1 - p];
-    s.box = c.box;
-    s.lower = c.lower[1 - p];
-    s.upper = c.upper[1 - p];
-    for (i64 row = blockIdx.x; row < rows; row += gridDim.x) {
-      const i64 y = R + row % wy, z = R + row / wy;
-      for (i64 x = R + threadIdx.x; x < c.box.n[0] - R; x += blockDim.x) update<K>(s, x, y, z);
-    }
-    // Every block's stores (local and peer) are ordered before block 0's system-scope release in
-    // the barrier below by this grid barrier (release is cumulative); the second grid barrier
-    // holds every block until block 0 has seen all GPUs arrive, so no block reads a halo (or
-    // overwrites a neighbour's) early.
-    grid.sync();
-    if (blockIdx.x == 0) c.barrier.sync(round);
-    grid.sync();
-  }
-  if (blockIdx.x == 0 && threadIdx.x == 0) *c.done = iter;
-}
-
 unsigned flat_blocks(i64 cells) {
   return static_cast<unsigned>(std::clamp<i64>((cells + kFlatThreads - 1) / kFlatThreads, 1, 4096));
 }
 
+// ---- host side -------------------------------------------------------------------------------
+
+// The march axis: the split axis when it is y or z (its pushed planes become chunks of their
+// own), else z.
+int march_axis(const Box& b) { return b.axis == 1 ? 1 : 2; }
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Whether a push target takes float4 rows: its base and row strides keep 16-byte alignment (only
+// pushes along y or z store vectors; along x they are single cells).
+bool push_vec_ok(const Push& p, const Box& b) {
+  if (p.dst == nullptr || b.axis == 0) return true;
+  return aligned16(p.dst) && p.sy % 4 == 0 && p.sz % 4 == 0;
+}
+
+bool step_vec(const Step& s) {
+  return rows_vectorized(s.box) && aligned16(s.in) && aligned16(s.out) && push_vec_ok(s.lower, s.box) &&
+         push_vec_ok(s.upper, s.box);
+}
+
+bool cpu_free_vec(const CpuFree& c) {
+  bool ok = rows_vectorized(c.box);
+  for (int b = 0; b < 2; ++b)
+    ok = ok && aligned16(c.buf[b]) && push_vec_ok(c.lower[b], c.box) && push_vec_ok(c.upper[b], c.box);
+  return ok;
+}
+
+// Blocks of `kernel` (kTx * kTy threads) the current device holds at once; cached per device.
+i64 resident_blocks(const void* kernel) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, i64> cache;
+  int dev = 0;
+  GPSM_CUDA(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find({kernel, dev});
+  if (it != cache.end()) return it->second;
+  int per_sm = 0, sms = 0;
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTx * kTy, 0));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const i64 n = std::max<i64>(1, static_cast<i64>(per_sm) * sms);
+  cache.emplace(std::make_pair(kernel, dev), n);
+  return n;
+}
+
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+
+// Work items of one launch: `target` = the blocks that run at once (items about equal to it
+// make one wave), `pushes` = the launch stores to a neighbour (or scratch) on some side.
+Plan make_plan(int r, int v, const Box& b, bool pushes, i64 target) {
+  const int m = march_axis(b), o = 3 - m;
+  Plan p;
+  p.x0 = v == 4 ? 0 : r;
+  p.cols = v == 4 ? b.n[0] / 4 : b.n[0] - 2 * r;
+  p.tiles[0] = ceil_div(p.cols, kTx);
+  p.tiles[1] = ceil_div(b.n[o] - 2 * r, kTy);
+  p.edges = pushes && b.axis == m && b.count >= 2 * r;
+  p.x_first = pushes && b.axis == 0;
+  p.mi0 = p.edges ? 2 * r : r;
+  p.mi1 = p.edges ? b.count : b.n[m] - r;
+  const i64 planes = p.mi1 - p.mi0;  // >= 1 unless edges (then the two edge chunks cover it all)
+  const i64 edge_chunks = p.edges ? 2 : 0;
+  const i64 want = std::max<i64>(1, target / (p.tiles[0] * p.tiles[1]) - edge_chunks);
+  p.chunk = planes > 0 ? std::max(ceil_div(planes, want), std::min<i64>(planes, 4 * r)) : 1;
+  p.tiles[2] = edge_chunks + (planes > 0 ? ceil_div(planes, p.chunk) : 0);
+  p.items = p.tiles[0] * p.tiles[1] * p.tiles[2];
+  return p;
+}
+
+using StepFn = void (*)(Step, Plan);
 template <Kind K>
-void launch_step_as(const Step& s, cudaStream_t st) {
-  constexpr int R = radius_of(K);
-  // slab3d guarantees at least one updated cell per axis (else the launch fails loudly).
-  const i64 wx = s.box.n[0] - 2 * R, wy = s.box.n[1] - 2 * R, wz = s.box.n[2] - 2 * R;
-  const dim3 block(kBx, kBy);
-  const dim3 grid(static_cast<unsigned>((wx + kBx - 1) / kBx),
-                  static_cast<unsigned>(std::min<i64>((wy + kBy - 1) / kBy, kMaxGridYZ)),
-                  static_cast<unsigned>(std::min<i64>(wz, kMaxGridYZ)));
-  step_kernel<K><<<grid, block, 0, st>>>(s);
-  GPSM_CUDA_LAUNCH();
+StepFn step_fn(bool vec, int m) {
+  if (vec) return m == 1 ? step_kernel<K, 4, 1> : step_kernel<K, 4, 2>;
+  return m == 1 ? step_kernel<K, 1, 1> : step_kernel<K, 1, 2>;
+}
+
+using CpuFreeFn = void (*)(CpuFreeArgs);
+template <Kind K>
+CpuFreeFn cpu_free_fn(bool vec, int m) {
+  if (vec) return m == 1 ? cpu_free_kernel_impl<K, 4, 1> : cpu_free_kernel_impl<K, 4, 2>;
+  return m == 1 ? cpu_free_kernel_impl<K, 1, 1> : cpu_free_kernel_impl<K, 1, 2>;
+}
+CpuFreeFn cpu_free_fn(Kind k, bool vec, int m) {
+  return k == Kind::heat ? cpu_free_fn<Kind::heat>(vec, m) : cpu_free_fn<Kind::wave>(vec, m);
 }
 
 }  // namespace
 
 void launch_step(Kind k, const Step& s, cudaStream_t st) {
-  if (k == Kind::heat)
-    launch_step_as<Kind::heat>(s, st);
-  else
-    launch_step_as<Kind::wave>(s, st);
+  const bool vec = step_vec(s);
+  const StepFn fn = k == Kind::heat ? step_fn<Kind::heat>(vec, march_axis(s.box))
+                                    : step_fn<Kind::wave>(vec, march_axis(s.box));
+  // slab3d guarantees at least one updated cell per axis (else the plan has no items).
+  const Plan p = make_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,
+                           resident_blocks(reinterpret_cast<const void*>(fn)));
+  const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
+  fn<<<grid, dim3(kTx, kTy), 0, st>>>(s, p);
+  GPSM_CUDA_LAUNCH();
 }
 
 void launch_init(const Init& s, cudaStream_t st) {
@@ -164,23 +437,39 @@ void launch_box_copy(const BoxCopy& c, cudaStream_t st) {
   GPSM_CUDA_LAUNCH();
 }
 
-const void* cpu_free_kernel(Kind k) {
-  return k == Kind::heat ? reinterpret_cast<const void*>(cpu_free_kernel_impl<Kind::heat>)
-                         : reinterpret_cast<const void*>(cpu_free_kernel_impl<Kind::wave>);
+const void* cpu_free_kernel(Kind k, const CpuFree& c) {
+  return reinterpret_cast<const void*>(cpu_free_fn(k, cpu_free_vec(c), march_axis(c.box)));
 }
 
 int cpu_free_blocks(Kind k, int device) {
-  int per_sm = 0, sms = 0;
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cpu_free_kernel(k), kCpuFreeThreads, 0));
-  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return per_sm * sms;
+  (void)device;  // resident_blocks asks the current device (the caller's cudaSetDevice)
+  i64 least = INT_MAX;
+  for (bool vec : {false, true})
+    for (int m : {1, 2}) least = std::min(least, resident_blocks(reinterpret_cast<const void*>(cpu_free_fn(k, vec, m))));
+  return static_cast<int>(least);
 }
 
 void launch_cpu_free(Kind k, const CpuFree& c, int blocks, cudaStream_t st) {
-  CpuFree arg = c;
+  const bool vec = cpu_free_vec(c);
+  bool pushes = false;
+  CpuFreeArgs arg{};
+  for (int b = 0; b < 2; ++b) {
+    pushes = pushes || c.lower[b].dst != nullptr || c.upper[b].dst != nullptr;
+    Step& s = arg.step[1 - b];  // the iterations that write buf[b] (and push into the neighbours' buf[b])
+    s.in = c.buf[1 - b];
+    s.out = c.buf[b];
+    s.box = c.box;
+    s.lower = c.lower[b];
+    s.upper = c.upper[b];
+  }
+  arg.p = make_plan(radius_of(k), vec ? 4 : 1, c.box, pushes, blocks);
+  arg.sync = c.sync;
+  arg.peer = c.peer;
+  arg.iters = c.iters;
+  arg.done = c.done;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(cpu_free_kernel(k), dim3(static_cast<unsigned>(blocks)),
-                                        dim3(kCpuFreeThreads), args, 0, st));
+  GPSM_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(cpu_free_fn(k, vec, march_axis(c.box))),
+                                        dim3(static_cast<unsigned>(blocks)), dim3(kTx, kTy), args, 0, st));
 }
 
 }  // namespace gpsm::apps::stencil3d

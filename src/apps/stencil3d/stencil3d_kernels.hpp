@@ -5,12 +5,20 @@
 // Every kernel works on one rank's local box (Slab3D::local, x fastest): `radius` halo planes on
 // both sides of the split axis, the whole extent of the two other axes. The cells it updates are
 // local coordinates [radius, local - radius) on every axis: the boundary layer of the other two
-// axes is as thick as the halo, so one rule covers both.
+// axes is as thick as the halo, so one rule covers both. Boundary-layer and halo cells are never
+// written by the rank that holds them (halos are written only by the neighbour's pushes).
+//
+// The step (stencil3d_kernels.cu has the design and its byte counts): a thread owns a column of
+// 4 cells along x (float4, when the row length nx is a multiple of 4; 1 cell otherwise) and
+// marches along the march axis (the split axis when that is y or z, else z), keeping the 2R + 1
+// planes of its column along that axis in registers, so each cell of `in` comes from memory about
+// once per iteration: heat3d moves 8 bytes per cell (read, write), wave3d 12 (read cur and prev,
+// write next).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "gpsm/gps/barrier.hpp"
+#include "apps/stencil/iter_sync.hpp"
 
 namespace gpsm::apps::stencil3d {
 
@@ -27,6 +35,13 @@ struct Box {
   int axis = 2;
   std::int64_t count = 0;
 };
+
+// Whether the kernels take the float4 path on this box: rows of nx % 4 == 0 cells (buffers from
+// cudaMalloc are 256-byte aligned, so every row then starts 16-byte aligned; the launchers check
+// the pointers and fall back to the scalar path otherwise). Either path writes exactly the
+// updated cells and pushes exactly the interior cells of the pushed planes (the float4 path
+// stores the first and last vector of a row lane by lane), so link bytes do not depend on it.
+inline bool rows_vectorized(const Box& b) { return b.n[0] % 4 == 0; }
 
 // Where updated cells also go by peer store: a neighbour's buffer (dst), its y and z strides, and
 // the shift from this rank's split coordinate to the neighbour's (the other two coordinates are
@@ -73,21 +88,25 @@ struct BoxCopy {
 };
 void launch_box_copy(const BoxCopy& c, cudaStream_t st);
 
-// CPU-free: one persistent cooperative kernel per GPU runs every iteration. Boundary planes go to
-// the neighbours' halos by peer stores; a device barrier across the GPUs (block 0 of each) ends
-// each iteration.
+// CPU-free: one persistent cooperative kernel per GPU runs every iteration with the step's column
+// march. The work items holding the pushed planes come first, so their peer stores travel while
+// the interior is computed; each iteration ends in IterSync (apps/stencil/iter_sync.hpp): every
+// block arrives once, the last block of a GPU publishes one tagged word to every GPU, and every
+// block waits for all GPUs' words. No grid barrier, no host.
 struct CpuFree {
-  float* buf[2] = {};          // this rank's two buffers; iteration t reads buf[t % 2], writes the other
-  Push lower[2], upper[2];     // [b]: pushes into the neighbours' buf[b]
+  float* buf[2] = {};       // this rank's two buffers; iteration t reads buf[t % 2], writes the other
+  Push lower[2], upper[2];  // [b]: pushes into the neighbours' buf[b] (or local scratch: elided)
+  bool peer = true;         // the pushes store into other GPUs (false: elided into local scratch)
   Box box;
-  gps::BarrierHandle barrier;  // one participant block per GPU
+  IterSync sync;            // blocks = the launch's blocks per GPU
   int iters = 0;
-  int* done = nullptr;         // this GPU: iterations run (written at the end)
+  int* done = nullptr;      // this GPU: iterations run (written at the end)
 };
-// Blocks per GPU the persistent kernel uses (all co-resident); threads per block.
+// Blocks per GPU the persistent kernel uses (all co-resident, whichever variant a rank takes);
+// threads per block. The variant (float4 or scalar, march axis) follows the box and pointers.
 int cpu_free_blocks(Kind k, int device);
 constexpr int kCpuFreeThreads = 256;
-const void* cpu_free_kernel(Kind k);
+const void* cpu_free_kernel(Kind k, const CpuFree& c);
 void launch_cpu_free(Kind k, const CpuFree& c, int blocks, cudaStream_t st);
 
 }  // namespace gpsm::apps::stencil3d

@@ -69,6 +69,12 @@ class Slabs {
   // to or from a contiguous buffer of the same shape (halo planes along x or y are strided).
   BoxCopy region(int r, int b, std::int64_t l, float* flat, bool to_flat) const;
 
+  // The elided runs of `infinite`: rank r's pushes of its lower (side 0) or upper (side 1)
+  // boundary planes go into `scratch`, a local box of `radius` planes (scratch_cells(r) cells),
+  // the owned planes' split coordinate moved to [0, radius). The same stores, none between GPUs.
+  std::size_t scratch_cells(int r) const { return halo_cells(r); }
+  Push to_scratch(int r, int side, float* scratch) const;
+
   // Bytes between GPUs per iteration when every rank sends `radius` planes to each neighbour:
   // whole planes, or only their interior cells (what a kernel's peer stores write).
   double halo_bytes(bool whole_planes) const;

@@ -106,6 +106,19 @@ BoxCopy Slabs::region(int r, int b, std::int64_t l, float* flat, bool to_flat) c
   return k;
 }
 
+Push Slabs::to_scratch(int r, int side, float* scratch) const {
+  const Slab3D& s = slab_[r];
+  const int a = dim_of(s.axis);
+  std::int64_t e[3] = {s.local[0], s.local[1], s.local[2]};
+  e[a] = s.radius;
+  Push p;
+  p.dst = scratch;
+  p.sy = e[0];
+  p.sz = e[0] * e[1];
+  p.shift = side == 0 ? -s.radius : -s.count;
+  return p;
+}
+
 double Slabs::halo_bytes(bool whole_planes) const {
   if (n_ == 1) return 0;
   const Slab3D& s = slab_[0];
