@@ -7,7 +7,8 @@
 #   --sanitize       compute-sanitizer memcheck and racecheck over the GPS GPU tests (scaled down)
 #   --publish ARGS   run `gpsm publish ARGS --json $OUT/publish.json`
 # The tree must carry .deps (scripts/setup.sh stages it, ~7 MB): the GPU machine has no package
-# registry. Do not carry .deps-nccl (330 MB): there CMake finds NCCL in python3's nvidia/nccl.
+# registry. Do not carry .deps-nccl (330 MB) or .deps-nvshmem (45 MB): there CMake finds NCCL and
+# NVSHMEM in python3's nvidia/nccl and nvidia/nvshmem.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kind=${GPSM_DEVICE_KIND:-unknown}; tests=quick; bench=quick; filter=""; sanitize=0; publish=

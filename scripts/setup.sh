@@ -56,6 +56,30 @@ if [ ! -f .deps-nccl/include/nccl.h ] || [ ! -f .deps-nccl/lib/libnccl.so.2 ]; t
     echo "setup: could not download nvidia-nccl-cu13: gpsm builds without NCCL (nccl paradigm unsupported)" >&2
   fi
 fi
+# NVSHMEM (the `nvshmem` paradigm of gpsm bench: its worker, gpsm-nvshmem-jacobi): headers,
+# libnvshmem_host.so.3, libnvshmem_device.a and the unique-ID bootstrap plugin from the PyPI wheel
+# nvidia-nvshmem-cu13, so the worker compiles and links with no GPU. Optional, like NCCL. Kept in
+# .deps-nvshmem, outside .deps (~45 MB): on the GPU machine src/CMakeLists.txt finds python3's
+# nvidia/nvshmem instead. Pinned so every developer compiles against the same headers
+# (GPSM_NVSHMEM_VERSION overrides); the GPU machine builds against its own copy.
+nvshmem_version=${GPSM_NVSHMEM_VERSION:-3.4.5}
+if [ ! -f .deps-nvshmem/include/nvshmem.h ] || [ ! -f .deps-nvshmem/lib/libnvshmem_device.a ]; then
+  rm -rf .deps-nvshmem .deps-nvshmem.tmp
+  wheels=$(mktemp -d)
+  if "$py" -m pip download -q --no-deps -d "$wheels" "nvidia-nvshmem-cu13==$nvshmem_version"; then
+    whl=$(ls "$wheels"/nvidia_nvshmem_cu13-*.whl | sort -V | tail -1)
+    unzip -q -o "$whl" 'nvidia/nvshmem/include/*' 'nvidia/nvshmem/lib/libnvshmem_host.so*' \
+      'nvidia/nvshmem/lib/libnvshmem_device.a' 'nvidia/nvshmem/lib/nvshmem_bootstrap_uid.so*' \
+      '*/License.txt' -d .deps-nvshmem.tmp
+    mkdir -p .deps-nvshmem
+    mv .deps-nvshmem.tmp/nvidia/nvshmem/include .deps-nvshmem.tmp/nvidia/nvshmem/lib .deps-nvshmem/
+    cp .deps-nvshmem.tmp/*.dist-info/licenses/License.txt .deps-nvshmem/ 2>/dev/null || true
+    rm -rf .deps-nvshmem.tmp
+  else
+    echo "setup: could not download nvidia-nvshmem-cu13: gpsm builds without NVSHMEM (nvshmem paradigm unsupported)" >&2
+  fi
+  rm -rf "$wheels"
+fi
 # Header-only libraries, staged so the GPU machine (no registry) builds the same code.
 [ -d .deps/cli11/include/CLI ] || cp -r /usr/include/CLI .deps/cli11/include/
 [ -d .deps/json/include/nlohmann ] || cp -r /usr/include/nlohmann .deps/json/include/

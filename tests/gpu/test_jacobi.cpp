@@ -1,6 +1,7 @@
 // Jacobi 2D on GPUs: every implemented paradigm, on 1, 2 and all GPUs, verified by the app
 // against the CPU reference (a wrong halo or norm fails the run); the checker itself is shown
-// to catch a wrong result (the `infinite` bound, whose transfers are elided).
+// to catch a wrong result (the `infinite` bound, whose transfers are elided). The nvshmem
+// paradigm, which runs in worker processes, is tested in test_jacobi_nvshmem.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,12 +88,4 @@ TEST(JacobiGpu, NcclMatchesTheCpuReference) {
     if (g == 1) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
     else EXPECT_GE(o.link_bytes_per_iter, 2.0 * g * 200 * sizeof(float));
   }
-}
-
-TEST(JacobiGpu, UnimplementedParadigmsSaySo) {
-  GPSM_REQUIRE_GPUS(1);
-  auto app = jacobi();
-  const RunOutcome o = run(*app, Paradigm::nvshmem, 1, app->problem("64", 5));
-  EXPECT_EQ(o.status, RunStatus::unsupported);
-  EXPECT_NE(o.reason.find("nvshmem"), std::string::npos);
 }

@@ -22,6 +22,7 @@
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
+#include "apps/jacobi/jacobi_nvshmem.hpp"
 #include "apps/jacobi/jacobi_um_rdl.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
@@ -91,6 +92,8 @@ class JacobiApp final : public App {
         return true;
       case Paradigm::nccl:
         return jacobi::nccl_built();
+      case Paradigm::nvshmem:
+        return jacobi::nvshmem_built();
       default:
         return false;
     }
@@ -98,6 +101,8 @@ class JacobiApp final : public App {
   RunOutcome run(const RunRequest& r) override;
 
  private:
+  bool run_in_process(const RunRequest& req, RunOutcome& out, std::vector<float>& got);
+  static RunOutcome verify(const RunRequest& req, const JacobiResult& ref, const std::vector<float>& got, RunOutcome out);
   const JacobiResult& reference(const Problem& p, const RunRequest& r) {
     const std::string key = fmt::format("{}:{}:{}:{}", p.label(), p.iters, p.nccheck, p.tol);
     auto it = refs_.find(key);
@@ -361,6 +366,11 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
     out.reason = jacobi::kNcclMissing;
     return out;
   }
+  if (req.paradigm == Paradigm::nvshmem && !jacobi::nvshmem_built()) {
+    out.status = RunStatus::unsupported;
+    out.reason = jacobi::kNvshmemMissing;
+    return out;
+  }
   if (!has(req.paradigm)) {
     out.status = RunStatus::unsupported;
     out.reason = std::string("the ") + paradigm_name(req.paradigm) + " paradigm is not implemented for jacobi2d yet";
@@ -377,12 +387,39 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
     return out;
   }
   const JacobiResult& ref = reference(p, req);
+  std::vector<float> got;
+  if (req.paradigm == Paradigm::nvshmem) {
+    // One worker process per GPU (jacobi_nvshmem.hpp); no context in this process.
+    try {
+      jacobi::NvshmemRun r = jacobi::run_nvshmem(req);
+      out.sec_per_iter = std::move(r.gathered.sec_per_iter);
+      out.iterations = r.gathered.iterations;
+      out.link_bytes_per_iter = r.link_bytes_per_iter;
+      got = std::move(r.gathered.grid);
+      out.timing = "host wall clock of each worker's solve loop (after an NVSHMEM barrier, setup excluded), the "
+                   "slowest worker's, divided by its iterations";
+    } catch (const gpsm::Error& e) {
+      out.status = RunStatus::failed;
+      out.reason = e.what();
+      out.sec_per_iter.clear();
+      return out;
+    }
+  } else if (!run_in_process(req, out, got)) {
+    return out;
+  }
+  return verify(req, ref, got, out);
+}
+
+// Every paradigm but nvshmem: a context over the GPUs and a JacobiRun driven from this process.
+// False (and `out` says why) when the run failed.
+bool JacobiApp::run_in_process(const RunRequest& req, RunOutcome& out, std::vector<float>& got) {
+  const Problem& p = req.problem;
+  const int n = static_cast<int>(req.devices.size());
   gps::Settings settings = gps::Settings::from_env();
   gps::Context ctx(req.devices, settings);
   auto say = [&](const std::string& s) {
     if (req.progress) req.progress(s);
   };
-  std::vector<float> got;
   try {
     std::unique_ptr<jacobi::JacobiRun> run;
     switch (req.paradigm) {
@@ -413,8 +450,16 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
     out.status = RunStatus::failed;
     out.reason = e.what();
     out.sec_per_iter.clear();
-    return out;
+    return false;
   }
+  return true;
+}
+
+// The last timed rep's grid against the CPU reference, the same for every paradigm.
+RunOutcome JacobiApp::verify(const RunRequest& req, const JacobiResult& ref, const std::vector<float>& got,
+                             RunOutcome out) {
+  const Problem& p = req.problem;
+  const int n = static_cast<int>(req.devices.size());
   out.error = interior_error(got, ref.a, p.n[0], p.n[1]);
   out.tolerance = 1e-6;
   const bool elided = req.paradigm == Paradigm::infinite && n > 1;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "apps/jacobi/jacobi_device.cuh"
 #include "apps/stencil/stencil_math.hpp"
 #include "scope/cuda_check.hpp"
 
@@ -13,29 +14,8 @@ namespace gpsm::apps::jacobi {
 namespace {
 
 
-// Sum of `v` over the block, added to *out by one thread (block of `threads` threads, <= 1024).
-__device__ __forceinline__ void block_add(float v, float* out) {
-  __shared__ float part[32];
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
-  const unsigned t = threadIdx.y * blockDim.x + threadIdx.x, warps = (blockDim.x * blockDim.y + 31) / 32;
-  if ((t & 31u) == 0) part[t >> 5] = v;
-  __syncthreads();
-  if (t == 0) {
-    float s = 0;
-    for (unsigned w = 0; w < warps; ++w) s += part[w];
-    atomicAdd(out, s);
-  }
-}
-
 __global__ void init_rows_kernel(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison) {
-  const std::int64_t total = nx * rows, stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const std::int64_t r = i / nx, c = i % nx;
-    const bool halo = r == 0 || r == rows - 1;
-    const bool poisoned = poison == Poison::all_rows || (poison == Poison::halo_rows && halo) ||
-                          (poison == Poison::inner_rows && !halo);
-    buf[i] = (c == 0 || c == nx - 1) ? bcol[r] : (poisoned ? __int_as_float(0x7FC00000) : 0.0f);
-  }
+  init_rows(buf, bcol, nx, rows, poison);
 }
 
 // One row of a slab, by the threads of one block (blockDim.x threads, 1D). Returns this thread's

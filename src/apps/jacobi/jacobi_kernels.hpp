@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "apps/jacobi/jacobi_poison.hpp"
 #include "apps/stencil/iter_sync.hpp"
 #include "gpsm/gps/view.hpp"
 
@@ -12,9 +13,7 @@ namespace gpsm::apps::jacobi {
 
 // Initial rows of a slab (or a whole grid): zero interior, columns 0 and nx-1 from bcol[row]
 // (boundary values computed on the host, as the CPU reference does), and NaN poison in the
-// interior of the halo rows (first and last) or of every other row: rows a paradigm must
-// overwrite before they are read, so a missed transfer shows in the result.
-enum class Poison { none, halo_rows, inner_rows, all_rows };
+// interior of the rows `poison` names (jacobi_poison.hpp; the kernel is jacobi_device.cuh's).
 void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison,
                       cudaStream_t st);
 

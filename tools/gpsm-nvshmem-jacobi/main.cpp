@@ -1,0 +1,39 @@
+// gpsm-nvshmem-jacobi: one NVSHMEM PE of `gpsm bench --app jacobi2d --paradigm nvshmem`.
+// gpsm starts one per GPU (src/apps/jacobi/jacobi_nvshmem.cpp) with the arguments of
+// apps/jacobi/jacobi_nvshmem_proto.hpp; it is not meant to be run by hand. Exit status: 0 with the
+// result file written, 2 for bad arguments, 1 for any other failure (the message on stderr,
+// which gpsm shows in the run's reason).
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "apps/jacobi/jacobi_nvshmem_proto.hpp"
+#include "solve.hpp"
+
+int main(int argc, char** argv) {
+  // Die with gpsm: a worker left behind would sit in an NVSHMEM collective for ever.
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) return 1;
+
+  gpsm::apps::jacobi::WorkerArgs args;
+  try {
+    args = gpsm::apps::jacobi::parse_worker_args(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+  try {
+    const gpsm::apps::jacobi::WorkerResult r = gpsm::nvshmem_worker::solve(args);
+    gpsm::apps::jacobi::write_result(args.out_file, r);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpsm-nvshmem-jacobi rank %d (device %d): %s\n", args.rank, args.device, e.what());
+    std::fflush(stderr);
+    // _exit, not return: exit handlers of an initialized NVSHMEM could wait on the other PEs.
+    _exit(1);
+  }
+  return 0;
+}
