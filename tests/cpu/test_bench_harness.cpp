@@ -107,6 +107,15 @@ TEST(BenchHarness, SpeedupAndOpportunity) {
   elided.out.tolerance = std::numeric_limits<double>::infinity();
   const auto je = bench_test_json("jacobi2d", "test", p, {elided});
   EXPECT_FALSE(je.at("series")[0].at("points")[0].at("verified").get<bool>());
+  // A point timed differently from its series' first point carries its own timing text.
+  auto a = rec(Paradigm::infinite, 1, {20e-6}), b = rec(Paradigm::infinite, 2, {12e-6});
+  a.out.timing = "the faster of two runs: the persistent kernel";
+  b.out.timing = "the faster of two runs: the host-driven step loop";
+  const auto jt = bench_test_json("heat3d", "test", p, {a, b});
+  const auto& pts = jt.at("series")[0].at("points");
+  EXPECT_EQ(jt.at("series")[0].at("params").at("timing"), a.out.timing);
+  EXPECT_FALSE(pts[0].contains("timing"));
+  EXPECT_EQ(pts[1].at("timing"), b.out.timing);
 }
 
 TEST(BenchHarness, UnknownLinkBytesShowAsUnknown) {
