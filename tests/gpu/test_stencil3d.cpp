@@ -52,6 +52,7 @@ RunOutcome check_run(App& app, Paradigm par, int g, const Problem& p) {
   if (par == Paradigm::infinite) {
     // The faster of the persistent kernel and the host-driven loop; the text says which.
     EXPECT_NE(o.timing.find("the faster of two runs"), std::string::npos) << o.timing;
+    EXPECT_EQ(o.timing.find("inf us"), std::string::npos) << o.timing;  // both medians are real
     EXPECT_TRUE(o.timing.find("the persistent kernel") != std::string::npos ||
                 o.timing.find("the host-driven step loop") != std::string::npos)
         << o.timing;

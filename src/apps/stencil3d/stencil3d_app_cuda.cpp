@@ -451,11 +451,12 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
                                    std::pair<const Timed*, const char*>{&loop, "infinite's host loop "}})
         if (const std::string why = check(*t, what); !why.empty()) return fail(why);
       const bool use_kernel = kernel.median_us() <= loop.median_us();
-      chosen = std::move(use_kernel ? kernel : loop);
+      // Worded before the move below empties one of the two.
       const std::string which = fmt::format(
           "the faster of two runs{} (medians: persistent kernel {:.2f} us, host-driven step loop {:.2f} us): the {}",
           elided ? " with every transfer between GPUs elided" : "", kernel.median_us(), loop.median_us(),
           use_kernel ? "persistent kernel" : "host-driven step loop");
+      chosen = std::move(use_kernel ? kernel : loop);
       out.timing = which + "; " + (use_kernel ? kernel_timing : loop_timing);
       out.reason = which;  // not shown for ok runs by the harness; kept for callers
       if (req.progress) req.progress(which);
