@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -104,6 +105,36 @@ WorkerResult fake_result(std::int64_t nx, std::int64_t ny, int ranks, int r, std
   return w;
 }
 
+// The result rank r of a heat3d (radius 1) / wave3d (radius 2) run would write: its local box,
+// each cell holding its global linear index where it belongs in the global box (owned planes; the
+// first and last ranks' boundary halos) and NaN in the halos a neighbour filled, so a misplaced or
+// missed cell shows.
+WorkerResult fake_box_result(const std::int64_t n[3], Axis axis, int radius, int ranks, int r, std::vector<double> secs,
+                             int iters) {
+  const Slab3D s = slab3d(n, axis, radius, ranks, r);
+  WorkerResult w;
+  w.rank = r;
+  w.ranks = ranks;
+  w.device = r;
+  w.nx = n[0];
+  w.ny = n[1];
+  w.nz = n[2];
+  w.first_row = s.first;
+  w.chunk = s.count;
+  w.seconds = secs;
+  w.iterations.assign(secs.size(), iters);
+  const int a = static_cast<int>(axis);
+  for (std::int64_t z = 0; z < s.local[2]; ++z)
+    for (std::int64_t y = 0; y < s.local[1]; ++y)
+      for (std::int64_t x = 0; x < s.local[0]; ++x) {
+        const std::int64_t l[3] = {x, y, z};
+        const bool halo = (s.has_lower() && l[a] < radius) || (s.has_upper() && l[a] >= radius + s.count);
+        const std::int64_t gi = (s.global(2, z) * n[1] + s.global(1, y)) * n[0] + s.global(0, x);
+        w.rows.push_back(halo ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(gi));
+      }
+  return w;
+}
+
 void write_script(const std::string& path, const std::string& body) {
   {
     std::ofstream f(path);
@@ -136,6 +167,34 @@ TEST(NvshmemProto, ArgumentsRoundTrip) {
   EXPECT_EQ(b.uid_file, a.uid_file);
   EXPECT_EQ(b.out_file, a.out_file);
   EXPECT_EQ(b.timeout_s, a.timeout_s);
+}
+
+TEST(NvshmemProto, StencilArgumentsRoundTrip) {
+  for (WorkerApp app : {WorkerApp::heat3d, WorkerApp::wave3d})
+    for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+      WorkerArgs a = sample_args();
+      a.app = app;
+      a.nz = 23;
+      a.ny = 19;
+      a.axis = axis;
+      a.seed = 4000000001u;
+      const WorkerArgs b = parse(to_args(a));
+      EXPECT_EQ(b.app, app);
+      EXPECT_EQ(b.nx, a.nx);
+      EXPECT_EQ(b.ny, 19);
+      EXPECT_EQ(b.nz, 23);
+      EXPECT_EQ(b.axis, axis);
+      EXPECT_EQ(b.seed, a.seed);
+      EXPECT_EQ(b.iters, a.iters);
+      EXPECT_EQ(b.rank, a.rank);
+    }
+  // jacobi2d's defaults when the 3D options are absent (an older parent's command line)
+  std::vector<std::string> old = to_args(sample_args());
+  old.erase(old.begin(), old.begin() + 8);  // --app, --nz, --axis, --seed and their values
+  ASSERT_EQ(old.front(), "--rank");
+  const WorkerArgs j = parse(old);
+  EXPECT_EQ(j.app, WorkerApp::jacobi2d);
+  EXPECT_EQ(j.nz, 1);
 }
 
 TEST(NvshmemProto, ToleranceCrossesTheCommandLineExactly) {
@@ -172,6 +231,12 @@ TEST(NvshmemProto, BadArgumentsAreNamed) {
   expect_bad(with("--tol", "nan"), "--tol");
   expect_bad(with("--nx", "2"), "--nx");
   expect_bad(with("--nccheck", "0"), "--nccheck");
+  expect_bad(with("--app", "heat2d"), "--app 'heat2d'");
+  expect_bad(with("--axis", "w"), "--axis");
+  std::vector<std::string> heat = with("--app", "heat3d");
+  for (std::size_t i = 0; i + 1 < heat.size(); ++i)
+    if (heat[i] == "--nz") heat[i + 1] = "2";
+  expect_bad(heat, "--nz 2");
 }
 
 // ---- result file -----------------------------------------------------------------------------
@@ -193,8 +258,20 @@ TEST(NvshmemProto, ResultFileRoundTrip) {
   EXPECT_EQ(r.seconds, w.seconds);
   EXPECT_EQ(r.iterations, w.iterations);
   EXPECT_EQ(r.rows, w.rows);
-  // The documented layout: header 72 bytes, 12 per rep, 4 per cell.
-  EXPECT_EQ(fs::file_size(s.file("r.bin")), 72u + 2 * 12 + w.rows.size() * 4);
+  EXPECT_EQ(r.nz, 1);
+  // The documented layout: header 88 bytes, 12 per rep, 4 per cell.
+  EXPECT_EQ(fs::file_size(s.file("r.bin")), 88u + 2 * 12 + w.rows.size() * 4);
+  // A 3D box: nz and the box's cells come back (NaN halos bit for bit).
+  const std::int64_t n[3] = {7, 6, 9};
+  const WorkerResult b = fake_box_result(n, Axis::z, 2, 2, 1, {0.5}, 3);
+  write_result(s.file("b.bin"), b);
+  const WorkerResult rb = read_result(s.file("b.bin"));
+  EXPECT_EQ(rb.nz, 9);
+  EXPECT_EQ(rb.first_row, b.first_row);
+  EXPECT_EQ(rb.chunk, b.chunk);
+  ASSERT_EQ(rb.rows.size(), b.rows.size());
+  EXPECT_EQ(std::memcmp(rb.rows.data(), b.rows.data(), b.rows.size() * sizeof(float)), 0);
+  EXPECT_EQ(fs::file_size(s.file("b.bin")), 88u + 12 + b.rows.size() * 4);
 }
 
 TEST(NvshmemProto, MalformedResultFilesAreRejectedWithTheirPath) {
@@ -279,6 +356,58 @@ TEST(NvshmemProto, GatherRejectsResultsThatDoNotFit) {
   expect_bad(rs, "loop time");
 }
 
+TEST(NvshmemProto, Gather3DFillsTheGlobalBoxFromEveryRanksBox) {
+  const std::int64_t n[3] = {10, 11, 12};  // wave3d's 3 ranks still own 2 planes each along x
+  for (int radius : {1, 2})
+    for (Axis axis : {Axis::x, Axis::y, Axis::z})
+      for (int ranks : {1, 2, 3}) {
+        SCOPED_TRACE(std::to_string(radius) + " " + axis_name(axis) + " " + std::to_string(ranks));
+        std::vector<WorkerResult> rs;
+        for (int r = 0; r < ranks; ++r) rs.push_back(fake_box_result(n, axis, radius, ranks, r, {1.0 + r, 2.0}, 7));
+        const GatheredRun g = gather_stencil3d_results(rs, n, axis, radius, 2);
+        EXPECT_EQ(g.iterations, 7);
+        ASSERT_EQ(g.sec_per_iter.size(), 2u);
+        EXPECT_DOUBLE_EQ(g.sec_per_iter[0], (1.0 + ranks - 1) / 7);
+        ASSERT_EQ(g.grid.size(), static_cast<std::size_t>(n[0] * n[1] * n[2]));
+        int wrong = 0;
+        for (std::size_t i = 0; i < g.grid.size(); ++i) wrong += g.grid[i] != static_cast<float>(i);  // NaN too
+        EXPECT_EQ(wrong, 0);
+      }
+}
+
+TEST(NvshmemProto, Gather3DRejectsBoxesThatDoNotFit) {
+  const std::int64_t n[3] = {7, 11, 10};
+  auto three = [&] {
+    std::vector<WorkerResult> rs;
+    for (int r = 0; r < 3; ++r) rs.push_back(fake_box_result(n, Axis::y, 2, 3, r, {1.0}, 5));
+    return rs;
+  };
+  auto expect_bad = [&](std::vector<WorkerResult> rs, const std::string& needle) {
+    try {
+      gather_stencil3d_results(rs, n, Axis::y, 2, 1);
+      ADD_FAILURE() << "accepted; expected '" << needle << "'";
+    } catch (const gpsm::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  auto rs = three();
+  rs[1].first_row += 1;
+  expect_bad(rs, "rank 1 reported planes");
+  rs = three();
+  rs[2].rows.pop_back();
+  expect_bad(rs, "rank 2 reported");
+  rs = three();
+  rs[0].nz = 1;  // a jacobi2d result
+  expect_bad(rs, "a 7x11x1 box");
+  rs = three();
+  rs[2].iterations[0] = 4;
+  expect_bad(rs, "rank 2 reported 4 iterations");
+  // the same results split along z do not fit a split along y
+  rs.clear();
+  for (int r = 0; r < 3; ++r) rs.push_back(fake_box_result(n, Axis::z, 2, 3, r, {1.0}, 5));
+  expect_bad(rs, "reported");
+}
+
 TEST(NvshmemProto, LinkBytesCountHaloRowsAndNormPartials) {
   Problem p;
   p.n[0] = 200;
@@ -287,6 +416,17 @@ TEST(NvshmemProto, LinkBytesCountHaloRowsAndNormPartials) {
   EXPECT_EQ(nvshmem_link_bytes_per_iter(p, 1), 0.0);
   EXPECT_DOUBLE_EQ(nvshmem_link_bytes_per_iter(p, 2), 2.0 * 2 * 198 * 4 + 2.0 * 1 * 4 / 3);
   EXPECT_DOUBLE_EQ(nvshmem_link_bytes_per_iter(p, 4), 2.0 * 4 * 198 * 4 + 4.0 * 3 * 4 / 3);
+  // heat3d / wave3d: p2p_inline's count, the interior cells of `radius` planes each way per
+  // boundary (planes across y are x by z: 23 x 25 cells, 19 x 21 interior for radius 2).
+  Problem q;
+  q.n[0] = 23;
+  q.n[1] = 21;
+  q.n[2] = 25;
+  q.axis = Axis::y;
+  EXPECT_EQ(nvshmem_link_bytes_per_iter(q, 1, WorkerApp::wave3d), 0.0);
+  EXPECT_EQ(nvshmem_link_bytes_per_iter(q, 2, WorkerApp::wave3d), 2.0 * 2 * 19 * 21 * 4);
+  EXPECT_EQ(nvshmem_link_bytes_per_iter(q, 3, WorkerApp::heat3d), 2.0 * 2 * 1 * 21 * 23 * 4);
+  EXPECT_EQ(nvshmem_link_bytes_per_iter(q, 2, WorkerApp::wave3d), slab3d_halo_bytes(q.n, Axis::y, 2, 2, false));
 }
 
 // ---- unique-ID file --------------------------------------------------------------------------
@@ -443,6 +583,29 @@ TEST(NvshmemParent, GathersWhatFakeWorkersHandBack) {
   EXPECT_EQ(run.gathered.grid[1 * 10 + 3], 1003.0f);
   EXPECT_EQ(run.gathered.grid[7 * 10 + 9], 7009.0f);
   EXPECT_EQ(run.link_bytes_per_iter, nvshmem_link_bytes_per_iter(req.problem, 3));
+}
+
+TEST(NvshmemParent, GathersA3DBoxFromFakeWorkersGivenTheApp) {
+  Scratch s;
+  RunRequest req = fake_request(3);
+  req.problem.n[0] = 9;
+  req.problem.n[1] = 8;
+  req.problem.n[2] = 13;
+  req.problem.axis = Axis::z;
+  for (int r = 0; r < 3; ++r)
+    write_result(s.file("prepared" + std::to_string(r) + ".bin"),
+                 fake_box_result(req.problem.n, Axis::z, 2, 3, r, {0.012, 0.024}, 12));
+  // the worker must be told the app, the third extent, the axis and the seed
+  const std::string w = s.file("fake-3d-worker");
+  write_script(w,
+               "case \"$*\" in *'--app wave3d --nz 13 --axis z --seed 1 '*) ;; *) echo \"bad args: $*\" >&2; exit 9;; esac\n"
+               "exec \"" + fake_worker(s) + "\" \"$@\"\n");
+  EnvVar worker("GPSM_NVSHMEM_WORKER", w.c_str());
+  const NvshmemRun run = run_nvshmem(req, WorkerApp::wave3d);
+  EXPECT_EQ(run.gathered.iterations, 12);
+  ASSERT_EQ(run.gathered.grid.size(), 9u * 8 * 13);
+  for (std::size_t i = 0; i < run.gathered.grid.size(); ++i) ASSERT_EQ(run.gathered.grid[i], static_cast<float>(i)) << i;
+  EXPECT_EQ(run.link_bytes_per_iter, slab3d_halo_bytes(req.problem.n, Axis::z, 2, 3, false));
 }
 
 TEST(NvshmemParent, AFailingWorkerFailsTheRunWithItsMessage) {

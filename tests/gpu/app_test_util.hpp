@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the GPU tests of the bench apps: find an app, run one paradigm on the first `gpus`
 // GPUs (one warm-up, one timed rep), and the GPU counts worth trying on this machine.
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,26 @@ inline gpsm::apps::RunOutcome run(gpsm::apps::App& app, gpsm::apps::Paradigm p, 
   r.warmup = 1;
   return app.run(r);
 }
+
+// An app whose nvshmem paradigm finds its worker: the test binary is not in build/bin next to the
+// worker, so it is named by path unless the environment already names one.
+inline std::unique_ptr<gpsm::apps::App> nvshmem_app(const std::string& name) {
+#ifdef GPSM_NVSHMEM_WORKER_PATH
+  setenv("GPSM_NVSHMEM_WORKER", GPSM_NVSHMEM_WORKER_PATH, 0);
+#endif
+  return app_named(name);
+}
+
+// In a build without NVSHMEM the paradigm must say so, and the test is skipped (never passed).
+#define GPSM_SKIP_WITHOUT_NVSHMEM(app)                                                                          \
+  do {                                                                                                          \
+    if (!(app)->has(gpsm::apps::Paradigm::nvshmem)) {                                                           \
+      const gpsm::apps::RunOutcome o_ = apptest::run(*(app), gpsm::apps::Paradigm::nvshmem, 1, (app)->problem("64", 5)); \
+      EXPECT_EQ(o_.status, gpsm::apps::RunStatus::unsupported);                                                 \
+      EXPECT_NE(o_.reason.find("NVSHMEM"), std::string::npos) << o_.reason;                                     \
+      GTEST_SKIP() << "gpsm built without NVSHMEM (" << o_.reason << ")";                                       \
+    }                                                                                                           \
+  } while (0)
 
 // 1, 2 and all GPUs (as many of those as exist).
 inline std::vector<int> gpu_counts() {

@@ -14,24 +14,7 @@ using namespace gpsm::apps;
 
 namespace {
 
-// The app, with the worker findable: the test binary is not in build/bin next to the worker, so
-// it is named by path unless the environment already names one.
-std::unique_ptr<App> jacobi_with_worker() {
-#ifdef GPSM_NVSHMEM_WORKER_PATH
-  setenv("GPSM_NVSHMEM_WORKER", GPSM_NVSHMEM_WORKER_PATH, 0);
-#endif
-  return apptest::app_named("jacobi2d");
-}
-
-#define SKIP_WITHOUT_NVSHMEM(app)                                                      \
-  do {                                                                                 \
-    if (!(app)->has(Paradigm::nvshmem)) {                                              \
-      const RunOutcome o_ = apptest::run(*(app), Paradigm::nvshmem, 1, (app)->problem("64", 5)); \
-      EXPECT_EQ(o_.status, RunStatus::unsupported);                                    \
-      EXPECT_NE(o_.reason.find("NVSHMEM"), std::string::npos) << o_.reason;            \
-      GTEST_SKIP() << "gpsm built without NVSHMEM (" << o_.reason << ")";              \
-    }                                                                                  \
-  } while (0)
+std::unique_ptr<App> jacobi_with_worker() { return apptest::nvshmem_app("jacobi2d"); }
 
 }  // namespace
 
@@ -41,7 +24,7 @@ TEST(JacobiNvshmemGpu, MatchesTheCpuReference) {
   GPSM_REQUIRE_GPUS(1);
   auto app = jacobi_with_worker();
   ASSERT_NE(app, nullptr);
-  SKIP_WITHOUT_NVSHMEM(app);
+  GPSM_SKIP_WITHOUT_NVSHMEM(app);
   Problem p = app->problem("200x131", 40);
   p.nccheck = 3;
   for (int g : apptest::gpu_counts()) {
@@ -62,7 +45,7 @@ TEST(JacobiNvshmemGpu, MatchesTheCpuReference) {
 TEST(JacobiNvshmemGpu, RepeatedSolvesInOneWorkerEachVerify) {
   GPSM_REQUIRE_GPUS(1);
   auto app = jacobi_with_worker();
-  SKIP_WITHOUT_NVSHMEM(app);
+  GPSM_SKIP_WITHOUT_NVSHMEM(app);
   RunRequest r;
   r.paradigm = Paradigm::nvshmem;
   r.devices = gpstest::all_devices();
@@ -80,7 +63,7 @@ TEST(JacobiNvshmemGpu, RepeatedSolvesInOneWorkerEachVerify) {
 TEST(JacobiNvshmemGpu, ToleranceStopsWhereTheReferenceStops) {
   GPSM_REQUIRE_GPUS(1);
   auto app = jacobi_with_worker();
-  SKIP_WITHOUT_NVSHMEM(app);
+  GPSM_SKIP_WITHOUT_NVSHMEM(app);
   Problem p = app->problem("64x40", 500);
   p.tol = 0.05f;  // reached after a few dozen iterations
   const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));

@@ -234,18 +234,6 @@ TEST(Stencil3DGpu, UmHintsReadBackOnEveryGpu) {
     }
 }
 
-TEST(Stencil3DGpu, UnimplementedParadigmsSaySo) {
-  GPSM_REQUIRE_GPUS(1);
-  for (const char* name : {"heat3d", "wave3d"}) {
-    auto app = app_named(name);
-    ASSERT_NE(app, nullptr);
-    const RunOutcome o = run(*app, Paradigm::nvshmem, 1, app->problem("16", 5));
-    EXPECT_EQ(o.status, RunStatus::unsupported);
-    EXPECT_EQ(o.reason, std::string("the nvshmem paradigm is not implemented for ") + name + " yet");
-    EXPECT_TRUE(o.sec_per_iter.empty());
-  }
-}
-
 TEST(Stencil3DGpu, TooManyGpusForTheHaloDepthIsUnsupported) {
   GPSM_REQUIRE_GPUS(2);
   auto app = app_named("wave3d");

@@ -1,5 +1,5 @@
-// gpsm-nvshmem-jacobi: one NVSHMEM PE of `gpsm bench --app jacobi2d --paradigm nvshmem`.
-// gpsm starts one per GPU (src/apps/jacobi/jacobi_nvshmem.cpp) with the arguments of
+// gpsm-nvshmem-jacobi: one NVSHMEM PE of `gpsm bench --app jacobi2d|heat3d|wave3d --paradigm nvshmem`
+// (--app picks the solve). gpsm starts one per GPU (src/apps/jacobi/jacobi_nvshmem.cpp) with the arguments of
 // apps/jacobi/jacobi_nvshmem_proto.hpp; it is not meant to be run by hand. Exit status: 0 with the
 // result file written, 2 for bad arguments, 1 for any other failure (the message on stderr,
 // which gpsm shows in the run's reason).
@@ -27,10 +27,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const gpsm::apps::jacobi::WorkerResult r = gpsm::nvshmem_worker::solve(args);
+    const gpsm::apps::jacobi::WorkerResult r = args.app == gpsm::apps::jacobi::WorkerApp::jacobi2d
+                                                   ? gpsm::nvshmem_worker::solve(args)
+                                                   : gpsm::nvshmem_worker::solve_stencil3d(args);
     gpsm::apps::jacobi::write_result(args.out_file, r);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpsm-nvshmem-jacobi rank %d (device %d): %s\n", args.rank, args.device, e.what());
+    std::fprintf(stderr, "gpsm-nvshmem-jacobi %s rank %d (device %d): %s\n", gpsm::apps::jacobi::worker_app_name(args.app), args.rank, args.device, e.what());
     std::fflush(stderr);
     // _exit, not return: exit handlers of an initialized NVSHMEM could wait on the other PEs.
     _exit(1);

@@ -27,6 +27,7 @@
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "gpsm/error.hpp"
+#include "pe.hpp"
 #include "scope/cuda_check.hpp"
 
 namespace gpsm::nvshmem_worker {
@@ -89,40 +90,6 @@ void launch_sweep(const SweepArgs& s, cudaStream_t st) {
   GPSM_CUDA_LAUNCH();
 }
 
-// The symmetric heap must hold both slabs (at the largest chunk: every PE allocates the same
-// size) and the norm buffers, plus NVSHMEM's own use of it; NVSHMEM's 1 GiB default is too small
-// for large grids. A value the user set is kept (nvshmem_malloc then fails clearly if too small).
-void size_symmetric_heap(std::int64_t slab_floats, int ranks) {
-  const char* cur = std::getenv("NVSHMEM_SYMMETRIC_SIZE");
-  if (cur != nullptr && *cur != '\0') return;
-  const std::uint64_t need = 2 * static_cast<std::uint64_t>(slab_floats) * sizeof(float) +
-                             static_cast<std::uint64_t>(ranks + 1) * sizeof(float);
-  const std::uint64_t size = std::max<std::uint64_t>(std::uint64_t{1} << 30, need + (need >> 3) + (std::uint64_t{256} << 20));
-  setenv("NVSHMEM_SYMMETRIC_SIZE", std::to_string(size).c_str(), 1);
-}
-
-// Rank 0 creates the unique ID and hands it over through the file; the others wait for it.
-nvshmemx_uniqueid_t exchange_uid(const WorkerArgs& a) {
-  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-  if (a.rank == 0) {
-    WORKER_NVSHMEM(nvshmemx_get_uniqueid(&id));
-    apps::jacobi::write_file_atomic(a.uid_file, std::string(reinterpret_cast<const char*>(&id), sizeof(id)));
-  } else {
-    const std::string b = apps::jacobi::wait_for_file(a.uid_file, sizeof(id), a.timeout_s);
-    std::memcpy(&id, b.data(), sizeof(id));
-  }
-  return id;
-}
-
-void* symmetric_alloc(std::size_t bytes, const char* what) {
-  void* p = nvshmem_malloc(bytes);
-  if (p == nullptr)
-    throw gpsm::Error(fmt::format("nvshmem_malloc of {} bytes for {} failed (symmetric heap too small? "
-                                  "NVSHMEM_SYMMETRIC_SIZE={})",
-                                  bytes, what, std::getenv("NVSHMEM_SYMMETRIC_SIZE") ? std::getenv("NVSHMEM_SYMMETRIC_SIZE") : "unset"));
-  return p;
-}
-
 }  // namespace
 
 WorkerResult solve(const WorkerArgs& a) {
@@ -132,16 +99,9 @@ WorkerResult solve(const WorkerArgs& a) {
   const std::int64_t slab_floats = (chunk_high + 2) * a.nx;
   const std::int64_t local_rows = me.local_rows();
 
-  GPSM_CUDA(cudaSetDevice(a.device));
-  GPSM_CUDA(cudaFree(nullptr));  // the context exists before NVSHMEM binds this PE to the device
-  size_symmetric_heap(slab_floats, a.ranks);
-  nvshmemx_uniqueid_t id = exchange_uid(a);
-  nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-  WORKER_NVSHMEM(nvshmemx_set_attr_uniqueid_args(a.rank, a.ranks, &id, &attr));
-  WORKER_NVSHMEM(nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr));
-  if (nvshmem_my_pe() != a.rank || nvshmem_n_pes() != a.ranks)
-    throw gpsm::Error(fmt::format("NVSHMEM made this PE {} of {}, expected {} of {}", nvshmem_my_pe(), nvshmem_n_pes(),
-                                  a.rank, a.ranks));
+  // both slabs and the norm buffers, plus each one's alignment padding
+  start_pe(a, 2 * static_cast<std::uint64_t>(slab_floats) * sizeof(float) +
+                  static_cast<std::uint64_t>(a.ranks + 1) * sizeof(float) + 4 * 256);
 
   float* buf[2];
   buf[0] = static_cast<float*>(symmetric_alloc(slab_floats * sizeof(float), "slab 0"));
@@ -150,11 +110,7 @@ WorkerResult solve(const WorkerArgs& a) {
   auto* all = static_cast<float*>(symmetric_alloc(a.ranks * sizeof(float), "the gathered norm partials"));
   // This run is single-node and has no remote transport: a neighbour must be reachable by
   // load/store, or nvshmem_float_p would have no path to it.
-  for (const int pe : {me.top, me.bottom})
-    if (pe != a.rank && nvshmem_ptr(buf[0], pe) == nullptr)
-      throw gpsm::Error(fmt::format("PE {} cannot reach PE {} by peer-to-peer loads and stores (gpsm's nvshmem "
-                                    "run is single-node, P2P only; NVSHMEM_REMOTE_TRANSPORT={})",
-                                    a.rank, pe, std::getenv("NVSHMEM_REMOTE_TRANSPORT") ? std::getenv("NVSHMEM_REMOTE_TRANSPORT") : "unset"));
+  for (const int pe : {me.top, me.bottom}) peer_address(buf[0], a.rank, pe);
 
   // Boundary column of every local row (halo rows included), on the host as the reference does.
   std::vector<float> col(static_cast<std::size_t>(local_rows));

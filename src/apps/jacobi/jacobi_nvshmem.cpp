@@ -95,15 +95,20 @@ std::vector<std::pair<std::string, std::string>> nvshmem_worker_env() {
   return env;
 }
 
-double nvshmem_link_bytes_per_iter(const Problem& p, int ranks) {
+int worker_app_radius(WorkerApp app) {
+  return app == WorkerApp::heat3d ? 1 : app == WorkerApp::wave3d ? 2 : 0;
+}
+
+double nvshmem_link_bytes_per_iter(const Problem& p, int ranks, WorkerApp app) {
   if (ranks <= 1) return 0;
+  if (app != WorkerApp::jacobi2d) return slab3d_halo_bytes(p.n, p.axis, worker_app_radius(app), ranks, false);
   const double n = ranks;
   const double halo = 2.0 * n * static_cast<double>(p.n[0] - 2) * sizeof(float);
   const double norm = n * (n - 1) * sizeof(float) / std::max(1, p.nccheck);
   return halo + norm;
 }
 
-NvshmemRun run_nvshmem(const RunRequest& req) {
+NvshmemRun run_nvshmem(const RunRequest& req, WorkerApp app) {
   const int ranks = static_cast<int>(req.devices.size());
   if (ranks < 1) throw gpsm::Error("gpsm: nvshmem: no devices");
   const Problem& p = req.problem;
@@ -115,6 +120,10 @@ NvshmemRun run_nvshmem(const RunRequest& req) {
   std::vector<std::string> outs;
   for (int r = 0; r < ranks; ++r) {
     WorkerArgs a;
+    a.app = app;
+    a.nz = app == WorkerApp::jacobi2d ? 1 : p.n[2];
+    a.axis = p.axis;
+    a.seed = p.seed;
     a.rank = r;
     a.ranks = ranks;
     a.device = req.devices[r];
@@ -143,8 +152,10 @@ NvshmemRun run_nvshmem(const RunRequest& req) {
   std::vector<WorkerResult> results;
   for (const auto& f : outs) results.push_back(read_result(f));
   NvshmemRun out;
-  out.gathered = gather_results(results, p.n[0], p.n[1], req.reps);
-  out.link_bytes_per_iter = nvshmem_link_bytes_per_iter(p, ranks);
+  out.gathered = app == WorkerApp::jacobi2d
+                     ? gather_results(results, p.n[0], p.n[1], req.reps)
+                     : gather_stencil3d_results(results, p.n, p.axis, worker_app_radius(app), req.reps);
+  out.link_bytes_per_iter = nvshmem_link_bytes_per_iter(p, ranks, app);
   return out;
 }
 

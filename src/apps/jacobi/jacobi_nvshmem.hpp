@@ -6,6 +6,9 @@
 // to a file in a private temporary folder, the others read it), each solving its slab and writing
 // its times and rows to a result file (jacobi_nvshmem_proto.hpp). This side launches them, waits
 // (never longer than the timeout), and gathers their results for the app to verify. No CUDA here.
+// heat3d and wave3d's nvshmem paradigm runs on the same workers and this same parent side
+// (run_nvshmem with their WorkerApp): each PE steps its slab3d box with the app's own step kernel,
+// storing its boundary planes straight into the neighbours' symmetric buffers (nvshmem_ptr).
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,15 +44,21 @@ struct NvshmemRun {
   GatheredRun gathered;
   double link_bytes_per_iter = 0;
 };
-// Runs req.warmup + req.reps solves of req.problem on req.devices, one worker per device.
-// Throws gpsm::Error when a worker cannot start, fails (its exit and its output's last lines),
-// hangs past the timeout, or reports results that do not fit the decomposition.
-NvshmemRun run_nvshmem(const RunRequest& req);
+// Runs req.warmup + req.reps solves of req.problem as `app` on req.devices, one worker per device,
+// and gathers the global grid (jacobi2d: gather_results; heat3d / wave3d: the global box,
+// gather_stencil3d_results). Throws gpsm::Error when a worker cannot start, fails (its exit and
+// its output's last lines), hangs past the timeout, or reports results that do not fit the
+// decomposition.
+NvshmemRun run_nvshmem(const RunRequest& req, WorkerApp app = WorkerApp::jacobi2d);
 
 // Bytes between GPUs per iteration: each rank puts its first and last computed rows (nx - 2
 // floats each, the interior columns, as p2p_inline stores them) into its neighbours' halos, and
 // every nccheck iterations the norm partials are collected on every PE (ranks - 1 floats to
 // each). Barrier traffic is not counted. One GPU: 0 (its puts stay on it).
-double nvshmem_link_bytes_per_iter(const Problem& p, int ranks);
+// heat3d / wave3d: the interior cells of the `radius` planes each rank stores into each
+// neighbour, as p2p_inline (slab3d_halo_bytes(..., false)); no norm.
+double nvshmem_link_bytes_per_iter(const Problem& p, int ranks, WorkerApp app = WorkerApp::jacobi2d);
+// The halo depth of a 3D app (heat3d 1, wave3d 2); 0 for jacobi2d.
+int worker_app_radius(WorkerApp app);
 
 }  // namespace gpsm::apps::jacobi

@@ -122,4 +122,27 @@ Slab3D slab3d(const std::int64_t n[3], Axis axis, int radius, int ranks, int ran
   return s;
 }
 
+void copy_slab3d_to_global(const Slab3D& s, const float* local, float* global) {
+  const std::int64_t* n = s.n;
+  const int a = dim_of(s.axis);
+  const std::int64_t lo = s.has_lower() ? s.radius : 0;
+  const std::int64_t hi = s.has_upper() ? s.radius + s.count : s.local[a];
+  for (std::int64_t z = 0; z < s.local[2]; ++z)
+    for (std::int64_t y = 0; y < s.local[1]; ++y)
+      for (std::int64_t x = 0; x < s.local[0]; ++x) {
+        const std::int64_t l[3] = {x, y, z};
+        if (l[a] < lo || l[a] >= hi) continue;
+        const std::int64_t gi = (s.global(2, z) * n[1] + s.global(1, y)) * n[0] + s.global(0, x);
+        global[gi] = local[s.index(x, y, z)];
+      }
+}
+
+double slab3d_halo_bytes(const std::int64_t n[3], Axis axis, int radius, int ranks, bool whole_planes) {
+  if (ranks <= 1) return 0;
+  const int a = dim_of(axis), b = (a + 1) % 3, c = (a + 2) % 3;
+  const double plane = whole_planes ? static_cast<double>(n[b]) * static_cast<double>(n[c])
+                                    : static_cast<double>(n[b] - 2 * radius) * static_cast<double>(n[c] - 2 * radius);
+  return 2.0 * (ranks - 1) * radius * plane * sizeof(float);
+}
+
 }  // namespace gpsm::apps

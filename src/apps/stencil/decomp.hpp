@@ -72,4 +72,13 @@ struct Slab3D {
 // more ranks than interior planes).
 Slab3D slab3d(const std::int64_t n[3], Axis axis, int radius, int ranks, int rank);
 
+// The cells of rank s's local box (`local`, Slab3D::local cells, x fastest) that belong in the
+// global box: its owned planes and, on the first / last rank, the boundary planes of the split
+// axis it holds as halos. Copied into `global` (s.n cells, x fastest); other cells untouched.
+void copy_slab3d_to_global(const Slab3D& s, const float* local, float* global);
+
+// Bytes between GPUs per iteration when every rank of `ranks` slabs sends `radius` planes to each
+// neighbour: whole planes, or only their interior cells (what a kernel's peer stores write).
+double slab3d_halo_bytes(const std::int64_t n[3], Axis axis, int radius, int ranks, bool whole_planes);
+
 }  // namespace gpsm::apps

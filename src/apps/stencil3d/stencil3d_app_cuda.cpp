@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
+#include "apps/jacobi/jacobi_nvshmem.hpp"
 #include "common/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
@@ -320,6 +321,8 @@ class Stencil3DApp final : public App {
         return true;
       case Paradigm::nccl:
         return nccl_built();
+      case Paradigm::nvshmem:
+        return jacobi::nvshmem_built();
       default:
         return false;
     }
@@ -327,6 +330,9 @@ class Stencil3DApp final : public App {
   RunOutcome run(const RunRequest& r) override;
 
  private:
+  // nvshmem: one worker process per GPU (apps/jacobi/jacobi_nvshmem.hpp); no context in this
+  // process. The same checks as the other paradigms' (iterations, error bound 1e-6).
+  RunOutcome run_nvshmem(const RunRequest& req, const std::vector<float>& ref) const;
   // Why this request can't run, or empty.
   std::string unsupported_reason(const RunRequest& r) const;
   const std::vector<float>& reference(const Problem& p, const RunRequest& r) {
@@ -349,6 +355,7 @@ class Stencil3DApp final : public App {
 std::string Stencil3DApp::unsupported_reason(const RunRequest& r) const {
   const int n = static_cast<int>(r.devices.size());
   if (r.paradigm == Paradigm::nccl && !nccl_built()) return kNcclMissing;
+  if (r.paradigm == Paradigm::nvshmem && !jacobi::nvshmem_built()) return jacobi::kNvshmemMissing;
   if (!has(r.paradigm))
     return std::string("the ") + paradigm_name(r.paradigm) + " paradigm is not implemented for " + name() + " yet";
   if (n < 1) return "no GPUs given";
@@ -361,6 +368,37 @@ std::string Stencil3DApp::unsupported_reason(const RunRequest& r) const {
     return fmt::format("{} interior planes along {} leave a GPU fewer than {} (the halo depth)", interior,
                        axis_name(r.problem.axis), radius);
   return "";
+}
+
+RunOutcome Stencil3DApp::run_nvshmem(const RunRequest& req, const std::vector<float>& ref) const {
+  RunOutcome out;
+  try {
+    jacobi::NvshmemRun r =
+        jacobi::run_nvshmem(req, kind_ == Kind::heat ? jacobi::WorkerApp::heat3d : jacobi::WorkerApp::wave3d);
+    out.sec_per_iter = std::move(r.gathered.sec_per_iter);
+    out.iterations = r.gathered.iterations;
+    out.link_bytes_per_iter = r.link_bytes_per_iter;
+    out.error = max_rel_error(r.gathered.grid, ref);
+  } catch (const gpsm::Error& e) {
+    out.status = RunStatus::failed;
+    out.reason = e.what();
+    out.sec_per_iter.clear();
+    return out;
+  }
+  out.tolerance = 1e-6;
+  out.timing = "host wall clock of each worker's step loop (after an NVSHMEM barrier, setup excluded), the "
+               "slowest worker's, divided by the iterations";
+  std::string why;
+  if (out.iterations != req.problem.iters)
+    why = fmt::format("ran {} iterations, {} requested", out.iterations, req.problem.iters);
+  else if (!(out.error <= 1e-6))
+    why = fmt::format("verification failed: max relative error {:.3e} (bound 1e-06)", out.error);
+  if (!why.empty()) {
+    out.status = RunStatus::failed;
+    out.reason = why;
+    out.sec_per_iter.clear();
+  }
+  return out;
 }
 
 // One run's timed reps (after the warm-ups), its last result and its link bytes.
@@ -408,6 +446,7 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
     return out;
   }
   const std::vector<float>& ref = reference(p, req);
+  if (req.paradigm == Paradigm::nvshmem) return run_nvshmem(req, ref);
   gps::Context ctx(req.devices, gps::Settings::from_env());
   const std::string loop_timing = "host wall clock of the iteration loop (setup, initial values and verification "
                                   "excluded), divided by its iterations";

@@ -32,6 +32,11 @@ struct Seeds {
   std::uint32_t interior = 1, boundary = 1;
 };
 Seeds initial_seeds(Kind k, std::uint32_t seed, int b);
+// The Init of buffer b of slab s (file comment); poison_halos: the interior cells of the halo
+// planes a neighbour fills are NaN.
+Init init_of(Kind k, const Slab3D& s, std::uint32_t seed, int b, bool poison_halos, float* buf);
+// Peer stores from slab `from` into `dst`, a buffer of its neighbour slab `to` (Slabs::push_to).
+Push push_between(const Slab3D& from, const Slab3D& to, float* dst);
 
 class Slabs {
  public:

@@ -26,6 +26,21 @@ Seeds initial_seeds(Kind k, std::uint32_t seed, int b) {
   return s;
 }
 
+Init init_of(Kind k, const Slab3D& s, std::uint32_t seed, int b, bool poison_halos, float* buf) {
+  const Seeds seeds = initial_seeds(k, seed, b);
+  Init in;
+  in.buf = buf;
+  in.box = box_of(s);
+  in.radius = s.radius;
+  for (int d = 0; d < 3; ++d) in.global[d] = s.n[d];
+  in.offset = s.global(dim_of(s.axis), 0);
+  in.seed_boundary = seeds.boundary;
+  in.seed_interior = seeds.interior;
+  in.poison_lower = poison_halos && s.has_lower();
+  in.poison_upper = poison_halos && s.has_upper();
+  return in;
+}
+
 Slabs::Slabs(gps::Context& ctx, Kind kind, const Problem& p) : ctx_(ctx), kind_(kind), p_(p), n_(ctx.size()) {
   slab_.resize(n_);
   buf_.resize(n_);
@@ -38,22 +53,9 @@ Slabs::Slabs(gps::Context& ctx, Kind kind, const Problem& p) : ctx_(ctx), kind_(
 void Slabs::init(bool poison, bool poison_buffer0_halos) {
   for (int r = 0; r < n_; ++r) {
     GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-    for (int b = 0; b < 2; ++b) {
-      const Slab3D& s = slab_[r];
-      const bool halos = b == 1 ? poison : poison_buffer0_halos;
-      const Seeds seeds = initial_seeds(kind_, p_.seed, b);
-      Init in;
-      in.buf = buf(r, b);
-      in.box = box_of(s);
-      in.radius = s.radius;
-      for (int d = 0; d < 3; ++d) in.global[d] = s.n[d];
-      in.offset = s.global(dim_of(s.axis), 0);
-      in.seed_boundary = seeds.boundary;
-      in.seed_interior = seeds.interior;
-      in.poison_lower = halos && s.has_lower();
-      in.poison_upper = halos && s.has_upper();
-      launch_init(in, ctx_.stream(r));
-    }
+    for (int b = 0; b < 2; ++b)
+      launch_init(init_of(kind_, slab_[r], p_.seed, b, b == 1 ? poison : poison_buffer0_halos, buf(r, b)),
+                  ctx_.stream(r));
   }
   ctx_.synchronize();
 }
@@ -66,29 +68,21 @@ std::vector<float> Slabs::gather(int b) const {
     std::vector<float> h(static_cast<std::size_t>(s.local_cells()));
     GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
     GPSM_CUDA(cudaMemcpy(h.data(), buf(r, b), h.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    const int a = dim_of(s.axis);
-    const std::int64_t lo = s.has_lower() ? s.radius : 0;
-    const std::int64_t hi = s.has_upper() ? s.radius + s.count : s.local[a];
-    for (std::int64_t z = 0; z < s.local[2]; ++z)
-      for (std::int64_t y = 0; y < s.local[1]; ++y)
-        for (std::int64_t x = 0; x < s.local[0]; ++x) {
-          const std::int64_t l[3] = {x, y, z};
-          if (l[a] < lo || l[a] >= hi) continue;
-          const std::int64_t gi = (s.global(2, z) * n[1] + s.global(1, y)) * n[0] + s.global(0, x);
-          g[static_cast<std::size_t>(gi)] = h[static_cast<std::size_t>(s.index(x, y, z))];
-        }
+    copy_slab3d_to_global(s, h.data(), g.data());
   }
   return g;
 }
 
-Push Slabs::push_to(int r, int nb, int b) const {
+Push push_between(const Slab3D& from, const Slab3D& to, float* dst) {
   Push p;
-  p.dst = buf(nb, b);
-  p.sy = stride(slab_[nb], 1);
-  p.sz = stride(slab_[nb], 2);
-  p.shift = nb < r ? slab_[nb].count : -slab_[r].count;
+  p.dst = dst;
+  p.sy = stride(to, 1);
+  p.sz = stride(to, 2);
+  p.shift = to.rank < from.rank ? to.count : -from.count;
   return p;
 }
+
+Push Slabs::push_to(int r, int nb, int b) const { return push_between(slab_[r], slab_[nb], buf(nb, b)); }
 
 BoxCopy Slabs::region(int r, int b, std::int64_t l, float* flat, bool to_flat) const {
   const Slab3D& s = slab_[r];
@@ -120,12 +114,7 @@ Push Slabs::to_scratch(int r, int side, float* scratch) const {
 }
 
 double Slabs::halo_bytes(bool whole_planes) const {
-  if (n_ == 1) return 0;
-  const Slab3D& s = slab_[0];
-  const int a = dim_of(s.axis), b = (a + 1) % 3, c = (a + 2) % 3;
-  const double interior = static_cast<double>(s.n[b] - 2 * s.radius) * static_cast<double>(s.n[c] - 2 * s.radius);
-  const double plane = whole_planes ? static_cast<double>(s.plane_cells()) : interior;
-  return 2.0 * (n_ - 1) * s.radius * plane * sizeof(float);
+  return slab3d_halo_bytes(p_.n, p_.axis, radius(), n_, whole_planes);
 }
 
 }  // namespace gpsm::apps::stencil3d
