@@ -1,0 +1,52 @@
+#pragma once
+// Simulated machines: GPUs and the links between them. Built-in presets (the seeds' systems and
+// the 4xH200 node measured here) or a `gpsm scope` machine model (JSON). Plain C++.
+#include <string>
+#include <vector>
+
+#include "sim/link.hpp"
+
+namespace gpsm::sim {
+
+struct GpuParams {
+  std::string name = "V100";
+  int sms = 80;
+  double clock_GHz = 1.38;
+  double hbm_GBps = 900;       // achievable, not peak
+  double l2_bytes = 6 << 20;
+  double l2_GBps = 2500;       // L2 hit bandwidth
+  double flops_G = 14000;      // fp32 GFLOP/s
+  int blocks_per_sm = 8;       // resident 256-thread blocks (wave size = sms * blocks_per_sm)
+  double launch_us = 5;        // kernel launch to start, host-driven
+  double sync_us = 8;          // host synchronization / event round trip per iteration
+  double fault_us = 20;        // UM page fault service (fault + migrate one page)
+  double page_bytes = 64 << 10;// UM migration granularity
+};
+
+// How GPUs connect. direct: a link between every pair (NVLink all-to-all, per-pair bandwidth =
+// the GPU's aggregate / (gpus - 1) unless set); switch_tree: every GPU one link to a PCIe switch
+// (shared uplinks); nvswitch: every GPU one aggregate link to a crossbar.
+enum class Topology { direct, switch_tree, nvswitch };
+
+struct System {
+  std::string name;
+  std::string description;
+  int gpus = 4;
+  GpuParams gpu;
+  Topology topology = Topology::switch_tree;
+  LinkParams link;             // per GPU port (direct: per pair)
+  // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric.
+  double copy_time_s(int a, int b, double bytes) const;
+};
+
+// Presets: v100-pcie3 (4x V100, PCIe 3 switch tree), v100-pcie4, v100-pcie5, v100-pcie6, dgx1
+// (8x V100, NVLink2 hybrid cube mesh approximated as direct), dgx2 (16x V100, NVSwitch), h200x4
+// (4x H200, NVLink4 all-to-all, numbers from gpsm scope on nvidia-h200-x4). gpus overrides the
+// preset's count (2..16). Throws std::invalid_argument on an unknown name.
+System preset(const std::string& name, int gpus = 0);
+std::vector<std::string> preset_names();
+// From a gpsm scope machine model (docs/machine-model.md): GPU count, HBM and peer bandwidths
+// and latencies; the rest from the closest preset. Throws gpsm::Error naming the file on errors.
+System from_machine_model(const std::string& path);
+
+}  // namespace gpsm::sim

@@ -1,0 +1,77 @@
+#pragma once
+// gpsm sim traces: what each thread block of each kernel of each GPU touched, per iteration, in
+// a compact form a simulator can replay quickly. Plain C++ (no CUDA). Binary format: docs/sim.md.
+//
+// An access is recorded as a run: `count` operations of `bytes` each (4, 8 or 16: a float, a
+// double, a float4), the i-th at addr + i * stride. A warp's 32 consecutive float loads are one
+// run of 32 x 4 B at stride 4; a row of a 2D grid loaded by a block is one run. Addresses live in
+// one global virtual space: every allocation (a GPU's slab, a replicated GPS array's replica, a
+// managed grid) has a range, and an allocation names the GPU whose memory holds it, so a run on
+// GPU g whose address falls in another GPU's allocation is a remote access (P2P load/store).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpsm::sim {
+
+enum class Op : std::uint8_t { load = 0, store = 1, atomic = 2 };
+
+struct AccessRun {
+  Op op = Op::load;
+  std::uint8_t bytes = 4;     // per operation: 4, 8 or 16
+  std::uint32_t count = 1;    // operations
+  std::uint64_t addr = 0;     // first operation's address
+  std::int64_t stride = 4;    // bytes between consecutive operations (0: the same address)
+};
+
+// Where an address range lives. kind: plain device memory of `gpu`, managed (UM: `gpu` is where
+// the pages start), or a GPS replicated array (`gpu` = this replica's GPU; `group` ties the
+// replicas of one array together, all replicas have the same size and layout).
+enum class MemKind : std::uint8_t { device = 0, managed = 1, replica = 2 };
+struct Allocation {
+  std::string name;
+  MemKind kind = MemKind::device;
+  int gpu = 0;
+  int group = -1;
+  std::uint64_t base = 0, bytes = 0;
+};
+
+struct BlockTrace {
+  std::uint32_t block = 0;      // block index in its kernel
+  double weight = 1;            // sampling: this block stands for `weight` blocks (1: not sampled)
+  double flops = 0;             // arithmetic the block did (the compute cost)
+  std::vector<AccessRun> runs;
+};
+
+struct KernelTrace {
+  std::string name;
+  int gpu = 0;
+  std::uint32_t grid_blocks = 0;       // blocks launched (blocks.size() may be fewer: sampled)
+  std::uint32_t threads_per_block = 256;
+  std::vector<BlockTrace> blocks;
+};
+
+// One iteration: the kernels each GPU runs (in order), then a synchronization point.
+struct IterationTrace {
+  std::vector<KernelTrace> kernels;
+};
+
+struct Trace {
+  std::string app;       // jacobi2d, heat3d, wave3d
+  std::string problem;   // e.g. "4096x4096"
+  int gpus = 1;
+  std::string layout;    // "slabs" (per-GPU boxes with halos), "grid" (one global grid: um, gps)
+  std::vector<Allocation> allocations;
+  std::vector<IterationTrace> iterations;
+  std::uint64_t total_runs() const;
+};
+
+// Which allocation holds `addr` (index into t.allocations), or -1.
+int allocation_of(const Trace& t, std::uint64_t addr);
+
+// Binary file (magic "GPSMTRC", version 1; docs/sim.md). Throws gpsm::Error naming the file and
+// what is wrong on a malformed or truncated file.
+void write_trace(const Trace& t, const std::string& path);
+Trace read_trace(const std::string& path);
+
+}  // namespace gpsm::sim
