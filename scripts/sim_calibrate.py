@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Predicted (gpsm sim) against measured (gpsm bench) time per iteration, per app, problem,
+paradigm and GPU count: the calibration table of issue 7.
+
+Usage: scripts/sim_calibrate.py --bench BENCH.json [BENCH.json ...] --sim SIM.json [SIM.json ...]
+                                [--markdown OUT.md] [--json OUT.json] [--target 0.2]
+
+Both kinds of file follow the gpsm.results schema (docs/results-schema.md): tests[] with app and
+problem.label, series[] labelled by paradigm, points[] with x = GPUs and median in microseconds.
+Only (app, problem, paradigm, gpus) present in both are compared; paradigms the simulator models
+but no real run has (gps_hw, finepack, proact) are listed as not comparable. Exit status 0 always
+(a calibration miss is a finding, not an error), 2 on unreadable input.
+"""
+import argparse
+import json
+import sys
+
+
+def fail(msg):
+    print(f"sim_calibrate: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_points(paths, want_tool):
+    pts = {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            fail(f"cannot read {path}: {e}")
+        tool = doc.get("tool")
+        if tool != want_tool:
+            fail(f"{path} is a '{tool}' results file, expected '{want_tool}'")
+        for t in doc.get("tests", []):
+            app = t.get("app")
+            label = (t.get("problem") or {}).get("label")
+            for s in t.get("series", []):
+                for p in s.get("points", []):
+                    if p.get("median") is None:
+                        continue
+                    pts[(app, label, s["label"], int(p["x"]))] = float(p["median"])
+    return pts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench", nargs="+", required=True)
+    ap.add_argument("--sim", nargs="+", required=True)
+    ap.add_argument("--markdown")
+    ap.add_argument("--json")
+    ap.add_argument("--target", type=float, default=0.2, help="relative error target (default 0.2)")
+    a = ap.parse_args()
+    measured = load_points(a.bench, "bench")
+    predicted = load_points(a.sim, "sim")
+    rows = []
+    for key in sorted(set(measured) & set(predicted)):
+        m, p = measured[key], predicted[key]
+        rows.append({"app": key[0], "problem": key[1], "paradigm": key[2], "gpus": key[3],
+                     "measured_us": m, "predicted_us": p, "rel_error": (p - m) / m})
+    only_sim = sorted({k[2] for k in predicted} - {k[2] for k in measured})
+    lines = ["| app | problem | paradigm | GPUs | measured µs | predicted µs | error |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        mark = "" if abs(r["rel_error"]) <= a.target else " ✗"
+        lines.append(f"| {r['app']} | {r['problem']} | {r['paradigm']} | {r['gpus']} | {r['measured_us']:.1f} | "
+                     f"{r['predicted_us']:.1f} | {100 * r['rel_error']:+.0f} %{mark} |")
+    within = sum(abs(r["rel_error"]) <= a.target for r in rows)
+    summary = (f"{within} of {len(rows)} predictions within {100 * a.target:.0f} % of the measurement"
+               + (f"; simulated only (no real counterpart): {', '.join(only_sim)}" if only_sim else ""))
+    text = "\n".join(lines) + "\n\n" + summary + "\n"
+    print(text)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"schema": "gpsm.sim_calibration", "schema_version": 1, "target": a.target,
+                       "rows": rows, "within": within, "compared": len(rows), "simulated_only": only_sim}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
