@@ -35,7 +35,14 @@ struct System {
   GpuParams gpu;
   Topology topology = Topology::switch_tree;
   LinkParams link;             // per GPU port (direct: per pair)
-  // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric.
+  double switch_ns = 0;        // extra one-way latency of the switch a transfer crosses
+                               // (switch_tree: the PCIe switch; nvswitch: folded into link)
+  double egress_GBps = 0;      // per-GPU cap on the wire bytes/s it sends over all its links at
+                               // once (0: no cap beyond the links themselves). Same units as
+                               // link.raw_GBps. h200x4: the measured all-to-all egress.
+  // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric: latency
+  // (+ switch hop) + wire_bytes_write(bytes) / link bandwidth. a == b: a local copy, read +
+  // write through HBM (2 * bytes / hbm). Throws std::invalid_argument for a GPU out of range.
   double copy_time_s(int a, int b, double bytes) const;
 };
 

@@ -1,0 +1,252 @@
+// Simulated machines (see system.hpp and docs/sim.md "Systems"). Every number says where it
+// comes from. "Seed 000" is ../shared/seeds/000_0c5a6780a32fe3ae.txt (the 2022 dissertation);
+// "our H200 scope run" is results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full/machine_model.json.
+#include "sim/system.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+#include <stdexcept>
+
+#include "gpsm/error.hpp"
+#include "gpsm/machine_model.hpp"
+
+namespace gpsm::sim {
+
+namespace {
+
+// A PCIe switch's port-to-port latency: ~100-150 ns cut-through for current PCIe switch silicon
+// (vendor product briefs); an estimate, not measured here.
+constexpr double kPcieSwitchNs = 150;
+
+GpuParams v100() {
+  GpuParams g;
+  g.name = "V100";
+  g.sms = 80;              // seed 000 Table 4.1 / 5.3
+  g.clock_GHz = 1.38;      // V100 PCIe boost clock (SXM2: 1.53; the presets use one V100)
+  g.hbm_GBps = 830;        // achievable of 900 peak HBM2 (~92 %, STREAM-like copies on V100)
+  g.l2_bytes = 6 << 20;    // seed 000 Table 4.1
+  g.l2_GBps = 2155;        // Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+                           // Microbenchmarking" (2018): measured L2 load throughput
+  g.flops_G = 14000;       // 80 SMs x 64 FP32 lanes x 2 x 1.38 GHz = 14.1 TFLOP/s (peak)
+  g.blocks_per_sm = 8;     // 2048 threads per SM (seed 000 Table 4.1) / 256-thread blocks
+  g.launch_us = 5;         // host launch to start; seed 000 ch. II: "several microseconds"
+  g.sync_us = 8;           // host sync / event round trip; estimate of the same order
+  g.fault_us = 50;         // seed 000 §4.6.2: 50 us per-SM stall per 64 KB UM page migration
+  g.page_bytes = 64 << 10; // ibid.: 64 KB migration granularity
+  return g;
+}
+
+GpuParams h200() {
+  GpuParams g;
+  g.name = "H200";
+  g.sms = 132;             // our scope run's scope.log: "NVIDIA H200 (132 SMs, 140 GiB ...)"
+  g.clock_GHz = 1.98;      // H200 SXM boost clock
+  g.hbm_GBps = 3530;       // measured: jacobi2d 16384^2 single-GPU cpu_free 608.29 us moving
+                           // 2 x 16384^2 x 4 B = 2.15 GB (results/nvidia-h200-x4/
+                           // 2026-11-21_bc0ca068d12b_bench-all/bench.log; docs/bench.md)
+  g.l2_bytes = 50.0 * (1 << 20);  // H100/H200 L2: 50 MiB
+  g.l2_GBps = 7000;        // estimate (~2x HBM); not measured here
+  g.flops_G = 66900;       // 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz (peak, as for V100)
+  g.blocks_per_sm = 8;     // 2048 threads per SM / 256
+  g.launch_us = 1.6;       // our scope run: lat_launch "gpu0 launch (back-to-back)" 1.60 us
+  g.sync_us = 6.8;         // our scope run: "launch+sync" 8.41 us minus the launch
+  g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
+                           // median 40.0
+  g.page_bytes = 64 << 10;
+  return g;
+}
+
+// Payload rate of a long copy -> the link's raw (wire) rate: raw = payload rate x wire / payload.
+double raw_from_payload_GBps(const LinkParams& l, double payload_GBps) {
+  const double big = 256.0 * (1 << 20);
+  return payload_GBps * wire_bytes_write(l, big) / big;
+}
+
+System v100_pcie(LinkKind k, const std::string& name) {
+  System s;
+  s.name = name;
+  s.gpus = 4;  // seed 000 §4.6.1 / §5.4: four V100-like GPUs on PCIe in a tree
+  s.gpu = v100();
+  s.topology = Topology::switch_tree;
+  s.link = default_link(k);
+  s.switch_ns = kPcieSwitchNs;
+  s.description = std::to_string(s.gpus) + "x V100 behind one PCIe switch, " + link_name(k) +
+                  " x16 per GPU (seed 000 ch. IV/V setups)";
+  return s;
+}
+
+System dgx1() {
+  System s;
+  s.name = "dgx1";
+  s.gpus = 8;
+  s.gpu = v100();
+  // DGX-1V: 6 NVLink2 links per V100 in a hybrid cube mesh: 2 peers with 2 links (50 GB/s),
+  // 2 with 1 link (25 GB/s), 3 peers not directly connected. Approximated as direct all-to-all
+  // with 25 GB/s per pair (one link): right for single-link neighbours, pessimistic for the
+  // double-link ones, optimistic for the three 2-hop peers.
+  s.topology = Topology::direct;
+  s.link = default_link(LinkKind::nvlink2);
+  s.link.raw_GBps = 25;
+  s.egress_GBps = 150;  // the GPU's 6 links x 25 GB/s
+  s.description = "8x V100 SXM2, NVLink2 hybrid cube mesh approximated as direct, 25 GB/s/pair";
+  return s;
+}
+
+System dgx2() {
+  System s;
+  s.name = "dgx2";
+  s.gpus = 16;
+  s.gpu = v100();
+  s.topology = Topology::nvswitch;
+  s.link = default_link(LinkKind::nvlink2);  // 6 links x 25 = 150 GB/s per GPU into NVSwitch
+  s.description = "16x V100 SXM3, NVSwitch crossbar, 150 GB/s per GPU per direction";
+  return s;
+}
+
+System h200x4() {
+  System s;
+  s.name = "h200x4";
+  s.gpus = 4;
+  s.gpu = h200();
+  s.topology = Topology::direct;
+  s.link = default_link(LinkKind::nvlink4);
+  // Our scope run: ce_peer uni, every ordered pair 395.5-396.0 GB/s (median 395.75) at 512 MiB;
+  // stored as the wire rate that delivers it: 395.75 x 272/256 = 420.5 GB/s.
+  s.link.raw_GBps = raw_from_payload_GBps(s.link, 395.75);
+  // Our scope run: lat_peer_load median 0.854 us round trip -> 427 ns one way.
+  s.link.latency_ns = 427;
+  // results/nvidia-h200-x4/2026-11-21_c74059f_all-to-all/scope.log: every GPU copying to every
+  // other at once, per-GPU egress at 256 MiB 236.4 / 236.6 / 236.9 / 292.5 GB/s: median 236.7
+  // of payload, as wire rate.
+  s.egress_GBps = raw_from_payload_GBps(s.link, 236.7);
+  s.description = "4x H200 NVLink4 all-to-all (measured: 395.75 GB/s per pair alone, 236.7 GB/s "
+                  "per GPU all-to-all egress)";
+  return s;
+}
+
+bool contains_ci(std::string hay, std::string needle) {
+  for (auto& c : hay) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : needle) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return hay.find(needle) != std::string::npos;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool is_gpu(const std::string& node) { return node.rfind("gpu", 0) == 0 && node.size() > 3; }
+
+}  // namespace
+
+double System::copy_time_s(int a, int b, double bytes) const {
+  if (a < 0 || a >= gpus || b < 0 || b >= gpus)
+    throw std::invalid_argument("copy_time_s: GPU " + std::to_string(a < 0 || a >= gpus ? a : b) +
+                                " out of range for " + std::to_string(gpus) + " GPUs");
+  if (bytes <= 0) return 0;
+  if (a == b) return 2 * bytes / (gpu.hbm_GBps * 1e9);
+  double lat_ns = link.latency_ns;
+  // switch_tree: GPU -> switch -> GPU, two x16 links of the same rate, pipelined (cut-through):
+  // one extra hop of latency, the bandwidth of one link. nvswitch: the same shape.
+  if (topology != Topology::direct) lat_ns += switch_ns;
+  return lat_ns * 1e-9 + wire_time_s(link, wire_bytes_write(link, bytes));
+}
+
+std::vector<std::string> preset_names() {
+  return {"v100-pcie3", "v100-pcie4", "v100-pcie5", "v100-pcie6", "dgx1", "dgx2", "h200x4"};
+}
+
+System preset(const std::string& name, int gpus) {
+  System s;
+  if (name == "v100-pcie3") s = v100_pcie(LinkKind::pcie3, name);
+  else if (name == "v100-pcie4") s = v100_pcie(LinkKind::pcie4, name);
+  else if (name == "v100-pcie5") s = v100_pcie(LinkKind::pcie5, name);
+  else if (name == "v100-pcie6") s = v100_pcie(LinkKind::pcie6, name);
+  else if (name == "dgx1") s = dgx1();
+  else if (name == "dgx2") s = dgx2();
+  else if (name == "h200x4") s = h200x4();
+  else {
+    std::string list;
+    for (const auto& n : preset_names()) list += (list.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown system preset '" + name + "' (valid: " + list + ")");
+  }
+  if (gpus != 0) {
+    if (gpus < 2 || gpus > 16)
+      throw std::invalid_argument("system preset " + name + ": gpus must be 2..16, got " +
+                                  std::to_string(gpus));
+    s.gpus = gpus;
+  }
+  return s;
+}
+
+System from_machine_model(const std::string& path) {
+  model::MachineModel m;
+  try {
+    m = model::load_model(path);
+  } catch (const std::exception& e) {
+    throw Error("machine model " + path + ": " + e.what());
+  }
+  std::set<std::string> gpus;
+  std::vector<double> peer;
+  for (const auto& p : m.paths) {
+    if (is_gpu(p.src)) gpus.insert(p.src);
+    if (is_gpu(p.dst)) gpus.insert(p.dst);
+    if (p.mechanism == "ce_peer" && p.direction == "uni" && is_gpu(p.src) && is_gpu(p.dst) &&
+        p.src != p.dst && p.peak_GBps > 0)
+      peer.push_back(p.peak_GBps);
+  }
+  std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us;
+  for (const auto& l : m.latencies) {
+    if (is_gpu(l.src)) gpus.insert(l.src);
+    if (is_gpu(l.dst)) gpus.insert(l.dst);
+    if (l.name == "lat_peer_load" && l.src != l.dst && is_gpu(l.src) && is_gpu(l.dst))
+      peer_load_us.push_back(l.median_us);
+    if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 5 &&
+        l.name.compare(l.name.size() - 5, 5, "fault") == 0)
+      fault_us.push_back(l.median_us);
+    if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "back-to-back"))
+      launch_us.push_back(l.median_us);
+    if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "launch+sync"))
+      launch_sync_us.push_back(l.median_us);
+  }
+  if (gpus.size() < 2)
+    throw Error("machine model " + path + ": " + std::to_string(gpus.size()) +
+                " GPU(s) found; the simulator needs at least 2");
+  if (peer.empty())
+    throw Error("machine model " + path +
+                ": no ce_peer uni path between GPUs (run gpsm scope with -t ce_peer)");
+  const double peer_GBps = median(peer);
+
+  // The closest preset by interconnect class: NVLink-class peer bandwidth (>= 100 GB/s) ->
+  // h200x4 (direct all-to-all, H200 GPU); else the PCIe generation whose x16 rate covers it.
+  System s;
+  if (peer_GBps >= 100) {
+    s = h200x4();
+    s.link.kind = peer_GBps > 250 ? LinkKind::nvlink4
+                  : peer_GBps > 120 ? LinkKind::nvlink3 : LinkKind::nvlink2;
+    s.egress_GBps = 0;  // the all-to-all egress is not in a machine model: no cap
+  } else {
+    s = v100_pcie(peer_GBps > 40 ? LinkKind::pcie5
+                  : peer_GBps > 20 ? LinkKind::pcie4 : LinkKind::pcie3, "v100-pcie");
+  }
+  if (contains_ci(m.machine, "v100")) s.gpu = v100();
+  if (contains_ci(m.machine, "h100") || contains_ci(m.machine, "h200")) s.gpu = h200();
+
+  s.gpus = static_cast<int>(gpus.size());
+  s.link.raw_GBps = raw_from_payload_GBps(s.link, peer_GBps);
+  if (!peer_load_us.empty()) s.link.latency_ns = median(peer_load_us) * 1e3 / 2;  // one way
+  if (!fault_us.empty()) s.gpu.fault_us = median(fault_us);
+  if (!launch_us.empty()) s.gpu.launch_us = median(launch_us);
+  if (!launch_sync_us.empty() && !launch_us.empty())
+    s.gpu.sync_us = std::max(0.0, median(launch_sync_us) - median(launch_us));
+  s.name = "model:" + (m.machine.empty() ? path : m.machine);
+  s.description = std::to_string(s.gpus) + " GPUs from " + path + " (" + link_name(s.link.kind) +
+                  " class, " + std::to_string(peer_GBps) + " GB/s per pair measured; the rest " +
+                  "from the closest preset)";
+  return s;
+}
+
+}  // namespace gpsm::sim
