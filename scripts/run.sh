@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # README command 1: the main job. With GPUs: `gpsm scope --quick` (a one-minute characterization
 # of this node), then `gpsm bench` (every app on every paradigm it has, on 1, 2, 4... GPUs up to
-# the GPUs present), results and plots in gpsm-out/. Without a GPU: says so (the simulator
-# default comes with `gpsm sim`).
+# the GPUs present), results and plots in gpsm-out/. Without a GPU: says so and runs the
+# simulator instead (`gpsm sim --app all --gpus 1,2,4 --system h200x4`, gpsm-out/sim.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh >/dev/null
 [ -x build/bin/gpsm ] || ./scripts/build.sh >/dev/null
 if ./build/bin/gpsm info | grep -q '^GPUs: none'; then
-  echo "gpsm: this machine has no CUDA GPU, so there is nothing for 'gpsm scope' or 'gpsm bench' to run."
-  echo "gpsm: run this command on a GPU node; here you can list the tests and apps with:"
-  echo "      build/bin/gpsm scope --list; build/bin/gpsm bench --list"
+  echo "gpsm: no GPU here: running the simulator (simulated results): gpsm sim --app all --gpus 1,2,4 --system h200x4"
+  mkdir -p gpsm-out
+  ./build/bin/gpsm sim --app all --gpus 1,2,4 --system h200x4 --json gpsm-out/sim.json
+  echo "gpsm: simulated results in gpsm-out/sim.json (run this command on a GPU node to measure)"
   exit 0
 fi
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1

@@ -33,4 +33,22 @@ struct SimResult {
 
 SimResult simulate(const Trace& t, const System& s, SimParadigm p, const SimOptions& o);
 
+// The trace layout a paradigm replays (TraceRequest::layout): "grid" for um, um_hints, gps_hw and
+// finepack (one global grid: managed pages, GPS replicas), "slabs" for the others.
+const char* sim_trace_layout(SimParadigm p);
+
+// What the engine asks of the links, so that it can be tested with hand-made numbers. The
+// default (default_link_model(), engine_link.cpp) calls link.hpp and System::copy_time_s.
+struct LinkModel {
+  virtual ~LinkModel() = default;
+  virtual double write_wire(const LinkParams& l, double payload) const = 0;  // wire_bytes_write
+  virtual double read_wire(const LinkParams& l, double payload) const = 0;   // wire_bytes_read
+  virtual double finepack_wire(const LinkParams& l, double runs, double payload, int subheader) const = 0;
+  virtual double wire_time(const LinkParams& l, double wire) const = 0;      // wire_time_s
+  virtual double copy_time(const System& s, int a, int b, double bytes) const = 0;  // System::copy_time_s
+};
+const LinkModel& default_link_model();
+// simulate() is simulate_with(..., default_link_model()).
+SimResult simulate_with(const Trace& t, const System& s, SimParadigm p, const SimOptions& o, const LinkModel& lm);
+
 }  // namespace gpsm::sim

@@ -48,6 +48,17 @@ struct BenchArgs {
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int run_bench(const BenchArgs& a, int argc, char** argv);
 
+// `gpsm sim` (sim_cmd.cpp): the simulator, no GPU needed.
+struct SimArgs {
+  std::string app = "all", gpus = "1,2,4", system = "h200x4", paradigm = "all", sizes, json_path;
+  std::string sample = "auto", gps_page = "64K", proact_chunk = "1M";
+  std::vector<std::string> sweep;  // {param} or {param, values}
+  int iters = 10, queue = 64, subheader = 5;
+  bool list = false;
+};
+CLI::App* add_sim_command(CLI::App& app, SimArgs& a);
+int run_sim(const SimArgs& a, int argc, char** argv);
+
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);
 // Throws std::invalid_argument naming the first device id this machine (ngpu GPUs) lacks.

@@ -9,7 +9,7 @@
 #include "scope/results.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpsm: GPU publish-subscribe memory — characterize a multi-GPU node (scope), publish microbenchmark (publish), apps on every paradigm (bench), render plots (report)"};
+  CLI::App app{"gpsm: GPU publish-subscribe memory — characterize a multi-GPU node (scope), publish microbenchmark (publish), apps on every paradigm (bench), simulate them without a GPU (sim), render plots (report)"};
   app.set_version_flag("--version", std::string("gpsm ") + GPSM_VERSION_STRING + " (" + GPSM_GIT_COMMIT + ")");
   app.require_subcommand(1);
 
@@ -42,6 +42,11 @@ int main(int argc, char** argv) {
   gpsm::cli::BenchArgs ba;
   auto* bench = gpsm::cli::add_bench_command(app, ba);
 
+#if GPSM_HAVE_SIM
+  gpsm::cli::SimArgs sma;
+  auto* sim = gpsm::cli::add_sim_command(app, sma);
+#endif
+
   auto* info = app.add_subcommand("info", "Print the build configuration, settings and GPUs found (paste into bug reports)");
 
   try {
@@ -68,6 +73,9 @@ int main(int argc, char** argv) {
     if (*info) return gpsm::cli::run_info();
     if (*publish) return gpsm::cli::run_publish(pa, argc, argv);
     if (*bench) return gpsm::cli::run_bench(ba, argc, argv);
+#if GPSM_HAVE_SIM
+    if (*sim) return gpsm::cli::run_sim(sma, argc, argv);
+#endif
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();  // library messages may carry the prefix already
     std::cerr << (what.rfind("gpsm: ", 0) == 0 ? "" : "gpsm: ") << what << "\n";

@@ -32,6 +32,7 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records) {
     RunSummary s;
     s.paradigm = r.paradigm;
     s.gpus = r.gpus;
+    s.label = r.label.empty() ? paradigm_name(r.paradigm) : r.label;
     s.status = r.out.status;
     s.reason = r.out.reason;
     s.link_bytes_per_iter = r.out.link_bytes_per_iter;
@@ -82,20 +83,22 @@ std::string bytes_text(double b) {
 }
 }  // namespace
 
-std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s) {
-  std::string t = fmt::format("{} {}: time per iteration (median of the timed reps; every run verified against the CPU "
-                              "reference)\n",
-                              app, p.label());
+std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s,
+                         const std::string& title) {
+  std::string t = title.empty()
+                      ? fmt::format("{} {}: time per iteration (median of the timed reps; every run verified against "
+                                    "the CPU reference)\n",
+                                    app, p.label())
+                      : fmt::format("{} {}: {}\n", app, p.label(), title);
   t += fmt::format("  {:<11} {:>4} {:>10} {:>10} {:>10} {:>8} {:>7} {:>11} {:>9}\n", "paradigm", "gpus", "median us",
                    "min us", "max us", "speedup", "opport", "link/iter", "error");
   for (const RunSummary& r : s) {
     if (r.status != RunStatus::ok) {
-      t += fmt::format("  {:<11} {:>4} {}: {}\n", paradigm_name(r.paradigm), r.gpus,
+      t += fmt::format("  {:<11} {:>4} {}: {}\n", r.label, r.gpus,
                        r.status == RunStatus::failed ? "FAILED" : "not run", r.reason);
       continue;
     }
-    t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9.2e}\n", paradigm_name(r.paradigm),
-                     r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
+    t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9.2e}\n", r.label, r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
                      r.opportunity ? fmt::format("{:.0f}%", 100.0 * *r.opportunity) : "-",
                      bytes_text(r.link_bytes_per_iter), r.error);
   }
@@ -111,22 +114,22 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
   t.description = description;
   t.unit = "us";
   t.x_name = "gpus";
-  std::map<int, std::size_t> series_of;  // paradigm -> index in t.series
+  std::map<std::string, std::size_t> series_of;  // paradigm (label) -> index in t.series
   std::vector<std::pair<std::size_t, std::size_t>> where(records.size(), {SIZE_MAX, SIZE_MAX});
   nlohmann::json failed = nlohmann::json::array(), skipped = nlohmann::json::array();
   for (std::size_t i = 0; i < records.size(); ++i) {
     const RunRecord& r = records[i];
     if (sum[i].status != RunStatus::ok) {
       (sum[i].status == RunStatus::failed ? failed : skipped)
-          .push_back({{"paradigm", paradigm_name(r.paradigm)}, {"gpus", r.gpus}, {"reason", sum[i].reason}});
+          .push_back({{"paradigm", sum[i].label}, {"gpus", r.gpus}, {"reason", sum[i].reason}});
       continue;
     }
-    const int key = static_cast<int>(r.paradigm);
+    const std::string key = sum[i].label;
     if (!series_of.count(key)) {
       series_of[key] = t.series.size();
       scope::Series s;
-      s.label = paradigm_name(r.paradigm);
-      s.params = {{"app", app}, {"paradigm", paradigm_name(r.paradigm)}, {"problem", p.label()},
+      s.label = key;
+      s.params = {{"app", app}, {"paradigm", key}, {"problem", p.label()},
                   {"timing", r.out.timing}};
       t.series.push_back(s);
     }

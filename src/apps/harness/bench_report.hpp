@@ -17,11 +17,14 @@ struct RunRecord {
   Paradigm paradigm = Paradigm::single;
   int gpus = 1;
   RunOutcome out;
+  std::string label;  // shown (table, series) instead of paradigm_name(paradigm) when set: `gpsm sim`'s
+                      // hardware paradigms (gps_hw, finepack, proact) ride on the nearest bench one
 };
 
 struct RunSummary {
   Paradigm paradigm = Paradigm::single;
   int gpus = 1;
+  std::string label;  // RunRecord::label, or paradigm_name(paradigm)
   RunStatus status = RunStatus::ok;
   std::string reason;
   double median_us = 0, min_us = 0, max_us = 0;  // per iteration (ok runs only)
@@ -39,8 +42,10 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records);
 // The fastest ok run at `gpus` (nullptr when none).
 const RunSummary* best_at(const std::vector<RunSummary>& s, int gpus);
 
-// Terminal table: one line per run, failed and unsupported ones with their reason.
-std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s);
+// Terminal table: one line per run, failed and unsupported ones with their reason. `title`, when
+// given, replaces the parenthesis of the first line (gpsm sim: "simulated on <system>").
+std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s,
+                         const std::string& title = "");
 
 // The `tests[]` entry of a gpsm.results file (tool "bench") for one (app, problem):
 // series per paradigm, a point per GPU count (x = gpus, time_s = seconds per iteration of each

@@ -1,0 +1,815 @@
+// The simulator's engine: replays a trace on a System under one paradigm (docs/sim.md "Engine").
+// Plain C++, deterministic (no randomness, no unordered iteration), arithmetic per access run:
+// only the remote write queue (gps_hw, finepack) and the UM page table work per 128-B line or
+// per page, never per operation of a contiguous run.
+#include "sim/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace gpsm::sim {
+
+const char* sim_paradigm_name(SimParadigm p) {
+  switch (p) {
+    case SimParadigm::memcpy: return "memcpy";
+    case SimParadigm::um: return "um";
+    case SimParadigm::um_hints: return "um_hints";
+    case SimParadigm::rdl: return "rdl";
+    case SimParadigm::p2p_inline: return "p2p_inline";
+    case SimParadigm::gps_hw: return "gps_hw";
+    case SimParadigm::finepack: return "finepack";
+    case SimParadigm::proact: return "proact";
+    case SimParadigm::infinite: return "infinite";
+  }
+  return "?";
+}
+
+namespace {
+constexpr SimParadigm kAll[] = {SimParadigm::memcpy,     SimParadigm::um,     SimParadigm::um_hints,
+                                SimParadigm::rdl,        SimParadigm::p2p_inline, SimParadigm::gps_hw,
+                                SimParadigm::finepack,   SimParadigm::proact, SimParadigm::infinite};
+}  // namespace
+
+std::vector<SimParadigm> parse_sim_paradigms(const std::string& list) {
+  std::vector<bool> on(std::size(kAll), false);
+  std::stringstream ss(list);
+  bool any = false;
+  for (std::string x; std::getline(ss, x, ',');) {
+    if (x.empty()) continue;
+    any = true;
+    if (x == "all") {
+      std::fill(on.begin(), on.end(), true);
+      continue;
+    }
+    bool found = false;
+    for (std::size_t i = 0; i < std::size(kAll); ++i)
+      if (x == sim_paradigm_name(kAll[i])) on[i] = found = true;
+    if (!found) {
+      std::string names;
+      for (SimParadigm p : kAll) names += std::string(names.empty() ? "" : ", ") + sim_paradigm_name(p);
+      throw std::invalid_argument("unknown paradigm '" + x + "' (gpsm sim knows: all, " + names + ")");
+    }
+  }
+  if (!any) throw std::invalid_argument("--paradigm is empty");
+  std::vector<SimParadigm> out;
+  for (std::size_t i = 0; i < std::size(kAll); ++i)
+    if (on[i]) out.push_back(kAll[i]);
+  return out;
+}
+
+const char* sim_trace_layout(SimParadigm p) {
+  switch (p) {
+    case SimParadigm::um:
+    case SimParadigm::um_hints:
+    case SimParadigm::gps_hw:
+    case SimParadigm::finepack: return "grid";
+    default: return "slabs";
+  }
+}
+
+namespace {
+
+// ---- model constants (docs/sim.md "Engine") ----
+constexpr std::uint64_t kLine = 128;          // bytes: coalescing unit of a warp, write queue entry
+constexpr double kSector = 32;                // bytes: DRAM access granularity of a scattered load
+constexpr double kSaturatingOccupancy = 0.5;  // fraction of a full wave that saturates HBM
+constexpr double kUmFaultConcurrency = 1;     // UM faults a GPU services at once (serialized)
+
+// A run normalized to a non-negative stride, with its lowest address.
+struct Span {
+  std::uint64_t lo = 0;   // first byte
+  std::uint64_t hi = 0;   // one past the last byte
+  std::uint64_t stride = 0;
+  std::uint32_t count = 0, bytes = 0;
+  bool contiguous() const { return count <= 1 || stride == bytes; }
+  double payload() const { return double(count) * bytes; }
+};
+Span span_of(const AccessRun& r) {
+  Span s;
+  s.count = r.count;
+  s.bytes = r.bytes;
+  const std::int64_t st = r.stride;
+  s.stride = static_cast<std::uint64_t>(st < 0 ? -st : st);
+  s.lo = st < 0 && r.count > 0 ? r.addr - static_cast<std::uint64_t>(-st) * (r.count - 1) : r.addr;
+  s.hi = r.count == 0 ? s.lo : s.lo + s.stride * (r.count - 1) + r.bytes;
+  return s;
+}
+
+// Calls f(piece) for the pieces of `s` that fall in one `gran`-aligned block each (an operation
+// belongs to the block of its first byte). Contiguous runs: one piece per block; strided: at
+// most one piece per operation.
+template <class F>
+void split_by(const Span& s, std::uint64_t gran, F&& f) {
+  if (s.count == 0) return;
+  if (s.stride == 0 || s.lo / gran == (s.hi - 1) / gran) {
+    f(s);
+    return;
+  }
+  std::uint64_t i0 = 0;
+  while (i0 < s.count) {
+    const std::uint64_t a = s.lo + i0 * s.stride;
+    const std::uint64_t end = (a / gran + 1) * gran;
+    std::uint64_t i1 = (end - s.lo + s.stride - 1) / s.stride;  // first op at or past the block end
+    i1 = std::min<std::uint64_t>(std::max(i1, i0 + 1), s.count);
+    Span p = s;
+    p.lo = a;
+    p.count = static_cast<std::uint32_t>(i1 - i0);
+    p.hi = p.lo + p.stride * (p.count - 1) + p.bytes;
+    f(p);
+    i0 = i1;
+  }
+}
+
+// The coalescing rule of remote stores (p2p_inline, um_hints) and remote loads (rdl): one link
+// transaction per (run, 128-B line) the run touches, carrying the run's bytes in that line.
+// Calls f(payload, transactions) for groups of equal transactions.
+template <class F>
+void line_transactions(const Span& s, F&& f) {
+  if (s.count == 0) return;
+  if (s.stride == 0) {  // every operation to one address: one transaction
+    f(double(s.bytes), 1.0);
+    return;
+  }
+  const std::uint64_t l0 = s.lo / kLine, l1 = (s.hi - 1) / kLine;
+  if (s.contiguous()) {
+    if (l0 == l1) {
+      f(double(s.hi - s.lo), 1.0);
+      return;
+    }
+    f(double((l0 + 1) * kLine - s.lo), 1.0);
+    if (l1 > l0 + 1) f(double(kLine), double(l1 - l0 - 1));
+    f(double(s.hi - l1 * kLine), 1.0);
+    return;
+  }
+  if (s.stride >= kLine) {  // every operation its own line
+    f(double(s.bytes), double(s.count));
+    return;
+  }
+  const double lines = double(l1 - l0 + 1);  // strided inside lines: the run's bytes spread evenly
+  f(s.payload() / lines, lines);
+}
+
+// 128-bit byte mask of [a, b) inside a line (0 <= a < b <= 128).
+struct Mask {
+  std::uint64_t w[2] = {0, 0};
+  void set(unsigned a, unsigned b) {
+    for (unsigned k = 0; k < 2; ++k) {
+      const unsigned lo = std::max(a, k * 64), hi = std::min(b, k * 64 + 64);
+      if (lo >= hi) continue;
+      const unsigned n = hi - lo;
+      const std::uint64_t m = n == 64 ? ~0ull : ((1ull << n) - 1);
+      w[k] |= m << (lo - k * 64);
+    }
+  }
+  void merge(const Mask& o) { w[0] |= o.w[0], w[1] |= o.w[1]; }
+  int bytes() const { return __builtin_popcountll(w[0]) + __builtin_popcountll(w[1]); }
+  bool bit(unsigned i) const { return (w[i / 64] >> (i % 64)) & 1; }
+  int segments() const {  // contiguous runs of enabled bytes
+    const std::uint64_t starts0 = w[0] & ~(w[0] << 1);
+    const std::uint64_t starts1 = w[1] & ~((w[1] << 1) | (w[0] >> 63));
+    return __builtin_popcountll(starts0) + __builtin_popcountll(starts1);
+  }
+};
+
+// Calls f(line, mask) for every 128-B line the span touches (per line for contiguous spans).
+template <class F>
+void line_masks(const Span& s, F&& f) {
+  if (s.count == 0) return;
+  if (s.contiguous()) {
+    for (std::uint64_t l = s.lo / kLine; l <= (s.hi - 1) / kLine; ++l) {
+      Mask m;
+      const std::uint64_t a = std::max(s.lo, l * kLine), b = std::min(s.hi, (l + 1) * kLine);
+      m.set(unsigned(a - l * kLine), unsigned(b - l * kLine));
+      f(l, m);
+    }
+    return;
+  }
+  const std::uint32_t n = s.stride == 0 ? 1 : s.count;
+  std::uint64_t cur = ~0ull;
+  Mask m;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint64_t a = s.lo + std::uint64_t(i) * s.stride, l = a / kLine;
+    if (l != cur) {
+      if (cur != ~0ull) f(cur, m);
+      cur = l;
+      m = Mask{};
+    }
+    m.set(unsigned(a - l * kLine), unsigned(std::min<std::uint64_t>(a + s.bytes, (l + 1) * kLine) - l * kLine));
+  }
+  f(cur, m);
+}
+
+// A GPS / FinePack remote write queue for one (source, destination): `cap` entries of one
+// 128-B line each; a store to a line already queued merges its bytes into the entry. GPS
+// (pack = false): a store needing an entry when the queue is full drains the oldest entry as a
+// write of each contiguous byte range. FinePack (pack = true): it drains the whole queue into
+// packed messages (finepack_wire). A fence (kernel end) drains everything the same way.
+class WriteQueue {
+ public:
+  WriteQueue(int cap, bool pack, int subheader, const LinkParams* l, const LinkModel* lm)
+      : cap_(std::max(cap, 1)), pack_(pack), sub_(subheader), l_(l), lm_(lm), ring_(cap_) {
+    where_.reserve(std::size_t(cap_) * 2);
+  }
+  void store(std::uint64_t line, const Mask& m, double weight) {
+    auto it = where_.find(line);
+    if (it != where_.end()) {
+      ring_[it->second % cap_].mask.merge(m);
+      ++coalesced_;
+      return;
+    }
+    if (size_ == cap_) {
+      if (pack_) drain_all();
+      else drain_oldest();
+    }
+    const std::uint64_t seq = head_ + size_;
+    ring_[seq % cap_] = Entry{line, m, weight};
+    where_.emplace(line, seq);
+    ++size_;
+    ++entries_;
+  }
+  void fence() { drain_all(); }
+  double wire = 0, payload = 0, writes = 0;  // weighted totals so far
+  std::uint64_t entries_ = 0, coalesced_ = 0;
+
+ private:
+  struct Entry {
+    std::uint64_t line = 0;
+    Mask mask;
+    double weight = 1;
+  };
+  void emit_gps(const Entry& e) {
+    // each contiguous byte range of the entry one write (a link packet carries one range)
+    unsigned i = 0;
+    while (i < kLine) {
+      if (!e.mask.bit(i)) {
+        ++i;
+        continue;
+      }
+      unsigned j = i;
+      while (j < kLine && e.mask.bit(j)) ++j;
+      wire += lm_->write_wire(*l_, double(j - i)) * e.weight;
+      payload += double(j - i) * e.weight;
+      writes += e.weight;
+      i = j;
+    }
+  }
+  void drain_oldest() {
+    const Entry& e = ring_[head_ % cap_];
+    emit_gps(e);
+    where_.erase(e.line);
+    ++head_;
+    --size_;
+  }
+  void drain_all() {
+    if (size_ == 0) return;
+    if (!pack_) {
+      while (size_ > 0) drain_oldest();
+      return;
+    }
+    std::vector<const Entry*> v;
+    v.reserve(size_);
+    for (int k = 0; k < size_; ++k) v.push_back(&ring_[(head_ + k) % cap_]);
+    std::sort(v.begin(), v.end(), [](const Entry* a, const Entry* b) { return a->line < b->line; });
+    double runs = 0, bytes = 0, wsum = 0;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      runs += v[k]->mask.segments();
+      // a range running off the end of a line into the start of the next is one sub-transaction
+      if (k > 0 && v[k]->line == v[k - 1]->line + 1 && v[k - 1]->mask.bit(kLine - 1) && v[k]->mask.bit(0)) runs -= 1;
+      bytes += v[k]->mask.bytes();
+      wsum += v[k]->weight;
+    }
+    const double w = wsum / double(v.size());
+    wire += lm_->finepack_wire(*l_, runs, bytes, sub_) * w;
+    payload += bytes * w;
+    writes += w;
+    where_.clear();
+    head_ += size_;
+    size_ = 0;
+  }
+  int cap_;
+  bool pack_;
+  int sub_;
+  const LinkParams* l_;
+  const LinkModel* lm_;
+  std::vector<Entry> ring_;
+  std::uint64_t head_ = 0;
+  int size_ = 0;
+  std::unordered_map<std::uint64_t, std::uint64_t> where_;  // line -> sequence number
+};
+
+// Allocation lookup by address (sorted bases; runs are assumed to stay in one allocation).
+class AllocIndex {
+ public:
+  explicit AllocIndex(const Trace& t) {
+    for (std::size_t i = 0; i < t.allocations.size(); ++i) by_base_.emplace_back(t.allocations[i].base, int(i));
+    std::sort(by_base_.begin(), by_base_.end());
+    t_ = &t;
+  }
+  int find(std::uint64_t addr) const {
+    auto it = std::upper_bound(by_base_.begin(), by_base_.end(), std::make_pair(addr, INT32_MAX));
+    if (it == by_base_.begin()) return -1;
+    --it;
+    const Allocation& a = t_->allocations[it->second];
+    return addr < a.base + a.bytes ? it->second : -1;
+  }
+
+ private:
+  std::vector<std::pair<std::uint64_t, int>> by_base_;
+  const Trace* t_ = nullptr;
+};
+
+// What one kernel moved through the GPU's own memory system.
+struct LocalAcc {
+  double load = 0, store = 0;   // bytes through L2 (weighted)
+  double dram_extra = 0;        // scattered loads: a 32-B sector each (no L2 reuse assumed)
+  double store_dram = 0;
+  double flops = 0;
+  double weight = 0, recorded = 0;  // sum of block weights, blocks recorded
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;  // contiguous loads (recorded)
+
+  void add_load(const Span& s, double w) {
+    load += s.payload() * w;
+    if (s.contiguous()) {
+      if (!intervals.empty() && s.lo <= intervals.back().second && s.hi >= intervals.back().first) {
+        intervals.back().first = std::min(intervals.back().first, s.lo);
+        intervals.back().second = std::max(intervals.back().second, s.hi);
+      } else {
+        intervals.emplace_back(s.lo, s.hi);
+      }
+    } else {
+      dram_extra += (s.stride == 0 ? double(s.bytes) : double(s.count) * std::max<double>(s.bytes, kSector)) * w;
+    }
+  }
+  void add_store(const Span& s, double w) {
+    store += s.payload() * w;
+    store_dram += (s.contiguous() || s.stride == 0 ? s.payload() : double(s.count) * std::max<double>(s.bytes, kSector)) * w;
+  }
+  // Distinct bytes of the contiguous loads: every re-read within the kernel hits L2.
+  double footprint() {
+    if (intervals.empty()) return 0;
+    std::sort(intervals.begin(), intervals.end());
+    double u = 0;
+    std::uint64_t a = intervals[0].first, b = intervals[0].second;
+    for (const auto& iv : intervals) {
+      if (iv.first > b) {
+        u += double(b - a);
+        a = iv.first;
+        b = iv.second;
+      } else {
+        b = std::max(b, iv.second);
+      }
+    }
+    return u + double(b - a);
+  }
+};
+
+// Waves of thread blocks: the fraction of the roofline time a kernel of `blocks` blocks takes
+// per block, relative to full waves (a last or only wave of fewer than kSaturatingOccupancy of
+// a wave's blocks runs at that fraction of the bandwidth).
+double wave_factor(double blocks, double wave) {
+  if (blocks <= 0) return 1;
+  const double full = std::floor(blocks / wave), rem = blocks - full * wave;
+  return (full * wave + (rem > 0 ? std::max(rem, kSaturatingOccupancy * wave) : 0)) / blocks;
+}
+
+double kernel_seconds(LocalAcc& a, const GpuParams& gp, double grid_blocks) {
+  const double scale = a.recorded > 0 ? a.weight / a.recorded : 1;  // sampled blocks' footprint
+  const double dram = a.footprint() * scale + a.dram_extra + a.store_dram;
+  const double through_l2 = a.load + a.store;
+  const double roof = std::max({dram / (gp.hbm_GBps * 1e9), through_l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9)});
+  return roof * wave_factor(grid_blocks, double(gp.sms) * gp.blocks_per_sm);
+}
+
+struct Engine {
+  const Trace& t;
+  System sys;  // link scaled
+  SimParadigm p;
+  const SimOptions& o;
+  const LinkModel& lm;
+  AllocIndex index;
+  int G;
+  double wave;
+
+  Engine(const Trace& t_, const System& s_, SimParadigm p_, const SimOptions& o_, const LinkModel& lm_)
+      : t(t_), sys(s_), p(p_), o(o_), lm(lm_), index(t_) {
+    if (!(o.link_scale > 0)) throw std::invalid_argument("link_scale must be > 0");
+    sys.link.raw_GBps *= o.link_scale;
+    G = std::max(t.gpus, 1);
+    wave = double(std::max(sys.gpu.sms, 1)) * std::max(sys.gpu.blocks_per_sm, 1);
+  }
+
+  bool host_driven() const { return p != SimParadigm::infinite; }
+
+  // ---- UM page state (um, um_hints): per managed allocation, per page ----
+  struct Pages {
+    int alloc = -1;
+    std::uint64_t n = 0;
+    std::vector<int> owner;            // um: where the page is now; um_hints: preferred location
+    std::vector<double> load, store;   // this iteration, [page * G + gpu]
+  };
+  std::vector<Pages> pages;   // by managed allocation
+  std::vector<int> pages_of;  // allocation -> index in pages, or -1
+  double page_bytes() const { return std::max(sys.gpu.page_bytes, 4096.0); }
+
+  void setup_pages() {
+    pages_of.assign(t.allocations.size(), -1);
+    for (std::size_t i = 0; i < t.allocations.size(); ++i) {
+      const Allocation& a = t.allocations[i];
+      if (a.kind != MemKind::managed) continue;
+      Pages pg;
+      pg.alloc = int(i);
+      pg.n = (a.bytes + std::uint64_t(page_bytes()) - 1) / std::uint64_t(page_bytes());
+      pg.owner.assign(pg.n, a.gpu);
+      pg.load.assign(pg.n * G, 0);
+      pg.store.assign(pg.n * G, 0);
+      pages_of[i] = int(pages.size());
+      pages.push_back(std::move(pg));
+    }
+    if (pages.empty() || t.iterations.empty()) return;
+    // First touch (before the timed loop, as the bench's um and um_hints do): iteration 0's
+    // accesses decide where each page lives (the GPU that stores most to it, else loads most).
+    for (const KernelTrace& k : t.iterations[0].kernels)
+      for (const BlockTrace& b : k.blocks)
+        for (const AccessRun& r : b.runs) {
+          const Span s = span_of(r);
+          const int a = index.find(s.lo);
+          if (a >= 0 && pages_of[a] >= 0) touch(pages[pages_of[a]], s, k.gpu, r.op, b.weight);
+        }
+    for (Pages& pg : pages) {
+      for (std::uint64_t i = 0; i < pg.n; ++i) pg.owner[i] = decided_owner(pg, i, pg.owner[i]);
+      std::fill(pg.load.begin(), pg.load.end(), 0.0);
+      std::fill(pg.store.begin(), pg.store.end(), 0.0);
+    }
+  }
+  void touch(Pages& pg, const Span& s, int gpu, Op op, double w) {
+    const std::uint64_t base = t.allocations[pg.alloc].base, pb = std::uint64_t(page_bytes());
+    Span rel = s;
+    rel.lo -= base;
+    rel.hi -= base;
+    split_by(rel, pb, [&](const Span& piece) {
+      const std::uint64_t page = std::min<std::uint64_t>(piece.lo / pb, pg.n - 1);
+      const double bytes = piece.payload() * w;
+      if (op != Op::store) pg.load[page * G + gpu] += bytes;
+      if (op != Op::load) pg.store[page * G + gpu] += bytes;
+    });
+  }
+  int decided_owner(const Pages& pg, std::uint64_t i, int fallback) const {
+    int best = -1;
+    double bs = 0;
+    for (int g = 0; g < G; ++g)
+      if (pg.store[i * G + g] > bs) bs = pg.store[i * G + g], best = g;
+    if (best >= 0) return best;
+    for (int g = 0; g < G; ++g)
+      if (pg.load[i * G + g] > bs) bs = pg.load[i * G + g], best = g;
+    return best >= 0 ? best : fallback;
+  }
+
+  // ---- GPS subscriptions: per replica group, per GPU, pages (gps_page_bytes) it loads ----
+  std::unordered_map<int, std::vector<std::vector<char>>> subscribed;  // group -> [gpu][page]
+  std::vector<int> replica_of_group_gpu;                              // allocation index by (group, gpu) lookup
+  std::uint64_t gps_page() const { return std::max<std::uint64_t>(std::uint64_t(o.gps_page_bytes), kLine); }
+
+  void setup_subscriptions() {
+    for (const Allocation& a : t.allocations)
+      if (a.kind == MemKind::replica && a.group >= 0 && !subscribed.count(a.group)) {
+        const std::uint64_t n = (a.bytes + gps_page() - 1) / gps_page();
+        subscribed[a.group].assign(G, std::vector<char>(n, 0));
+      }
+    if (subscribed.empty()) return;
+    // Profiling (GPS's access-bit tracking) over the whole trace: a GPU subscribes to the pages
+    // of its replica it loads.
+    for (const IterationTrace& it : t.iterations)
+      for (const KernelTrace& k : it.kernels)
+        for (const BlockTrace& b : k.blocks)
+          for (const AccessRun& r : b.runs) {
+            if (r.op == Op::store) continue;
+            const Span s = span_of(r);
+            const int ai = index.find(s.lo);
+            if (ai < 0) continue;
+            const Allocation& a = t.allocations[ai];
+            if (a.kind != MemKind::replica || a.group < 0 || k.gpu < 0 || k.gpu >= G) continue;
+            auto& sub = subscribed[a.group][k.gpu];
+            Span rel = s;
+            rel.lo -= a.base;
+            rel.hi -= a.base;
+            split_by(rel, gps_page(), [&](const Span& piece) {
+              const std::uint64_t pg = piece.lo / gps_page();
+              if (pg < sub.size()) sub[pg] = 1;
+            });
+          }
+  }
+
+  SimResult run();
+};
+
+SimResult Engine::run() {
+  if (t.gpus < 1) throw std::invalid_argument("trace has no GPUs");
+  if (t.iterations.empty()) throw std::invalid_argument("trace has no iterations");
+  const bool um = p == SimParadigm::um, hints = p == SimParadigm::um_hints;
+  const bool gps = p == SimParadigm::gps_hw || p == SimParadigm::finepack;
+  if (um || hints) setup_pages();
+  if (gps) setup_subscriptions();
+  const LinkParams& L = sys.link;
+  const GpuParams& gp = sys.gpu;
+  const double lat = L.latency_ns * 1e-9;
+  const double launch = host_driven() ? gp.launch_us * 1e-6 : 0;
+  const double sync = host_driven() ? gp.sync_us * 1e-6 : 0;
+  const double chunk_bytes = std::max(o.proact_chunk_bytes, 1.0);
+
+  double total_time = 0, total_wire = 0, total_useful = 0;
+  double sum_compute = 0, sum_transfer = 0, sum_exposed = 0;
+  std::vector<std::vector<double>> W(G, std::vector<double>(G, 0.0));  // wire bytes src -> dst
+  std::vector<std::vector<double>> P(G, std::vector<double>(G, 0.0));  // memcpy payload src -> dst
+  std::vector<WriteQueue> queues;
+  if (gps)
+    for (int a = 0; a < G; ++a)
+      for (int b = 0; b < G; ++b)
+        queues.emplace_back(int(o.write_queue_entries), p == SimParadigm::finepack, o.finepack_subheader, &L, &lm);
+
+  for (const IterationTrace& it : t.iterations) {
+    for (auto& row : W) std::fill(row.begin(), row.end(), 0.0);
+    for (auto& row : P) std::fill(row.begin(), row.end(), 0.0);
+    std::vector<double> kern(G, 0), launches(G, 0), exposed(G, 0), proact_end(G, 0), read_waves(G, 0);
+    double useful = 0, extra_wire = 0;
+
+    for (const KernelTrace& k : it.kernels) {
+      const int g = k.gpu;
+      if (g < 0 || g >= G) throw std::invalid_argument("trace kernel '" + k.name + "' names GPU " + std::to_string(g));
+      LocalAcc acc;
+      const double grid = std::max<double>(k.grid_blocks, double(k.blocks.size()));
+      const double n_waves = std::max(1.0, std::ceil(grid / wave));
+      // rdl exposure: waves holding blocks that wait on remote loads, per reading GPU
+      std::vector<double> last_wave(G, -1);
+      auto remote_read_in_wave = [&](int reader, double wave_idx) {
+        if (wave_idx != last_wave[reader]) {
+          last_wave[reader] = wave_idx;
+          read_waves[reader] += 1;
+        }
+      };
+      // proact chunks: (dst, bytes, ready wave)
+      struct Chunk { int dst; double bytes; double wave; };
+      std::vector<Chunk> chunks;
+      std::vector<double> chunk_fill(G, 0);
+      std::vector<double> chunk_wave(G, 0);
+
+      auto remote_read = [&](int owner, int reader, const Span& s, double w, double wave_idx) {
+        line_transactions(s, [&](double pay, double n) { W[owner][reader] += lm.read_wire(L, pay) * n * w; });
+        useful += s.payload() * w;
+        remote_read_in_wave(reader, wave_idx);
+      };
+      auto remote_write = [&](int src, int dst, const Span& s, double w) {
+        line_transactions(s, [&](double pay, double n) { W[src][dst] += lm.write_wire(L, pay) * n * w; });
+        useful += s.payload() * w;
+      };
+      auto enqueue = [&](int src, int dst, const Span& s, double w) {
+        WriteQueue& q = queues[std::size_t(src) * G + dst];
+        line_masks(s, [&](std::uint64_t line, const Mask& m) { q.store(line, m, w); });
+      };
+
+      for (const BlockTrace& b : k.blocks) {
+        const double w = b.weight;
+        const double wave_idx = std::floor(double(b.block) / wave);
+        acc.flops += b.flops * w;
+        acc.weight += w;
+        acc.recorded += 1;
+        for (const AccessRun& r : b.runs) {
+          const Span s = span_of(r);
+          const bool ld = r.op != Op::store, st = r.op != Op::load;
+          const int ai = index.find(s.lo);
+          const Allocation* a = ai >= 0 ? &t.allocations[ai] : nullptr;
+          auto local = [&](const Span& x) {
+            if (ld) acc.add_load(x, w);
+            if (st) acc.add_store(x, w);
+          };
+          const bool managed = a != nullptr && a->kind == MemKind::managed && !pages_of.empty() && pages_of[ai] >= 0;
+          if (hints && managed) {
+            // um_hints: each page lives on its preferred location; other GPUs reach it through
+            // accessed-by mappings, load by load and store by store
+            Pages& pg = pages[pages_of[ai]];
+            Span rel = s;
+            rel.lo -= a->base;
+            rel.hi -= a->base;
+            split_by(rel, std::uint64_t(page_bytes()), [&](const Span& piece) {
+              const std::uint64_t page = std::min<std::uint64_t>(piece.lo / std::uint64_t(page_bytes()), pg.n - 1);
+              const int home = pg.owner[page];
+              Span abs = piece;
+              abs.lo += a->base;
+              abs.hi += a->base;
+              if (home == g || home < 0 || home >= G) {
+                local(abs);
+              } else {
+                if (ld) remote_read(home, g, abs, w, wave_idx);
+                if (st) remote_write(g, home, abs, w);
+              }
+            });
+            continue;
+          }
+          if (um && managed) {  // the page comes to the GPU: a local access after its fault
+            local(s);
+            touch(pages[pages_of[ai]], s, g, r.op, w);
+            continue;
+          }
+          if (a == nullptr || a->gpu == g || a->gpu < 0 || a->gpu >= G) {
+            // own memory (or an address no allocation holds: counted as local)
+            local(s);
+            if (gps && st && a != nullptr && a->kind == MemKind::replica && a->group >= 0) {
+              // publish: every other GPU subscribed to the stored page gets the store
+              auto& subs = subscribed[a->group];
+              Span rel = s;
+              rel.lo -= a->base;
+              rel.hi -= a->base;
+              split_by(rel, gps_page(), [&](const Span& piece) {
+                const std::uint64_t pg = piece.lo / gps_page();
+                for (int h = 0; h < G; ++h)
+                  if (h != g && pg < subs[h].size() && subs[h][pg]) enqueue(g, h, piece, w);
+              });
+            }
+            continue;
+          }
+          // another GPU's memory
+          const int dst = a->gpu;
+          if (p == SimParadigm::infinite) {
+            local(s);  // transfers elided: the access lands in local scratch
+            continue;
+          }
+          if (ld && !st) {  // remote demand load (any paradigm)
+            remote_read(dst, g, s, w, wave_idx);
+            continue;
+          }
+          // a remote store / atomic: a halo push in the slabs layout
+          switch (p) {
+            case SimParadigm::memcpy:
+            case SimParadigm::proact:
+              local(s);  // stored to the local copy of the halo, sent after (memcpy) or per chunk
+              P[g][dst] += s.payload() * w;
+              useful += s.payload() * w;
+              if (p == SimParadigm::proact) {
+                chunk_fill[dst] += s.payload() * w;
+                chunk_wave[dst] = std::max(chunk_wave[dst], wave_idx);
+                while (chunk_fill[dst] >= chunk_bytes) {  // a chunk is full: it goes
+                  chunks.push_back({dst, chunk_bytes, chunk_wave[dst]});
+                  chunk_fill[dst] -= chunk_bytes;
+                }
+                if (chunk_fill[dst] == 0) chunk_wave[dst] = 0;
+              }
+              break;
+            case SimParadigm::rdl:
+              // no pushes: the neighbour reads these bytes from this GPU's copy during its kernel
+              // (same geometry: the reading waves are counted as this kernel's)
+              remote_read(g, dst, s, w, wave_idx);
+              break;
+            case SimParadigm::gps_hw:
+            case SimParadigm::finepack:
+              enqueue(g, dst, s, w);
+              break;
+            default:  // p2p_inline, um, um_hints: peer stores
+              remote_write(g, dst, s, w);
+              break;
+          }
+        }
+      }
+      const double tk = kernel_seconds(acc, gp, grid);
+      launches[g] += launch;
+      if (gps)
+        for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
+      if (p == SimParadigm::proact) {
+        for (int d = 0; d < G; ++d)
+          if (chunk_fill[d] > 0) chunks.push_back({d, chunk_fill[d], chunk_wave[d]});  // the last, partial one
+        // each destination's chunks in order on its own copy pipe; a chunk starts when the wave
+        // holding its last producing block has finished (waves progress evenly through the kernel)
+        std::vector<double> pipe(G, 0);
+        double end = tk;
+        for (const Chunk& c : chunks) {
+          const double ready = tk * (std::min(c.wave, n_waves - 1) + 1) / n_waves;
+          const double start = std::max(ready, pipe[c.dst]);
+          pipe[c.dst] = start + lm.copy_time(sys, g, c.dst, c.bytes);
+          extra_wire += lm.write_wire(L, c.bytes);
+          end = std::max(end, pipe[c.dst]);
+        }
+        proact_end[g] += end;
+      }
+      kern[g] += tk;
+    }
+    // ---- per-GPU transfer time of this iteration ----
+    if (gps) {
+      for (int a = 0; a < G; ++a)
+        for (int b = 0; b < G; ++b) {
+          WriteQueue& q = queues[std::size_t(a) * G + b];
+          W[a][b] += q.wire;
+          useful += q.payload;
+          q.wire = q.payload = q.writes = 0;
+        }
+    }
+    std::vector<double> link_t(G, 0);
+    for (int g = 0; g < G; ++g) {
+      double out = 0, in = 0, pair = 0;
+      for (int d = 0; d < G; ++d) {
+        out += W[g][d];
+        in += W[d][g];
+        pair = std::max({pair, lm.wire_time(L, W[g][d]), lm.wire_time(L, W[d][g])});
+      }
+      link_t[g] = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
+    }
+    double wire = extra_wire;
+    for (int a = 0; a < G; ++a)
+      for (int b = 0; b < G; ++b) wire += W[a][b];
+
+    std::vector<double> gpu_t(G, 0), xfer(G, 0);
+    for (int g = 0; g < G; ++g) {
+      switch (p) {
+        case SimParadigm::infinite: gpu_t[g] = kern[g]; break;
+        case SimParadigm::memcpy: {
+          for (int d = 0; d < G; ++d)
+            if (P[g][d] > 0) {
+              xfer[g] += lm.copy_time(sys, g, d, P[g][d]);  // one stream: copies one after another
+              wire += lm.write_wire(L, P[g][d]);
+            }
+          gpu_t[g] = launches[g] + kern[g] + xfer[g];
+          break;
+        }
+        case SimParadigm::proact:
+          gpu_t[g] = launches[g] + proact_end[g];
+          xfer[g] = proact_end[g] - kern[g];
+          break;
+        case SimParadigm::um: {
+          double faults = 0, migrated = 0;
+          for (const Pages& pg : pages)
+            for (std::uint64_t i = 0; i < pg.n; ++i) {
+              const int o0 = pg.owner[i];
+              const bool by_g = pg.load[i * G + g] > 0 || pg.store[i * G + g] > 0;
+              if (!by_g) continue;
+              bool others = false;
+              for (int h = 0; h < G; ++h)
+                if (h != o0 && (pg.load[i * G + h] > 0 || pg.store[i * G + h] > 0)) others = true;
+              // a non-owner faults the page over; the owner faults it back when it ends there
+              if (g != o0 || (others && decided_owner(pg, i, o0) == o0)) faults += 1, migrated += page_bytes();
+            }
+          const double fault_s = faults * gp.fault_us * 1e-6 / kUmFaultConcurrency;
+          const double mig_wire = migrated > 0 ? lm.write_wire(L, page_bytes()) * (migrated / page_bytes()) : 0;
+          wire += mig_wire;
+          useful += migrated;
+          xfer[g] = std::max(fault_s, lm.wire_time(L, mig_wire)) + std::max(link_t[g], 0.0);
+          gpu_t[g] = launches[g] + kern[g] + xfer[g];
+          break;
+        }
+        default: {  // p2p_inline, rdl, um_hints, gps_hw, finepack: traffic overlapped with the kernel
+          xfer[g] = link_t[g];
+          const double rtt = 2 * lat;
+          exposed[g] = read_waves[g] * rtt + (link_t[g] > 0 ? lat : 0);
+          gpu_t[g] = launches[g] + std::max(kern[g], link_t[g]) + exposed[g];
+          break;
+        }
+      }
+    }
+    if (um)  // page ownership after the iteration
+      for (Pages& pg : pages) {
+        for (std::uint64_t i = 0; i < pg.n; ++i) pg.owner[i] = decided_owner(pg, i, pg.owner[i]);
+        std::fill(pg.load.begin(), pg.load.end(), 0.0);
+        std::fill(pg.store.begin(), pg.store.end(), 0.0);
+      }
+    int slow = 0;
+    for (int g = 1; g < G; ++g)
+      if (gpu_t[g] > gpu_t[slow]) slow = g;
+    total_time += gpu_t[slow] + sync;
+    total_wire += wire;
+    total_useful += useful;
+    sum_compute += kern[slow];
+    sum_transfer += xfer[slow];
+    sum_exposed += std::max(0.0, gpu_t[slow] - launches[slow] - kern[slow]);
+  }
+  const double n = double(t.iterations.size());
+  SimResult r;
+  r.sec_per_iter = total_time / n;
+  r.link_bytes_per_iter = total_wire / n;
+  r.useful_bytes_per_iter = total_useful / n;
+  r.compute_s = sum_compute / n;
+  r.transfer_s = sum_transfer / n;
+  r.exposed_transfer_s = sum_exposed / n;
+  switch (p) {
+    case SimParadigm::memcpy: r.model = "kernel (halo stored locally), then copy-engine copies of the halo bytes, not overlapped; launch + host sync"; break;
+    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults (fault_us, serialized) and migrates (page_bytes over the link)"; break;
+    case SimParadigm::um_hints: r.model = "managed pages on their preferred location; other GPUs load/store them remotely at line granularity, no faults"; break;
+    case SimParadigm::rdl: r.model = "halo read by the neighbour during its kernel (one read per 128-B line), a link round trip exposed per wave of reading blocks"; break;
+    case SimParadigm::p2p_inline: r.model = "remote stores, one write per (run, 128-B line), overlapped with the kernel"; break;
+    case SimParadigm::gps_hw: r.model = "GPS: published stores to subscribed pages through a per-destination write queue of 128-B entries (FIFO drain, fence at kernel end)"; break;
+    case SimParadigm::finepack: r.model = "FinePack: GPS's queue drained whole into packed messages (outer header + sub-headers)"; break;
+    case SimParadigm::proact: r.model = "halo stored locally; each chunk copied when its producing wave ends, overlapped; tail = last chunk"; break;
+    case SimParadigm::infinite: r.model = "no transfers, no launch or host sync: the kernels alone"; break;
+  }
+  return r;
+}
+
+}  // namespace
+
+SimResult simulate_with(const Trace& t, const System& s, SimParadigm p, const SimOptions& o, const LinkModel& lm) {
+  Engine e(t, s, p, o, lm);
+  return e.run();
+}
+
+}  // namespace gpsm::sim

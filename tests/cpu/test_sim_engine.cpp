@@ -1,0 +1,346 @@
+// gpsm sim's engine (src/sim/engine.cpp) on hand-made traces and systems, with a hand-made link
+// model (so the expectations are computed here, independent of link.cpp's packet accounting).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sim/engine.hpp"
+
+using namespace gpsm::sim;
+
+namespace {
+
+// Every packet carries at most 256 B and costs 24 B of header; a read adds a 16-B request.
+struct TestLink final : LinkModel {
+  static double packets(double b) { return std::ceil(b / 256.0); }
+  double write_wire(const LinkParams&, double payload) const override { return payload + 24 * packets(payload); }
+  double read_wire(const LinkParams&, double payload) const override { return 16 + payload + 24 * packets(payload); }
+  double finepack_wire(const LinkParams&, double runs, double payload, int sub) const override {
+    const double inner = payload + runs * sub;
+    return inner + 24 * packets(inner);
+  }
+  double wire_time(const LinkParams& l, double wire) const override { return wire / (l.raw_GBps * 1e9); }
+  double copy_time(const System& s, int, int, double bytes) const override {
+    copies.push_back(bytes);
+    return s.link.latency_ns * 1e-9 + bytes / (s.link.raw_GBps * 1e9);
+  }
+  mutable std::vector<double> copies;
+};
+
+System two_gpus() {
+  System s;
+  s.name = "test";
+  s.gpus = 2;
+  s.gpu.sms = 4;
+  s.gpu.blocks_per_sm = 2;  // a wave: 8 blocks
+  s.gpu.hbm_GBps = 100;
+  s.gpu.l2_GBps = 1000;
+  s.gpu.flops_G = 1000;
+  s.gpu.launch_us = 5;
+  s.gpu.sync_us = 8;
+  s.gpu.fault_us = 20;
+  s.gpu.page_bytes = 4096;
+  s.topology = Topology::direct;
+  s.link.raw_GBps = 10;
+  s.link.latency_ns = 1000;
+  s.link.max_payload = 256;
+  return s;
+}
+
+constexpr std::uint64_t kSlab = 1 << 20;
+
+AccessRun run(Op op, std::uint64_t addr, std::uint32_t count, std::int64_t stride = 4, std::uint8_t bytes = 4) {
+  AccessRun r;
+  r.op = op;
+  r.bytes = bytes;
+  r.count = count;
+  r.addr = addr;
+  r.stride = stride;
+  return r;
+}
+
+// Two GPUs, one slab each; every GPU runs `blocks` blocks per iteration, each loading and storing
+// 4 KiB of its slab; `remote` (runs of GPU 0's block 0) store into GPU 1's slab, and the mirror
+// image (GPU 1's last block into GPU 0's slab; its first block with early_mirror).
+Trace slabs(const std::vector<AccessRun>& remote0, int iters = 2, std::uint32_t blocks = 16, bool early_mirror = false) {
+  Trace t;
+  t.app = "hand";
+  t.gpus = 2;
+  t.layout = "slabs";
+  t.allocations = {{"slab0", MemKind::device, 0, -1, 0, kSlab}, {"slab1", MemKind::device, 1, -1, kSlab, kSlab}};
+  for (int i = 0; i < iters; ++i) {
+    IterationTrace it;
+    for (int g = 0; g < 2; ++g) {
+      KernelTrace k;
+      k.name = "step";
+      k.gpu = g;
+      k.grid_blocks = blocks;
+      for (std::uint32_t b = 0; b < blocks; ++b) {
+        BlockTrace bt;
+        bt.block = b;
+        bt.flops = 1000;
+        const std::uint64_t mine = g * kSlab + 8192 + b * 4096;
+        bt.runs.push_back(run(Op::load, mine, 1024));
+        bt.runs.push_back(run(Op::store, mine, 1024));
+        const bool pusher = (g == 0 && b == 0) || (g == 1 && b == (early_mirror ? 0 : blocks - 1));
+        if (pusher)
+          for (AccessRun r : remote0) {
+            // GPU 1 mirrors GPU 0: into slab 0 at the same offset
+            if (g == 1) r.addr -= kSlab;
+            bt.runs.push_back(r);
+          }
+        k.blocks.push_back(bt);
+      }
+      it.kernels.push_back(k);
+    }
+    t.iterations.push_back(it);
+  }
+  return t;
+}
+
+SimResult sim(const Trace& t, SimParadigm p, const TestLink& l, SimOptions o = {}, System s = two_gpus()) {
+  return simulate_with(t, s, p, o, l);
+}
+
+}  // namespace
+
+TEST(SimEngine, ParadigmNamesAndLayouts) {
+  EXPECT_EQ(parse_sim_paradigms("all").size(), 9u);
+  const auto two = parse_sim_paradigms("finepack,memcpy");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0], SimParadigm::memcpy);  // canonical order
+  EXPECT_STREQ(sim_paradigm_name(two[1]), "finepack");
+  EXPECT_THROW(parse_sim_paradigms("gps,nope"), std::invalid_argument);
+  EXPECT_STREQ(sim_trace_layout(SimParadigm::gps_hw), "grid");
+  EXPECT_STREQ(sim_trace_layout(SimParadigm::p2p_inline), "slabs");
+}
+
+// 1 KiB of 4-B stores at a line-aligned address: 8 lines, one 128-B write each, both directions.
+TEST(SimEngine, P2pInlineWireBytesFollowTheLineRule) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab + 0, 256)});
+  const SimResult r = sim(t, SimParadigm::p2p_inline, l);
+  EXPECT_DOUBLE_EQ(r.link_bytes_per_iter, 2 * 8 * (128 + 24));
+  EXPECT_DOUBLE_EQ(r.useful_bytes_per_iter, 2 * 1024);
+  // unaligned: 64 B, one full line, 64 B
+  const SimResult u = sim(slabs({run(Op::store, kSlab + 64, 64)}), SimParadigm::p2p_inline, l);
+  EXPECT_DOUBLE_EQ(u.link_bytes_per_iter, 2 * ((64 + 24) + (128 + 24) + (64 + 24)));
+  // scattered: stride 256, every store its own 4-B write
+  const SimResult sc = sim(slabs({run(Op::store, kSlab, 64, 256)}), SimParadigm::p2p_inline, l);
+  EXPECT_DOUBLE_EQ(sc.link_bytes_per_iter, 2 * 64 * (4 + 24));
+}
+
+TEST(SimEngine, MemcpyCopiesExactlyTheHaloBytes) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256)}, 3);
+  const SimResult r = sim(t, SimParadigm::memcpy, l);
+  ASSERT_EQ(l.copies.size(), 6u);  // one copy per GPU per iteration
+  for (double c : l.copies) EXPECT_DOUBLE_EQ(c, 1024);
+  EXPECT_DOUBLE_EQ(r.useful_bytes_per_iter, 2048);
+  EXPECT_DOUBLE_EQ(r.link_bytes_per_iter, 2 * (1024 + 4 * 24));
+  // not overlapped: at least launch + copy + sync over the kernel
+  EXPECT_GE(r.sec_per_iter, r.compute_s + 5e-6 + 8e-6 + 1e-6);
+}
+
+TEST(SimEngine, InfiniteMovesNothingAndBoundsEveryParadigm) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256), run(Op::store, kSlab + 4096, 64, 256)});
+  const SimResult inf = sim(t, SimParadigm::infinite, l);
+  EXPECT_EQ(inf.link_bytes_per_iter, 0);
+  EXPECT_EQ(inf.useful_bytes_per_iter, 0);
+  for (SimParadigm p : parse_sim_paradigms("all")) {
+    const SimResult r = sim(t, p, l);
+    EXPECT_LE(inf.sec_per_iter, r.sec_per_iter) << sim_paradigm_name(p);
+    EXPECT_GT(r.sec_per_iter, 0) << sim_paradigm_name(p);
+  }
+}
+
+TEST(SimEngine, GpsQueueCoalescesStoresToOneLine) {
+  TestLink l;
+  // one warp: 32 x 4 B into one line as one run
+  EXPECT_DOUBLE_EQ(sim(slabs({run(Op::store, kSlab + 256, 32)}), SimParadigm::gps_hw, l).link_bytes_per_iter,
+                   2 * (128 + 24));
+  // the same 32 stores as 32 separate runs: still one queue entry, one write
+  std::vector<AccessRun> singles;
+  for (int i = 0; i < 32; ++i) singles.push_back(run(Op::store, kSlab + 256 + 4 * i, 1));
+  const Trace t = slabs(singles);
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l).link_bytes_per_iter, 2 * (128 + 24));
+  // raw P2P stores send each one
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::p2p_inline, l).link_bytes_per_iter, 2 * 32 * (4 + 24));
+}
+
+TEST(SimEngine, GpsQueueFullDrainsOldestFirst) {
+  TestLink l;
+  // lines 0..7 twice: 8 entries fit (second pass coalesces), 4 do not (every store a new entry)
+  std::vector<AccessRun> twice;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int line = 0; line < 8; ++line) twice.push_back(run(Op::store, kSlab + 128 * line + 4 * pass, 1));
+  const Trace t = slabs(twice);
+  SimOptions big, small;
+  big.write_queue_entries = 8;
+  small.write_queue_entries = 4;
+  // 8 entries: each line's bytes 0-3 and 4-7 merge into one 8-B write
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, big).link_bytes_per_iter, 2 * 8 * (8 + 24));
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, small).link_bytes_per_iter, 2 * 16 * (4 + 24));
+}
+
+TEST(SimEngine, FinepackPacksScatteredSmallStores) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 64, 256)});  // 64 x 4 B, each in its own line
+  const SimResult gps = sim(t, SimParadigm::gps_hw, l), fp = sim(t, SimParadigm::finepack, l);
+  EXPECT_DOUBLE_EQ(gps.link_bytes_per_iter, 2 * 64 * (4 + 24));
+  // one drain of 64 entries: 64 sub-transactions of 5 + 4 B, 576 B in 3 packets
+  EXPECT_DOUBLE_EQ(fp.link_bytes_per_iter, 2 * (64 * 9 + 3 * 24));
+  EXPECT_LT(fp.link_bytes_per_iter, gps.link_bytes_per_iter);
+  EXPECT_DOUBLE_EQ(fp.useful_bytes_per_iter, gps.useful_bytes_per_iter);
+  SimOptions sub2;
+  sub2.finepack_subheader = 2;
+  EXPECT_LT(sim(t, SimParadigm::finepack, l, sub2).link_bytes_per_iter, fp.link_bytes_per_iter);
+}
+
+TEST(SimEngine, GpsPublishesOnlyToSubscribedPages) {
+  TestLink l;
+  Trace t;
+  t.app = "hand";
+  t.gpus = 2;
+  t.layout = "grid";
+  t.allocations = {{"a@0", MemKind::replica, 0, 7, 0, 65536}, {"a@1", MemKind::replica, 1, 7, kSlab, 65536}};
+  IterationTrace it;
+  KernelTrace k0, k1;
+  k0.gpu = 0, k1.gpu = 1;
+  k0.grid_blocks = k1.grid_blocks = 1;
+  BlockTrace b0, b1;
+  b0.runs = {run(Op::store, 0, 256), run(Op::store, 8192, 256)};  // pages 0 and 2 (4 KiB pages)
+  b1.runs = {run(Op::load, kSlab + 16, 4)};                       // GPU 1 reads its page 0 only
+  k0.blocks = {b0};
+  k1.blocks = {b1};
+  it.kernels = {k0, k1};
+  t.iterations = {it};
+  SimOptions small, large;
+  small.gps_page_bytes = 4096;
+  large.gps_page_bytes = 65536;
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, small).useful_bytes_per_iter, 1024);
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, large).useful_bytes_per_iter, 2048);
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, large).link_bytes_per_iter, 16 * (128 + 24));
+}
+
+// A managed grid: GPU 0 writes pages 0-3, GPU 1 pages 4-7 and reads page 3 every iteration.
+TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
+  TestLink l;
+  Trace t;
+  t.app = "hand";
+  t.gpus = 2;
+  t.layout = "grid";
+  t.allocations = {{"grid", MemKind::managed, 0, -1, 0, 8 * 4096}};
+  for (int i = 0; i < 4; ++i) {
+    IterationTrace it;
+    KernelTrace k0, k1;
+    k0.gpu = 0, k1.gpu = 1;
+    k0.grid_blocks = k1.grid_blocks = 1;
+    BlockTrace b0, b1;
+    b0.runs = {run(Op::store, 0, 4096)};
+    b1.runs = {run(Op::store, 4 * 4096, 4096), run(Op::load, 3 * 4096, 1024)};
+    k0.blocks = {b0};
+    k1.blocks = {b1};
+    it.kernels = {k0, k1};
+    t.iterations.push_back(it);
+  }
+  const SimResult um = sim(t, SimParadigm::um, l);
+  // page 3 goes to GPU 1 and back every iteration: two migrations of 4 KiB
+  EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 2 * (4096 + 16 * 24));
+  EXPECT_GE(um.sec_per_iter, 20e-6 + 5e-6 + 8e-6);  // one fault on the slowest GPU, serialized
+  const SimResult hints = sim(t, SimParadigm::um_hints, l);
+  EXPECT_DOUBLE_EQ(hints.link_bytes_per_iter, 32 * (16 + 128 + 24));  // 4 KiB read line by line
+  EXPECT_LT(hints.sec_per_iter, um.sec_per_iter);
+}
+
+TEST(SimEngine, ProactSendsChunksAndOverlapsThem) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256)});  // 1 KiB per direction, produced in wave 0
+  SimOptions o;
+  o.proact_chunk_bytes = 512;
+  const SimResult pr = sim(t, SimParadigm::proact, l, o);
+  EXPECT_DOUBLE_EQ(pr.link_bytes_per_iter, 2 * 2 * (512 + 2 * 24));
+  // one chunk per direction (the default 1 MiB): GPU 1's halo comes from its last wave, so its copy
+  // starts when the kernel ends, as memcpy's does: never slower than memcpy
+  EXPECT_LE(sim(t, SimParadigm::proact, l).sec_per_iter, sim(t, SimParadigm::memcpy, l).sec_per_iter);
+  // halos produced by the first wave on both GPUs: the copies overlap the second wave
+  const Trace early = slabs({run(Op::store, kSlab, 256)}, 2, 16, true);
+  const SimResult pe = sim(early, SimParadigm::proact, l), me = sim(early, SimParadigm::memcpy, l);
+  EXPECT_LT(pe.sec_per_iter, me.sec_per_iter);
+  EXPECT_DOUBLE_EQ(pe.link_bytes_per_iter, me.link_bytes_per_iter);
+}
+
+TEST(SimEngine, RdlPaysALatencyPerReadingWave) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256)});
+  const SimResult rdl = sim(t, SimParadigm::rdl, l), p2p = sim(t, SimParadigm::p2p_inline, l);
+  EXPECT_DOUBLE_EQ(rdl.link_bytes_per_iter, 2 * 8 * (16 + 128 + 24));
+  EXPECT_GE(rdl.sec_per_iter - p2p.sec_per_iter, 2e-6 - 1e-12);  // one round trip (2 x 1 us)
+}
+
+TEST(SimEngine, Deterministic) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256), run(Op::store, kSlab + 4096, 64, 256)}, 3);
+  for (SimParadigm p : parse_sim_paradigms("all")) {
+    const SimResult a = sim(t, p, l), b = sim(t, p, l);
+    EXPECT_EQ(a.sec_per_iter, b.sec_per_iter) << sim_paradigm_name(p);
+    EXPECT_EQ(a.link_bytes_per_iter, b.link_bytes_per_iter) << sim_paradigm_name(p);
+    EXPECT_EQ(a.model, b.model);
+  }
+}
+
+// One GPU, no remote traffic: a kernel of 2 blocks (a quarter wave) against a full wave of 8.
+TEST(SimEngine, FewerBlocksThanAWaveAreSlowerPerByte) {
+  TestLink l;
+  auto kernel_of = [](std::uint32_t blocks) {
+    Trace t;
+    t.gpus = 1;
+    t.allocations = {{"slab", MemKind::device, 0, -1, 0, kSlab}};
+    IterationTrace it;
+    KernelTrace k;
+    k.gpu = 0;
+    k.grid_blocks = blocks;
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      BlockTrace bt;
+      bt.block = b;
+      bt.runs = {run(Op::load, b * 65536, 16384)};
+      k.blocks.push_back(bt);
+    }
+    it.kernels = {k};
+    t.iterations = {it};
+    return t;
+  };
+  System s = two_gpus();
+  s.gpus = 1;
+  const double few = sim(kernel_of(2), SimParadigm::infinite, l, {}, s).sec_per_iter / 2;
+  const double full = sim(kernel_of(8), SimParadigm::infinite, l, {}, s).sec_per_iter / 8;
+  EXPECT_GT(few, 1.5 * full);
+  EXPECT_DOUBLE_EQ(full, 65536 / 100e9);  // a full wave at HBM bandwidth
+}
+
+// Reloads of the same rows by neighbouring blocks hit L2: DRAM moves the distinct bytes.
+TEST(SimEngine, ReReadsHitL2) {
+  TestLink l;
+  Trace t;
+  t.gpus = 1;
+  t.allocations = {{"slab", MemKind::device, 0, -1, 0, kSlab}};
+  IterationTrace it;
+  KernelTrace k;
+  k.gpu = 0;
+  k.grid_blocks = 8;
+  for (std::uint32_t b = 0; b < 8; ++b) {
+    BlockTrace bt;
+    bt.block = b;
+    bt.runs = {run(Op::load, b * 4096, 3072)};  // 12 KiB windows overlapping by 8 KiB
+    k.blocks.push_back(bt);
+  }
+  it.kernels = {k};
+  t.iterations = {it};
+  System s = two_gpus();
+  s.gpus = 1;
+  s.gpu.l2_GBps = 1e6;  // only DRAM matters here
+  const double distinct = 7 * 4096 + 12288;
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, distinct / 100e9);
+}
