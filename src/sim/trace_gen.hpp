@@ -4,6 +4,7 @@
 // into AccessRuns the way a GPU warp's accesses coalesce, with the same decomposition, block
 // shape and halo pushes as the GPU kernels of each paradigm's data layout.
 #include <string>
+#include <vector>
 
 #include "apps/harness/app.hpp"
 #include "sim/trace.hpp"
@@ -22,6 +23,13 @@ struct TraceRequest {
 };
 
 // Throws std::invalid_argument on an unknown app/layout or a problem too small for `gpus`.
+// Runs exactly problem.iters iterations (jacobi2d: tol is not checked; the norm's atomics appear
+// on the iterations with iter % nccheck == 0).
 Trace make_trace(const TraceRequest& r);
+// The same, and (result != nullptr) the values the instrumented execution computed, in the CPU
+// references' layout (apps/stencil/reference.hpp): jacobi2d the ny x nx grid after the last
+// iteration (rows 0 and ny-1 the periodic copies of rows ny-2 and 1, as jacobi_reference's);
+// heat3d / wave3d the global box (x fastest) the reference returns. For tests.
+Trace make_trace(const TraceRequest& r, std::vector<float>* result);
 
 }  // namespace gpsm::sim

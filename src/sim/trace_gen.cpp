@@ -1,0 +1,733 @@
+// Traces from an instrumented CPU execution of the stencil apps (sim/trace_gen.hpp).
+//
+// Every app runs its real point update (apps/stencil/stencil_math.hpp) over real data, the
+// initial values of the CPU references (apps/stencil/reference.cpp) and of the GPU buffers
+// (stencil3d_slabs.hpp), loading and storing through an accessor that records each access. The
+// loop nests mirror the GPU kernels' thread mapping (one thread's work at a time, in thread
+// order), and the recorder coalesces the accesses of one block per *instruction slot*: a slot is
+// one load or store instruction of the kernel; the accesses of consecutive threads at one slot
+// extend one AccessRun while they keep its op, size and stride, the way a warp's (and, across
+// warps, a block's) instruction coalesces. A run breaks where the stride breaks (a new row).
+//
+// Arithmetic counted per updated cell (BlockTrace::flops):
+//   jacobi_point  4 = 3 adds + 1 mul; the norm adds 3 (sub, mul, add) on iterations that take it.
+//   heat_point    9 = 5 adds (neighbour sums) + 1 mul (6c) + 1 sub + 1 mul (alpha) + 1 add (c +).
+//   wave3d       27 = 3 x wave_axis (7: 2 adds + 3 muls + 2 adds) + wave_point (6: mul, sub, 2 adds,
+//                mul, add).
+// Address space: slabs: GPU g's buffer b at (g << 40) + b * 2^37, its norm word at
+// (g << 40) + 2 * 2^37; grid: the managed buffer b at 2^48 + b * 2^40 (split into per-GPU-span
+// allocations where the split axis is the slowest one), norms as for slabs.
+#include "sim/trace_gen.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "apps/stencil/decomp.hpp"
+#include "apps/stencil/stencil_math.hpp"
+
+namespace gpsm::sim {
+
+namespace {
+
+using i64 = std::int64_t;
+using u64 = std::uint64_t;
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("gpsm sim: " + what); }
+
+constexpr u64 kBufSpan = u64{1} << 37;
+u64 slab_base(int g, int b) { return (static_cast<u64>(g) << 40) + static_cast<u64>(b) * kBufSpan; }
+u64 norm_addr(int g) { return (static_cast<u64>(g) << 40) + 2 * kBufSpan; }
+u64 grid_base(int b) { return (u64{1} << 48) + (static_cast<u64>(b) << 40); }
+
+constexpr int kJacobiFlops = 4, kNormFlops = 3, kHeatFlops = 9, kWaveFlops = 27;
+
+// ---- recorder ------------------------------------------------------------------------------
+
+constexpr int kSlots = 32;
+
+class Recorder {
+ public:
+  // Start recording into b (nullptr: the block is not sampled, accesses are not recorded).
+  void begin(BlockTrace* b) {
+    b_ = b;
+    for (auto& o : open_) o = -1;
+  }
+  void access(int slot, Op op, std::uint8_t bytes, u64 addr) {
+    if (b_ == nullptr) return;
+    const int k = open_[slot];
+    if (k >= 0) {
+      AccessRun& r = b_->runs[static_cast<std::size_t>(k)];
+      if (r.op == op && r.bytes == bytes) {
+        if (r.count == 1) {
+          r.stride = static_cast<std::int64_t>(addr - r.addr);
+          r.count = 2;
+          return;
+        }
+        if (addr == r.addr + static_cast<u64>(static_cast<i64>(r.count) * r.stride) && r.count < UINT32_MAX) {
+          ++r.count;
+          return;
+        }
+      }
+    }
+    open_[slot] = static_cast<int>(b_->runs.size());
+    AccessRun r;
+    r.op = op;
+    r.bytes = bytes;
+    r.count = 1;
+    r.addr = addr;
+    r.stride = bytes;
+    b_->runs.push_back(r);
+  }
+
+ private:
+  BlockTrace* b_ = nullptr;
+  int open_[kSlots];
+};
+
+// A buffer of floats at a virtual base address, read and written through the recorder.
+struct Buf {
+  u64 base = 0;
+  std::vector<float> v;
+  u64 addr(i64 i) const { return base + static_cast<u64>(i) * 4; }
+};
+
+struct Acc {
+  Recorder& rec;
+  float ld(int slot, const Buf& b, i64 i) const {
+    rec.access(slot, Op::load, 4, b.addr(i));
+    return b.v[static_cast<std::size_t>(i)];
+  }
+  template <int V>
+  void ldv(int slot, const Buf& b, i64 i, float (&d)[V]) const {
+    rec.access(slot, Op::load, static_cast<std::uint8_t>(4 * V), b.addr(i));
+    for (int k = 0; k < V; ++k) d[k] = b.v[static_cast<std::size_t>(i + k)];
+  }
+  void st(int slot, Buf& b, i64 i, float x) const {
+    rec.access(slot, Op::store, 4, b.addr(i));
+    b.v[static_cast<std::size_t>(i)] = x;
+  }
+  template <int V>
+  void stv(int slot, Buf& b, i64 i, const float (&x)[V]) const {
+    rec.access(slot, Op::store, static_cast<std::uint8_t>(4 * V), b.addr(i));
+    for (int k = 0; k < V; ++k) b.v[static_cast<std::size_t>(i + k)] = x[k];
+  }
+  void atomic(int slot, u64 addr) const { rec.access(slot, Op::atomic, 4, addr); }
+};
+
+// Sampling: block b of `grid` is recorded when floor((b+1) s) > floor(b s) (evenly spread, about
+// s * grid blocks; block 0 alone when that would be none).
+bool sampled(u64 b, u64 grid, double s) {
+  if (s >= 1) return true;
+  if (std::floor(static_cast<double>(grid) * s) < 1) return b == 0;
+  return std::floor(static_cast<double>(b + 1) * s) > std::floor(static_cast<double>(b) * s);
+}
+
+// Runs body(block) -> flops for blocks 0 .. grid-1 (every block computes; sampled ones record),
+// and sets the weights of the recorded blocks to grid / recorded.
+template <class F>
+void run_kernel(KernelTrace& kt, u64 grid, double sample, Recorder& rec, F&& body) {
+  if (grid > UINT32_MAX) bad("kernel " + kt.name + " has more than 2^32 blocks");
+  kt.grid_blocks = static_cast<std::uint32_t>(grid);
+  for (u64 b = 0; b < grid; ++b) {
+    const bool rec_it = sampled(b, grid, sample);
+    if (rec_it) {
+      kt.blocks.emplace_back();
+      kt.blocks.back().block = static_cast<std::uint32_t>(b);
+      rec.begin(&kt.blocks.back());
+    } else {
+      rec.begin(nullptr);
+    }
+    const double flops = body(b);
+    if (rec_it) kt.blocks.back().flops = flops;
+  }
+  rec.begin(nullptr);
+  const double w = kt.blocks.empty() ? 1.0 : static_cast<double>(grid) / static_cast<double>(kt.blocks.size());
+  for (auto& b : kt.blocks) b.weight = w;
+}
+
+std::string name(const char* prefix, int g, const char* what) {
+  return std::string(prefix) + std::to_string(g) + "." + what;
+}
+
+// ---- Jacobi 2D -----------------------------------------------------------------------------
+
+std::vector<float> jacobi_initial_rows(i64 nx, i64 rows, const std::vector<i64>& global_row, i64 ny) {
+  std::vector<float> a(static_cast<std::size_t>(nx * rows), 0.0f);
+  for (i64 r = 0; r < rows; ++r) {
+    const float v = apps::jacobi_boundary(global_row[static_cast<std::size_t>(r)], ny);
+    a[static_cast<std::size_t>(r * nx)] = v;
+    a[static_cast<std::size_t>(r * nx + nx - 1)] = v;
+  }
+  return a;
+}
+
+// Slot numbers of the Jacobi sweeps.
+enum JSlot { jC, jN, jS, jW, jE, jO, jPa, jPb, jNorm, jCs };
+
+// One row of a slab (jacobi_kernels.cu sweep_row): rows lr - 1, lr, lr + 1 of `in`, row lr of
+// `out`, and the pushes (push rows `pa_row` of pa, `pb_row` of pb) when set. Returns the flops.
+double jacobi_slab_row(const Acc& m, const Buf& in, Buf& out, i64 nx, i64 lr, Buf* pa, i64 pa_row, Buf* pb,
+                       i64 pb_row, bool norm, u64 norm_at) {
+  const i64 c_row = lr * nx, n_row = c_row - nx, s_row = c_row + nx;
+  if (nx % 4 == 0) {
+    const i64 nv = nx / 4;
+    for (i64 j = 0; j < nv; ++j) {
+      float c[4], n[4], s[4];
+      m.ldv<4>(jC, in, c_row + 4 * j, c);
+      m.ldv<4>(jN, in, n_row + 4 * j, n);
+      m.ldv<4>(jS, in, s_row + 4 * j, s);
+      const float w = m.ld(jW, in, c_row + 4 * j - 1);  // j == 0: the previous row's last cell (unused)
+      const float e = m.ld(jE, in, c_row + 4 * j + 4);  // j == nv - 1: the next row's first (unused)
+      float v[4];
+      v[0] = j == 0 ? c[0] : apps::jacobi_point(c[1], w, s[0], n[0]);
+      v[1] = apps::jacobi_point(c[2], c[0], s[1], n[1]);
+      v[2] = apps::jacobi_point(c[3], c[1], s[2], n[2]);
+      v[3] = j == nv - 1 ? c[3] : apps::jacobi_point(e, c[2], s[3], n[3]);
+      m.stv<4>(jO, out, c_row + 4 * j, v);
+      if (pa != nullptr) m.stv<4>(jPa, *pa, pa_row * nx + 4 * j, v);
+      if (pb != nullptr) m.stv<4>(jPb, *pb, pb_row * nx + 4 * j, v);
+    }
+  } else {
+    for (i64 ix = 1; ix < nx - 1; ++ix) {
+      m.ld(jCs, in, c_row + ix);  // the centre, for the norm's residue
+      const float e = m.ld(jE, in, c_row + ix + 1);
+      const float w = m.ld(jW, in, c_row + ix - 1);
+      const float s = m.ld(jS, in, s_row + ix);
+      const float n = m.ld(jN, in, n_row + ix);
+      const float v = apps::jacobi_point(e, w, s, n);
+      m.st(jO, out, c_row + ix, v);
+      if (pa != nullptr) m.st(jPa, *pa, pa_row * nx + ix, v);
+      if (pb != nullptr) m.st(jPb, *pb, pb_row * nx + ix, v);
+    }
+  }
+  if (norm) m.atomic(jNorm, norm_at);  // block_add: one atomic per block
+  return static_cast<double>(nx - 2) * (kJacobiFlops + (norm ? kNormFlops : 0));
+}
+
+Trace jacobi_slabs(const TraceRequest& r, std::vector<float>* result) {
+  const i64 nx = r.problem.n[0], ny = r.problem.n[1];
+  const int G = r.gpus;
+  Trace t;
+  std::vector<apps::JacobiSlab> s;
+  std::vector<std::array<Buf, 2>> buf(static_cast<std::size_t>(G));
+  for (int g = 0; g < G; ++g) {
+    s.push_back(apps::jacobi_slab(nx, ny, G, g));
+    const i64 rows = s[g].local_rows();
+    std::vector<i64> grow(static_cast<std::size_t>(rows));
+    for (i64 lr = 0; lr < rows; ++lr) grow[static_cast<std::size_t>(lr)] = s[g].global_row(lr);
+    const std::vector<float> init = jacobi_initial_rows(nx, rows, grow, ny);
+    for (int b = 0; b < 2; ++b) {
+      buf[g][b].base = slab_base(g, b);
+      buf[g][b].v = init;
+      t.allocations.push_back({name("gpu", g, b == 0 ? "buf0" : "buf1"), MemKind::device, g, -1, slab_base(g, b),
+                               static_cast<u64>(rows * nx * 4)});
+    }
+    t.allocations.push_back({name("gpu", g, "norm"), MemKind::device, g, -1, norm_addr(g), 4});
+  }
+  Recorder rec;
+  const Acc m{rec};
+  for (int it = 0; it < r.problem.iters; ++it) {
+    const int ib = it % 2, ob = 1 - ib;
+    const bool norm = it % r.problem.nccheck == 0;
+    IterationTrace iter;
+    for (int g = 0; g < G; ++g) {
+      KernelTrace kt;
+      kt.name = "jacobi_sweep";
+      kt.gpu = g;
+      kt.threads_per_block = 256;
+      const apps::JacobiSlab& sg = s[g];
+      // Row 1 goes to the top neighbour's bottom halo (its local row chunk + 1), row chunk to the
+      // bottom neighbour's top halo (its local row 0); periodic: rank 0's top is the last rank.
+      run_kernel(kt, static_cast<u64>(sg.chunk), r.sample, rec, [&](u64 blk) {
+        const i64 lr = 1 + static_cast<i64>(blk);
+        Buf* pa = lr == 1 ? &buf[sg.top][ob] : nullptr;
+        Buf* pb = lr == sg.chunk ? &buf[sg.bottom][ob] : nullptr;
+        return jacobi_slab_row(m, buf[g][ib], buf[g][ob], nx, lr, pa, s[sg.top].chunk + 1, pb, 0, norm, norm_addr(g));
+      });
+      iter.kernels.push_back(std::move(kt));
+    }
+    t.iterations.push_back(std::move(iter));
+  }
+  if (result != nullptr) {
+    const int fb = r.problem.iters % 2;
+    result->assign(static_cast<std::size_t>(nx * ny), 0.0f);
+    for (int g = 0; g < G; ++g)
+      for (i64 lr = 1; lr <= s[g].chunk; ++lr)
+        std::copy_n(buf[g][fb].v.begin() + lr * nx, nx, result->begin() + s[g].global_row(lr) * nx);
+    std::copy_n(result->begin() + (ny - 2) * nx, nx, result->begin());  // the reference's periodic rows
+    std::copy_n(result->begin() + nx, nx, result->begin() + (ny - 1) * nx);
+  }
+  return t;
+}
+
+// um: one managed ny x nx grid per buffer; rank g's kernel updates its rows, wrapping the
+// periodic halo by index (jacobi_kernels.cu wrap_sweep_kernel: scalar loads, a block per row).
+Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
+  const i64 nx = r.problem.n[0], ny = r.problem.n[1];
+  const int G = r.gpus;
+  Trace t;
+  std::vector<apps::JacobiSlab> s;
+  for (int g = 0; g < G; ++g) s.push_back(apps::jacobi_slab(nx, ny, G, g));
+  std::vector<i64> grow(static_cast<std::size_t>(ny));
+  for (i64 y = 0; y < ny; ++y) grow[static_cast<std::size_t>(y)] = y;
+  std::array<Buf, 2> a;
+  for (int b = 0; b < 2; ++b) {
+    a[b].base = grid_base(b);
+    a[b].v = jacobi_initial_rows(nx, ny, grow, ny);
+    for (int g = 0; g < G; ++g) {
+      const i64 r0 = g == 0 ? 0 : s[g].first_row, r1 = g == G - 1 ? ny : s[g].first_row + s[g].chunk;
+      t.allocations.push_back({std::string("grid.buf") + std::to_string(b) + ".gpu" + std::to_string(g),
+                               MemKind::managed, g, -1, a[b].addr(r0 * nx), static_cast<u64>((r1 - r0) * nx * 4)});
+    }
+  }
+  for (int g = 0; g < G; ++g) t.allocations.push_back({name("gpu", g, "norm"), MemKind::device, g, -1, norm_addr(g), 4});
+  Recorder rec;
+  const Acc m{rec};
+  for (int it = 0; it < r.problem.iters; ++it) {
+    const Buf& in = a[it % 2];
+    Buf& out = a[1 - it % 2];
+    const bool norm = it % r.problem.nccheck == 0;
+    IterationTrace iter;
+    for (int g = 0; g < G; ++g) {
+      KernelTrace kt;
+      kt.name = "jacobi_grid_sweep";
+      kt.gpu = g;
+      kt.threads_per_block = 256;
+      run_kernel(kt, static_cast<u64>(s[g].chunk), r.sample, rec, [&](u64 blk) {
+        const i64 iy = s[g].first_row + static_cast<i64>(blk);
+        const i64 north = iy == 1 ? ny - 2 : iy - 1, south = iy == ny - 2 ? 1 : iy + 1;
+        for (i64 ix = 1; ix < nx - 1; ++ix) {
+          const i64 i = iy * nx + ix;
+          m.ld(jCs, in, i);
+          const float e = m.ld(jE, in, i + 1), w = m.ld(jW, in, i - 1);
+          const float so = m.ld(jS, in, south * nx + ix), no = m.ld(jN, in, north * nx + ix);
+          m.st(jO, out, i, apps::jacobi_point(e, w, so, no));
+        }
+        if (norm) m.atomic(jNorm, norm_addr(g));
+        return static_cast<double>(nx - 2) * (kJacobiFlops + (norm ? kNormFlops : 0));
+      });
+      iter.kernels.push_back(std::move(kt));
+    }
+    t.iterations.push_back(std::move(iter));
+  }
+  if (result != nullptr) {
+    *result = a[r.problem.iters % 2].v;
+    // The reference's periodic copy (never done by the index-wrapping kernel).
+    std::copy_n(result->begin() + (ny - 2) * nx, nx, result->begin());
+    std::copy_n(result->begin() + nx, nx, result->begin() + (ny - 1) * nx);
+  }
+  return t;
+}
+
+// ---- heat3d / wave3d -----------------------------------------------------------------------
+
+constexpr int kTx = 32, kTy = 8;          // stencil3d_kernels.cu's step block
+constexpr i64 kResidentBlocks = 132 * 8;  // an H100/H200: 132 SMs x 8 blocks of 256 threads
+
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+
+// stencil3d_kernels.cu's Box and Plan (make_plan, item_tiles), mirrored.
+struct Box {
+  i64 n[3];
+  int axis;
+  i64 count;
+};
+int march_axis(const Box& b) { return b.axis == 1 ? 1 : 2; }
+
+struct Plan {
+  i64 x0 = 0, cols = 0, tiles[3] = {0, 0, 0}, chunk = 1, mi0 = 0, mi1 = 0;
+  bool edges = false, x_first = false;
+  i64 items = 0;
+};
+
+Plan make_plan(int r, int v, const Box& b, bool pushes, i64 target) {
+  const int m = march_axis(b), o = 3 - m;
+  Plan p;
+  p.x0 = v == 4 ? 0 : r;
+  p.cols = v == 4 ? b.n[0] / 4 : b.n[0] - 2 * r;
+  p.tiles[0] = ceil_div(p.cols, kTx);
+  p.tiles[1] = ceil_div(b.n[o] - 2 * r, kTy);
+  p.edges = pushes && b.axis == m && b.count >= 2 * r;
+  p.x_first = pushes && b.axis == 0;
+  p.mi0 = p.edges ? 2 * r : r;
+  p.mi1 = p.edges ? b.count : b.n[m] - r;
+  const i64 planes = p.mi1 - p.mi0;
+  const i64 edge_chunks = p.edges ? 2 : 0;
+  const i64 want = std::max<i64>(1, target / (p.tiles[0] * p.tiles[1]) - edge_chunks);
+  p.chunk = planes > 0 ? std::max(ceil_div(planes, want), std::min<i64>(planes, 4 * r)) : 1;
+  p.tiles[2] = edge_chunks + (planes > 0 ? ceil_div(planes, p.chunk) : 0);
+  p.items = p.tiles[0] * p.tiles[1] * p.tiles[2];
+  return p;
+}
+
+void item_tiles(const Plan& p, i64 w, i64& xt, i64& ot, i64& ch) {
+  if (p.x_first) {
+    const i64 per = p.tiles[1] * p.tiles[2];
+    const i64 s = w / per, r = w - s * per;
+    xt = (s & 1) ? p.tiles[0] - 1 - (s >> 1) : (s >> 1);
+    ot = r % p.tiles[1];
+    ch = r / p.tiles[1];
+  } else {
+    const i64 per = p.tiles[0] * p.tiles[1];
+    ch = w / per;
+    const i64 r = w - ch * per;
+    xt = r % p.tiles[0];
+    ot = r / p.tiles[0];
+  }
+}
+
+// Peer stores into a neighbour's buffer (stencil3d_slabs_cuda.cpp push_between).
+struct Push {
+  Buf* dst = nullptr;
+  i64 sy = 0, sz = 0, shift = 0;
+};
+
+// Slots of the 3D step: queue planes (prologue), the new plane, prev, rows along O, edges,
+// stores, edge-lane stores, pushes.
+enum SSlot { sQ0 = 0, sQn = 5, sPrev0, sPn, sLo0, sHi0 = sLo0 + 2, sW = sHi0 + 2, sE = sW + 2, sO = sE + 2, sOe,
+             sP0, sP0e, sP1, sP1e, sX0, sX1 };
+static_assert(sX1 < kSlots, "slots");
+
+// One work item (a block) of the step: stencil3d_kernels.cu run_item, thread by thread (a thread
+// is one column of V cells at one coordinate of O, marching along M), loads through the recorder.
+// Per-thread state (the register queue) lives in arrays over the block's 256 threads.
+template <bool kWave, int V>
+double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Plan& p, i64 w, const Push& lower,
+                const Push& upper) {
+  constexpr int R = kWave ? 2 : 1;
+  const int M = march_axis(box), O = 3 - M;
+  i64 xt, ot, ch;
+  item_tiles(p, w, xt, ot, ch);
+  i64 m0, m1;
+  if (p.edges && ch < 2) {
+    m0 = ch == 0 ? R : box.count;
+    m1 = m0 + R;
+  } else {
+    m0 = p.mi0 + (ch - (p.edges ? 2 : 0)) * p.chunk;
+    m1 = std::min(m0 + p.chunk, p.mi1);
+  }
+  const i64 nx = box.n[0];
+  const i64 stride[3] = {1, nx, nx * box.n[1]};
+  const i64 sm = stride[M], so = stride[O];
+  struct Thread {
+    bool active;
+    i64 x, co, c;  // c: index of the current centre
+    bool edge, x_push;
+    float q[2 * R + 1][V], qn[V], pn[V];
+  };
+  std::array<Thread, kTx * kTy> th;
+  auto lane_ok = [&](i64 x, int k) { return x + k >= R && x + k < nx - R; };
+  // Prologue, in thread order per instruction.
+  for (int ty = 0; ty < kTy; ++ty)
+    for (int tx = 0; tx < kTx; ++tx) {
+      Thread& t = th[static_cast<std::size_t>(ty * kTx + tx)];
+      const i64 col = xt * kTx + tx;
+      t.co = R + ot * kTy + ty;
+      t.active = col < p.cols && t.co < box.n[O] - R;
+      if (!t.active) continue;
+      t.x = p.x0 + col * V;
+      t.c = t.x + t.co * so + m0 * sm;
+      t.edge = V == 4 && (col == 0 || col == p.cols - 1);
+      t.x_push = box.axis == 0 && (t.x < 2 * R || t.x + V > box.count);
+      for (int d = 0; d < 2 * R; ++d) m.ldv<V>(sQ0 + d, in, t.c + (d - R) * sm, t.q[d + 1]);
+      m.ldv<V>(sQn, in, t.c + R * sm, t.qn);
+      if (kWave) m.ldv<V>(sPrev0, out, t.c, t.pn);
+    }
+  i64 cells = 0;
+  for (i64 mm = m0; mm < m1; ++mm) {
+    for (int ty = 0; ty < kTy; ++ty)
+      for (int tx = 0; tx < kTx; ++tx) {
+        Thread& t = th[static_cast<std::size_t>(ty * kTx + tx)];
+        if (!t.active) continue;
+        for (int d = 0; d < 2 * R; ++d)
+          for (int k = 0; k < V; ++k) t.q[d][k] = t.q[d + 1][k];
+        for (int k = 0; k < V; ++k) t.q[2 * R][k] = t.qn[k];
+        const bool more = mm + 1 < m1;
+        if (more) m.ldv<V>(sQn, in, t.c + (R + 1) * sm, t.qn);
+        float pv[V];
+        if (kWave) {
+          for (int k = 0; k < V; ++k) pv[k] = t.pn[k];
+          if (more) m.ldv<V>(sPn, out, t.c + sm, t.pn);
+        }
+        float lo[R][V], hi[R][V];
+        for (int d = 0; d < R; ++d) {
+          m.ldv<V>(sLo0 + d, in, t.c - (d + 1) * so, lo[d]);
+          m.ldv<V>(sHi0 + d, in, t.c + (d + 1) * so, hi[d]);
+        }
+        float we[R], ea[R];
+        if (V == 4 && R == 2) {  // one float2 each side
+          float a2[2], b2[2];
+          m.ldv<2>(sW, in, t.c - 2, a2);
+          m.ldv<2>(sE, in, t.c + 4, b2);
+          we[0] = a2[1];
+          we[R - 1] = a2[0];
+          ea[0] = b2[0];
+          ea[R - 1] = b2[1];
+        } else {
+          for (int d = 0; d < R; ++d) {
+            we[d] = m.ld(sW + d, in, t.c - 1 - d);
+            ea[d] = m.ld(sE + d, in, t.c + V + d);
+          }
+        }
+        const auto xcell = [&](const float* c, int mk) { return mk < 0 ? we[-mk - 1] : mk >= V ? ea[mk - V] : c[mk]; };
+        float v[V];
+        for (int k = 0; k < V; ++k) {
+          const float c = t.q[R][k];
+          if constexpr (!kWave) {
+            const float xm = xcell(t.q[R], k - 1), xp = xcell(t.q[R], k + 1);
+            v[k] = M == 2 ? apps::heat_point(c, xm, xp, lo[0][k], hi[0][k], t.q[0][k], t.q[2][k])
+                          : apps::heat_point(c, xm, xp, t.q[0][k], t.q[2][k], lo[0][k], hi[0][k]);
+          } else {
+            const float lx = apps::wave_axis(xcell(t.q[R], k - 2), xcell(t.q[R], k - 1), c, xcell(t.q[R], k + 1),
+                                             xcell(t.q[R], k + 2));
+            const float lm = apps::wave_axis(t.q[0][k], t.q[1][k], c, t.q[3 % (2 * R + 1)][k], t.q[4 % (2 * R + 1)][k]);
+            const float lo_ = apps::wave_axis(lo[R - 1][k], lo[0][k], c, hi[0][k], hi[R - 1][k]);
+            v[k] = M == 2 ? apps::wave_point(pv[k], c, lx, lo_, lm) : apps::wave_point(pv[k], c, lx, lm, lo_);
+          }
+        }
+        if (!t.edge) {
+          m.stv<V>(sO, out, t.c, v);
+          cells += V;
+        } else {
+          for (int k = 0; k < V; ++k)
+            if (lane_ok(t.x, k)) {
+              m.st(sOe, out, t.c + k, v[k]);
+              ++cells;
+            }
+        }
+        if (box.axis == M) {
+          for (int side = 0; side < 2; ++side) {
+            const Push& ps = side == 0 ? lower : upper;
+            if (ps.dst == nullptr || (side == 0 ? mm >= 2 * R : mm < box.count)) continue;
+            const i64 psm = M == 1 ? ps.sy : ps.sz, pso = O == 1 ? ps.sy : ps.sz;
+            const i64 d = t.x + t.co * pso + (mm + ps.shift) * psm;
+            if (!t.edge) {
+              m.stv<V>(side == 0 ? sP0 : sP1, *ps.dst, d, v);
+            } else {
+              for (int k = 0; k < V; ++k)
+                if (lane_ok(t.x, k)) m.st(side == 0 ? sP0e : sP1e, *ps.dst, d + k, v[k]);
+            }
+          }
+        } else if (t.x_push) {
+          const i64 cy = M == 1 ? mm : t.co, cz = M == 2 ? mm : t.co;
+          for (int k = 0; k < V; ++k) {
+            const i64 xk = t.x + k;
+            if (!lane_ok(t.x, k)) continue;
+            if (lower.dst != nullptr && xk < 2 * R)
+              m.st(sX0, *lower.dst, (xk + lower.shift) + cy * lower.sy + cz * lower.sz, v[k]);
+            if (upper.dst != nullptr && xk >= box.count)
+              m.st(sX1, *upper.dst, (xk + upper.shift) + cy * upper.sy + cz * upper.sz, v[k]);
+          }
+        }
+        t.c += sm;
+      }
+  }
+  return static_cast<double>(cells) * (kWave ? kWaveFlops : kHeatFlops);
+}
+
+// Initial value of a cell of buffer b (stencil3d_slabs.hpp): heat: seed everywhere; wave:
+// buffer 0 (cur) seed + 1 everywhere, buffer 1 (prev) seed in the interior, seed + 1 on the
+// boundary layer.
+float initial_3d(bool wave, std::uint32_t seed, int b, const i64 g[3], const i64 n[3], int R) {
+  bool interior = true;
+  for (int d = 0; d < 3; ++d) interior = interior && g[d] >= R && g[d] < n[d] - R;
+  const std::uint32_t sd = wave ? (b == 0 || !interior ? seed + 1 : seed) : seed;
+  return apps::initial_value(static_cast<u64>((g[2] * n[1] + g[1]) * n[0] + g[0]), sd);
+}
+
+template <bool kWave>
+Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
+  constexpr int R = kWave ? 2 : 1;
+  const int G = r.gpus;
+  const i64* n = r.problem.n;
+  Trace t;
+  std::vector<apps::Slab3D> s;
+  std::vector<std::array<Buf, 2>> buf(static_cast<std::size_t>(G));
+  for (int g = 0; g < G; ++g) {
+    s.push_back(apps::slab3d(n, r.problem.axis, R, G, g));
+    const apps::Slab3D& sg = s[g];
+    for (int b = 0; b < 2; ++b) {
+      Buf& B = buf[g][b];
+      B.base = slab_base(g, b);
+      B.v.resize(static_cast<std::size_t>(sg.local_cells()));
+      for (i64 z = 0; z < sg.local[2]; ++z)
+        for (i64 y = 0; y < sg.local[1]; ++y)
+          for (i64 x = 0; x < sg.local[0]; ++x) {
+            const i64 gc[3] = {sg.global(0, x), sg.global(1, y), sg.global(2, z)};
+            B.v[static_cast<std::size_t>(sg.index(x, y, z))] = initial_3d(kWave, r.problem.seed, b, gc, n, R);
+          }
+      t.allocations.push_back({name("gpu", g, b == 0 ? "buf0" : "buf1"), MemKind::device, g, -1, B.base,
+                               static_cast<u64>(sg.local_cells() * 4)});
+    }
+  }
+  bool vec = true;
+  for (const auto& sg : s) vec = vec && sg.local[0] % 4 == 0;
+  Recorder rec;
+  const Acc m{rec};
+  for (int it = 0; it < r.problem.iters; ++it) {
+    const int ib = it % 2, ob = 1 - ib;
+    IterationTrace iter;
+    for (int g = 0; g < G; ++g) {
+      const apps::Slab3D& sg = s[g];
+      Box box{{sg.local[0], sg.local[1], sg.local[2]}, static_cast<int>(sg.axis), sg.count};
+      Push lo, up;
+      const auto push = [&](int nb) {
+        Push p;
+        p.dst = &buf[nb][ob];
+        p.sy = s[nb].local[0];
+        p.sz = s[nb].local[0] * s[nb].local[1];
+        p.shift = nb < g ? s[nb].count : -sg.count;
+        return p;
+      };
+      if (sg.has_lower()) lo = push(g - 1);
+      if (sg.has_upper()) up = push(g + 1);
+      const Plan p = make_plan(R, vec ? 4 : 1, box, G > 1, kResidentBlocks);
+      KernelTrace kt;
+      kt.name = kWave ? "wave3d_step" : "heat3d_step";
+      kt.gpu = g;
+      kt.threads_per_block = kTx * kTy;
+      run_kernel(kt, static_cast<u64>(p.items), r.sample, rec, [&](u64 w) {
+        return vec ? run_item<kWave, 4>(m, buf[g][ib], buf[g][ob], box, p, static_cast<i64>(w), lo, up)
+                   : run_item<kWave, 1>(m, buf[g][ib], buf[g][ob], box, p, static_cast<i64>(w), lo, up);
+      });
+      iter.kernels.push_back(std::move(kt));
+    }
+    t.iterations.push_back(std::move(iter));
+  }
+  if (result != nullptr) {
+    result->assign(static_cast<std::size_t>(n[0] * n[1] * n[2]), 0.0f);
+    for (int g = 0; g < G; ++g) apps::copy_slab3d_to_global(s[g], buf[g][r.problem.iters % 2].v.data(), result->data());
+  }
+  return t;
+}
+
+// um: one managed grid per buffer; rank g updates its owned region with the grid sweep's thread
+// layout (stencil3d_grid_kernels.cu: a block = 32 x-cells x 8 y-rows of one z plane, a thread per
+// cell), loading every operand through update_cell's accessor order (heat_cell / wave_cell).
+template <bool kWave>
+Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
+  constexpr int R = kWave ? 2 : 1;
+  const int G = r.gpus;
+  const i64* n = r.problem.n;
+  const int a = static_cast<int>(r.problem.axis);
+  Trace t;
+  std::vector<apps::Slab3D> s;
+  for (int g = 0; g < G; ++g) s.push_back(apps::slab3d(n, r.problem.axis, R, G, g));
+  const i64 sy = n[0], sz = n[0] * n[1];
+  std::array<Buf, 2> B;
+  for (int b = 0; b < 2; ++b) {
+    B[b].base = grid_base(b);
+    B[b].v.resize(static_cast<std::size_t>(n[0] * n[1] * n[2]));
+    for (i64 z = 0; z < n[2]; ++z)
+      for (i64 y = 0; y < n[1]; ++y)
+        for (i64 x = 0; x < n[0]; ++x) {
+          const i64 gc[3] = {x, y, z};
+          B[b].v[static_cast<std::size_t>(z * sz + y * sy + x)] = initial_3d(kWave, r.problem.seed, b, gc, n, R);
+        }
+    const std::string bn = "grid.buf" + std::to_string(b);
+    if (a == 2) {  // z split: each rank's span of planes is one contiguous range, placed on it
+      for (int g = 0; g < G; ++g) {
+        // stencil3d_cells.hpp span_of: owned planes, plus the boundary layer at either end.
+        apps::Range sp;
+        sp.begin = s[g].has_lower() ? s[g].first : 0;
+        sp.end = s[g].has_upper() ? s[g].first + s[g].count : n[2];
+        t.allocations.push_back({bn + ".gpu" + std::to_string(g), MemKind::managed, g, -1, B[b].addr(sp.begin * sz),
+                                 static_cast<u64>((sp.end - sp.begin) * sz * 4)});
+      }
+    } else {  // x / y split: the spans interleave in memory; one allocation (pages start on GPU 0)
+      t.allocations.push_back({bn, MemKind::managed, 0, -1, B[b].base, static_cast<u64>(B[b].v.size() * 4)});
+    }
+  }
+  Recorder rec;
+  const Acc m{rec};
+  for (int it = 0; it < r.problem.iters; ++it) {
+    const Buf& in = B[it % 2];
+    Buf& out = B[1 - it % 2];
+    IterationTrace iter;
+    for (int g = 0; g < G; ++g) {
+      i64 lo[3], hi[3];
+      for (int d = 0; d < 3; ++d) {
+        lo[d] = R;
+        hi[d] = n[d] - R;
+      }
+      lo[a] = s[g].first;
+      hi[a] = s[g].first + s[g].count;
+      const i64 gx = ceil_div(hi[0] - lo[0], 32), gy = ceil_div(hi[1] - lo[1], 8), gz = hi[2] - lo[2];
+      KernelTrace kt;
+      kt.name = kWave ? "wave3d_grid_sweep" : "heat3d_grid_sweep";
+      kt.gpu = g;
+      kt.threads_per_block = 256;
+      run_kernel(kt, static_cast<u64>(gx * gy * gz), r.sample, rec, [&](u64 blk) {
+        const i64 bx = static_cast<i64>(blk) % gx, by = (static_cast<i64>(blk) / gx) % gy,
+                  bz = static_cast<i64>(blk) / (gx * gy);
+        const i64 z = lo[2] + bz;
+        i64 cells = 0;
+        for (int ty = 0; ty < 8; ++ty) {
+          const i64 y = lo[1] + by * 8 + ty;
+          if (y >= hi[1]) break;
+          for (int tx = 0; tx < 32; ++tx) {
+            const i64 x = lo[0] + bx * 32 + tx;
+            if (x >= hi[0]) break;
+            const i64 i = z * sz + y * sy + x;
+            int slot = 0;
+            const auto at = [&](int d, int k) {
+              return m.ld(slot++, in, i + k * (d == 0 ? 1 : d == 1 ? sy : sz));
+            };
+            if constexpr (kWave) {
+              const float prev = m.ld(kSlots - 2, out, i);
+              m.st(kSlots - 1, out, i, apps::wave_cell(prev, at));
+            } else {
+              m.st(kSlots - 1, out, i, apps::heat_cell(at));
+            }
+            ++cells;
+          }
+        }
+        return static_cast<double>(cells) * (kWave ? kWaveFlops : kHeatFlops);
+      });
+      iter.kernels.push_back(std::move(kt));
+    }
+    t.iterations.push_back(std::move(iter));
+  }
+  if (result != nullptr) *result = B[r.problem.iters % 2].v;
+  return t;
+}
+
+}  // namespace
+
+Trace make_trace(const TraceRequest& r) { return make_trace(r, nullptr); }
+
+Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
+  if (r.gpus < 1) bad("gpus must be >= 1 (got " + std::to_string(r.gpus) + ")");
+  if (!(r.sample > 0 && r.sample <= 1)) bad("sample must be in (0, 1] (got " + std::to_string(r.sample) + ")");
+  if (r.problem.iters < 0) bad("iters must be >= 0");
+  if (r.problem.nccheck < 1) bad("nccheck must be >= 1");
+  const bool slabs = r.layout == "slabs";
+  if (!slabs && r.layout != "grid") bad("unknown layout '" + r.layout + "' (expected slabs or grid)");
+  Trace t;
+  if (r.app == "jacobi2d") {
+    if (r.problem.n[0] < 3 || r.problem.n[1] < 3) bad("jacobi2d needs nx, ny >= 3");
+    t = slabs ? jacobi_slabs(r, result) : jacobi_grid(r, result);
+    t.problem = std::to_string(r.problem.n[0]) + "x" + std::to_string(r.problem.n[1]);
+  } else if (r.app == "heat3d" || r.app == "wave3d") {
+    const bool wave = r.app == "wave3d";
+    if (slabs)
+      t = wave ? stencil3d_slabs<true>(r, result) : stencil3d_slabs<false>(r, result);
+    else
+      t = wave ? stencil3d_grid<true>(r, result) : stencil3d_grid<false>(r, result);
+    t.problem = std::to_string(r.problem.n[0]) + "x" + std::to_string(r.problem.n[1]) + "x" +
+                std::to_string(r.problem.n[2]);
+  } else {
+    bad("unknown app '" + r.app + "' (expected jacobi2d, heat3d or wave3d)");
+  }
+  t.app = r.app;
+  t.gpus = r.gpus;
+  t.layout = r.layout;
+  return t;
+}
+
+}  // namespace gpsm::sim

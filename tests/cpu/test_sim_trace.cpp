@@ -1,0 +1,395 @@
+// gpsm sim traces: the binary format's round trip and errors, and the instrumented generator
+// (sim/trace_gen.hpp): byte counts by hand, remote stores into the neighbours' halos, the
+// computed values against the CPU references, determinism and sampling.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <tuple>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "apps/stencil/reference.hpp"
+#include "gpsm/error.hpp"
+#include "sim/trace.hpp"
+#include "sim/trace_gen.hpp"
+
+using namespace gpsm;
+using namespace gpsm::sim;
+
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  return testing::TempDir() + "gpsm_sim_trace_" + name + "_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed());
+}
+
+bool same_run(const AccessRun& a, const AccessRun& b) {
+  return a.op == b.op && a.bytes == b.bytes && a.count == b.count && a.addr == b.addr && a.stride == b.stride;
+}
+
+void expect_same(const Trace& a, const Trace& b) {
+  EXPECT_EQ(a.app, b.app);
+  EXPECT_EQ(a.problem, b.problem);
+  EXPECT_EQ(a.gpus, b.gpus);
+  EXPECT_EQ(a.layout, b.layout);
+  ASSERT_EQ(a.allocations.size(), b.allocations.size());
+  for (size_t i = 0; i < a.allocations.size(); ++i) {
+    const Allocation &x = a.allocations[i], &y = b.allocations[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.gpu, y.gpu);
+    EXPECT_EQ(x.group, y.group);
+    EXPECT_EQ(x.base, y.base);
+    EXPECT_EQ(x.bytes, y.bytes);
+  }
+  ASSERT_EQ(a.iterations.size(), b.iterations.size());
+  for (size_t i = 0; i < a.iterations.size(); ++i) {
+    ASSERT_EQ(a.iterations[i].kernels.size(), b.iterations[i].kernels.size());
+    for (size_t k = 0; k < a.iterations[i].kernels.size(); ++k) {
+      const KernelTrace &x = a.iterations[i].kernels[k], &y = b.iterations[i].kernels[k];
+      EXPECT_EQ(x.name, y.name);
+      EXPECT_EQ(x.gpu, y.gpu);
+      EXPECT_EQ(x.grid_blocks, y.grid_blocks);
+      EXPECT_EQ(x.threads_per_block, y.threads_per_block);
+      ASSERT_EQ(x.blocks.size(), y.blocks.size());
+      for (size_t b = 0; b < x.blocks.size(); ++b) {
+        EXPECT_EQ(x.blocks[b].block, y.blocks[b].block);
+        EXPECT_EQ(x.blocks[b].weight, y.blocks[b].weight);
+        EXPECT_EQ(x.blocks[b].flops, y.blocks[b].flops);
+        ASSERT_EQ(x.blocks[b].runs.size(), y.blocks[b].runs.size());
+        for (size_t r = 0; r < x.blocks[b].runs.size(); ++r)
+          EXPECT_TRUE(same_run(x.blocks[b].runs[r], y.blocks[b].runs[r])) << "iter " << i << " kernel " << k << " block " << b << " run " << r;
+      }
+    }
+  }
+}
+
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+void put_bytes(const std::string& path, const std::vector<char>& d) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(d.data(), static_cast<std::streamsize>(d.size()));
+}
+
+// The error read_trace throws for `path`, or "" when it throws none.
+std::string read_error(const std::string& path) {
+  try {
+    read_trace(path);
+  } catch (const gpsm::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const Allocation& alloc_named(const Trace& t, const std::string& name) {
+  for (const auto& a : t.allocations)
+    if (a.name == name) return a;
+  throw std::runtime_error("no allocation " + name);
+}
+
+TraceRequest jacobi_req(std::int64_t nx, std::int64_t ny, int gpus, int iters, const std::string& layout = "slabs") {
+  TraceRequest r;
+  r.app = "jacobi2d";
+  r.problem.n[0] = nx;
+  r.problem.n[1] = ny;
+  r.problem.iters = iters;
+  r.problem.tol = 0;
+  r.gpus = gpus;
+  r.layout = layout;
+  return r;
+}
+
+TraceRequest s3d_req(const std::string& app, std::int64_t x, std::int64_t y, std::int64_t z, apps::Axis axis, int gpus,
+                     int iters, const std::string& layout = "slabs") {
+  TraceRequest r;
+  r.app = app;
+  r.problem.n[0] = x;
+  r.problem.n[1] = y;
+  r.problem.n[2] = z;
+  r.problem.axis = axis;
+  r.problem.iters = iters;
+  r.problem.seed = 7;
+  r.gpus = gpus;
+  r.layout = layout;
+  return r;
+}
+
+struct Bytes {
+  std::int64_t load = 0, store = 0, atomic = 0;
+  std::map<int, std::int64_t> store_to_gpu;  // stores by the GPU whose allocation they land in
+};
+Bytes count_bytes(const Trace& t, const KernelTrace& k) {
+  Bytes b;
+  for (const auto& bl : k.blocks)
+    for (const auto& r : bl.runs) {
+      const std::int64_t n = std::int64_t{r.count} * r.bytes;
+      if (r.op == Op::load) b.load += n;
+      if (r.op == Op::atomic) b.atomic += n;
+      if (r.op == Op::store) {
+        b.store += n;
+        const int a = allocation_of(t, r.addr);
+        const int a_last = allocation_of(t, r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(r.count - 1) * r.stride));
+        EXPECT_GE(a, 0);
+        EXPECT_EQ(a, a_last) << "a run crosses allocations";
+        if (a >= 0) b.store_to_gpu[t.allocations[a].gpu] += n;
+      }
+    }
+  return b;
+}
+
+}  // namespace
+
+TEST(SimTrace, WriteReadRoundTrip) {
+  Trace t = make_trace(jacobi_req(8, 10, 2, 3));
+  t.allocations.push_back({"extra.replica", MemKind::replica, 1, 3, 1ull << 50, 4096});
+  t.iterations[0].kernels[0].blocks[0].runs.push_back({Op::atomic, 8, 7, 123456789012345ull, -8});
+  t.iterations[1].kernels[1].blocks[0].weight = 2.5;
+  const std::string p = tmp_path("rt");
+  write_trace(t, p);
+  const Trace u = read_trace(p);
+  expect_same(t, u);
+  EXPECT_EQ(t.total_runs(), u.total_runs());
+  std::remove(p.c_str());
+}
+
+TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
+  const Trace t = make_trace(jacobi_req(8, 10, 2, 2));
+  const std::string p = tmp_path("bad");
+  write_trace(t, p);
+  const std::vector<char> good = file_bytes(p);
+  ASSERT_GT(good.size(), 100u);
+  for (size_t cut : {size_t{3}, size_t{10}, size_t{40}, good.size() / 2, good.size() - 1}) {
+    put_bytes(p, std::vector<char>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut)));
+    const std::string e = read_error(p);
+    EXPECT_NE(e.find(p), std::string::npos) << "cut " << cut << ": " << e;
+    EXPECT_NE(e.find("truncated"), std::string::npos) << "cut " << cut << ": " << e;
+  }
+  std::vector<char> d = good;
+  d[0] = 'X';
+  put_bytes(p, d);
+  std::string e = read_error(p);
+  EXPECT_NE(e.find(p), std::string::npos) << e;
+  EXPECT_NE(e.find("magic"), std::string::npos) << e;
+  d = good;
+  d[8] = 2;  // version 2
+  put_bytes(p, d);
+  e = read_error(p);
+  EXPECT_NE(e.find("version 2"), std::string::npos) << e;
+  d = good;
+  d.push_back(0);
+  put_bytes(p, d);
+  e = read_error(p);
+  EXPECT_NE(e.find("after the last iteration"), std::string::npos) << e;
+  std::remove(p.c_str());
+  EXPECT_NE(read_error(p).find(p), std::string::npos);  // missing file
+}
+
+// 8 x 10 on 2 GPUs: interior rows 1..8, 4 per GPU; nx % 4 == 0: float4 path.
+TEST(SimTrace, JacobiSlabsByteCountsAndHaloStoresFloat4) {
+  const std::int64_t nx = 8, ny = 10;
+  const Trace t = make_trace(jacobi_req(nx, ny, 2, 2));
+  ASSERT_EQ(t.iterations.size(), 2u);
+  for (int it = 0; it < 2; ++it) {
+    ASSERT_EQ(t.iterations[it].kernels.size(), 2u);
+    const int ob = 1 - it % 2;
+    for (int g = 0; g < 2; ++g) {
+      const KernelTrace& k = t.iterations[it].kernels[g];
+      EXPECT_EQ(k.gpu, g);
+      EXPECT_EQ(k.grid_blocks, 4u);
+      ASSERT_EQ(k.blocks.size(), 4u);
+      const Bytes b = count_bytes(t, k);
+      // Per row: centre, north, south as nx/4 float4 loads, west and east as nx/4 scalars.
+      EXPECT_EQ(b.load, 4 * (3 * (nx / 4) * 16 + 2 * (nx / 4) * 4));
+      // Own rows (whole rows as float4) + the first and last row pushed to the neighbour.
+      EXPECT_EQ(b.store, 4 * nx * 4 + 2 * nx * 4);
+      const int other = 1 - g;
+      EXPECT_EQ(b.store_to_gpu.at(other), 2 * nx * 4);
+      EXPECT_EQ(b.atomic, 4 * 4);  // norm every iteration (nccheck 1): one atomic per block
+      // The pushes: row 1 into the top neighbour's bottom halo (local row 5), row 4 into the
+      // bottom neighbour's top halo (row 0); with 2 GPUs both neighbours are the other one
+      // (rank 0's top is the last rank: periodic wrap).
+      const Allocation& dst = alloc_named(t, "gpu" + std::to_string(other) + ".buf" + std::to_string(ob));
+      std::vector<std::uint64_t> remote;
+      for (const auto& bl : k.blocks)
+        for (const auto& r : bl.runs)
+          if (r.op == Op::store && allocation_of(t, r.addr) >= 0 && t.allocations[allocation_of(t, r.addr)].gpu == other) {
+            EXPECT_EQ(r.bytes, 16);
+            EXPECT_EQ(r.count, static_cast<std::uint32_t>(nx / 4));
+            EXPECT_EQ(r.stride, 16);
+            remote.push_back((r.addr - dst.base) / 4);
+            EXPECT_EQ(allocation_of(t, r.addr), &dst - t.allocations.data());
+          }
+      std::sort(remote.begin(), remote.end());
+      EXPECT_EQ(remote, (std::vector<std::uint64_t>{0, 5 * nx}));  // cell index: row 0, row 5
+    }
+  }
+}
+
+// 3 GPUs, nx = 7 (scalar path): rank 0's top neighbour is rank 2 (wrap).
+TEST(SimTrace, JacobiSlabsScalarPathAndPeriodicWrap) {
+  const std::int64_t nx = 7, ny = 11;  // 9 interior rows: 3 per GPU
+  const Trace t = make_trace(jacobi_req(nx, ny, 3, 1));
+  const KernelTrace& k = t.iterations[0].kernels[0];
+  const Bytes b = count_bytes(t, k);
+  EXPECT_EQ(b.load, 3 * 5 * (nx - 2) * 4);  // centre, east, west, south, north: scalars
+  EXPECT_EQ(b.store, 3 * (nx - 2) * 4 + 2 * (nx - 2) * 4);
+  EXPECT_EQ(b.store_to_gpu.at(2), (nx - 2) * 4);  // row 1 -> rank 2's bottom halo (local row 4)
+  EXPECT_EQ(b.store_to_gpu.at(1), (nx - 2) * 4);  // row 3 -> rank 1's top halo (local row 0)
+  for (const auto& bl : k.blocks)
+    for (const auto& r : bl.runs) {
+      EXPECT_EQ(r.bytes, 4);
+      const int a = allocation_of(t, r.addr);
+      if (r.op != Op::store || t.allocations[a].gpu == 0) continue;
+      const Allocation& al = t.allocations[a];
+      EXPECT_EQ(al.name, t.allocations[a].gpu == 2 ? "gpu2.buf1" : "gpu1.buf1");
+      const std::uint64_t cell = (r.addr - al.base) / 4;
+      EXPECT_EQ(cell, static_cast<std::uint64_t>(al.gpu == 2 ? 4 * nx + 1 : 1));
+      EXPECT_EQ(r.count, static_cast<std::uint32_t>(nx - 2));
+    }
+}
+
+TEST(SimTrace, JacobiComputesTheReference) {
+  for (auto [nx, ny, gpus] : {std::tuple{8, 10, 2}, std::tuple{7, 11, 3}, std::tuple{16, 9, 1}, std::tuple{12, 12, 4}}) {
+    for (const char* layout : {"slabs", "grid"}) {
+      apps::JacobiProblem p;
+      p.nx = nx;
+      p.ny = ny;
+      p.niter = 5;
+      p.tol = 0;
+      const apps::JacobiResult ref = apps::jacobi_reference(p);
+      ASSERT_EQ(ref.iterations, 5);
+      std::vector<float> got;
+      const Trace t = make_trace(jacobi_req(nx, ny, gpus, 5, layout), &got);
+      EXPECT_EQ(t.iterations.size(), 5u);
+      // Interior rows are bit-identical (same point update, same order).
+      EXPECT_EQ(apps::max_rel_error(got.data() + nx, ref.a.data() + nx, static_cast<size_t>(nx * (ny - 2))), 0.0)
+          << nx << "x" << ny << " on " << gpus << " " << layout;
+      EXPECT_EQ(got, ref.a) << nx << "x" << ny << " on " << gpus << " " << layout;
+    }
+  }
+}
+
+// Remote stores of the 3D slabs = interior cells of the pushed planes x radius x 4 B per
+// neighbour side (Slabs::halo_bytes(false), slab3d_halo_bytes: replicated here).
+TEST(SimTrace, Stencil3DRemoteStoresAreTheInteriorOfThePushedPlanes) {
+  for (const char* app : {"heat3d", "wave3d"}) {
+    const int R = std::string(app) == "heat3d" ? 1 : 2;
+    for (apps::Axis axis : {apps::Axis::z, apps::Axis::y, apps::Axis::x}) {
+      const std::int64_t n[3] = {16, 13, 18};
+      const int G = 3;
+      const Trace t = make_trace(s3d_req(app, n[0], n[1], n[2], axis, G, 2));
+      const int a = static_cast<int>(axis), b = (a + 1) % 3, c = (a + 2) % 3;
+      const std::int64_t side = R * (n[b] - 2 * R) * (n[c] - 2 * R) * 4;
+      std::int64_t total = 0;
+      for (const auto& it : t.iterations)
+        for (int g = 0; g < G; ++g) {
+          const KernelTrace& k = it.kernels[g];
+          const Bytes by = count_bytes(t, k);
+          for (int o = 0; o < G; ++o) {
+            const std::int64_t want = (o == g - 1 || o == g + 1) ? side : 0;
+            const std::int64_t got = o == g ? 0 : (by.store_to_gpu.count(o) ? by.store_to_gpu.at(o) : 0);
+            EXPECT_EQ(got, want) << app << " axis " << apps::axis_name(axis) << " gpu " << g << " -> " << o;
+            if (o != g) total += got;
+          }
+        }
+      const double formula = 2.0 * (G - 1) * R * static_cast<double>(n[b] - 2 * R) * static_cast<double>(n[c] - 2 * R) * 4;
+      EXPECT_EQ(static_cast<double>(total), 2 * formula) << app;  // 2 iterations
+    }
+  }
+}
+
+// Loads and stores of one heat3d step on one GPU, float4 path, by hand.
+TEST(SimTrace, Heat3DSingleGpuByteCounts) {
+  const std::int64_t n[3] = {8, 6, 5};  // nx % 4 == 0: float4 columns
+  const Trace t = make_trace(s3d_req("heat3d", n[0], n[1], n[2], apps::Axis::z, 1, 1));
+  const Bytes b = count_bytes(t, t.iterations[0].kernels[0]);
+  // Stores: exactly the updated cells (the first and last vector of a row lane by lane).
+  EXPECT_EQ(b.store, (n[0] - 2) * (n[1] - 2) * (n[2] - 2) * 4);
+  // Loads per thread (column of 4 cells at one y) marching z over the interior planes: the 2
+  // prologue planes + one new plane per step (the march's plane loads: planes z0-1 .. z1, i.e.
+  // (steps + 2) float4), 2 y-neighbour float4 and 2 scalar edges per step.
+  const std::int64_t cols = n[0] / 4, rows = n[1] - 2, steps = n[2] - 2;
+  EXPECT_EQ(b.load, cols * rows * ((steps + 2) * 16 + steps * (2 * 16 + 2 * 4)));
+  EXPECT_EQ(b.atomic, 0);
+  double flops = 0;
+  for (const auto& bl : t.iterations[0].kernels[0].blocks) flops += bl.flops;
+  EXPECT_EQ(flops, 9.0 * (n[0] - 2) * (n[1] - 2) * (n[2] - 2));
+}
+
+TEST(SimTrace, Stencil3DComputesTheReference) {
+  for (const char* app : {"heat3d", "wave3d"}) {
+    const bool wave = std::string(app) == "wave3d";
+    for (apps::Axis axis : {apps::Axis::z, apps::Axis::y, apps::Axis::x}) {
+      for (auto [x, y, z, gpus] : {std::tuple{16, 13, 18, 3}, std::tuple{13, 12, 11, 2}, std::tuple{12, 9, 10, 1}}) {
+        apps::Stencil3DProblem p;
+        p.n[0] = x;
+        p.n[1] = y;
+        p.n[2] = z;
+        p.iters = 3;
+        p.seed = 7;
+        const std::vector<float> ref = wave ? apps::wave3d_reference(p) : apps::heat3d_reference(p);
+        for (const char* layout : {"slabs", "grid"}) {
+          std::vector<float> got;
+          make_trace(s3d_req(app, x, y, z, axis, gpus, 3, layout), &got);
+          EXPECT_EQ(got, ref) << app << " " << x << "x" << y << "x" << z << " axis " << apps::axis_name(axis) << " on "
+                              << gpus << " " << layout;
+        }
+      }
+    }
+  }
+}
+
+TEST(SimTrace, DeterministicAndSampled) {
+  for (const TraceRequest& r0 : {jacobi_req(64, 40, 2, 3), s3d_req("heat3d", 40, 36, 30, apps::Axis::z, 2, 2),
+                                 s3d_req("wave3d", 32, 20, 24, apps::Axis::y, 2, 1, "grid")}) {
+    const Trace a = make_trace(r0), b = make_trace(r0);
+    expect_same(a, b);
+    TraceRequest r = r0;
+    r.sample = 0.3;
+    const Trace s = make_trace(r);
+    ASSERT_EQ(s.iterations.size(), a.iterations.size());
+    for (size_t i = 0; i < s.iterations.size(); ++i)
+      for (size_t k = 0; k < s.iterations[i].kernels.size(); ++k) {
+        const KernelTrace& ks = s.iterations[i].kernels[k];
+        EXPECT_EQ(ks.grid_blocks, a.iterations[i].kernels[k].grid_blocks);
+        EXPECT_LT(ks.blocks.size(), ks.grid_blocks);
+        EXPECT_NEAR(static_cast<double>(ks.blocks.size()), 0.3 * ks.grid_blocks, 1.0);
+        double w = 0;
+        for (const auto& bl : ks.blocks) {
+          w += bl.weight;
+          // A sampled block records exactly what it records unsampled.
+          const BlockTrace& full = a.iterations[i].kernels[k].blocks[bl.block];
+          ASSERT_EQ(full.block, bl.block);
+          ASSERT_EQ(full.runs.size(), bl.runs.size());
+          for (size_t j = 0; j < bl.runs.size(); ++j) EXPECT_TRUE(same_run(full.runs[j], bl.runs[j]));
+        }
+        EXPECT_NEAR(w, ks.grid_blocks, 1e-9 * ks.grid_blocks);
+      }
+  }
+  TraceRequest tiny = jacobi_req(8, 10, 2, 1);
+  tiny.sample = 0.01;  // fewer than one block: block 0 stands for the kernel
+  const Trace t = make_trace(tiny);
+  for (const auto& k : t.iterations[0].kernels) {
+    ASSERT_EQ(k.blocks.size(), 1u);
+    EXPECT_EQ(k.blocks[0].weight, static_cast<double>(k.grid_blocks));
+  }
+}
+
+TEST(SimTrace, RejectsBadRequests) {
+  TraceRequest r = jacobi_req(8, 10, 2, 1);
+  r.app = "lbm";
+  EXPECT_THROW(make_trace(r), std::invalid_argument);
+  r = jacobi_req(8, 10, 2, 1);
+  r.layout = "tiles";
+  EXPECT_THROW(make_trace(r), std::invalid_argument);
+  r = jacobi_req(8, 10, 9, 1);  // 9 GPUs, 8 interior rows
+  EXPECT_THROW(make_trace(r), std::invalid_argument);
+  r = jacobi_req(8, 10, 2, 1);
+  r.sample = 0;
+  EXPECT_THROW(make_trace(r), std::invalid_argument);
+}
