@@ -335,7 +335,10 @@ struct LocalAcc {
 
   void add_load(const Span& s, double w) {
     load += s.payload() * w;
-    if (s.contiguous()) {
+    // A run whose operations are at most a sector apart touches every sector of its span (a
+    // float4 row's west/east scalars at stride 16 read the lines its centre loads read): it
+    // joins the footprint. Only sparser runs pay a sector per operation.
+    if (s.contiguous() || (s.stride > 0 && double(s.stride) <= kSector)) {
       if (!intervals.empty() && s.lo <= intervals.back().second && s.hi >= intervals.back().first) {
         intervals.back().first = std::min(intervals.back().first, s.lo);
         intervals.back().second = std::max(intervals.back().second, s.hi);
@@ -776,7 +779,16 @@ SimResult Engine::run() {
     int slow = 0;
     for (int g = 1; g < G; ++g)
       if (gpu_t[g] > gpu_t[slow]) slow = g;
-    total_time += gpu_t[slow] + sync;
+    // One host thread issues every GPU's work of the iteration (issue_us per GPU). Where the host
+    // reads a result back (host_sync: jacobi2d's norm), it waits for it, so issuing, executing
+    // and the read-back add up; otherwise it issues ahead and the slower of the two bounds the
+    // loop (GPU-centric paradigms, infinite: no host in the loop).
+    if (host_driven() && it.host_sync)
+      total_time += G * (gp.issue_us + gp.readback_us) * 1e-6 + gpu_t[slow] + sync;
+    else if (host_driven())
+      total_time += std::max(gpu_t[slow], G * gp.issue_us * 1e-6);
+    else
+      total_time += gpu_t[slow];
     total_wire += wire;
     total_useful += useful;
     sum_compute += kern[slow];

@@ -33,6 +33,9 @@ GpuParams v100() {
   g.blocks_per_sm = 8;     // 2048 threads per SM (seed 000 Table 4.1) / 256-thread blocks
   g.launch_us = 5;         // host launch to start; seed 000 ch. II: "several microseconds"
   g.sync_us = 8;           // host sync / event round trip; estimate of the same order
+  g.issue_us = 6;          // estimate: ~4 runtime calls per GPU and iteration (set device, launch,
+                           // event record, stream wait) at ~1.5 us each
+  g.readback_us = 3;       // estimate: a memset and a device-to-host copy of the result per GPU
   g.fault_us = 50;         // seed 000 §4.6.2: 50 us per-SM stall per 64 KB UM page migration
   g.page_bytes = 64 << 10; // ibid.: 64 KB migration granularity
   return g;
@@ -52,6 +55,8 @@ GpuParams h200() {
   g.blocks_per_sm = 8;     // 2048 threads per SM / 256
   g.launch_us = 1.6;       // our scope run: lat_launch "gpu0 launch (back-to-back)" 1.60 us
   g.sync_us = 6.8;         // our scope run: "launch+sync" 8.41 us minus the launch
+  g.issue_us = 6;          // estimate as for V100 (not measured: host API time per call)
+  g.readback_us = 3;       // estimate as for V100
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
                            // median 40.0
   g.page_bytes = 64 << 10;
@@ -174,8 +179,9 @@ System preset(const std::string& name, int gpus) {
     throw std::invalid_argument("unknown system preset '" + name + "' (valid: " + list + ")");
   }
   if (gpus != 0) {
-    if (gpus < 2 || gpus > 16)
-      throw std::invalid_argument("system preset " + name + ": gpus must be 2..16, got " +
+    // 1: the single-GPU baseline every speedup is measured against (no link used).
+    if (gpus < 1 || gpus > 16)
+      throw std::invalid_argument("system preset " + name + ": gpus must be 1..16, got " +
                                   std::to_string(gpus));
     s.gpus = gpus;
   }

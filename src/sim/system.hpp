@@ -19,6 +19,9 @@ struct GpuParams {
   int blocks_per_sm = 8;       // resident 256-thread blocks (wave size = sms * blocks_per_sm)
   double launch_us = 5;        // kernel launch to start, host-driven
   double sync_us = 8;          // host synchronization / event round trip per iteration
+  double issue_us = 6;         // host time to issue one GPU's work of an iteration (host-driven:
+                               // a launch, event record and waits), one host thread for all GPUs
+  double readback_us = 3;      // extra host time per GPU when the iteration's result is read back
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
   double page_bytes = 64 << 10;// UM migration granularity
 };
@@ -49,7 +52,7 @@ struct System {
 // Presets: v100-pcie3 (4x V100, PCIe 3 switch tree), v100-pcie4, v100-pcie5, v100-pcie6, dgx1
 // (8x V100, NVLink2 hybrid cube mesh approximated as direct), dgx2 (16x V100, NVSwitch), h200x4
 // (4x H200, NVLink4 all-to-all, numbers from gpsm scope on nvidia-h200-x4). gpus overrides the
-// preset's count (2..16). Throws std::invalid_argument on an unknown name.
+// preset's count (1..16; 1 = the single-GPU baseline). Throws std::invalid_argument on an unknown name.
 System preset(const std::string& name, int gpus = 0);
 std::vector<std::string> preset_names();
 // From a gpsm scope machine model (docs/machine-model.md): GPU count, HBM and peer bandwidths

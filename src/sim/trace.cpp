@@ -30,7 +30,7 @@ int allocation_of(const Trace& t, std::uint64_t addr) {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'T', 'R', 'C', '\0'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: a host_sync byte per iteration
 constexpr std::size_t kRunBytes = 22;  // u8 op, u8 bytes, u32 count, u64 addr, i64 stride
 
 // Little-endian writer into a buffer flushed to the file in 4-MiB pieces.
@@ -172,6 +172,7 @@ void write_trace(const Trace& t, const std::string& path) {
   }
   w.u32(static_cast<std::uint32_t>(t.iterations.size()));
   for (const IterationTrace& it : t.iterations) {
+    w.u8(it.host_sync ? 1 : 0);
     w.u32(static_cast<std::uint32_t>(it.kernels.size()));
     for (const KernelTrace& k : it.kernels) {
       w.str(k.name);
@@ -239,6 +240,9 @@ Trace read_trace(const std::string& path) {
   for (std::uint32_t i = 0; i < ni; ++i) {
     r.where = "iteration " + std::to_string(i);
     r.block = -1;
+    const std::uint8_t hs = r.u8();
+    if (hs > 1) r.fail("host_sync byte " + std::to_string(hs) + " is neither 0 nor 1");
+    t.iterations[i].host_sync = hs == 1;
     const std::uint32_t nk = r.count(20, "kernels");
     t.iterations[i].kernels.resize(nk);
     for (std::uint32_t k = 0; k < nk; ++k) {

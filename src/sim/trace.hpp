@@ -52,7 +52,11 @@ struct KernelTrace {
 };
 
 // One iteration: the kernels each GPU runs (in order), then a synchronization point.
+// host_sync: a host-driven run reads a result of this iteration back (jacobi2d's norm, every
+// nccheck iterations) and waits for it before it issues the next iteration, so issuing and
+// executing do not overlap there.
 struct IterationTrace {
+  bool host_sync = false;
   std::vector<KernelTrace> kernels;
 };
 

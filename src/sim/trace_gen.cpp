@@ -235,6 +235,7 @@ Trace jacobi_slabs(const TraceRequest& r, std::vector<float>* result) {
     const int ib = it % 2, ob = 1 - ib;
     const bool norm = it % r.problem.nccheck == 0;
     IterationTrace iter;
+    iter.host_sync = norm;  // the host-driven runs read the norm back and wait for it
     for (int g = 0; g < G; ++g) {
       KernelTrace kt;
       kt.name = "jacobi_sweep";
@@ -293,6 +294,7 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
     Buf& out = a[1 - it % 2];
     const bool norm = it % r.problem.nccheck == 0;
     IterationTrace iter;
+    iter.host_sync = norm;  // the host-driven runs read the norm back and wait for it
     for (int g = 0; g < G; ++g) {
       KernelTrace kt;
       kt.name = "jacobi_grid_sweep";

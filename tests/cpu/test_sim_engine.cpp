@@ -39,6 +39,8 @@ System two_gpus() {
   s.gpu.flops_G = 1000;
   s.gpu.launch_us = 5;
   s.gpu.sync_us = 8;
+  s.gpu.issue_us = 0;     // the host's issue cost is left out of these hand models
+  s.gpu.readback_us = 0;
   s.gpu.fault_us = 20;
   s.gpu.page_bytes = 4096;
   s.topology = Topology::direct;
@@ -71,6 +73,7 @@ Trace slabs(const std::vector<AccessRun>& remote0, int iters = 2, std::uint32_t 
   t.allocations = {{"slab0", MemKind::device, 0, -1, 0, kSlab}, {"slab1", MemKind::device, 1, -1, kSlab, kSlab}};
   for (int i = 0; i < iters; ++i) {
     IterationTrace it;
+    it.host_sync = true;  // the host waits each iteration (as jacobi2d's norm)
     for (int g = 0; g < 2; ++g) {
       KernelTrace k;
       k.name = "step";
@@ -207,6 +210,7 @@ TEST(SimEngine, GpsPublishesOnlyToSubscribedPages) {
   t.layout = "grid";
   t.allocations = {{"a@0", MemKind::replica, 0, 7, 0, 65536}, {"a@1", MemKind::replica, 1, 7, kSlab, 65536}};
   IterationTrace it;
+  it.host_sync = true;  // the host waits each iteration (as jacobi2d's norm)
   KernelTrace k0, k1;
   k0.gpu = 0, k1.gpu = 1;
   k0.grid_blocks = k1.grid_blocks = 1;
@@ -235,6 +239,7 @@ TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
   t.allocations = {{"grid", MemKind::managed, 0, -1, 0, 8 * 4096}};
   for (int i = 0; i < 4; ++i) {
     IterationTrace it;
+    it.host_sync = true;  // the host waits each iteration (as jacobi2d's norm)
     KernelTrace k0, k1;
     k0.gpu = 0, k1.gpu = 1;
     k0.grid_blocks = k1.grid_blocks = 1;
@@ -299,6 +304,7 @@ TEST(SimEngine, FewerBlocksThanAWaveAreSlowerPerByte) {
     t.gpus = 1;
     t.allocations = {{"slab", MemKind::device, 0, -1, 0, kSlab}};
     IterationTrace it;
+    it.host_sync = true;  // the host waits each iteration (as jacobi2d's norm)
     KernelTrace k;
     k.gpu = 0;
     k.grid_blocks = blocks;
@@ -327,6 +333,7 @@ TEST(SimEngine, ReReadsHitL2) {
   t.gpus = 1;
   t.allocations = {{"slab", MemKind::device, 0, -1, 0, kSlab}};
   IterationTrace it;
+  it.host_sync = true;  // the host waits each iteration (as jacobi2d's norm)
   KernelTrace k;
   k.gpu = 0;
   k.grid_blocks = 8;
@@ -343,4 +350,22 @@ TEST(SimEngine, ReReadsHitL2) {
   s.gpu.l2_GBps = 1e6;  // only DRAM matters here
   const double distinct = 7 * 4096 + 12288;
   EXPECT_DOUBLE_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, distinct / 100e9);
+}
+
+// One host thread issues every GPU's work: with the read-back (host_sync) issuing, executing and
+// the sync add up; without it the slower of the GPUs and the host's issuing bounds the loop.
+TEST(SimEngine, OneHostThreadIssuesEveryGpusWork) {
+  const TestLink l;
+  System s = two_gpus();
+  s.gpu.issue_us = 100;  // far above the GPUs' time here
+  s.gpu.readback_us = 7;
+  Trace t = slabs({}, 3);
+  const SimResult inf = sim(t, SimParadigm::infinite, l, {}, s);  // no host in the loop
+  const SimResult synced = sim(t, SimParadigm::p2p_inline, l, {}, s);
+  const double gpu = inf.sec_per_iter + s.gpu.launch_us * 1e-6;  // the slowest GPU, launched
+  EXPECT_NEAR(synced.sec_per_iter, 2 * (100 + 7) * 1e-6 + gpu + s.gpu.sync_us * 1e-6, 1e-9);
+  for (auto& it : t.iterations) it.host_sync = false;
+  const SimResult ahead = sim(t, SimParadigm::p2p_inline, l, {}, s);
+  EXPECT_NEAR(ahead.sec_per_iter, 2 * 100e-6, 1e-9);  // issue-bound: 2 GPUs x 100 us
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, inf.sec_per_iter, 1e-12);
 }

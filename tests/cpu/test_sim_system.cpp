@@ -53,7 +53,8 @@ TEST(SimSystem, EveryPresetConstructs) {
 TEST(SimSystem, GpuCountOverride) {
   EXPECT_EQ(preset("dgx1", 4).gpus, 4);
   EXPECT_EQ(preset("v100-pcie3", 16).gpus, 16);
-  EXPECT_THROW(preset("dgx1", 1), std::invalid_argument);
+  EXPECT_EQ(preset("dgx1", 1).gpus, 1);  // the single-GPU baseline
+  EXPECT_THROW(preset("dgx1", 0 - 1), std::invalid_argument);
   EXPECT_THROW(preset("dgx1", 17), std::invalid_argument);
   EXPECT_THROW(preset("dgx1", -2), std::invalid_argument);
 }

@@ -176,10 +176,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 2;  // version 2
+  d[8] = 3;  // version 3 (this gpsm writes 2)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 3"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);
