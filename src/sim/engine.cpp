@@ -80,6 +80,12 @@ constexpr std::uint64_t kLine = 128;          // bytes: coalescing unit of a war
 constexpr double kSector = 32;                // bytes: DRAM access granularity of a scattered load
 constexpr double kSaturatingOccupancy = 0.5;  // fraction of a full wave that saturates HBM
 constexpr double kUmFaultConcurrency = 1;     // UM faults a GPU services at once (serialized)
+// UM thrashing mitigation, as the CUDA driver does it: a page that has moved between GPUs this
+// many times is pinned where it is and mapped remotely for the others (their accesses then go
+// over the link at access granularity, no more faults). Without it a shared boundary page
+// ping-pongs every iteration: the model predicted 3x the measured um time on 4xH200
+// (jacobi2d 4096^2, 2 and 4 GPUs).
+constexpr int kUmThrashMoves = 2;
 
 // A run normalized to a non-negative stride, with its lowest address.
 struct Span {
@@ -414,6 +420,7 @@ struct Engine {
     int alloc = -1;
     std::uint64_t n = 0;
     std::vector<int> owner;            // um: where the page is now; um_hints: preferred location
+    std::vector<int> moves;            // um: migrations between GPUs so far (pinned at kUmThrashMoves)
     std::vector<double> load, store;   // this iteration, [page * G + gpu]
   };
   std::vector<Pages> pages;   // by managed allocation
@@ -429,6 +436,7 @@ struct Engine {
       pg.alloc = int(i);
       pg.n = (a.bytes + std::uint64_t(page_bytes()) - 1) / std::uint64_t(page_bytes());
       pg.owner.assign(pg.n, a.gpu);
+      pg.moves.assign(pg.n, 0);
       pg.load.assign(pg.n * G, 0);
       pg.store.assign(pg.n * G, 0);
       pages_of[i] = int(pages.size());
@@ -741,12 +749,16 @@ SimResult Engine::run() {
           xfer[g] = proact_end[g] - kern[g];
           break;
         case SimParadigm::um: {
-          double faults = 0, migrated = 0;
+          double faults = 0, migrated = 0, remote = 0;
           for (const Pages& pg : pages)
             for (std::uint64_t i = 0; i < pg.n; ++i) {
               const int o0 = pg.owner[i];
               const bool by_g = pg.load[i * G + g] > 0 || pg.store[i * G + g] > 0;
               if (!by_g) continue;
+              if (pg.moves[i] >= kUmThrashMoves) {  // pinned: remote accesses, no faults
+                if (g != o0) remote += pg.load[i * G + g] + pg.store[i * G + g];
+                continue;
+              }
               bool others = false;
               for (int h = 0; h < G; ++h)
                 if (h != o0 && (pg.load[i * G + h] > 0 || pg.store[i * G + h] > 0)) others = true;
@@ -755,9 +767,10 @@ SimResult Engine::run() {
             }
           const double fault_s = faults * gp.fault_us * 1e-6 / kUmFaultConcurrency;
           const double mig_wire = migrated > 0 ? lm.write_wire(L, page_bytes()) * (migrated / page_bytes()) : 0;
-          wire += mig_wire;
-          useful += migrated;
-          xfer[g] = std::max(fault_s, lm.wire_time(L, mig_wire)) + std::max(link_t[g], 0.0);
+          const double remote_wire = remote > 0 ? lm.write_wire(L, remote) : 0;
+          wire += mig_wire + remote_wire;
+          useful += migrated + remote;
+          xfer[g] = std::max(fault_s, lm.wire_time(L, mig_wire)) + lm.wire_time(L, remote_wire) + std::max(link_t[g], 0.0);
           gpu_t[g] = launches[g] + kern[g] + xfer[g];
           break;
         }
@@ -772,7 +785,12 @@ SimResult Engine::run() {
     }
     if (um)  // page ownership after the iteration
       for (Pages& pg : pages) {
-        for (std::uint64_t i = 0; i < pg.n; ++i) pg.owner[i] = decided_owner(pg, i, pg.owner[i]);
+        for (std::uint64_t i = 0; i < pg.n; ++i) {
+          if (pg.moves[i] >= kUmThrashMoves) continue;  // pinned
+          const int o = decided_owner(pg, i, pg.owner[i]);
+          if (o != pg.owner[i]) ++pg.moves[i];
+          pg.owner[i] = o;
+        }
         std::fill(pg.load.begin(), pg.load.end(), 0.0);
         std::fill(pg.store.begin(), pg.store.end(), 0.0);
       }
