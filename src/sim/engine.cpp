@@ -534,6 +534,7 @@ SimResult Engine::run() {
   const double chunk_bytes = std::max(o.proact_chunk_bytes, 1.0);
 
   double total_time = 0, total_wire = 0, total_useful = 0;
+  double last_time = 0, last_wire = 0;  // the trace's last iteration (run_iters extrapolates it)
   double sum_compute = 0, sum_transfer = 0, sum_exposed = 0;
   std::vector<std::vector<double>> W(G, std::vector<double>(G, 0.0));  // wire bytes src -> dst
   std::vector<std::vector<double>> P(G, std::vector<double>(G, 0.0));  // memcpy payload src -> dst
@@ -787,9 +788,13 @@ SimResult Engine::run() {
       for (Pages& pg : pages) {
         for (std::uint64_t i = 0; i < pg.n; ++i) {
           if (pg.moves[i] >= kUmThrashMoves) continue;  // pinned
-          const int o = decided_owner(pg, i, pg.owner[i]);
-          if (o != pg.owner[i]) ++pg.moves[i];
-          pg.owner[i] = o;
+          // A page another GPU faulted over this iteration moved (there, and back to its writer
+          // or on to the next toucher): that counts toward the driver's thrashing detection.
+          bool others = false;
+          for (int h = 0; h < G; ++h)
+            if (h != pg.owner[i] && (pg.load[i * G + h] > 0 || pg.store[i * G + h] > 0)) others = true;
+          if (others) ++pg.moves[i];
+          pg.owner[i] = decided_owner(pg, i, pg.owner[i]);
         }
         std::fill(pg.load.begin(), pg.load.end(), 0.0);
         std::fill(pg.store.begin(), pg.store.end(), 0.0);
@@ -802,11 +807,13 @@ SimResult Engine::run() {
     // and the read-back add up; otherwise it issues ahead and the slower of the two bounds the
     // loop (GPU-centric paradigms, infinite: no host in the loop).
     if (host_driven() && it.host_sync)
-      total_time += G * (gp.issue_us + gp.readback_us) * 1e-6 + gpu_t[slow] + sync;
+      last_time = G * (gp.issue_us + gp.readback_us) * 1e-6 + gpu_t[slow] + sync;
     else if (host_driven())
-      total_time += std::max(gpu_t[slow], G * gp.issue_us * 1e-6);
+      last_time = std::max(gpu_t[slow], G * gp.issue_us * 1e-6);
     else
-      total_time += gpu_t[slow];
+      last_time = gpu_t[slow];
+    total_time += last_time;
+    last_wire = wire;
     total_wire += wire;
     total_useful += useful;
     sum_compute += kern[slow];
@@ -814,9 +821,10 @@ SimResult Engine::run() {
     sum_exposed += std::max(0.0, gpu_t[slow] - launches[slow] - kern[slow]);
   }
   const double n = double(t.iterations.size());
+  const double runs = std::max(n, double(o.run_iters));
   SimResult r;
-  r.sec_per_iter = total_time / n;
-  r.link_bytes_per_iter = total_wire / n;
+  r.sec_per_iter = (total_time + (runs - n) * last_time) / runs;
+  r.link_bytes_per_iter = (total_wire + (runs - n) * last_wire) / runs;
   r.useful_bytes_per_iter = total_useful / n;
   r.compute_s = sum_compute / n;
   r.transfer_s = sum_transfer / n;

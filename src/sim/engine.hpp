@@ -21,6 +21,11 @@ struct SimOptions {
   int finepack_subheader = 5;            // bytes per FinePack sub-transaction header (2..6)
   double proact_chunk_bytes = 1 << 20;   // PROACT chunk size
   double link_scale = 1;                 // multiply every link's bandwidth (sweeps)
+  // Iterations of the run the result stands for (0: the trace's). When larger than the trace,
+  // the trace's last iteration (the steady state: UM pages settled, queues warm) is taken for the
+  // rest, so start-up costs weigh as they would in a run of that length (gpsm bench runs jacobi2d
+  // 1000 iterations, the 3D apps 100, and traces hold 10).
+  int run_iters = 0;
 };
 
 struct SimResult {

@@ -54,6 +54,7 @@ struct SimArgs {
   std::string sample = "auto", gps_page = "64K", proact_chunk = "1M";
   std::vector<std::string> sweep;  // {param} or {param, values}
   int iters = 10, queue = 64, subheader = 5;
+  int run_iters = -1;  // -1: the app's gpsm bench default (jacobi2d 1000, 3D 100); 0: the traced ones
   bool list = false;
 };
 CLI::App* add_sim_command(CLI::App& app, SimArgs& a);

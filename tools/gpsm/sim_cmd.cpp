@@ -40,6 +40,10 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
       ->capture_default_str();
   c->add_option("--size", a.sizes, "Problem size(s), comma-separated, as gpsm bench (default: the app's defaults)");
   c->add_option("--iters", a.iters, "Iterations traced and simulated")->capture_default_str();
+  c->add_option("--run-iters", a.run_iters,
+                "Iterations of the run a result stands for: the last traced iteration stands for the ones beyond "
+                "--iters (-1: the app's gpsm bench default, jacobi2d 1000, 3D apps 100; 0: only the traced ones)")
+      ->capture_default_str();
   c->add_option("--sample", a.sample,
                 "Fraction of thread blocks traced (each stands for 1/F blocks); auto: all up to 2^24 cells, then fewer")
       ->capture_default_str();
@@ -255,7 +259,10 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             rec.out.status = RunStatus::unsupported;
             rec.out.reason = fail;
           } else {
-            const sim::SimResult r = sim::simulate(tr, sys, par, points[k].opt);
+            sim::SimOptions opt = points[k].opt;
+            // The length of the run the bench would make, so UM's start-up faults weigh as there.
+            opt.run_iters = a.run_iters >= 0 ? a.run_iters : problems[pi].first->problem(problems[pi].second.label(), 0).iters;
+            const sim::SimResult r = sim::simulate(tr, sys, par, opt);
             rec.out.status = RunStatus::ok;
             rec.out.sec_per_iter = {r.sec_per_iter};
             rec.out.iterations = int(tr.iterations.size());
