@@ -27,8 +27,11 @@ def mb(x):
     return f"{x / 1e6:.3f}" if x is not None else "-"
 
 
-def paradigm_table(doc):
-    t = doc["tests"][0]
+def paradigm_tables(doc):
+    return "\n".join(paradigm_table(t) for t in doc["tests"])
+
+
+def paradigm_table(t):
     pts = points(t)
     one = {k[0]: v["median"] for k, v in pts.items() if k[1] == 1}
     best1 = min(one.values()) if one else None
@@ -100,7 +103,7 @@ def main():
     for app in ["jacobi2d", "heat3d", "scatter"]:
         f = os.path.join(out, f"paradigms_{app}.json")
         if os.path.exists(f):
-            print(paradigm_table(load(f)))
+            print(paradigm_tables(load(f)))
     f = os.path.join(out, "paradigms_scatter.json")
     if os.path.exists(f):
         print("## FinePack link efficiency (seed 000: 5.1x over P2P stores)\n")
