@@ -66,9 +66,9 @@ std::vector<SimParadigm> parse_sim_paradigms(const std::string& list) {
 const char* sim_trace_layout(SimParadigm p) {
   switch (p) {
     case SimParadigm::um:
-    case SimParadigm::um_hints:
+    case SimParadigm::um_hints: return "grid";
     case SimParadigm::gps_hw:
-    case SimParadigm::finepack: return "grid";
+    case SimParadigm::finepack: return "replicas";
     default: return "slabs";
   }
 }
@@ -86,6 +86,7 @@ constexpr double kUmFaultConcurrency = 1;     // UM faults a GPU services at onc
 // ping-pongs every iteration: the model predicted 3x the measured um time on 4xH200
 // (jacobi2d 4096^2, 2 and 4 GPUs).
 constexpr int kUmThrashMoves = 2;
+constexpr std::size_t kGpsProfileIterations = 2;  // GPS profiling phase: the first two iterations
 
 // A run normalized to a non-negative stride, with its lowest address.
 struct Span {
@@ -282,18 +283,30 @@ class WriteQueue {
     v.reserve(size_);
     for (int k = 0; k < size_; ++k) v.push_back(&ring_[(head_ + k) % cap_]);
     std::sort(v.begin(), v.end(), [](const Entry* a, const Entry* b) { return a->line < b->line; });
-    double runs = 0, bytes = 0, wsum = 0;
-    for (std::size_t k = 0; k < v.size(); ++k) {
-      runs += v[k]->mask.segments();
-      // a range running off the end of a line into the start of the next is one sub-transaction
-      if (k > 0 && v[k]->line == v[k - 1]->line + 1 && v[k - 1]->mask.bit(kLine - 1) && v[k]->mask.bit(0)) runs -= 1;
-      bytes += v[k]->mask.bytes();
-      wsum += v[k]->weight;
+    // A sub-header of s bytes holds 10 length bits and 8 s - 10 offset bits (seed 000 Table 5.2):
+    // one packed message covers at most 2^(8 s - 10) bytes of addresses from its base (the line of
+    // its first entry); an entry whose last byte lies beyond starts a new message.
+    const int off_bits = std::max(0, 8 * sub_ - 10);
+    const std::uint64_t span = off_bits >= 63 ? ~0ull : (1ull << off_bits);
+    std::size_t k0 = 0;
+    while (k0 < v.size()) {
+      const std::uint64_t base = v[k0]->line * kLine;
+      double runs = 0, bytes = 0, wsum = 0;
+      std::size_t k = k0;
+      for (; k < v.size(); ++k) {
+        if (k > k0 && v[k]->line * kLine + kLine - 1 - base >= span) break;
+        runs += v[k]->mask.segments();
+        // a range running off the end of a line into the start of the next is one sub-transaction
+        if (k > k0 && v[k]->line == v[k - 1]->line + 1 && v[k - 1]->mask.bit(kLine - 1) && v[k]->mask.bit(0)) runs -= 1;
+        bytes += v[k]->mask.bytes();
+        wsum += v[k]->weight;
+      }
+      const double w = wsum / double(k - k0);
+      wire += lm_->finepack_wire(*l_, runs, bytes, sub_) * w;
+      payload += bytes * w;
+      writes += w;
+      k0 = k;
     }
-    const double w = wsum / double(v.size());
-    wire += lm_->finepack_wire(*l_, runs, bytes, sub_) * w;
-    payload += bytes * w;
-    writes += w;
     where_.clear();
     head_ += size_;
     size_ = 0;
@@ -357,7 +370,10 @@ struct LocalAcc {
   }
   void add_store(const Span& s, double w) {
     store += s.payload() * w;
-    store_dram += (s.contiguous() || s.stride == 0 ? s.payload() : double(s.count) * std::max<double>(s.bytes, kSector)) * w;
+    // a lone store narrower than a sector (a scattered store the recorder could not pair) moves a
+    // sector, as each operation of a scattered run does
+    const bool scattered = (!s.contiguous() && s.stride != 0) || (s.count == 1 && double(s.bytes) < kSector);
+    store_dram += (scattered ? double(s.count) * std::max<double>(s.bytes, kSector) : s.payload()) * w;
   }
   // Distinct bytes of the contiguous loads: every re-read within the kernel hits L2.
   double footprint() {
@@ -493,10 +509,13 @@ struct Engine {
         subscribed[a.group].assign(G, std::vector<char>(n, 0));
       }
     if (subscribed.empty()) return;
-    // Profiling (GPS's access-bit tracking) over the whole trace: a GPU subscribes to the pages
-    // of its replica it loads.
-    for (const IterationTrace& it : t.iterations)
-      for (const KernelTrace& k : it.kernels)
+    // Profiling (GPS's access tracking between cuGPSTrackingStart/Stop): the first
+    // kGpsProfileIterations iterations (one per buffer of the double-buffered apps); a GPU stays
+    // subscribed to the pages of a GPS array it loaded (or did atomics on) there. Stores alone do
+    // not subscribe: a GPU that only writes a page needs no one else's updates of it.
+    const std::size_t n_prof = std::min<std::size_t>(t.iterations.size(), kGpsProfileIterations);
+    for (std::size_t ii = 0; ii < n_prof; ++ii)
+      for (const KernelTrace& k : t.iterations[ii].kernels)
         for (const BlockTrace& b : k.blocks)
           for (const AccessRun& r : b.runs) {
             if (r.op == Op::store) continue;

@@ -61,10 +61,11 @@ struct IterationTrace {
 };
 
 struct Trace {
-  std::string app;       // jacobi2d, heat3d, wave3d
+  std::string app;       // jacobi2d, heat3d, wave3d, scatter
   std::string problem;   // e.g. "4096x4096"
   int gpus = 1;
-  std::string layout;    // "slabs" (per-GPU boxes with halos), "grid" (one global grid: um, gps)
+  std::string layout;    // "slabs" (per-GPU boxes with halos), "grid" (one managed grid: um),
+                         // "replicas" (a whole-grid GPS replica per GPU: gps_hw, finepack)
   std::vector<Allocation> allocations;
   std::vector<IterationTrace> iterations;
   std::uint64_t total_runs() const;

@@ -16,7 +16,8 @@
 //                mul, add).
 // Address space: slabs: GPU g's buffer b at (g << 40) + b * 2^37, its norm word at
 // (g << 40) + 2 * 2^37; grid: the managed buffer b at 2^48 + b * 2^40 (split into per-GPU-span
-// allocations where the split axis is the slowest one), norms as for slabs.
+// allocations where the split axis is the slowest one), norms as for slabs; replicas: GPU g's
+// replica of buffer b (the whole grid) at 2^47 + (g << 40) + b * 2^37 (group b).
 #include "sim/trace_gen.hpp"
 
 #include <algorithm>
@@ -43,6 +44,17 @@ constexpr u64 kBufSpan = u64{1} << 37;
 u64 slab_base(int g, int b) { return (static_cast<u64>(g) << 40) + static_cast<u64>(b) * kBufSpan; }
 u64 norm_addr(int g) { return (static_cast<u64>(g) << 40) + 2 * kBufSpan; }
 u64 grid_base(int b) { return (u64{1} << 48) + (static_cast<u64>(b) << 40); }
+u64 replica_base(int g, int b) { return (u64{1} << 47) + (static_cast<u64>(g) << 40) + static_cast<u64>(b) * kBufSpan; }
+
+// The whole-grid layouts: "grid" (one managed array per buffer) or "replicas" (a GPS array per
+// buffer: every GPU holds a whole replica and loads and stores only its own, as src/runtime's
+// GPS arrays; the values are one array since the replicas agree at every iteration's end).
+bool replicas_layout(const TraceRequest& r) { return r.layout == "replicas"; }
+void add_replicas(Trace& t, int G, int b, u64 bytes) {
+  for (int g = 0; g < G; ++g)
+    t.allocations.push_back({"gps.buf" + std::to_string(b) + ".gpu" + std::to_string(g), MemKind::replica, g, b,
+                             replica_base(g, b), bytes});
+}
 
 constexpr int kJacobiFlops = 4, kNormFlops = 3, kHeatFlops = 9, kWaveFlops = 27;
 
@@ -283,9 +295,14 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
   std::vector<i64> grow(static_cast<std::size_t>(ny));
   for (i64 y = 0; y < ny; ++y) grow[static_cast<std::size_t>(y)] = y;
   std::array<Buf, 2> a;
+  const bool repl = replicas_layout(r);
   for (int b = 0; b < 2; ++b) {
     a[b].base = grid_base(b);
     a[b].v = jacobi_initial_rows(nx, ny, grow, ny);
+    if (repl) {
+      add_replicas(t, G, b, static_cast<u64>(nx * ny * 4));
+      continue;
+    }
     for (int g = 0; g < G; ++g) {
       const i64 r0 = g == 0 ? 0 : s[g].first_row, r1 = g == G - 1 ? ny : s[g].first_row + s[g].chunk;
       t.allocations.push_back({std::string("grid.buf") + std::to_string(b) + ".gpu" + std::to_string(g),
@@ -302,8 +319,10 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
     IterationTrace iter;
     iter.host_sync = norm;  // the host-driven runs read the norm back and wait for it
     for (int g = 0; g < G; ++g) {
+      if (repl)  // GPU g's kernel reads and writes its own replicas
+        for (int b = 0; b < 2; ++b) a[b].base = replica_base(g, b);
       KernelTrace kt;
-      kt.name = "jacobi_grid_sweep";
+      kt.name = repl ? "jacobi_gps_sweep" : "jacobi_grid_sweep";
       kt.gpu = g;
       kt.threads_per_block = 256;
       run_kernel(kt, static_cast<u64>(s[g].chunk), r.sample, rec, [&](u64 blk) {
@@ -638,7 +657,9 @@ Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
           B[b].v[static_cast<std::size_t>(z * sz + y * sy + x)] = initial_3d(kWave, r.problem.seed, b, gc, n, R);
         }
     const std::string bn = "grid.buf" + std::to_string(b);
-    if (a == 2) {  // z split: each rank's span of planes is one contiguous range, placed on it
+    if (replicas_layout(r)) {
+      add_replicas(t, G, b, static_cast<u64>(B[b].v.size() * 4));
+    } else if (a == 2) {  // z split: each rank's span of planes is one contiguous range, placed on it
       for (int g = 0; g < G; ++g) {
         // stencil3d_cells.hpp span_of: owned planes, plus the boundary layer at either end.
         apps::Range sp;
@@ -666,8 +687,11 @@ Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
       lo[a] = s[g].first;
       hi[a] = s[g].first + s[g].count;
       const i64 gx = ceil_div(hi[0] - lo[0], 32), gy = ceil_div(hi[1] - lo[1], 8), gz = hi[2] - lo[2];
+      if (replicas_layout(r))  // GPU g's kernel reads and writes its own replicas
+        for (int b = 0; b < 2; ++b) B[b].base = replica_base(g, b);
       KernelTrace kt;
-      kt.name = kWave ? "wave3d_grid_sweep" : "heat3d_grid_sweep";
+      kt.name = replicas_layout(r) ? (kWave ? "wave3d_gps_sweep" : "heat3d_gps_sweep")
+                                   : (kWave ? "wave3d_grid_sweep" : "heat3d_grid_sweep");
       kt.gpu = g;
       kt.threads_per_block = 256;
       run_kernel(kt, static_cast<u64>(gx * gy * gz), r.sample, rec, [&](u64 blk) {
@@ -705,6 +729,102 @@ Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
   return t;
 }
 
+// ---- scatter (synthetic small-store app) ---------------------------------------------------
+//
+// N 4-byte elements, GPU g owns [N g / G, N (g + 1) / G). Two buffers (in, out), swapped every
+// iteration. GPU g's kernel `scatter_step`: a thread per owned element i (blocks of 256) loads
+// in[i] (a contiguous run per block: a consumer reads its whole partition) and stores
+// in[i] * 0.5 + 1 to out[t], t = scatter_target(...): every kScatterRemoteEvery-th thread (25 %)
+// a uniformly random element of another GPU's partition (the other GPU uniformly random), the
+// others a uniformly random element of its own partition. The targets come from splitmix64 over
+// (seed, g, i): the same every iteration. Layouts: slabs (each GPU's partition its own device
+// array; a remote target is a peer store), grid (one managed array per buffer, per-GPU spans),
+// replicas (the whole array per GPU; every store goes to the storing GPU's own replica).
+// Stores to different partitions use different instruction slots (a run never spans two
+// allocations). Flops: 2 per element (mul, add).
+constexpr int kScatterRemoteEvery = 4;
+constexpr int kScatterFlops = 2;
+
+u64 splitmix64(u64 x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+Trace scatter(const TraceRequest& r, std::vector<float>* result) {
+  const i64 N = r.problem.n[0];
+  const int G = r.gpus;
+  const auto first = [&](int g) { return N * g / G; };
+  const auto count = [&](int g) { return first(g + 1) - first(g); };
+  const auto owner = [&](i64 e) {
+    int g = static_cast<int>(e * G / N);
+    while (g + 1 < G && e >= first(g + 1)) ++g;
+    while (g > 0 && e < first(g)) --g;
+    return g;
+  };
+  Trace t;
+  std::array<std::vector<float>, 2> v;
+  for (int b = 0; b < 2; ++b) {
+    v[b].resize(static_cast<std::size_t>(N));
+    for (i64 e = 0; e < N; ++e) v[b][static_cast<std::size_t>(e)] = apps::initial_value(static_cast<u64>(e), r.problem.seed);
+    if (r.layout == "replicas") {
+      add_replicas(t, G, b, static_cast<u64>(N * 4));
+    } else {
+      for (int g = 0; g < G; ++g) {
+        const bool slabs = r.layout == "slabs";
+        t.allocations.push_back({(slabs ? name("gpu", g, b == 0 ? "buf0" : "buf1")
+                                        : "grid.buf" + std::to_string(b) + ".gpu" + std::to_string(g)),
+                                 slabs ? MemKind::device : MemKind::managed, g, -1,
+                                 slabs ? slab_base(g, b) : grid_base(b) + static_cast<u64>(first(g)) * 4,
+                                 static_cast<u64>(count(g) * 4)});
+      }
+    }
+  }
+  // Address of element e of buffer b as GPU g sees it.
+  const auto addr = [&](int g, int b, i64 e) -> u64 {
+    if (r.layout == "replicas") return replica_base(g, b) + static_cast<u64>(e) * 4;
+    if (r.layout == "grid") return grid_base(b) + static_cast<u64>(e) * 4;
+    const int h = owner(e);
+    return slab_base(h, b) + static_cast<u64>(e - first(h)) * 4;
+  };
+  Recorder rec;
+  for (int it = 0; it < r.problem.iters; ++it) {
+    const int ib = it % 2, ob = 1 - ib;
+    IterationTrace iter;
+    for (int g = 0; g < G; ++g) {
+      KernelTrace kt;
+      kt.name = "scatter_step";
+      kt.gpu = g;
+      kt.threads_per_block = 256;
+      const i64 n = count(g);
+      run_kernel(kt, static_cast<u64>(ceil_div(n, 256)), r.sample, rec, [&](u64 blk) {
+        const i64 i0 = static_cast<i64>(blk) * 256, i1 = std::min(n, i0 + 256);
+        for (i64 i = i0; i < i1; ++i) {
+          const i64 e = first(g) + i;
+          rec.access(0, Op::load, 4, addr(g, ib, e));
+          const float x = v[ib][static_cast<std::size_t>(e)];
+          const u64 h = splitmix64((static_cast<u64>(r.problem.seed) << 40) ^ (static_cast<u64>(g) << 34) ^
+                                   static_cast<u64>(e));
+          int dst = g;
+          if (G > 1 && i % kScatterRemoteEvery == 0) {
+            dst = static_cast<int>((h >> 40) % static_cast<u64>(G - 1));
+            if (dst >= g) ++dst;
+          }
+          const i64 tgt = first(dst) + static_cast<i64>((h & 0xffffffffffull) % static_cast<u64>(count(dst)));
+          rec.access(1 + dst, Op::store, 4, addr(g, ob, tgt));
+          v[ob][static_cast<std::size_t>(tgt)] = x * 0.5f + 1.0f;
+        }
+        return static_cast<double>(i1 - i0) * kScatterFlops;
+      });
+      iter.kernels.push_back(std::move(kt));
+    }
+    t.iterations.push_back(std::move(iter));
+  }
+  if (result != nullptr) *result = v[r.problem.iters % 2];
+  return t;
+}
+
 }  // namespace
 
 Trace make_trace(const TraceRequest& r) { return make_trace(r, nullptr); }
@@ -715,9 +835,15 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
   if (r.problem.iters < 0) bad("iters must be >= 0");
   if (r.problem.nccheck < 1) bad("nccheck must be >= 1");
   const bool slabs = r.layout == "slabs";
-  if (!slabs && r.layout != "grid") bad("unknown layout '" + r.layout + "' (expected slabs or grid)");
+  if (!slabs && r.layout != "grid" && r.layout != "replicas")
+    bad("unknown layout '" + r.layout + "' (expected slabs, grid or replicas)");
   Trace t;
-  if (r.app == "jacobi2d") {
+  if (r.app == "scatter") {
+    if (r.problem.n[0] < r.gpus) bad("scatter needs at least one element per GPU");
+    if (r.gpus > 31) bad("scatter supports at most 31 GPUs");
+    t = scatter(r, result);
+    t.problem = std::to_string(r.problem.n[0]);
+  } else if (r.app == "jacobi2d") {
     if (r.problem.n[0] < 3 || r.problem.n[1] < 3) bad("jacobi2d needs nx, ny >= 3");
     t = slabs ? jacobi_slabs(r, result) : jacobi_grid(r, result);
     t.problem = std::to_string(r.problem.n[0]) + "x" + std::to_string(r.problem.n[1]);
@@ -730,7 +856,7 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
     t.problem = std::to_string(r.problem.n[0]) + "x" + std::to_string(r.problem.n[1]) + "x" +
                 std::to_string(r.problem.n[2]);
   } else {
-    bad("unknown app '" + r.app + "' (expected jacobi2d, heat3d or wave3d)");
+    bad("unknown app '" + r.app + "' (expected jacobi2d, heat3d, wave3d or scatter)");
   }
   t.app = r.app;
   t.gpus = r.gpus;

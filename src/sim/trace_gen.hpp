@@ -12,12 +12,14 @@
 namespace gpsm::sim {
 
 struct TraceRequest {
-  std::string app = "jacobi2d";   // jacobi2d, heat3d, wave3d
-  apps::Problem problem;          // sizes, axis, seed; iterations = problem.iters
+  std::string app = "jacobi2d";   // jacobi2d, heat3d, wave3d, scatter (synthetic small stores)
+  apps::Problem problem;          // sizes (scatter: n[0] elements), axis, seed; iterations = problem.iters
   int gpus = 1;
   // "slabs": per-GPU boxes with halo rows/planes, boundary rows stored into the neighbours'
   // halos by remote stores (p2p_inline's pattern; memcpy/infinite reuse it, the simulator decides
-  // what travels how); "grid": one global grid (um, gps).
+  // what travels how); "grid": one global grid in managed memory (um, um_hints); "replicas": a GPS
+  // replicated array per buffer, the whole grid on every GPU, each GPU loading and storing only its
+  // own replica (gps_hw, finepack: the simulator decides subscriptions and publishes).
   std::string layout = "slabs";
   double sample = 1.0;            // fraction of blocks recorded (1: all), each recorded block weighted
 };
@@ -27,7 +29,8 @@ struct TraceRequest {
 // on the iterations with iter % nccheck == 0).
 Trace make_trace(const TraceRequest& r);
 // The same, and (result != nullptr) the values the instrumented execution computed, in the CPU
-// references' layout (apps/stencil/reference.hpp): jacobi2d the ny x nx grid after the last
+// references' layout (apps/stencil/reference.hpp; scatter: the `out` buffer of the last
+// iteration, all N elements): jacobi2d the ny x nx grid after the last
 // iteration (rows 0 and ny-1 the periodic copies of rows ny-2 and 1, as jacobi_reference's);
 // heat3d / wave3d the global box (x fastest) the reference returns. For tests.
 Trace make_trace(const TraceRequest& r, std::vector<float>* result);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/trace_gen.hpp"
 
 using namespace gpsm::sim;
 
@@ -115,7 +116,9 @@ TEST(SimEngine, ParadigmNamesAndLayouts) {
   EXPECT_EQ(two[0], SimParadigm::memcpy);  // canonical order
   EXPECT_STREQ(sim_paradigm_name(two[1]), "finepack");
   EXPECT_THROW(parse_sim_paradigms("gps,nope"), std::invalid_argument);
-  EXPECT_STREQ(sim_trace_layout(SimParadigm::gps_hw), "grid");
+  EXPECT_STREQ(sim_trace_layout(SimParadigm::gps_hw), "replicas");
+  EXPECT_STREQ(sim_trace_layout(SimParadigm::finepack), "replicas");
+  EXPECT_STREQ(sim_trace_layout(SimParadigm::um), "grid");
   EXPECT_STREQ(sim_trace_layout(SimParadigm::p2p_inline), "slabs");
 }
 
@@ -197,9 +200,84 @@ TEST(SimEngine, FinepackPacksScatteredSmallStores) {
   EXPECT_DOUBLE_EQ(fp.link_bytes_per_iter, 2 * (64 * 9 + 3 * 24));
   EXPECT_LT(fp.link_bytes_per_iter, gps.link_bytes_per_iter);
   EXPECT_DOUBLE_EQ(fp.useful_bytes_per_iter, gps.useful_bytes_per_iter);
-  SimOptions sub2;
+  // 3-B sub-headers: 14 offset bits, 16 KiB of addresses per message: the 64 entries (16 KiB
+  // apart in all) still go as one message of 64 x 7 B, in 2 packets
+  SimOptions sub3, sub2;
+  sub3.finepack_subheader = 3;
   sub2.finepack_subheader = 2;
-  EXPECT_LT(sim(t, SimParadigm::finepack, l, sub2).link_bytes_per_iter, fp.link_bytes_per_iter);
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::finepack, l, sub3).link_bytes_per_iter, 2 * (64 * 7 + 2 * 24));
+  // 2-B sub-headers: 6 offset bits (64 B): every line its own message, 4 + 2 B + a header each
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::finepack, l, sub2).link_bytes_per_iter, 2 * 64 * (6 + 24));
+}
+
+// gps_hw on a GPS replica trace of 2-GPU jacobi2d (nx = 1024: a row is one 4-KiB page): each GPU
+// subscribes to the pages it loads in the profiling iterations, so what is published is exactly
+// the rows the neighbour reads: per iteration GPU 0's rows 1 and 16 (GPU 1's south halo and, by
+// the periodic wrap, its north) and GPU 1's rows 17 and 32, each row's 1022 stored cells.
+// With 64-KiB pages (16 rows) every page holds a row the other GPU reads: the whole grid goes.
+TEST(SimEngine, GpsHwOnJacobiReplicasPublishesExactlyTheBoundaryRows) {
+  TraceRequest r;
+  r.app = "jacobi2d";
+  r.problem.n[0] = 1024;
+  r.problem.n[1] = 34;  // 32 interior rows, 16 per GPU
+  r.problem.iters = 3;
+  r.problem.tol = 0;
+  r.gpus = 2;
+  r.layout = sim_trace_layout(SimParadigm::gps_hw);
+  const Trace t = make_trace(r);
+  TestLink l;
+  SimOptions page4k, page64k;
+  page4k.gps_page_bytes = 4096;
+  page64k.gps_page_bytes = 65536;
+  const double row = 1022 * 4;
+  for (SimParadigm p : {SimParadigm::gps_hw, SimParadigm::finepack}) {
+    const SimResult a = sim(t, p, l, page4k);
+    EXPECT_DOUBLE_EQ(a.useful_bytes_per_iter, 4 * row) << sim_paradigm_name(p);
+    EXPECT_DOUBLE_EQ(sim(t, p, l, page64k).useful_bytes_per_iter, 32 * row) << sim_paradigm_name(p);
+  }
+  // GPS's queue sends the published rows as 128-B lines: a row is 32 lines, its first and last
+  // partial (124 B: column 0 and nx - 1 are not stored), each one write.
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, page4k).link_bytes_per_iter, 4 * (row + 32 * 24));
+  // The same replica trace under the managed-memory paradigms moves nothing (no managed pages,
+  // every access local): the publishing is what gps_hw adds.
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::um, l).link_bytes_per_iter, 0);
+}
+
+// scatter on 4 GPUs (16384 4-B elements per GPU: one 64-KiB page each). p2p_inline: every remote
+// 4-B store is its own packet. gps_hw on the replica trace publishes the stores into other GPUs'
+// partitions only (each GPU loads, hence subscribes to, only its own partition's page), one packet
+// per store (random targets do not share lines); finepack packs them.
+TEST(SimEngine, ScatterRemoteStoresAreSmallPacketsThatFinepackPacks) {
+  TraceRequest r;
+  r.app = "scatter";
+  r.problem.n[0] = 4 * 16384;
+  r.problem.iters = 2;
+  r.gpus = 4;
+  r.layout = "slabs";
+  const Trace slabs_t = make_trace(r);
+  r.layout = sim_trace_layout(SimParadigm::finepack);
+  const Trace repl = make_trace(r);
+  System s = two_gpus();
+  s.gpus = 4;
+  TestLink l;
+  const double remote_stores = 4 * 16384 / 4;  // per iteration, all GPUs
+  const SimResult p2p = sim(slabs_t, SimParadigm::p2p_inline, l, {}, s);
+  EXPECT_DOUBLE_EQ(p2p.useful_bytes_per_iter, remote_stores * 4);
+  // one write per store, less the few pairs of one warp that land in one line (coalesced)
+  EXPECT_LE(p2p.link_bytes_per_iter, remote_stores * (4 + 24));
+  EXPECT_GT(p2p.link_bytes_per_iter, 0.99 * remote_stores * (4 + 24));
+  const SimResult gps = sim(repl, SimParadigm::gps_hw, l, {}, s);
+  const SimResult fp = sim(repl, SimParadigm::finepack, l, {}, s);
+  // published = remote stores less the few that hit an element still queued (the two queues
+  // drain differently: oldest entry / whole queue, so they merge slightly different stores)
+  for (const SimResult* x : {&gps, &fp}) {
+    EXPECT_LE(x->useful_bytes_per_iter, remote_stores * 4);
+    EXPECT_GT(x->useful_bytes_per_iter, 0.98 * remote_stores * 4);
+  }
+  EXPECT_NEAR(gps.link_bytes_per_iter, gps.useful_bytes_per_iter / 4 * 28, 0.02 * gps.link_bytes_per_iter);
+  // finepack: 64 entries per drain (a 4-B store + a 5-B sub-header each, 3 packet headers)
+  EXPECT_LT(fp.link_bytes_per_iter, 0.4 * gps.link_bytes_per_iter);
+  EXPECT_GT(fp.link_bytes_per_iter, gps.useful_bytes_per_iter / 4 * 9);
 }
 
 TEST(SimEngine, GpsPublishesOnlyToSubscribedPages) {

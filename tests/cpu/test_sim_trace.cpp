@@ -255,7 +255,7 @@ TEST(SimTrace, JacobiSlabsScalarPathAndPeriodicWrap) {
 
 TEST(SimTrace, JacobiComputesTheReference) {
   for (auto [nx, ny, gpus] : {std::tuple{8, 10, 2}, std::tuple{7, 11, 3}, std::tuple{16, 9, 1}, std::tuple{12, 12, 4}}) {
-    for (const char* layout : {"slabs", "grid"}) {
+    for (const char* layout : {"slabs", "grid", "replicas"}) {
       apps::JacobiProblem p;
       p.nx = nx;
       p.ny = ny;
@@ -333,7 +333,7 @@ TEST(SimTrace, Stencil3DComputesTheReference) {
         p.iters = 3;
         p.seed = 7;
         const std::vector<float> ref = wave ? apps::wave3d_reference(p) : apps::heat3d_reference(p);
-        for (const char* layout : {"slabs", "grid"}) {
+        for (const char* layout : {"slabs", "grid", "replicas"}) {
           std::vector<float> got;
           make_trace(s3d_req(app, x, y, z, axis, gpus, 3, layout), &got);
           EXPECT_EQ(got, ref) << app << " " << x << "x" << y << "x" << z << " axis " << apps::axis_name(axis) << " on "
@@ -389,6 +389,120 @@ TEST(SimTrace, DeterministicAndSampled) {
     ASSERT_EQ(k.blocks.size(), k.grid_blocks);
     EXPECT_EQ(k.blocks[0].weight, 1.0);
   }
+}
+
+// The replicas layout (gps_hw, finepack): one GPS array per buffer, a whole-grid replica per GPU
+// (same size, one group per buffer), and every kernel loads and stores only its own GPU's replica.
+void expect_own_replicas_only(const Trace& t, int buffers) {
+  const std::string what = t.app + " " + t.problem + " on " + std::to_string(t.gpus);
+  std::map<int, std::vector<const Allocation*>> groups;
+  for (const auto& a : t.allocations)
+    if (a.kind == MemKind::replica) groups[a.group].push_back(&a);
+  ASSERT_EQ(groups.size(), static_cast<size_t>(buffers)) << what;
+  for (const auto& [grp, v] : groups) {
+    ASSERT_EQ(v.size(), static_cast<size_t>(t.gpus)) << what;
+    for (int g = 0; g < t.gpus; ++g) {
+      EXPECT_EQ(v[g]->gpu, g) << what;
+      EXPECT_EQ(v[g]->bytes, v[0]->bytes) << what;
+    }
+  }
+  std::int64_t stores = 0;
+  for (const auto& it : t.iterations)
+    for (const auto& k : it.kernels)
+      for (const auto& b : k.blocks)
+        for (const auto& r : b.runs) {
+          const std::uint64_t last = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(r.count - 1) * r.stride);
+          const int a = allocation_of(t, r.addr);
+          ASSERT_GE(a, 0) << what;
+          EXPECT_EQ(a, allocation_of(t, last)) << what << ": a run crosses allocations";
+          const Allocation& al = t.allocations[static_cast<size_t>(a)];
+          EXPECT_EQ(al.gpu, k.gpu) << what << ": GPU " << k.gpu << " touches " << al.name;
+          if (r.op == Op::atomic) {
+            EXPECT_EQ(al.kind, MemKind::device) << what;  // jacobi2d's norm word
+          } else {
+            EXPECT_EQ(al.kind, MemKind::replica) << what << ": " << al.name;
+          }
+          if (r.op == Op::store) stores += r.count;
+        }
+  EXPECT_GT(stores, 0) << what;
+}
+
+TEST(SimTrace, ReplicaTracesLoadAndStoreOnlyTheOwnReplica) {
+  expect_own_replicas_only(make_trace(jacobi_req(64, 34, 2, 3, "replicas")), 2);
+  expect_own_replicas_only(make_trace(jacobi_req(30, 21, 3, 2, "replicas")), 2);
+  expect_own_replicas_only(make_trace(s3d_req("heat3d", 16, 12, 20, apps::Axis::z, 4, 2, "replicas")), 2);
+  expect_own_replicas_only(make_trace(s3d_req("wave3d", 16, 20, 12, apps::Axis::y, 2, 2, "replicas")), 2);
+  TraceRequest sc;
+  sc.app = "scatter";
+  sc.problem.n[0] = 5000;
+  sc.problem.iters = 2;
+  sc.gpus = 4;
+  sc.layout = "replicas";
+  expect_own_replicas_only(make_trace(sc), 2);
+  // The grid layout of the same problem has no replicas at all.
+  for (const auto& a : make_trace(jacobi_req(64, 34, 2, 1, "grid")).allocations) EXPECT_NE(a.kind, MemKind::replica);
+}
+
+TraceRequest scatter_req(std::int64_t n, int gpus, int iters, const std::string& layout) {
+  TraceRequest r;
+  r.app = "scatter";
+  r.problem.n[0] = n;
+  r.problem.iters = iters;
+  r.problem.seed = 3;
+  r.gpus = gpus;
+  r.layout = layout;
+  return r;
+}
+
+// scatter: every thread loads its own element and stores one 4-B value; exactly every 4th
+// thread's (25 %) target lies in another GPU's partition, spread over all the other GPUs; the
+// three layouts compute the same values; deterministic for a seed, different across seeds.
+TEST(SimTrace, ScatterStoresAQuarterToOtherGpusPartitions) {
+  const std::int64_t n = 10007;  // not a multiple of 4 GPUs
+  const int G = 4;
+  const Trace t = make_trace(scatter_req(n, G, 2, "slabs"));
+  EXPECT_EQ(t.app, "scatter");
+  EXPECT_EQ(t.problem, "10007");
+  ASSERT_EQ(t.iterations.size(), 2u);
+  for (const auto& it : t.iterations) {
+    ASSERT_EQ(it.kernels.size(), static_cast<size_t>(G));
+    for (const auto& k : it.kernels) {
+      const std::int64_t count = n * (k.gpu + 1) / G - n * k.gpu / G;
+      const Bytes b = count_bytes(t, k);
+      EXPECT_EQ(b.load, 4 * count);
+      EXPECT_EQ(b.store, 4 * count);
+      EXPECT_EQ(k.grid_blocks, static_cast<std::uint32_t>((count + 255) / 256));
+      std::int64_t remote = 0;
+      for (const auto& [dst, bytes] : b.store_to_gpu) {
+        if (dst != k.gpu) {
+          remote += bytes;
+          EXPECT_GT(bytes, 4 * count / 4 / (G - 1) / 2) << "GPU " << k.gpu << " -> " << dst;  // every other GPU gets some
+        }
+      }
+      EXPECT_EQ(b.store_to_gpu.size(), static_cast<size_t>(G));
+      EXPECT_EQ(remote, 4 * ((count + 3) / 4)) << "GPU " << k.gpu;  // threads 0, 4, 8, ...
+      for (const auto& bl : k.blocks)
+        for (const auto& r : bl.runs) EXPECT_EQ(r.bytes, 4);
+    }
+  }
+  std::vector<float> v_slabs, v_grid, v_repl;
+  make_trace(scatter_req(n, G, 3, "slabs"), &v_slabs);
+  make_trace(scatter_req(n, G, 3, "grid"), &v_grid);
+  make_trace(scatter_req(n, G, 3, "replicas"), &v_repl);
+  ASSERT_EQ(v_slabs.size(), static_cast<size_t>(n));
+  EXPECT_EQ(v_slabs, v_grid);
+  EXPECT_EQ(v_slabs, v_repl);
+  expect_same(t, make_trace(scatter_req(n, G, 2, "slabs")));
+  TraceRequest other = scatter_req(n, G, 2, "slabs");
+  other.problem.seed = 4;
+  EXPECT_NE(make_trace(other).iterations[0].kernels[0].blocks[0].runs[1].addr,
+            t.iterations[0].kernels[0].blocks[0].runs[1].addr);
+  // One GPU: nothing is remote.
+  const Trace one = make_trace(scatter_req(1000, 1, 1, "slabs"));
+  const Bytes b1 = count_bytes(one, one.iterations[0].kernels[0]);
+  EXPECT_EQ(b1.store_to_gpu.size(), 1u);
+  EXPECT_EQ(b1.store, 4000);
+  EXPECT_THROW(make_trace(scatter_req(3, 4, 1, "slabs")), std::invalid_argument);  // fewer elements than GPUs
 }
 
 TEST(SimTrace, RejectsBadRequests) {

@@ -1,7 +1,8 @@
 // `gpsm sim`: the trace-driven simulator (docs/sim.md). Generates each app's trace on the CPU,
 // replays it on a simulated system under each paradigm and prints `gpsm bench`'s table, marked
 // simulated; --json writes the same results schema with tool "sim"; --sweep repeats it over link
-// bandwidth, write queue entries or GPS page size.
+// bandwidth, write queue entries, GPS page size or FinePack sub-header bytes. Apps: the stencils
+// of gpsm bench and the synthetic small-store app `scatter` (simulator only).
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -31,14 +32,19 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   auto* c = app.add_subcommand("sim",
                                "Simulate apps on a multi-GPU system (no GPU needed): trace-driven, every paradigm "
                                "including the GPS and FinePack hardware; prints gpsm bench's table, marked simulated");
-  c->add_option("--app", a.app, "jacobi2d, heat3d, wave3d or all")->capture_default_str();
+  c->add_option("--app", a.app,
+                "jacobi2d, heat3d, wave3d, scatter (synthetic 4-B scattered stores, 25 % to other GPUs) or all "
+                "(the three stencils)")
+      ->capture_default_str();
   c->add_option("--gpus", a.gpus, "GPU counts, comma-separated")->capture_default_str();
   c->add_option("--system", a.system, "A preset (see --list) or a gpsm scope machine_model.json")->capture_default_str();
   c->add_option("--paradigm", a.paradigm,
                 "all, or a comma-separated list of: memcpy, um, um_hints, rdl, p2p_inline, gps_hw, finepack, proact, "
                 "infinite")
       ->capture_default_str();
-  c->add_option("--size", a.sizes, "Problem size(s), comma-separated, as gpsm bench (default: the app's defaults)");
+  c->add_option("--size", a.sizes,
+                "Problem size(s), comma-separated, as gpsm bench (default: the app's defaults); scatter: elements "
+                "(e.g. 1M = 2^20)");
   c->add_option("--iters", a.iters, "Iterations traced and simulated")->capture_default_str();
   c->add_option("--run-iters", a.run_iters,
                 "Iterations of the run a result stands for: the last traced iteration stands for the ones beyond "
@@ -49,8 +55,8 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
       ->capture_default_str();
   c->add_option("--json", a.json_path, "Write the results document (schema gpsm.results, tool sim) to FILE");
   c->add_option("--sweep", a.sweep,
-                "link_bw|queue|page [values]: one table per value (link_bw in GB/s per link, queue in entries, "
-                "page in bytes, e.g. 4K,64K,2M)")
+                "link_bw|queue|page|subheader [values]: one table per value (link_bw in GB/s per link, queue in "
+                "entries, page in bytes, e.g. 4K,64K,2M, subheader in bytes 2..6)")
       ->expected(1, 2);
   c->add_option("--queue", a.queue, "GPS / FinePack write queue entries per destination")->capture_default_str();
   c->add_option("--gps-page", a.gps_page, "GPS subscription page size (4K, 64K, 2M)")->capture_default_str();
@@ -92,6 +98,17 @@ struct SweepPoint {
   sim::SimOptions opt;
 };
 
+// The synthetic small-store app (sim/trace_gen.cpp `scatter`): not a gpsm bench app.
+constexpr const char* kScatterDescription =
+    "synthetic scatter: N 4-B elements split over the GPUs; each GPU stores every owned element to a "
+    "pseudo-random element, 25 % of them in other GPUs' partitions (simulator only)";
+constexpr const char* kScatterDefaultSize = "1M";
+
+struct SimApp {
+  std::string name, description;
+  apps::App* app = nullptr;  // nullptr: scatter
+};
+
 nlohmann::json system_json(const sim::System& s) {
   return {{"name", s.name},
           {"description", s.description},
@@ -118,18 +135,22 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     }
     std::cout << "paradigms (--paradigm):";
     for (auto p : sim::parse_sim_paradigms("all")) std::cout << " " << sim::sim_paradigm_name(p);
-    std::cout << "\napps (--app): jacobi2d, heat3d, wave3d\nsweeps (--sweep): link_bw [GB/s list], queue [entries], "
-                 "page [bytes]\n";
+    std::cout << "\napps (--app): jacobi2d, heat3d, wave3d, scatter (default size " << kScatterDefaultSize
+              << " elements)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
+                 "[bytes 2..6]\n";
     return 0;
   }
   // ---- arguments (bad ones fail before any work) ----
   auto apps_all = make_apps();
-  std::vector<App*> chosen;
+  std::vector<SimApp> chosen;
   for (const auto& app : apps_all) {
     const std::string n = app->name();
-    if ((a.app == "all" && (n == "jacobi2d" || n == "heat3d" || n == "wave3d")) || a.app == n) chosen.push_back(app.get());
+    if ((a.app == "all" && (n == "jacobi2d" || n == "heat3d" || n == "wave3d")) || a.app == n)
+      chosen.push_back({n, app->description(), app.get()});
   }
-  if (chosen.empty()) throw std::invalid_argument("unknown --app '" + a.app + "' (jacobi2d, heat3d, wave3d or all)");
+  if (a.app == "scatter") chosen.push_back({"scatter", kScatterDescription, nullptr});
+  if (chosen.empty())
+    throw std::invalid_argument("unknown --app '" + a.app + "' (jacobi2d, heat3d, wave3d, scatter or all)");
   const auto paradigms = sim::parse_sim_paradigms(a.paradigm);
   const auto counts = parse_gpu_counts(a.gpus);
   if (a.iters < 1) throw std::invalid_argument("--iters must be >= 1");
@@ -175,8 +196,10 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
       if (values.empty()) values = "16,32,64,128,256,512";
     } else if (sweep_param == "page") {
       if (values.empty()) values = "4K,64K,2M";
+    } else if (sweep_param == "subheader") {
+      if (values.empty()) values = "2,3,4,5,6";
     } else {
-      throw std::invalid_argument("unknown --sweep '" + sweep_param + "' (link_bw, queue or page)");
+      throw std::invalid_argument("unknown --sweep '" + sweep_param + "' (link_bw, queue, page or subheader)");
     }
     for (const auto& v : split(values)) {
       SweepPoint pt;
@@ -188,24 +211,42 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
         throw std::invalid_argument("--sweep " + sweep_param + ": bad value '" + v + "'");
       }
       if (!(x > 0)) throw std::invalid_argument("--sweep " + sweep_param + ": values must be > 0 (got '" + v + "')");
+      if (sweep_param == "subheader" && !(x >= 2 && x <= 6 && x == std::floor(x)))
+        throw std::invalid_argument("--sweep subheader: values must be whole bytes 2..6 (got '" + v + "')");
       pt.value = x;
       pt.label = sweep_param + "=" + v;
       if (sweep_param == "link_bw") pt.opt.link_scale = x / sys0.link.raw_GBps;  // each run rescales its system's link
       if (sweep_param == "queue") pt.opt.write_queue_entries = x;
       if (sweep_param == "page") pt.opt.gps_page_bytes = x;
+      if (sweep_param == "subheader") pt.opt.finepack_subheader = int(x);
       points.push_back(pt);
     }
     if (points.empty()) throw std::invalid_argument("--sweep " + sweep_param + ": no values");
   }
 
-  std::vector<std::pair<App*, Problem>> problems;
+  std::vector<std::pair<const SimApp*, Problem>> problems;
   std::vector<std::string> sizes_run;
-  for (App* app : chosen) {
-    const auto sizes = split(a.sizes.empty() ? app->default_sizes() : a.sizes);
-    if (sizes.empty()) throw std::invalid_argument(std::string("--size is needed for ") + app->name());
+  for (const SimApp& app : chosen) {
+    const auto sizes = split(a.sizes.empty() ? (app.app ? app.app->default_sizes() : kScatterDefaultSize) : a.sizes);
+    if (sizes.empty()) throw std::invalid_argument("--size is needed for " + app.name);
     for (const auto& sz : sizes) {
-      sizes_run.push_back(std::string(app->name()) + ":" + sz);
-      problems.emplace_back(app, app->problem(sz, a.iters));
+      sizes_run.push_back(app.name + ":" + sz);
+      if (app.app != nullptr) {
+        problems.emplace_back(&app, app.app->problem(sz, a.iters));
+        continue;
+      }
+      Problem p;  // scatter: n[0] elements
+      std::uint64_t n = 0;
+      try {
+        n = gpsm::scope::parse_size(sz);
+      } catch (const std::exception&) {
+        throw std::invalid_argument("--size for scatter: bad element count '" + sz + "'");
+      }
+      if (n < 1 || n > (std::uint64_t(1) << 34))
+        throw std::invalid_argument("--size for scatter: element count must be 1..2^34 (got '" + sz + "')");
+      p.n[0] = std::int64_t(n);
+      p.iters = a.iters;
+      problems.emplace_back(&app, p);
     }
   }
 
@@ -217,9 +258,13 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   // records[point][problem]
   std::vector<std::vector<std::vector<RunRecord>>> records(points.size(),
                                                            std::vector<std::vector<RunRecord>>(problems.size()));
+  // useful (payload) bytes per iteration of each run, [point][problem][label@gpus], for the JSON
+  std::vector<std::vector<std::map<std::string, double>>> useful(points.size(),
+                                                                 std::vector<std::map<std::string, double>>(problems.size()));
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-    auto& [app, p] = problems[pi];
-    double cells = double(p.n[0]) * double(p.n[1]) * double(p.n[2] > 0 ? p.n[2] : 1);
+    const SimApp* app = problems[pi].first;
+    const Problem& p = problems[pi].second;
+    double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(p.n[2] > 0 ? p.n[2] : 1);
     const double sample = sample_fixed > 0 ? sample_fixed : std::min(1.0, double(1 << 24) / cells);
     for (int g : counts) {
       const sim::System sys = system_for(g);
@@ -227,7 +272,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
       for (auto par : paradigms) {
         ++done;
         const std::string layout = sim::sim_trace_layout(par);
-        const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
+        const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name, p.label(),
                                              sim::sim_paradigm_name(par), g, g == 1 ? "" : "s");
         std::string fail;
         if (!traces.count(layout)) {
@@ -235,7 +280,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
                                    elapsed())
                     << std::flush;
           sim::TraceRequest req;
-          req.app = app->name();
+          req.app = app->name;
           req.problem = p;
           req.gpus = g;
           req.layout = layout;
@@ -261,7 +306,11 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
           } else {
             sim::SimOptions opt = points[k].opt;
             // The length of the run the bench would make, so UM's start-up faults weigh as there.
-            opt.run_iters = a.run_iters >= 0 ? a.run_iters : problems[pi].first->problem(problems[pi].second.label(), 0).iters;
+            // scatter (no bench app): the traced iterations alone
+            const apps::App* bench_app = problems[pi].first->app;
+            opt.run_iters = a.run_iters >= 0 ? a.run_iters
+                            : bench_app != nullptr ? bench_app->problem(problems[pi].second.label(), 0).iters
+                                                   : 0;
             const sim::SimResult r = sim::simulate(tr, sys, par, opt);
             rec.out.status = RunStatus::ok;
             rec.out.sec_per_iter = {r.sec_per_iter};
@@ -270,6 +319,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             rec.out.tolerance = std::numeric_limits<double>::quiet_NaN();  // not verified: simulated
             rec.out.link_bytes_per_iter = r.link_bytes_per_iter;
             rec.out.timing = "simulated: " + r.model;
+            useful[k][pi][fmt::format("{}@{}", rec.label, g)] = r.useful_bytes_per_iter;
           }
           records[k][pi].push_back(std::move(rec));
         }
@@ -279,9 +329,21 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     for (std::size_t k = 0; k < points.size(); ++k) {
       const std::string title = fmt::format("SIMULATED on {} ({}), time per iteration{}", sys0.name, sys0.description,
                                             points[k].label.empty() ? "" : ", " + points[k].label);
-      std::cout << format_table(app->name(), p, summarize(records[k][pi]), title) << "\n" << std::flush;
-      nlohmann::json j = bench_test_json(app->name(), app->description(), p, records[k][pi]);
+      std::cout << format_table(app->name, p, summarize(records[k][pi]), title) << "\n" << std::flush;
+      nlohmann::json j = bench_test_json(app->name, app->description, p, records[k][pi]);
       j["simulated"] = true;
+      // payload the app needed moved, and link efficiency (payload / wire bytes), per point
+      if (j.contains("series"))
+        for (auto& se : j["series"])
+          for (auto& pt : se["points"]) {
+            const std::string key =
+                fmt::format("{}@{}", se["label"].get<std::string>(), int(std::lround(pt["x"].get<double>())));
+            const auto u = useful[k][pi].find(key);
+            if (u == useful[k][pi].end()) continue;
+            pt["useful_bytes_per_iter"] = u->second;
+            const double wire = pt.value("link_bytes_per_iter", 0.0);
+            if (wire > 0) pt["link_efficiency"] = u->second / wire;
+          }
       if (!points[k].label.empty()) {
         j["name"] = j["name"].get<std::string>() + "_" + points[k].label;
         j["sweep"] = {{"param", sweep_param}, {"value", points[k].value}};

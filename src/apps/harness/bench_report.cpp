@@ -13,6 +13,7 @@
 namespace gpsm::apps {
 
 std::string Problem::label() const {
+  if (n[1] <= 0) return fmt::format("{}", n[0]);  // 1D (gpsm sim's scatter: elements)
   if (n[2] <= 0) return fmt::format("{}x{}", n[0], n[1]);
   return fmt::format("{}x{}x{}", n[0], n[1], n[2]);
 }
