@@ -8,10 +8,16 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh >/dev/null
 [ -x build/bin/gpsm ] || ./scripts/build.sh >/dev/null
 if ./build/bin/gpsm info | grep -q '^GPUs: none'; then
-  echo "gpsm: no GPU here: running the simulator (simulated results): gpsm sim --app all --gpus 1,2,4 --system h200x4"
+  # The apps at their strong-scaling sizes (the large ones take the simulator far longer: run
+  # gpsm sim --app all for those), on the 4xH200 node measured here.
+  echo "gpsm: no GPU here: running the simulator (simulated results) on the h200x4 preset"
   mkdir -p gpsm-out
-  ./build/bin/gpsm sim --app all --gpus 1,2,4 --system h200x4 --json gpsm-out/sim.json
-  echo "gpsm: simulated results in gpsm-out/sim.json (run this command on a GPU node to measure)"
+  for app_size in jacobi2d:4096 heat3d:256 wave3d:256; do
+    echo "gpsm: gpsm sim --app ${app_size%%:*} --size ${app_size##*:} --gpus 1,2,4 --system h200x4"
+    ./build/bin/gpsm sim --app "${app_size%%:*}" --size "${app_size##*:}" --gpus 1,2,4 --system h200x4 \
+      --json "gpsm-out/sim-${app_size%%:*}.json"
+  done
+  echo "gpsm: simulated results in gpsm-out/sim-*.json (run this command on a GPU node to measure)"
   exit 0
 fi
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
