@@ -553,7 +553,7 @@ SimResult Engine::run() {
   const double chunk_bytes = std::max(o.proact_chunk_bytes, 1.0);
 
   double total_time = 0, total_wire = 0, total_useful = 0;
-  double last_time = 0, last_wire = 0;  // the trace's last iteration (run_iters extrapolates it)
+  double last_time = 0, last_wire = 0, last_useful = 0;  // the trace's last iteration (run_iters extrapolates it)
   double sum_compute = 0, sum_transfer = 0, sum_exposed = 0;
   std::vector<std::vector<double>> W(G, std::vector<double>(G, 0.0));  // wire bytes src -> dst
   std::vector<std::vector<double>> P(G, std::vector<double>(G, 0.0));  // memcpy payload src -> dst
@@ -833,6 +833,7 @@ SimResult Engine::run() {
       last_time = gpu_t[slow];
     total_time += last_time;
     last_wire = wire;
+    last_useful = useful;
     total_wire += wire;
     total_useful += useful;
     sum_compute += kern[slow];
@@ -844,7 +845,7 @@ SimResult Engine::run() {
   SimResult r;
   r.sec_per_iter = (total_time + (runs - n) * last_time) / runs;
   r.link_bytes_per_iter = (total_wire + (runs - n) * last_wire) / runs;
-  r.useful_bytes_per_iter = total_useful / n;
+  r.useful_bytes_per_iter = (total_useful + (runs - n) * last_useful) / runs;
   r.compute_s = sum_compute / n;
   r.transfer_s = sum_transfer / n;
   r.exposed_transfer_s = sum_exposed / n;

@@ -308,8 +308,8 @@ TEST(SimEngine, GpsPublishesOnlyToSubscribedPages) {
 }
 
 // A managed grid: GPU 0 writes pages 0-3, GPU 1 pages 4-7 and reads page 3 every iteration.
-TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
-  TestLink l;
+// Two GPUs on one managed grid: GPU 1 reads page 3, which GPU 0 writes, every iteration.
+Trace um_pingpong_trace() {
   Trace t;
   t.app = "hand";
   t.gpus = 2;
@@ -329,6 +329,12 @@ TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
     it.kernels = {k0, k1};
     t.iterations.push_back(it);
   }
+  return t;
+}
+
+TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
+  TestLink l;
+  const Trace t = um_pingpong_trace();
   const SimResult um = sim(t, SimParadigm::um, l);
   // page 3 goes to GPU 1 and back in iterations 0 and 1 (two migrations of 4 KiB each); then the
   // driver's thrashing mitigation pins it on GPU 0 and GPU 1 reads it remotely (4 KiB a time)
@@ -457,4 +463,22 @@ TEST(SimEngine, OneHostThreadIssuesEveryGpusWork) {
   const SimResult ahead = sim(t, SimParadigm::p2p_inline, l, {}, s);
   EXPECT_NEAR(ahead.sec_per_iter, 2 * 100e-6, 1e-9);  // issue-bound: 2 GPUs x 100 us
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, inf.sec_per_iter, 1e-12);
+}
+
+// A result standing for a longer run weighs bytes like time: useful bytes never exceed wire bytes.
+TEST(SimEngine, LongerRunsWeighBytesLikeTime) {
+  const TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256)}, 3);
+  SimOptions o;
+  o.run_iters = 1000;
+  for (SimParadigm p : {SimParadigm::memcpy, SimParadigm::p2p_inline, SimParadigm::proact}) {
+    const SimResult r = sim(t, p, l, o);
+    EXPECT_GT(r.useful_bytes_per_iter, 0.0);
+    EXPECT_LE(r.useful_bytes_per_iter, r.link_bytes_per_iter);
+    EXPECT_NEAR(r.useful_bytes_per_iter, sim(t, p, l).useful_bytes_per_iter, 1e-9);  // steady from the start
+  }
+  // UM: the early iterations migrate pages, the later ones read remotely; both counts follow
+  const SimResult um = sim(um_pingpong_trace(), SimParadigm::um, l, o);
+  EXPECT_LE(um.useful_bytes_per_iter, um.link_bytes_per_iter);
+  EXPECT_NEAR(um.useful_bytes_per_iter, 4096, 0.01 * 4096);  // the pinned page's 4 KiB per iteration
 }
