@@ -99,9 +99,10 @@ std::string format_table(const std::string& app, const Problem& p, const std::ve
                        r.status == RunStatus::failed ? "FAILED" : "not run", r.reason);
       continue;
     }
-    t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9.2e}\n", r.label, r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
+    // error NaN: nothing was checked (a simulated run): shown as '-', never as a passing 0
+    t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9}\n", r.label, r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
                      r.opportunity ? fmt::format("{:.0f}%", 100.0 * *r.opportunity) : "-",
-                     bytes_text(r.link_bytes_per_iter), r.error);
+                     bytes_text(r.link_bytes_per_iter), std::isnan(r.error) ? std::string("-") : fmt::format("{:.2e}", r.error));
   }
   return t;
 }
