@@ -86,6 +86,12 @@ TEST(BenchHarness, SpeedupAndOpportunity) {
   EXPECT_NE(t.find("jacobi2d 4096x4096"), std::string::npos);
   EXPECT_NE(t.find("FAILED: verification failed"), std::string::npos);
   EXPECT_NE(t.find("3.00x"), std::string::npos);  // cpu_free 4 GPUs: 81 / 27
+  // A run nothing checked (gpsm sim: error NaN) shows '-', never a passing 0.00e+00.
+  auto unchecked = rec(Paradigm::memcpy, 2, {50e-6});
+  unchecked.out.error = std::numeric_limits<double>::quiet_NaN();
+  const std::string tu = format_table("jacobi2d", p, summarize({unchecked}));
+  EXPECT_EQ(tu.find("e+00"), std::string::npos) << tu;
+  EXPECT_NE(tu.find("         -\n"), std::string::npos) << tu;
 
   const auto j = bench_test_json("jacobi2d", "test", p, recs);
   EXPECT_EQ(j.at("name"), "bench_jacobi2d_4096x4096");
