@@ -30,6 +30,7 @@
 
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
+#include "apps/stencil3d/stencil3d_plan.hpp"
 
 namespace gpsm::sim {
 
@@ -353,60 +354,17 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
 
 // ---- heat3d / wave3d -----------------------------------------------------------------------
 
-constexpr int kTx = 32, kTy = 8;          // stencil3d_kernels.cu's step block
+constexpr int kTx = apps::stencil3d::kStepTx, kTy = apps::stencil3d::kStepTy;  // the step block
 constexpr i64 kResidentBlocks = 132 * 8;  // an H100/H200: 132 SMs x 8 blocks of 256 threads
 
 i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
-// stencil3d_kernels.cu's Box and Plan (make_plan, item_tiles), mirrored.
-struct Box {
-  i64 n[3];
-  int axis;
-  i64 count;
-};
-int march_axis(const Box& b) { return b.axis == 1 ? 1 : 2; }
-
-struct Plan {
-  i64 x0 = 0, cols = 0, tiles[3] = {0, 0, 0}, chunk = 1, mi0 = 0, mi1 = 0;
-  bool edges = false, x_first = false;
-  i64 items = 0;
-};
-
-Plan make_plan(int r, int v, const Box& b, bool pushes, i64 target) {
-  const int m = march_axis(b), o = 3 - m;
-  Plan p;
-  p.x0 = v == 4 ? 0 : r;
-  p.cols = v == 4 ? b.n[0] / 4 : b.n[0] - 2 * r;
-  p.tiles[0] = ceil_div(p.cols, kTx);
-  p.tiles[1] = ceil_div(b.n[o] - 2 * r, kTy);
-  p.edges = pushes && b.axis == m && b.count >= 2 * r;
-  p.x_first = pushes && b.axis == 0;
-  p.mi0 = p.edges ? 2 * r : r;
-  p.mi1 = p.edges ? b.count : b.n[m] - r;
-  const i64 planes = p.mi1 - p.mi0;
-  const i64 edge_chunks = p.edges ? 2 : 0;
-  const i64 want = std::max<i64>(1, target / (p.tiles[0] * p.tiles[1]) - edge_chunks);
-  p.chunk = planes > 0 ? std::max(ceil_div(planes, want), std::min<i64>(planes, 4 * r)) : 1;
-  p.tiles[2] = edge_chunks + (planes > 0 ? ceil_div(planes, p.chunk) : 0);
-  p.items = p.tiles[0] * p.tiles[1] * p.tiles[2];
-  return p;
-}
-
-void item_tiles(const Plan& p, i64 w, i64& xt, i64& ot, i64& ch) {
-  if (p.x_first) {
-    const i64 per = p.tiles[1] * p.tiles[2];
-    const i64 s = w / per, r = w - s * per;
-    xt = (s & 1) ? p.tiles[0] - 1 - (s >> 1) : (s >> 1);
-    ot = r % p.tiles[1];
-    ch = r / p.tiles[1];
-  } else {
-    const i64 per = p.tiles[0] * p.tiles[1];
-    ch = w / per;
-    const i64 r = w - ch * per;
-    xt = r % p.tiles[0];
-    ot = r / p.tiles[0];
-  }
-}
+// The GPU kernels' own plan (apps/stencil3d/stencil3d_plan.hpp): the same work items.
+using apps::stencil3d::Box;
+using apps::stencil3d::item_tiles;
+using apps::stencil3d::make_plan;
+using apps::stencil3d::march_axis;
+using apps::stencil3d::Plan;
 
 // Peer stores into a neighbour's buffer (stencil3d_slabs_cuda.cpp push_between).
 struct Push {

@@ -48,21 +48,10 @@ namespace gpsm::apps::stencil3d {
 namespace {
 
 using i64 = std::int64_t;
-constexpr int kTx = 32, kTy = 8;        // step: a warp of columns along x, 8 of them along the other axis
+constexpr int kTx = kStepTx, kTy = kStepTy;  // stencil3d_plan.hpp
 static_assert(kTx * kTy == kCpuFreeThreads, "the persistent kernel's blocks are step blocks");
 constexpr int kFlatThreads = 256;       // init and box copy: one cell per thread, grid-stride
 
-// How a launch splits its box into work items (host-computed, see the design above).
-struct Plan {
-  i64 x0 = 0;          // x of column 0's first cell
-  i64 cols = 0;        // columns along x (V cells each)
-  i64 tiles[3] = {};   // [0] x tiles of kTx columns, [1] other-axis tiles of kTy, [2] chunks along M
-  i64 chunk = 1;       // planes per interior chunk
-  i64 mi0 = 0, mi1 = 0;// interior chunks cover march coordinates [mi0, mi1)
-  bool edges = false;  // chunks 0 and 1 are the pushed planes [R, 2R) and [count, count + R)
-  bool x_first = false;// x tiles vary slowest, in the order 0, last, 1, last - 1, ... (split along x)
-  i64 items = 0;
-};
 
 template <int V>
 __device__ __forceinline__ void load(float (&d)[V], const float* p) {
@@ -113,22 +102,6 @@ __device__ __forceinline__ float xcell(const float (&c)[V], const float (&w)[R],
   return m < 0 ? w[-m - 1] : m >= V ? e[m - V] : c[m];
 }
 
-// Work item w -> (x tile, other tile, chunk).
-__device__ __forceinline__ void item_tiles(const Plan& p, i64 w, i64& xt, i64& ot, i64& ch) {
-  if (p.x_first) {
-    const i64 per = p.tiles[1] * p.tiles[2];
-    const i64 s = w / per, r = w - s * per;
-    xt = (s & 1) ? p.tiles[0] - 1 - (s >> 1) : (s >> 1);
-    ot = r % p.tiles[1];
-    ch = r / p.tiles[1];
-  } else {
-    const i64 per = p.tiles[0] * p.tiles[1];
-    ch = w / per;
-    const i64 r = w - ch * per;
-    xt = r % p.tiles[0];
-    ot = r / p.tiles[0];
-  }
-}
 
 // Updates the cells of work item w (every thread of the block calls it; threads without a column
 // in the item return at once). Returns whether this thread pushed a cell.
@@ -330,9 +303,6 @@ unsigned flat_blocks(i64 cells) {
 
 // ---- host side -------------------------------------------------------------------------------
 
-// The march axis: the split axis when it is y or z (its pushed planes become chunks of their
-// own), else z.
-int march_axis(const Box& b) { return b.axis == 1 ? 1 : 2; }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
@@ -372,29 +342,7 @@ i64 resident_blocks(const void* kernel) {
   return n;
 }
 
-i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
-// Work items of one launch: `target` = the blocks that run at once (items about equal to it
-// make one wave), `pushes` = the launch stores to a neighbour (or scratch) on some side.
-Plan make_plan(int r, int v, const Box& b, bool pushes, i64 target) {
-  const int m = march_axis(b), o = 3 - m;
-  Plan p;
-  p.x0 = v == 4 ? 0 : r;
-  p.cols = v == 4 ? b.n[0] / 4 : b.n[0] - 2 * r;
-  p.tiles[0] = ceil_div(p.cols, kTx);
-  p.tiles[1] = ceil_div(b.n[o] - 2 * r, kTy);
-  p.edges = pushes && b.axis == m && b.count >= 2 * r;
-  p.x_first = pushes && b.axis == 0;
-  p.mi0 = p.edges ? 2 * r : r;
-  p.mi1 = p.edges ? b.count : b.n[m] - r;
-  const i64 planes = p.mi1 - p.mi0;  // >= 1 unless edges (then the two edge chunks cover it all)
-  const i64 edge_chunks = p.edges ? 2 : 0;
-  const i64 want = std::max<i64>(1, target / (p.tiles[0] * p.tiles[1]) - edge_chunks);
-  p.chunk = planes > 0 ? std::max(ceil_div(planes, want), std::min<i64>(planes, 4 * r)) : 1;
-  p.tiles[2] = edge_chunks + (planes > 0 ? ceil_div(planes, p.chunk) : 0);
-  p.items = p.tiles[0] * p.tiles[1] * p.tiles[2];
-  return p;
-}
 
 using StepFn = void (*)(Step, Plan);
 template <Kind K>

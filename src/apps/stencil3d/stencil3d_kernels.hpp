@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "apps/stencil/iter_sync.hpp"
+#include "apps/stencil3d/stencil3d_plan.hpp"  // Box
 
 namespace gpsm::apps::stencil3d {
 
@@ -27,14 +28,6 @@ enum class Kind : std::uint8_t {
   wave,  // 4th-order 13-point star, radius 2, leapfrog: out holds prev on entry and next on exit
 };
 constexpr int radius_of(Kind k) { return k == Kind::heat ? 1 : 2; }
-
-// One rank's local box: extents (x fastest), the split axis (0 = x, 1 = y, 2 = z) and the planes
-// it owns along that axis, local [radius, radius + count).
-struct Box {
-  std::int64_t n[3] = {0, 0, 0};
-  int axis = 2;
-  std::int64_t count = 0;
-};
 
 // Whether the kernels take the float4 path on this box: rows of nx % 4 == 0 cells (buffers from
 // cudaMalloc are 256-byte aligned, so every row then starts 16-byte aligned; the launchers check
