@@ -38,12 +38,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::vector<int> devices_of(const gps::Context& ctx) {
-  std::vector<int> d;
-  for (int r = 0; r < ctx.size(); ++r) d.push_back(ctx.device(r));
-  return d;
-}
-
 // Largest relative difference over the interior rows (1 .. ny-2, every column): halo rows hold
 // copies, whose boundary columns differ by design between paradigms.
 double interior_error(const std::vector<float>& got, const std::vector<float>& ref, std::int64_t nx, std::int64_t ny) {
@@ -275,7 +269,7 @@ class GpsRun final : public jacobi::HostLoop {
 class CpuFreeRun final : public jacobi::JacobiRun {
  public:
   CpuFreeRun(gps::Context& ctx, const Problem& p, bool elide)
-      : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide), s_(ctx, p), sync_(devices_of(ctx)) {
+      : ctx_(ctx), p_(p), n_(ctx.size()), elide_(elide), s_(ctx, p), sync_(ctx) {
     scratch_.resize(n_);
     done_.resize(n_);
     for (int r = 0; r < n_; ++r) {

@@ -30,6 +30,10 @@
 #include "common/dev_buf.hpp"
 #include "gpsm/gps/sync.hpp"
 
+namespace gpsm::gps {
+class Context;
+}
+
 namespace gpsm::apps {
 
 constexpr int kIterSyncMaxRanks = 8;
@@ -104,7 +108,7 @@ struct IterSync {
 // Host side: one zeroed state per GPU of a run (index = rank) and the handles the kernels take.
 class IterSyncStates {
  public:
-  explicit IterSyncStates(const std::vector<int>& devices);
+  explicit IterSyncStates(const gps::Context& ctx);  // one state per GPU of ctx, rank order
   void reset();  // zero every state (before each launch; synchronous)
   IterSync handle(int rank, unsigned int blocks, const gps::WaitPolicy& wait) const;
 

@@ -4,14 +4,15 @@
 #include <string>
 
 #include "gpsm/error.hpp"
+#include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps {
 
-IterSyncStates::IterSyncStates(const std::vector<int>& devices) {
-  if (devices.size() > static_cast<std::size_t>(kIterSyncMaxRanks))
+IterSyncStates::IterSyncStates(const gps::Context& ctx) {
+  if (ctx.size() > kIterSyncMaxRanks)
     throw gpsm::Error("gpsm: the CPU-free iteration sync takes at most " + std::to_string(kIterSyncMaxRanks) + " GPUs");
-  st_.resize(devices.size());
-  for (std::size_t r = 0; r < devices.size(); ++r) st_[r].alloc(devices[r], 1);
+  st_.resize(static_cast<std::size_t>(ctx.size()));
+  for (int r = 0; r < ctx.size(); ++r) st_[static_cast<std::size_t>(r)].alloc(ctx.device(r), 1);
   reset();
 }
 

@@ -47,12 +47,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 const char* app_name(Kind k) { return k == Kind::heat ? "heat3d" : "wave3d"; }
 
-std::vector<int> devices_of(const gps::Context& ctx) {
-  std::vector<int> d;
-  for (int r = 0; r < ctx.size(); ++r) d.push_back(ctx.device(r));
-  return d;
-}
-
 // Largest extent --size takes: far beyond any GPU's memory as a cube, and small enough that cell
 // counts and indices stay well inside 64 bits.
 constexpr std::int64_t kMaxExtent = 999999;
@@ -186,7 +180,7 @@ class SlabRun final : public stencil3d::HostLoop {
 class CpuFreeRun {
  public:
   CpuFreeRun(gps::Context& ctx, Kind kind, const Problem& p, bool elide)
-      : ctx_(ctx), slabs_(ctx, kind, p), kind_(kind), p_(p), n_(ctx.size()), elide_(elide), sync_(devices_of(ctx)) {
+      : ctx_(ctx), slabs_(ctx, kind, p), kind_(kind), p_(p), n_(ctx.size()), elide_(elide), sync_(ctx) {
     done_.resize(n_);
     scratch_.resize(n_);
     for (int r = 0; r < n_; ++r) {
