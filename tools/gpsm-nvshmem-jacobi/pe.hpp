@@ -3,10 +3,15 @@
 // (rank 0 writes it to the parent's file, the others wait for it), the symmetric heap sized for
 // the caller's buffers, symmetric allocations that fail clearly, and the check that a neighbour
 // PE is reachable by loads and stores (the only path of these single-node, P2P-only runs).
+#include <cuda_runtime.h>
+#include <nvshmem.h>
+
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
 #include "apps/jacobi/jacobi_nvshmem_proto.hpp"
+#include "scope/cuda_check.hpp"
 
 namespace gpsm::nvshmem_worker {
 
@@ -22,5 +27,29 @@ void* symmetric_alloc(std::size_t bytes, const char* what, std::size_t alignment
 // gpsm::Error unless PE `pe` (not this one) maps `sym` (a symmetric address) for loads and stores;
 // returns the address of pe's copy (this PE's own address for pe == my_pe).
 void* peer_address(void* sym, int my_pe, int pe);
+
+// The warm-up and timed solves of every app: per rep, init(st) (initial values, untimed; its
+// work on `st` is complete before every PE's barrier), then solve(st) -> iterations run, timed
+// by the host wall clock from after that barrier until `st` is idle. Timed reps append their
+// seconds and iterations to `res`.
+template <class Init, class Solve>
+void timed_reps(const apps::jacobi::WorkerArgs& a, cudaStream_t st, apps::jacobi::WorkerResult& res, Init&& init,
+                Solve&& solve) {
+  for (int k = 0; k < a.warmup + a.reps; ++k) {
+    init(st);
+    GPSM_CUDA(cudaStreamSynchronize(st));
+    // Every PE initialized (and done with the previous solve, whose last barrier completed all
+    // stores) before any PE's first store of this one.
+    nvshmem_barrier_all();
+    const auto t0 = std::chrono::steady_clock::now();
+    const int iters = solve(st);
+    GPSM_CUDA(cudaStreamSynchronize(st));
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (k >= a.warmup) {
+      res.seconds.push_back(sec);
+      res.iterations.push_back(iters);
+    }
+  }
+}
 
 }  // namespace gpsm::nvshmem_worker

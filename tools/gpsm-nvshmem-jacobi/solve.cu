@@ -14,7 +14,6 @@
 #include <nvshmemx.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -123,13 +122,13 @@ WorkerResult solve(const WorkerArgs& a) {
   cudaStream_t st;
   GPSM_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
-  SweepArgs s;
-  s.nx = a.nx;
-  s.rows = me.chunk;
-  s.top_pe = me.top;
-  s.bottom_pe = me.bottom;
-  s.top_row = apps::jacobi_slab(a.nx, a.ny, a.ranks, me.top).chunk + 1;
-  s.bottom_row = 0;
+  SweepArgs sw;
+  sw.nx = a.nx;
+  sw.rows = me.chunk;
+  sw.top_pe = me.top;
+  sw.bottom_pe = me.bottom;
+  sw.top_row = apps::jacobi_slab(a.nx, a.ny, a.ranks, me.top).chunk + 1;
+  sw.bottom_row = 0;
 
   WorkerResult res;
   res.rank = a.rank;
@@ -140,51 +139,43 @@ WorkerResult solve(const WorkerArgs& a) {
   res.first_row = me.first_row;
   res.chunk = me.chunk;
   int cur = 0;
-  for (int k = 0; k < a.warmup + a.reps; ++k) {
-    // Initial grid as the other paradigms' (SlabRun): the second buffer's halo rows poisoned,
-    // the rows the first iteration's puts must fill. Untimed.
-    init_kernel<<<1024, 256, 0, st>>>(buf[0], bcol, a.nx, local_rows, Poison::none);
-    GPSM_CUDA_LAUNCH();
-    init_kernel<<<1024, 256, 0, st>>>(buf[1], bcol, a.nx, local_rows, Poison::halo_rows);
-    GPSM_CUDA_LAUNCH();
-    GPSM_CUDA(cudaStreamSynchronize(st));
-    // Every PE initialized (and done with the previous solve, whose last barrier completed all
-    // puts) before any PE's first put of this one.
-    nvshmem_barrier_all();
-
-    const auto t0 = std::chrono::steady_clock::now();
-    double norm = 1.0;
-    int iter = 0;
-    cur = 0;
-    while (norm > a.tol && iter < a.iters) {
-      const bool calc = iter % a.nccheck == 0;
-      if (calc) GPSM_CUDA(cudaMemsetAsync(part, 0, sizeof(float), st));
-      s.a = buf[cur];
-      s.a_new = buf[1 - cur];
-      s.norm = calc ? part : nullptr;
-      launch_sweep(s, st);
-      if (calc) {
-        WORKER_NVSHMEM(nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, all, part, 1, st));
-        GPSM_CUDA(cudaMemcpyAsync(host_norms, all, a.ranks * sizeof(float), cudaMemcpyDeviceToHost, st));
-      }
-      nvshmemx_barrier_all_on_stream(st);
-      if (calc) {
-        GPSM_CUDA(cudaStreamSynchronize(st));
-        double sum = 0;
-        for (int r = 0; r < a.ranks; ++r) sum += host_norms[r];
-        norm = std::sqrt(sum);
-      }
-      cur = 1 - cur;
-      ++iter;
-    }
-    GPSM_CUDA(cudaStreamSynchronize(st));
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (k >= a.warmup) {
-      res.seconds.push_back(sec);
-      res.iterations.push_back(iter);
-      res.norm = norm;
-    }
-  }
+  double norm = 1.0;
+  timed_reps(
+      a, st, res,
+      [&](cudaStream_t s) {  // as the other paradigms' (SlabRun): the second buffer's halo rows poisoned
+        init_kernel<<<1024, 256, 0, s>>>(buf[0], bcol, a.nx, local_rows, Poison::none);
+        GPSM_CUDA_LAUNCH();
+        init_kernel<<<1024, 256, 0, s>>>(buf[1], bcol, a.nx, local_rows, Poison::halo_rows);
+        GPSM_CUDA_LAUNCH();
+      },
+      [&](cudaStream_t s) {
+        norm = 1.0;
+        int iter = 0;
+        cur = 0;
+        while (norm > a.tol && iter < a.iters) {
+          const bool calc = iter % a.nccheck == 0;
+          if (calc) GPSM_CUDA(cudaMemsetAsync(part, 0, sizeof(float), s));
+          sw.a = buf[cur];
+          sw.a_new = buf[1 - cur];
+          sw.norm = calc ? part : nullptr;
+          launch_sweep(sw, s);
+          if (calc) {
+            WORKER_NVSHMEM(nvshmemx_float_fcollect_on_stream(NVSHMEM_TEAM_WORLD, all, part, 1, s));
+            GPSM_CUDA(cudaMemcpyAsync(host_norms, all, a.ranks * sizeof(float), cudaMemcpyDeviceToHost, s));
+          }
+          nvshmemx_barrier_all_on_stream(s);
+          if (calc) {
+            GPSM_CUDA(cudaStreamSynchronize(s));
+            double sum = 0;
+            for (int r = 0; r < a.ranks; ++r) sum += host_norms[r];
+            norm = std::sqrt(sum);
+          }
+          cur = 1 - cur;
+          ++iter;
+        }
+        return iter;
+      });
+  res.norm = norm;
   // buf[cur] holds the last iteration's result.
   res.rows.resize(static_cast<std::size_t>(me.chunk * a.nx));
   GPSM_CUDA(cudaMemcpy(res.rows.data(), buf[cur] + a.nx, res.rows.size() * sizeof(float), cudaMemcpyDeviceToHost));

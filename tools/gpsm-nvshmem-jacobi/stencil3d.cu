@@ -13,7 +13,6 @@
 #include <nvshmemx.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -73,33 +72,25 @@ WorkerResult solve_stencil3d(const WorkerArgs& a) {
   res.nz = a.nz;
   res.first_row = me.first;
   res.chunk = me.count;
-  for (int k = 0; k < a.warmup + a.reps; ++k) {
-    // Untimed: initial values, buffer 1's filled halos poisoned (Slabs::init(true)).
-    for (int b = 0; b < 2; ++b) s3::launch_init(s3::init_of(kind, me, a.seed, b, b == 1, buf[b]), st);
-    GPSM_CUDA(cudaStreamSynchronize(st));
-    // Every PE initialized (and done with the previous solve, whose last barrier completed all
-    // stores) before any PE's first store of this one.
-    nvshmem_barrier_all();
-
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int it = 0; it < a.iters; ++it) {
-      const int c = it & 1;
-      s3::Step step;
-      step.in = buf[c];
-      step.out = buf[1 - c];
-      step.box = s3::box_of(me);
-      step.lower = lower[1 - c];
-      step.upper = upper[1 - c];
-      s3::launch_step(kind, step, st);
-      nvshmemx_barrier_all_on_stream(st);
-    }
-    GPSM_CUDA(cudaStreamSynchronize(st));
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (k >= a.warmup) {
-      res.seconds.push_back(sec);
-      res.iterations.push_back(a.iters);
-    }
-  }
+  timed_reps(
+      a, st, res,
+      [&](cudaStream_t s) {  // initial values, buffer 1's filled halos poisoned (Slabs::init(true))
+        for (int b = 0; b < 2; ++b) s3::launch_init(s3::init_of(kind, me, a.seed, b, b == 1, buf[b]), s);
+      },
+      [&](cudaStream_t s) {
+        for (int it = 0; it < a.iters; ++it) {
+          const int c = it & 1;
+          s3::Step step;
+          step.in = buf[c];
+          step.out = buf[1 - c];
+          step.box = s3::box_of(me);
+          step.lower = lower[1 - c];
+          step.upper = upper[1 - c];
+          s3::launch_step(kind, step, s);
+          nvshmemx_barrier_all_on_stream(s);
+        }
+        return a.iters;
+      });
   // Buffer iters % 2 holds the last iteration's result (its halos: the neighbours' last stores).
   res.rows.resize(static_cast<std::size_t>(me.local_cells()));
   GPSM_CUDA(cudaMemcpy(res.rows.data(), buf[a.iters % 2], res.rows.size() * sizeof(float), cudaMemcpyDeviceToHost));
