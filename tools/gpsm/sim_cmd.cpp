@@ -266,6 +266,9 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     const Problem& p = problems[pi].second;
     double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(p.n[2] > 0 ? p.n[2] : 1);
     const double sample = sample_fixed > 0 ? sample_fixed : std::min(1.0, double(1 << 24) / cells);
+    // The length of the run the bench would make, so UM's start-up faults weigh as there;
+    // scatter (no bench app): the traced iterations alone.
+    const int run_iters = a.run_iters >= 0 ? a.run_iters : app->app != nullptr ? app->app->problem(p.label(), 0).iters : 0;
     for (int g : counts) {
       const sim::System sys = system_for(g);
       std::map<std::string, sim::Trace> traces;  // by layout
@@ -305,12 +308,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             rec.out.reason = fail;
           } else {
             sim::SimOptions opt = points[k].opt;
-            // The length of the run the bench would make, so UM's start-up faults weigh as there.
-            // scatter (no bench app): the traced iterations alone
-            const apps::App* bench_app = problems[pi].first->app;
-            opt.run_iters = a.run_iters >= 0 ? a.run_iters
-                            : bench_app != nullptr ? bench_app->problem(problems[pi].second.label(), 0).iters
-                                                   : 0;
+            opt.run_iters = run_iters;
             const sim::SimResult r = sim::simulate(tr, sys, par, opt);
             rec.out.status = RunStatus::ok;
             rec.out.sec_per_iter = {r.sec_per_iter};
