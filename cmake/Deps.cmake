@@ -37,3 +37,17 @@ find_path(GPSM_NVML_INCLUDE nvml.h HINTS ${GPSM_DEPS_DIR}/nvml/include ${CUDAToo
 if(NOT GPSM_NVML_INCLUDE)
   message(FATAL_ERROR "gpsm: nvml.h not found; run scripts/setup.sh")
 endif()
+
+# gpsm_python_package_dir(nvidia.nccl VAR): the directory of a python3 package (the GPU machine's
+# image carries NCCL and NVSHMEM as python3's nvidia/* packages); VAR is empty when python3 or the
+# package is missing.
+function(gpsm_python_package_dir module var)
+  set(dir "")
+  find_program(GPSM_PYTHON3 python3)
+  if(GPSM_PYTHON3)
+    execute_process(COMMAND ${GPSM_PYTHON3} -c
+                    "import importlib.util as u; s = u.find_spec('${module}'); print(list(s.submodule_search_locations)[0])"
+                    OUTPUT_VARIABLE dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+  set(${var} "${dir}" PARENT_SCOPE)
+endfunction()
