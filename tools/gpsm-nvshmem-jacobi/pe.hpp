@@ -28,6 +28,19 @@ void* symmetric_alloc(std::size_t bytes, const char* what, std::size_t alignment
 // returns the address of pe's copy (this PE's own address for pe == my_pe).
 void* peer_address(void* sym, int my_pe, int pe);
 
+// A result file's header fields from the worker's arguments (rank, ranks, device, extents); the
+// solve fills in its part of the grid, times and cells.
+inline apps::jacobi::WorkerResult result_of(const apps::jacobi::WorkerArgs& a) {
+  apps::jacobi::WorkerResult r;
+  r.rank = a.rank;
+  r.ranks = a.ranks;
+  r.device = a.device;
+  r.nx = a.nx;
+  r.ny = a.ny;
+  r.nz = a.nz;
+  return r;
+}
+
 // The warm-up and timed solves of every app: per rep, init(st) (initial values, untimed; its
 // work on `st` is complete before every PE's barrier), then solve(st) -> iterations run, timed
 // by the host wall clock from after that barrier until `st` is idle. Timed reps append their

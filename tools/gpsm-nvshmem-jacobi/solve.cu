@@ -130,12 +130,7 @@ WorkerResult solve(const WorkerArgs& a) {
   sw.top_row = apps::jacobi_slab(a.nx, a.ny, a.ranks, me.top).chunk + 1;
   sw.bottom_row = 0;
 
-  WorkerResult res;
-  res.rank = a.rank;
-  res.ranks = a.ranks;
-  res.device = a.device;
-  res.nx = a.nx;
-  res.ny = a.ny;
+  WorkerResult res = result_of(a);
   res.first_row = me.first_row;
   res.chunk = me.chunk;
   int cur = 0;

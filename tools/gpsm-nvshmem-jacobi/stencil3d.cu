@@ -63,13 +63,7 @@ WorkerResult solve_stencil3d(const WorkerArgs& a) {
   cudaStream_t st;
   GPSM_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
-  WorkerResult res;
-  res.rank = a.rank;
-  res.ranks = a.ranks;
-  res.device = a.device;
-  res.nx = a.nx;
-  res.ny = a.ny;
-  res.nz = a.nz;
+  WorkerResult res = result_of(a);
   res.first_row = me.first;
   res.chunk = me.count;
   timed_reps(
