@@ -10,7 +10,7 @@ size=${1:-256}
 for app in heat3d wave3d; do
   for par in single cpu_free; do
     echo "== ncu $app $size^3 $par (1 GPU)"
-    timeout 120 ncu -k regex:"step_kernel|cpu_free_kernel_impl" --launch-skip 2 --launch-count 1 \
+    timeout 120 ncu -k regex:"step_kernel|cpu_free_kernel_impl" --launch-skip 1 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
       --section WarpStateStats --section SchedulerStats \
       ./build/bin/gpsm bench --app $app --gpus 1 --paradigm $par --size $size --iters 20 --reps 1 --warmup 1 2>&1 \
