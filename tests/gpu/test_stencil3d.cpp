@@ -5,6 +5,7 @@
 // also checked on their own: placed on every GPU's pages and read back.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -152,6 +153,34 @@ TEST(Stencil3DGpu, PersistentKernelManyIterationsOnALargerBoxMatchesTheCpuRefere
           check_run(*app, Paradigm::cpu_free, g, p);
         }
   }
+}
+
+// The host-driven paradigms run as one CUDA graph of every iteration by default and as a launch
+// per GPU per iteration with GPSM_HOST_LOOP=stream: both give the reference exactly, the timing
+// text says which ran, and a value that is neither fails the run with the variable named.
+TEST(Stencil3DGpu, GraphAndStreamHostLoopsBothMatchTheCpuReference) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = app_named("wave3d");
+  ASSERT_NE(app, nullptr);
+  struct EnvGuard {
+    ~EnvGuard() { unsetenv("GPSM_HOST_LOOP"); }
+  } guard;
+  for (const char* mode : {"graph", "stream"}) {
+    setenv("GPSM_HOST_LOOP", mode, 1);
+    for (int g : gpu_counts())
+      for (Paradigm par : {Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::um}) {
+        SCOPED_TRACE(std::string(mode) + " " + paradigm_name(par) + " on " + std::to_string(g) + " GPUs");
+        Problem p = app->problem("28x21x23", 9);
+        p.seed = 7;
+        const RunOutcome o = check_run(*app, par, g, p);
+        const bool graph = o.timing.find("CUDA graph") != std::string::npos;
+        EXPECT_EQ(graph, std::string(mode) == "graph") << o.timing;
+      }
+  }
+  setenv("GPSM_HOST_LOOP", "threads", 1);
+  const RunOutcome bad = run(*app, Paradigm::p2p_inline, 1, app->problem("28x21x23", 3));
+  EXPECT_EQ(bad.status, RunStatus::failed);
+  EXPECT_NE(bad.reason.find("GPSM_HOST_LOOP='threads'"), std::string::npos) << bad.reason;
 }
 
 TEST(Stencil3DGpu, LinkBytesCountThePlanesEachParadigmMoves) {

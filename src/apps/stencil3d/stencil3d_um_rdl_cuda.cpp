@@ -125,6 +125,7 @@ class UmRun final : public HostLoop {
   }
 
  private:
+  bool graph_ok() const override { return true; }  // kernels only
   void step(int r, int it) override {
     const int c = it & 1;
     GridCells g;
@@ -257,6 +258,7 @@ class RdlRun final : public HostLoop {
   double link_bytes_per_iter() override { return slabs_.halo_bytes(false); }
 
  private:
+  bool graph_ok() const override { return true; }  // kernels only
   void step(int r, int it) override {
     const int c = it & 1;
     const Slab3D& s = slabs_.slab(r);
