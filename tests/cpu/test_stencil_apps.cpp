@@ -18,6 +18,7 @@
 #include "apps/stencil/reference.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "apps/stencil3d/stencil3d_cells.hpp"
+#include "apps/stencil3d/stencil3d_plan.hpp"
 
 using namespace gpsm::apps;
 using i64 = std::int64_t;
@@ -976,4 +977,77 @@ TEST(StencilMaxRelError, Basics) {
   ref[5] = -8.0f;
   got[5] = -8.0f;
   EXPECT_DOUBLE_EQ(max_rel_error(got, ref), 3.0 / 8.0);
+}
+
+// heat3d / wave3d work plans: the items cover every updated plane of every tile exactly once,
+// chunks keep the 4R floor, and thin edge chunks do not push the interior into one long chunk.
+namespace {
+std::vector<int> plane_hits(const gpsm::apps::stencil3d::Plan& p, const gpsm::apps::stencil3d::Box& b, int r) {
+  using namespace gpsm::apps::stencil3d;
+  const int m = march_axis(b);
+  std::vector<int> hits(static_cast<std::size_t>(b.n[m]), 0);
+  const std::int64_t edge_chunks = p.edges ? 2 : 0;
+  for (std::int64_t w = 0; w < p.items; ++w) {
+    std::int64_t xt = 0, ot = 0, ch = 0;
+    item_tiles(p, w, xt, ot, ch);
+    if (xt != 0 || ot != 0) continue;  // one tile's column of chunks
+    std::int64_t a = 0, e = 0;
+    if (ch < edge_chunks) {
+      a = ch == 0 ? r : b.count;
+      e = a + r;
+    } else {
+      a = p.mi0 + (ch - edge_chunks) * p.chunk;
+      e = std::min(a + p.chunk, p.mi1);
+    }
+    for (std::int64_t i = a; i < e; ++i) ++hits[static_cast<std::size_t>(i)];
+  }
+  return hits;
+}
+}  // namespace
+
+TEST(Stencil3DPlan, ItemsCoverEveryUpdatedPlaneOnce) {
+  using namespace gpsm::apps::stencil3d;
+  for (int r : {1, 2})
+    for (std::int64_t count : {2LL, 5LL, 64LL, 128LL, 510LL})
+      for (std::int64_t target : {1LL, 7LL, 396LL, 528LL})
+        for (bool pushes : {false, true}) {
+          Box b;
+          b.n[0] = 512;
+          b.n[1] = 64;
+          b.n[2] = count + 2 * r;
+          b.axis = 2;
+          b.count = count;
+          if (count < r) continue;
+          const Plan p = make_plan(r, 4, b, pushes, target);
+          SCOPED_TRACE("r " + std::to_string(r) + " count " + std::to_string(count) + " target " +
+                       std::to_string(target) + (pushes ? " pushes" : ""));
+          const auto hits = plane_hits(p, b, r);
+          for (std::int64_t z = 0; z < b.n[2]; ++z) {
+            const bool updated = z >= r && z < r + count;
+            EXPECT_EQ(hits[static_cast<std::size_t>(z)], updated ? 1 : 0) << "plane " << z;
+          }
+          const std::int64_t planes = p.mi1 - p.mi0;
+          if (planes > 0) EXPECT_GE(p.chunk, std::min<std::int64_t>(planes, 4 * r));
+          EXPECT_EQ(p.items, p.tiles[0] * p.tiles[1] * p.tiles[2]);
+        }
+}
+
+TEST(Stencil3DPlan, ThinEdgeChunksDoNotLeaveOneLongChunkPerTile) {
+  using namespace gpsm::apps::stencil3d;
+  // heat3d 512^3 on 4 GPUs: 128 owned planes, 4 x 64 float4 tiles, 528 resident blocks.
+  Box b;
+  b.n[0] = 512;
+  b.n[1] = 512;
+  b.n[2] = 130;
+  b.axis = 2;
+  b.count = 128;
+  const Plan p = make_plan(1, 4, b, true, 528);
+  EXPECT_TRUE(p.edges);
+  EXPECT_EQ(p.tiles[0] * p.tiles[1], 256);
+  EXPECT_EQ(p.chunk, 63);  // two interior chunks of the 126 planes, not one
+  EXPECT_EQ(p.items, 256 * 4);
+  // Without pushes the same box runs the same two chunks of its 128 planes (64 each).
+  const Plan q = make_plan(1, 4, b, false, 528);
+  EXPECT_EQ(q.chunk, 64);
+  EXPECT_EQ(q.items, 512);
 }

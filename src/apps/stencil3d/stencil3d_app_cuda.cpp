@@ -128,9 +128,12 @@ class SlabRun final : public stencil3d::HostLoop {
 
   // memcpy: after the step that wrote buffer b, rank r's first and last `radius` owned planes go
   // to its neighbours by copy engine, in stream order after the step (and before this
-  // iteration's event, which the neighbours wait for). Along z the planes are contiguous and
-  // land in the neighbours' halos directly; along x or y they are packed, copied into the
-  // neighbour's receive buffer for b, and unpacked by the neighbour next iteration (unpack).
+  // iteration's event, which the neighbours wait for). cudaMemcpyAsync between the two GPUs'
+  // pointers (peer access on: a direct peer copy) rather than cudaMemcpyPeerAsync, which stream
+  // capture refuses (cudaErrorStreamCaptureUnsupported on 4xH200, CUDA 13.0). Along z the
+  // planes are contiguous and land in the neighbours' halos directly; along x or y they are
+  // packed, copied into the neighbour's receive buffer for b, and unpacked by the neighbour next
+  // iteration (unpack).
   void send(int r, int b) {
     const Slab3D& s = slabs_.slab(r);
     cudaStream_t st = ctx_.stream(r);
@@ -142,11 +145,10 @@ class SlabRun final : public stencil3d::HostLoop {
       if (packed()) {
         stencil3d::launch_box_copy(slabs_.region(r, b, from, send_[r][side].p, true), st);
         // The lower neighbour receives into its upper halo's buffer and vice versa.
-        GPSM_CUDA(cudaMemcpyPeerAsync(recv_[nb][b][1 - side].p, ctx_.device(nb), send_[r][side].p,
-                                      ctx_.device(r), bytes, st));
+        GPSM_CUDA(cudaMemcpyAsync(recv_[nb][b][1 - side].p, send_[r][side].p, bytes, cudaMemcpyDefault, st));
       } else {
-        GPSM_CUDA(cudaMemcpyPeerAsync(slabs_.planes(nb, b, slabs_.halo_planes(nb, 1 - side)), ctx_.device(nb),
-                                      slabs_.planes(r, b, from), ctx_.device(r), bytes, st));
+        GPSM_CUDA(cudaMemcpyAsync(slabs_.planes(nb, b, slabs_.halo_planes(nb, 1 - side)), slabs_.planes(r, b, from),
+                                  bytes, cudaMemcpyDefault, st));
       }
     }
   }

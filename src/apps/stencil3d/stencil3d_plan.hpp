@@ -37,8 +37,55 @@ struct Plan {
 inline int march_axis(const Box& b) { return b.axis == 1 ? 1 : 2; }
 
 // Work items of one launch of radius r, V = v cells per thread: `target` = the blocks that run at
-// once (items about equal to it make one wave), `pushes` = the launch stores to a neighbour (or
-// scratch) on some side.
+// once, `pushes` = the launch stores to a neighbour (or scratch) on some side.
+//
+// The interior chunk length is chosen by the longest block: items go to `target` slots in order
+// (item w to slot w % target, as the persistent kernel runs them; the hardware's dynamic block
+// scheduling of the step kernel does no worse), an item of c planes costing c + 2R plane loads
+// (the register queue is primed with 2R planes). Edge chunks are R planes and cheap, so they are
+// not subtracted from the slots as whole items: at 512^3 on 4 GPUs (heat, 256 x/y tiles, 528
+// slots) that rule gave one 126-plane chunk per tile, 768 items and the long ones on half the
+// slots; the split below gives two 63-plane chunks. Chunks are at least 4R planes (or all of
+// them), so the re-read planes at chunk ends stay a small part of the traffic.
+inline std::int64_t plan_interior_chunks(std::int64_t planes, std::int64_t tiles01, std::int64_t edge_chunks, int r,
+                                         std::int64_t target) {
+  using i64 = std::int64_t;
+  auto ceil_div = [](i64 a, i64 d) { return (a + d - 1) / d; };
+  if (planes <= 0) return 1;
+  target = std::max<i64>(1, target);
+  const i64 min_chunk = std::min<i64>(planes, 4 * r);
+  const i64 most = std::max<i64>(1, std::min(ceil_div(planes, min_chunk), ceil_div(2 * target, tiles01) + 1));
+  i64 best_chunk = planes, best_cost = -1, best_items = 0;
+  for (i64 want = 1; want <= most; ++want) {
+    const i64 chunk = std::max(ceil_div(planes, want), min_chunk);
+    const i64 chunks = ceil_div(planes, chunk);
+    const i64 items = tiles01 * (edge_chunks + chunks);
+    // The longest slot: slot s gets items s, s + target, ...; items are ordered chunk by chunk
+    // (all tiles of chunk 0, then chunk 1, ...), the edge chunks first.
+    i64 worst = 0;
+    const i64 slots = std::min(items, target);
+    for (i64 s = 0; s < slots; ++s) {
+      i64 cost = 0;
+      for (i64 w = s; w < items; w += target) {
+        const i64 ch = w / tiles01;
+        if (ch < edge_chunks) {
+          cost += 3 * r;
+        } else {
+          const i64 k = ch - edge_chunks, first = k * chunk;
+          cost += std::min(chunk, planes - first) + 2 * r;
+        }
+      }
+      worst = std::max(worst, cost);
+    }
+    if (best_cost < 0 || worst < best_cost || (worst == best_cost && items < best_items)) {
+      best_cost = worst;
+      best_chunk = chunk;
+      best_items = items;
+    }
+  }
+  return best_chunk;
+}
+
 inline Plan make_plan(int r, int v, const Box& b, bool pushes, std::int64_t target) {
   using i64 = std::int64_t;
   auto ceil_div = [](i64 a, i64 d) { return (a + d - 1) / d; };
@@ -54,8 +101,7 @@ inline Plan make_plan(int r, int v, const Box& b, bool pushes, std::int64_t targ
   p.mi1 = p.edges ? b.count : b.n[m] - r;
   const i64 planes = p.mi1 - p.mi0;  // >= 1 unless edges (then the two edge chunks cover it all)
   const i64 edge_chunks = p.edges ? 2 : 0;
-  const i64 want = std::max<i64>(1, target / (p.tiles[0] * p.tiles[1]) - edge_chunks);
-  p.chunk = planes > 0 ? std::max(ceil_div(planes, want), std::min<i64>(planes, 4 * r)) : 1;
+  p.chunk = plan_interior_chunks(planes, p.tiles[0] * p.tiles[1], edge_chunks, r, target);
   p.tiles[2] = edge_chunks + (planes > 0 ? ceil_div(planes, p.chunk) : 0);
   p.items = p.tiles[0] * p.tiles[1] * p.tiles[2];
   return p;
