@@ -841,6 +841,120 @@ std::vector<float> run_whole_grid(App3D app, const Box3& b, Axis axis, int nrank
   return grid[iters % 2];
 }
 
+// ---- the marching step's index math (stencil3d_plan.hpp, stencil3d_cells.hpp), on the CPU ----
+
+// The loads of the marching step (stencil3d_kernels.cu run_item) as a cell accessor over a box in
+// local coordinates: x and the other axis from `in` through the step's strides (row_stride,
+// plane_stride), the march axis through remote_planes / remote_index exactly as the kernel's
+// plane() picks a column's planes. update_cell indexes with sy, sz: set to the step's strides.
+struct MarchCells {
+  const float* in = nullptr;
+  float* out = nullptr;
+  stencil3d::Box box;
+  int radius = 1;
+  i64 sy = 0, sz = 0;
+  stencil3d::Remote lower, upper;
+  float at(i64 i, const i64* c, int d, int k) const {
+    const int m = stencil3d::march_axis(box);
+    if (d == m) {
+      const stencil3d::RemotePlanes rp =
+          stencil3d::remote_planes(box, m, radius, lower.src != nullptr, upper.src != nullptr);
+      const i64 mm = c[d] + k;
+      if (mm < rp.lo) return lower.src[stencil3d::remote_index(lower, m, c[0], c[3 - m], mm)];
+      if (mm >= rp.hi) return upper.src[stencil3d::remote_index(upper, m, c[0], c[3 - m], mm)];
+    }
+    return in[i + k * stencil3d::stride_of(sy, sz, d)];
+  }
+  float prev(i64 i) const { return out[i]; }
+  void put(i64 i, float v) const { out[i] = v; }
+};
+
+// One step over g's box: its updated cells, local [radius, n - radius) on every axis.
+void march_step(const MarchCells& g, App3D app) {
+  const i64 r = g.radius;
+  for (i64 z = r; z < g.box.n[2] - r; ++z)
+    for (i64 y = r; y < g.box.n[1] - r; ++y)
+      for (i64 x = r; x < g.box.n[0] - r; ++x) {
+        if (app == App3D::heat)
+          stencil3d::update_cell<false>(g, x, y, z);
+        else
+          stencil3d::update_cell<true>(g, x, y, z);
+      }
+}
+
+// rdl on the marching step (split along y or z): every rank's box with NaN halo planes in both
+// buffers, never exchanged; the halo planes come from the neighbours' boxes through remote_of.
+std::vector<float> run_remote_march(App3D app, const Box3& b, Axis axis, int nranks, int iters, std::uint32_t seed) {
+  const int radius = app == App3D::heat ? 1 : 2;
+  const int a = static_cast<int>(axis);
+  std::vector<Slab3D> slabs;
+  std::vector<std::array<std::vector<float>, 2>> buf(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    slabs.push_back(slab3d(b.n, axis, radius, nranks, r));
+    const Slab3D& s = slabs.back();
+    for (int k = 0; k < 2; ++k) {
+      buf[r][k] = local_buffer(s, app, k, seed);
+      for (i64 z = 0; z < s.local[2]; ++z)
+        for (i64 y = 0; y < s.local[1]; ++y)
+          for (i64 x = 0; x < s.local[0]; ++x) {
+            const i64 l[3] = {x, y, z};
+            if ((s.has_lower() && l[a] < radius) || (s.has_upper() && l[a] >= radius + s.count))
+              buf[r][k][s.index(x, y, z)] = std::nanf("");
+          }
+    }
+  }
+  for (int it = 0; it < iters; ++it) {
+    const int c = it & 1;
+    for (int r = 0; r < nranks; ++r) {
+      const Slab3D& s = slabs[r];
+      MarchCells g;
+      g.in = buf[r][c].data();
+      g.out = buf[r][1 - c].data();
+      for (int d = 0; d < 3; ++d) g.box.n[d] = s.local[d];
+      g.box.axis = a;
+      g.box.count = s.count;
+      g.radius = radius;
+      g.sy = stencil3d::row_stride(g.box, 0);  // the box's own extents (Step's default)
+      g.sz = stencil3d::plane_stride(g.box, 0);
+      if (s.has_lower()) g.lower = stencil3d::remote_of(s, slabs[r - 1], buf[r - 1][c].data());
+      if (s.has_upper()) g.upper = stencil3d::remote_of(s, slabs[r + 1], buf[r + 1][c].data());
+      march_step(g, app);
+    }
+  }
+  std::vector<Rank3D> ranks(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    ranks[r].s = slabs[r];
+    ranks[r].u = buf[r][iters % 2];
+  }
+  return gather(ranks);
+}
+
+// um on the marching step: the whole grid in one array pair; each rank marches its sub_box (an
+// offset into the grid, the grid's strides). heat's output buffer starts NaN in the interior, as
+// on the GPU, so a cell read before its rank wrote it shows.
+std::vector<float> run_sub_box_march(App3D app, const Box3& b, Axis axis, int nranks, int iters, std::uint32_t seed) {
+  const int radius = app == App3D::heat ? 1 : 2;
+  const Slab3D whole = slab3d(b.n, axis, radius, 1, 0);
+  std::array<std::vector<float>, 2> grid{local_buffer(whole, app, 0, seed), local_buffer(whole, app, 1, seed)};
+  if (app == App3D::heat)
+    for_owned_interior(whole, [&](i64 x, i64 y, i64 z) { grid[1][whole.index(x, y, z)] = std::nanf(""); });
+  for (int it = 0; it < iters; ++it) {
+    const int c = it & 1;
+    for (int r = 0; r < nranks; ++r) {
+      const stencil3d::SubBox sb = stencil3d::sub_box(slab3d(b.n, axis, radius, nranks, r));
+      MarchCells g;
+      g.in = grid[c].data() + sb.offset;
+      g.out = grid[1 - c].data() + sb.offset;
+      g.box = sb.box;
+      g.radius = radius;
+      g.sy = stencil3d::row_stride(sb.box, sb.sy);
+      g.sz = stencil3d::plane_stride(sb.box, sb.sz);
+      march_step(g, app);
+    }
+  }
+  return grid[iters % 2];
+}
+
 // Jacobi over jacobi_slab ranks: local rows 0..chunk+1, halos from top/bottom (periodic).
 struct JacobiRank {
   JacobiSlab s;
@@ -941,6 +1055,101 @@ TEST(DecompConsistency, CellAccessorsMatchReference) {
       EXPECT_TRUE(same_cells(run_whole_grid(App3D::heat, hb, axis, nranks, 5, 11), heat));
       EXPECT_TRUE(same_cells(run_whole_grid(App3D::wave, wb, axis, nranks, 4, 5), wave));
     }
+}
+
+// The marching step's index math on the CPU: um's sub-boxes of the global grid (every axis) and
+// rdl's remote halo planes (y and z; along x rdl keeps the RemoteCells sweep above) reproduce the
+// references bit for bit.
+TEST(DecompConsistency, MarchingStepSourcesMatchReference) {
+  const Box3 hb{{11, 9, 8}};
+  const Box3 wb{{13, 12, 14}};
+  const std::vector<float> heat = heat3d_reference(problem(hb, 5, 11));
+  const std::vector<float> wave = wave3d_reference(problem(wb, 4, 5));
+  for (Axis axis : {Axis::x, Axis::y, Axis::z})
+    for (int nranks = 1; nranks <= 4; ++nranks) {
+      SCOPED_TRACE(std::string("axis ") + axis_name(axis) + ", " + std::to_string(nranks) + " ranks");
+      EXPECT_TRUE(same_cells(run_sub_box_march(App3D::heat, hb, axis, nranks, 5, 11), heat));
+      EXPECT_TRUE(same_cells(run_sub_box_march(App3D::wave, wb, axis, nranks, 4, 5), wave));
+      if (axis == Axis::x) continue;
+      EXPECT_TRUE(same_cells(run_remote_march(App3D::heat, hb, axis, nranks, 5, 11), heat));
+      EXPECT_TRUE(same_cells(run_remote_march(App3D::wave, wb, axis, nranks, 4, 5), wave));
+    }
+}
+
+// um's sub-box of rank s: every cell of it is the grid cell at its local coordinates moved by
+// first - radius along the split axis, and its updated cells are exactly owned_region(s).
+TEST(Stencil3DMarch, SubBoxIsTheRanksPlanesOfTheGrid) {
+  const i64 n[3] = {13, 11, 17};
+  for (int radius : {1, 2})
+    for (Axis axis : {Axis::x, Axis::y, Axis::z})
+      for (int nranks = 1; nranks <= 3; ++nranks)
+        for (int r = 0; r < nranks; ++r) {
+          SCOPED_TRACE(std::string("axis ") + axis_name(axis) + ", rank " + std::to_string(r) + " of " +
+                       std::to_string(nranks) + ", radius " + std::to_string(radius));
+          const Slab3D s = slab3d(n, axis, radius, nranks, r);
+          const stencil3d::SubBox g = stencil3d::sub_box(s);
+          const int a = static_cast<int>(axis);
+          EXPECT_EQ(g.box.axis, a);
+          EXPECT_EQ(g.box.count, s.count);
+          EXPECT_EQ(g.box.n[a], s.count + 2 * radius);
+          EXPECT_EQ(g.sy, n[0]);
+          EXPECT_EQ(g.sz, n[0] * n[1]);
+          const stencil3d::Region own = stencil3d::owned_region(s);
+          i64 updated = 0;
+          for (i64 z = 0; z < g.box.n[2]; ++z)
+            for (i64 y = 0; y < g.box.n[1]; ++y)
+              for (i64 x = 0; x < g.box.n[0]; ++x) {
+                i64 c[3] = {x, y, z};
+                c[a] += s.first - radius;
+                ASSERT_TRUE(c[0] < n[0] && c[1] < n[1] && c[2] < n[2] && c[a] >= 0);
+                ASSERT_EQ(g.offset + x + y * g.sy + z * g.sz, (c[2] * n[1] + c[1]) * n[0] + c[0]);
+                const i64 l[3] = {x, y, z};
+                bool upd = true, owned = true;
+                for (int d = 0; d < 3; ++d) {
+                  upd = upd && l[d] >= radius && l[d] < g.box.n[d] - radius;
+                  owned = owned && c[d] >= own.lo[d] && c[d] < own.hi[d];
+                }
+                EXPECT_EQ(upd, owned) << x << "," << y << "," << z;
+                updated += upd ? 1 : 0;
+              }
+          EXPECT_EQ(updated, (own.hi[0] - own.lo[0]) * (own.hi[1] - own.lo[1]) * (own.hi[2] - own.lo[2]));
+        }
+}
+
+// The remote planes: only the halo planes of a split along the march axis, only on a side with a
+// source; a step's default strides are the box's extents.
+TEST(Stencil3DMarch, RemotePlanesAndDefaultStrides) {
+  using namespace gpsm::apps::stencil3d;
+  Box b;
+  b.n[0] = 12;
+  b.n[1] = 9;
+  b.n[2] = 10;
+  b.axis = 2;
+  b.count = 6;
+  EXPECT_EQ(row_stride(b, 0), 12);
+  EXPECT_EQ(plane_stride(b, 0), 108);
+  EXPECT_EQ(row_stride(b, 40), 40);
+  EXPECT_EQ(plane_stride(b, 400), 400);
+  const RemotePlanes both = remote_planes(b, 2, 2, true, true);
+  EXPECT_EQ(both.lo, 2);
+  EXPECT_EQ(both.hi, 8);
+  const RemotePlanes up = remote_planes(b, 2, 2, false, true);
+  EXPECT_EQ(up.lo, 0);
+  EXPECT_EQ(up.hi, 8);
+  const RemotePlanes none = remote_planes(b, 2, 2, false, false);
+  EXPECT_EQ(none.lo, 0);
+  EXPECT_EQ(none.hi, INT64_MAX);
+  b.axis = 0;  // split along x: the march (z) reads no remote planes
+  const RemotePlanes x = remote_planes(b, 2, 2, true, true);
+  EXPECT_EQ(x.lo, 0);
+  EXPECT_EQ(x.hi, INT64_MAX);
+  // remote_index: march along y (other axis z) and along z (other axis y) in a 12 x 7 x 5 box.
+  Remote r;
+  r.sy = 12;
+  r.sz = 84;
+  r.shift = 3;
+  EXPECT_EQ(remote_index(r, 1, 5, 2, 1), 5 + 2 * 84 + 4 * 12);
+  EXPECT_EQ(remote_index(r, 2, 5, 2, -2), 5 + 2 * 12 + 1 * 84);
 }
 
 TEST(DecompConsistency, JacobiEmulatedRanksMatchReference) {

@@ -1,7 +1,8 @@
 #pragma once
-// Cell accessors of the 3D sweeps whose inputs are not one plain local box with filled halos
-// (um, gps, rdl), and the regions they update. Plain C++ with GPSM_HD, so the CPU tests run the
-// very index math the GPU kernels use (tests/cpu/test_stencil_apps.cpp).
+// Cell accessors of the 3D thread-per-cell sweeps whose inputs are not one plain local box with
+// filled halos (gps; rdl split along x), the regions they update, and the mappings with which
+// um and rdl run the marching step instead (sub_box, remote_of). Plain C++ with GPSM_HD, so the
+// CPU tests run the very index math the GPU kernels use (tests/cpu/test_stencil_apps.cpp).
 //
 // An accessor g holds strides sy, sz (x stride 1) and gives
 //   g.at(i, c, d, k)  the input k cells along axis d from the cell with index i, coordinates c;
@@ -13,6 +14,7 @@
 
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
+#include "apps/stencil3d/stencil3d_plan.hpp"  // Box, Remote
 
 namespace gpsm::apps::stencil3d {
 
@@ -47,7 +49,8 @@ inline Range span_of(const Slab3D& s) {
   return r;
 }
 
-// The whole grid in one array, x fastest (um: managed memory).
+// The whole grid in one array, x fastest: gps's index math (stencil3d_grid_kernels.cu's GpsCells
+// loads and stores the same indices through GPS views), in plain memory for the CPU tests.
 struct GridCells {
   const float* in = nullptr;
   float* out = nullptr;
@@ -59,13 +62,39 @@ struct GridCells {
   GPSM_HD void put(std::int64_t i, float v) const { out[i] = v; }
 };
 
-// Where a rank's halo planes live in a neighbour's box: that box's buffer, its strides, and the
-// shift from this rank's split coordinate to the neighbour's (Slabs::push_to's mapping, read
-// instead of written). src == nullptr: no neighbour on that side.
-struct Remote {
-  const float* src = nullptr;
-  std::int64_t sy = 0, sz = 0, shift = 0;
+// um on the marching step (stencil3d_kernels.hpp Step): rank s's cells of the global grid as a
+// box of it. Along the split axis the planes [first - radius, first + count + radius) (its owned
+// planes and the ones it reads on both sides), the whole grid along the two others; `offset`
+// (cells from the grid's start to the box's local (0, 0, 0)) and the grid's strides sy, sz. The
+// box's updated cells, local [radius, local - radius) on every axis, are owned_region(s).
+struct SubBox {
+  Box box;
+  std::int64_t offset = 0, sy = 0, sz = 0;
 };
+inline SubBox sub_box(const Slab3D& s) {
+  SubBox g;
+  const int a = static_cast<int>(s.axis);
+  for (int d = 0; d < 3; ++d) g.box.n[d] = s.local[d];
+  g.box.axis = a;
+  g.box.count = s.count;
+  g.sy = s.n[0];
+  g.sz = s.n[0] * s.n[1];
+  g.offset = (s.first - s.radius) * stride_of(g.sy, g.sz, a);
+  return g;
+}
+
+// Where rank s's halo planes live in its neighbour nb's box (rdl), whose buffer is src:
+// Slabs::push_to's mapping, read instead of written. The lower neighbour's split coordinate is
+// s's plus its count (s's lower halo is its last owned planes), the upper one's s's minus s's
+// count (s's upper halo is its first owned planes).
+inline Remote remote_of(const Slab3D& s, const Slab3D& nb, const float* src) {
+  Remote r;
+  r.src = src;
+  r.sy = nb.local[0];
+  r.sz = nb.local[0] * nb.local[1];
+  r.shift = nb.rank < s.rank ? nb.count : -s.count;
+  return r;
+}
 
 // One rank's box (rdl) whose halo planes are never read: an input along the split axis outside
 // the owned planes [lo, hi) comes from the neighbour's owned planes (a remote load through a peer

@@ -1,8 +1,9 @@
-// heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline, infinite's host
-// loop), the initialiser, the halo pack/unpack copy (memcpy on the x and y axes) and the CPU-free
-// persistent kernel (cpu_free, and infinite's persistent run with its pushes kept local). Point
-// updates: apps/stencil/stencil_math.hpp (shared with the CPU reference, same operands in the same
-// order, no fused multiply-add, so results match it bit for bit).
+// heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline, um, um_hints, rdl
+// along y or z, infinite's host loop), the initialiser, the halo pack/unpack copy (memcpy on the
+// x and y axes) and the CPU-free persistent kernel (cpu_free, and infinite's persistent run with
+// its pushes kept local). Point updates: apps/stencil/stencil_math.hpp (shared with the CPU
+// reference, same operands in the same order, no fused multiply-add, so results match it bit for
+// bit).
 //
 // Design of the step (both the launched step and the persistent kernel run it):
 //   * Bandwidth bound: at 256^3 one heat3d iteration must read `in` (67.1 MB) and write the
@@ -31,6 +32,15 @@
 //     items of their own, ordered before the interior; along x, the x tiles that hold the pushed
 //     columns come first (order 0, last, 1, last - 1, ...). The persistent kernel runs the items
 //     of a block in that order, so the peer stores travel while the interior is computed.
+//   * Strides and sources (Step): the row and plane strides may differ from the box's extents
+//     (um: a GPU's sub-box of the managed grid, marched in place), and the planes of the march
+//     axis outside the owned ones may come from a neighbour's box per side (rdl along y or z:
+//     plane() redirects those loads through peer pointers, in a kernel variant of its own; the
+//     centre row and its rows along the other axis are owned planes; only the float4 edge loads
+//     of a row's first or last vector may touch cells of the previous or next row in memory, a
+//     halo row when the split is along y, and those are never used). The float4 path needs every
+//     row of in, out, the pushes and the remote sources 16-byte aligned (step_vec checks
+//     pointers and strides).
 //   * Loads are plain (coherent, L1-cached) global loads, never the read-only path: in the
 //     persistent kernel the buffers change between iterations (IterSync's acquire invalidates L1).
 #include "apps/stencil3d/stencil3d_kernels.hpp"
@@ -104,8 +114,11 @@ __device__ __forceinline__ float xcell(const float (&c)[V], const float (&w)[R],
 
 
 // Updates the cells of work item w (every thread of the block calls it; threads without a column
-// in the item return at once). Returns whether this thread pushed a cell.
-template <Kind K, int V, int M>
+// in the item return at once). Returns whether this thread pushed a cell. kRemote: the step has
+// remote sources (s.from_lower / from_upper), whose planes plane() picks; a variant of its own,
+// so the other steps keep their plain pointer walk (and their registers: ptxas gave the wave3d
+// float4 step 97 instead of 75 with the remote branches in every variant).
+template <Kind K, int V, int M, bool kRemote = false>
 __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   constexpr int R = radius_of(K);
   constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
@@ -123,11 +136,22 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
     m1 = m0 + p.chunk < p.mi1 ? m0 + p.chunk : p.mi1;
   }
   const i64 nx = s.box.n[0];
-  const i64 stride[3] = {1, nx, nx * s.box.n[1]};
+  const i64 stride[3] = {1, row_stride(s.box, s.sy), plane_stride(s.box, s.sz)};
   const i64 sm = stride[M], so = stride[O];
   const i64 x = p.x0 + col * V;
   const float* cp = s.in + (x + co * so + m0 * sm);  // the centre of the current step
   float* op = s.out + (x + co * so + m0 * sm);
+  // The column's cell of plane mm = m + d along M (cp is at m): from `in`, or for kRemote a
+  // neighbour's box where mm is a remote halo plane.
+  const RemotePlanes rp = kRemote ? remote_planes(s.box, M, R, s.from_lower.src != nullptr, s.from_upper.src != nullptr)
+                                  : RemotePlanes{};
+  auto plane = [&](const float* c, i64 mm, int d) -> const float* {
+    if constexpr (kRemote) {
+      if (mm < rp.lo) return s.from_lower.src + remote_index(s.from_lower, M, x, co, mm);
+      if (mm >= rp.hi) return s.from_upper.src + remote_index(s.from_upper, M, x, co, mm);
+    }
+    return c + d * sm;
+  };
   // Lanes of this vector that are updated cells (all but in a float4 row's first and last vector).
   const bool edge = V == 4 && (col == 0 || col == p.cols - 1);
   auto lane_ok = [&](int k) { return x + k >= R && x + k < nx - R; };
@@ -137,8 +161,8 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   float q[2 * R + 1][V];  // planes m - R .. m + R of the column
   float qn[V];            // plane m + R + 1 (prefetched)
 #pragma unroll
-  for (int d = 0; d < 2 * R; ++d) load<V>(q[d + 1], cp + (d - R) * sm);
-  load<V>(qn, cp + R * sm);
+  for (int d = 0; d < 2 * R; ++d) load<V>(q[d + 1], plane(cp, m0 + d - R, d - R));
+  load<V>(qn, plane(cp, m0 + R, R));
   float pn[V];  // wave: prev at the next step's cell (prefetched)
   if constexpr (K == Kind::wave) load<V>(pn, op);
 
@@ -151,7 +175,7 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
 #pragma unroll
     for (int k = 0; k < V; ++k) q[2 * R][k] = qn[k];
     const bool more = m + 1 < m1;
-    if (more) load<V>(qn, cp + (R + 1) * sm);
+    if (more) load<V>(qn, plane(cp, m + R + 1, R + 1));
     float pv[V];
     if constexpr (K == Kind::wave) {
 #pragma unroll
@@ -232,9 +256,9 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   return pushed;
 }
 
-template <Kind K, int V, int M>
+template <Kind K, int V, int M, bool kRemote>
 __global__ void __launch_bounds__(kTx* kTy) step_kernel(Step s, Plan p) {
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) run_item<K, V, M>(s, p, w);
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) run_item<K, V, M, kRemote>(s, p, w);
 }
 
 // The persistent kernel: every iteration runs the block's items (pushed planes first, see Plan),
@@ -313,9 +337,13 @@ bool push_vec_ok(const Push& p, const Box& b) {
   return aligned16(p.dst) && p.sy % 4 == 0 && p.sz % 4 == 0;
 }
 
+// Whether a remote source takes float4 rows (its planes are loaded along the march axis only).
+bool remote_vec_ok(const Remote& r) { return r.src == nullptr || (aligned16(r.src) && r.sy % 4 == 0 && r.sz % 4 == 0); }
+
 bool step_vec(const Step& s) {
-  return rows_vectorized(s.box) && aligned16(s.in) && aligned16(s.out) && push_vec_ok(s.lower, s.box) &&
-         push_vec_ok(s.upper, s.box);
+  return rows_vectorized(s.box) && row_stride(s.box, s.sy) % 4 == 0 && plane_stride(s.box, s.sz) % 4 == 0 &&
+         aligned16(s.in) && aligned16(s.out) && push_vec_ok(s.lower, s.box) && push_vec_ok(s.upper, s.box) &&
+         remote_vec_ok(s.from_lower) && remote_vec_ok(s.from_upper);
 }
 
 bool cpu_free_vec(const CpuFree& c) {
@@ -345,10 +373,14 @@ i64 resident_blocks(const void* kernel) {
 
 
 using StepFn = void (*)(Step, Plan);
-template <Kind K>
+template <Kind K, bool kRemote>
 StepFn step_fn(bool vec, int m) {
-  if (vec) return m == 1 ? step_kernel<K, 4, 1> : step_kernel<K, 4, 2>;
-  return m == 1 ? step_kernel<K, 1, 1> : step_kernel<K, 1, 2>;
+  if (vec) return m == 1 ? step_kernel<K, 4, 1, kRemote> : step_kernel<K, 4, 2, kRemote>;
+  return m == 1 ? step_kernel<K, 1, 1, kRemote> : step_kernel<K, 1, 2, kRemote>;
+}
+template <Kind K>
+StepFn step_fn(bool vec, int m, bool remote) {
+  return remote ? step_fn<K, true>(vec, m) : step_fn<K, false>(vec, m);
 }
 
 using CpuFreeFn = void (*)(CpuFreeArgs);
@@ -365,8 +397,10 @@ CpuFreeFn cpu_free_fn(Kind k, bool vec, int m) {
 
 void launch_step(Kind k, const Step& s, cudaStream_t st) {
   const bool vec = step_vec(s);
-  const StepFn fn = k == Kind::heat ? step_fn<Kind::heat>(vec, march_axis(s.box))
-                                    : step_fn<Kind::wave>(vec, march_axis(s.box));
+  // The remote variant only where the march reads remote planes (split along the march axis).
+  const int m = march_axis(s.box);
+  const bool remote = s.box.axis == m && (s.from_lower.src != nullptr || s.from_upper.src != nullptr);
+  const StepFn fn = k == Kind::heat ? step_fn<Kind::heat>(vec, m, remote) : step_fn<Kind::wave>(vec, m, remote);
   // slab3d guarantees at least one updated cell per axis (else the plan has no items).
   const Plan p = make_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,
                            resident_blocks(reinterpret_cast<const void*>(fn)));
@@ -374,6 +408,8 @@ void launch_step(Kind k, const Step& s, cudaStream_t st) {
   fn<<<grid, dim3(kTx, kTy), 0, st>>>(s, p);
   GPSM_CUDA_LAUNCH();
 }
+
+bool step_float4(const Step& s) { return step_vec(s); }
 
 void launch_init(const Init& s, cudaStream_t st) {
   init_kernel<<<flat_blocks(s.box.n[0] * s.box.n[1] * s.box.n[2]), kFlatThreads, 0, st>>>(s);

@@ -2,8 +2,9 @@
 // heat3d and wave3d on the GPU: launchers for the kernels of every paradigm (stencil3d_kernels.cu).
 // Host orchestration lives in stencil3d_app_cuda.cpp; the decomposition in apps/stencil/decomp.hpp.
 //
-// Every kernel works on one rank's local box (Slab3D::local, x fastest): `radius` halo planes on
-// both sides of the split axis, the whole extent of the two other axes. The cells it updates are
+// Every kernel works on one rank's local box (Slab3D::local, x fastest; for um a GPU's sub-box
+// of the managed grid, see Step): `radius` halo planes on both sides of the split axis, the whole
+// extent of the two other axes. The cells it updates are
 // local coordinates [radius, local - radius) on every axis: the boundary layer of the other two
 // axes is as thick as the halo, so one rule covers both. Boundary-layer and halo cells are never
 // written by the rank that holds them (halos are written only by the neighbour's pushes).
@@ -31,9 +32,12 @@ constexpr int radius_of(Kind k) { return k == Kind::heat ? 1 : 2; }
 
 // Whether the kernels take the float4 path on this box: rows of nx % 4 == 0 cells (buffers from
 // cudaMalloc are 256-byte aligned, so every row then starts 16-byte aligned; the launchers check
-// the pointers and fall back to the scalar path otherwise). Either path writes exactly the
-// updated cells and pushes exactly the interior cells of the pushed planes (the float4 path
-// stores the first and last vector of a row lane by lane), so link bytes do not depend on it.
+// the pointers and strides, those of remote sources too, and fall back to the scalar path
+// otherwise: um's sub-box split along x starts 16-byte aligned only where first - radius is a
+// multiple of 4). Either path writes exactly the updated cells and pushes exactly the interior
+// cells of the pushed planes (the float4 path stores the first and last vector of a row lane by
+// lane), so pushed link bytes do not depend on it; rdl's float4 loads of remote planes carry
+// whole rows (its link bytes say so).
 inline bool rows_vectorized(const Box& b) { return b.n[0] % 4 == 0; }
 
 // Where updated cells also go by peer store: a neighbour's buffer (dst), its y and z strides, and
@@ -47,13 +51,23 @@ struct Push {
 
 // One iteration on one rank: reads `in` (halos included), writes the updated cells of `out`. The
 // first `radius` owned planes also go to `lower`, the last `radius` to `upper` (p2p_inline).
+// sy, sz: the row and plane strides of both `in` and `out` (0: the box's extents); um's box is a
+// rank's sub-box of the global grid (stencil3d_cells.hpp sub_box), with the grid's strides.
+// from_lower / from_upper (rdl, split along the march axis only): the halo planes below the first
+// owned plane / above the last are loaded from these neighbours' boxes instead of `in`, so the
+// box's own halo planes are never used. Every default leaves the plain per-box step.
 struct Step {
   const float* in = nullptr;
   float* out = nullptr;
   Box box;
   Push lower, upper;
+  std::int64_t sy = 0, sz = 0;
+  Remote from_lower, from_upper;
 };
 void launch_step(Kind k, const Step& s, cudaStream_t st);
+// Whether launch_step takes the float4 path for s (rows_vectorized, and every row of in, out,
+// the pushes and the remote sources 16-byte aligned).
+bool step_float4(const Step& s);
 
 // Initial values of one local buffer, computed on the device from the global cell index: cells in
 // the global interior get initial_value(cell, seed_interior), the boundary layer seed_boundary.

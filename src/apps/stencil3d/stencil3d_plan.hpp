@@ -18,6 +18,41 @@ struct Box {
   std::int64_t count = 0;
 };
 
+// Strides of a step's buffers (x stride 1): explicit ones (um: a rank's sub-box of the global
+// grid, whose rows and planes are the grid's), or 0 for the box's own extents.
+GPSM_HD std::int64_t row_stride(const Box& b, std::int64_t sy) { return sy != 0 ? sy : b.n[0]; }
+GPSM_HD std::int64_t plane_stride(const Box& b, std::int64_t sz) { return sz != 0 ? sz : b.n[0] * b.n[1]; }
+
+// Where a step reads planes of its march axis that lie outside the box's owned planes (rdl):
+// a neighbour's buffer, its y and z strides, and the shift from this box's split coordinate to
+// the neighbour's (the two other coordinates are the same in both boxes). Push's mapping, for
+// loads. src == nullptr: that side's planes come from the box itself.
+struct Remote {
+  const float* src = nullptr;
+  std::int64_t sy = 0, sz = 0, shift = 0;
+};
+
+// Index in r.src of the cell at x, other-axis coordinate o and march coordinate m (this box's
+// local coordinates) of a march along axis m_axis (1 = y, 2 = z; the other axis is 3 - m_axis).
+GPSM_HD std::int64_t remote_index(const Remote& r, int m_axis, std::int64_t x, std::int64_t o, std::int64_t m) {
+  const std::int64_t sm = m_axis == 1 ? r.sy : r.sz, so = m_axis == 1 ? r.sz : r.sy;
+  return x + o * so + (m + r.shift) * sm;
+}
+
+// The march coordinates whose planes a step of radius r reads from the remote sources: m < lo
+// from the lower one, m >= hi from the upper one. Only the halo planes of a split along the
+// march axis m_axis, and only on a side that has a source (else lo = 0 / hi = INT64_MAX: never).
+struct RemotePlanes {
+  std::int64_t lo = 0, hi = INT64_MAX;
+};
+GPSM_HD RemotePlanes remote_planes(const Box& b, int m_axis, int r, bool lower, bool upper) {
+  RemotePlanes p;
+  if (b.axis != m_axis) return p;
+  if (lower) p.lo = r;
+  if (upper) p.hi = r + b.count;
+  return p;
+}
+
 constexpr int kStepTx = 32, kStepTy = 8;  // step block: a warp of columns along x, 8 of them along the other axis
 
 // How a launch splits its box into work items.
