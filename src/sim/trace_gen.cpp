@@ -594,6 +594,8 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
 // um: one managed grid per buffer; rank g updates its owned region with the grid sweep's thread
 // layout (stencil3d_grid_kernels.cu: a block = 32 x-cells x 8 y-rows of one z plane, a thread per
 // cell), loading every operand through update_cell's accessor order (heat_cell / wave_cell).
+// That is still gps's kernel; the GPU's um now runs the marching step on its sub-box of the grid
+// (stencil3d_cells.hpp sub_box), which this trace does not model yet.
 template <bool kWave>
 Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
   constexpr int R = kWave ? 2 : 1;

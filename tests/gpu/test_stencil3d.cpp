@@ -155,6 +155,32 @@ TEST(Stencil3DGpu, PersistentKernelManyIterationsOnALargerBoxMatchesTheCpuRefere
   }
 }
 
+// um, um_hints and rdl on the marching step over a box that it splits into many work items (x
+// tiles, tiles of the other axis, chunks of the march axis), on both row paths: um's sub-boxes of
+// the managed grid have rows and planes longer than the box (the grid's strides), rdl's first and
+// last chunks load their halo planes from the neighbours' boxes (its own halo planes are NaN).
+// Along x, um's sub-boxes start off a 16-byte boundary on some GPUs (scalar path) and rdl keeps
+// the thread-per-cell sweep.
+TEST(Stencil3DGpu, UmAndRdlMarchOnALargerBoxMatchTheCpuReference) {
+  GPSM_REQUIRE_GPUS(1);
+  for (const char* name : {"heat3d", "wave3d"}) {
+    auto app = app_named(name);
+    ASSERT_NE(app, nullptr);
+    for (const char* size : {"132x45x97", "131x45x97"})
+      for (Axis axis : {Axis::z, Axis::y, Axis::x})
+        for (int g : gpu_counts())
+          for (Paradigm par : {Paradigm::um, Paradigm::um_hints, Paradigm::rdl}) {
+            if (par == Paradigm::um_hints && axis == Axis::x) continue;  // unsupported (checked above)
+            SCOPED_TRACE(std::string(name) + " " + size + " " + paradigm_name(par) + " on " + std::to_string(g) +
+                         " GPUs along " + axis_name(axis));
+            Problem p = app->problem(size, 9);
+            p.axis = axis;
+            p.seed = 9;
+            check_run(*app, par, g, p);
+          }
+  }
+}
+
 // The host-driven paradigms run as one CUDA graph of every iteration by default and as a launch
 // per GPU per iteration with GPSM_HOST_LOOP=stream: both give the reference exactly, the timing
 // text says which ran, and a value that is neither fails the run with the variable named.
@@ -205,6 +231,10 @@ TEST(Stencil3DGpu, LinkBytesCountThePlanesEachParadigmMoves) {
   EXPECT_EQ(run(*app, Paradigm::p2p_inline, 2, v).link_bytes_per_iter, 2.0 * 2 * 20 * 21 * 4);
   EXPECT_EQ(run(*app, Paradigm::cpu_free, 2, v).link_bytes_per_iter, 2.0 * 2 * 20 * 21 * 4 + 2 * 8);
   EXPECT_EQ(run(*app, Paradigm::memcpy, 2, v).link_bytes_per_iter, 2.0 * 2 * 24 * 25 * 4);
+  // rdl's float4 march loads whole rows of the neighbour's planes (x boundary cells too): 24 x 21.
+  EXPECT_EQ(run(*app, Paradigm::rdl, 2, v).link_bytes_per_iter, 2.0 * 2 * 24 * 21 * 4);
+  v.axis = Axis::x;  // along x rdl's sweep loads the interior cells only: 17 x 21 per plane
+  EXPECT_EQ(run(*app, Paradigm::rdl, 2, v).link_bytes_per_iter, 2.0 * 2 * 17 * 21 * 4);
 }
 
 // NCCL send/recv of whole halo planes (packed along x and y), one process over every GPU; one GPU

@@ -1,7 +1,7 @@
-// Sweeps over cell accessors (um's managed grid, gps's replicated arrays, rdl's box with remote
-// halo loads) and the whole-grid initializer. One sweep kernel serves every accessor, with the
-// thread layout of the per-box step (stencil3d_kernels.cu), so paradigms differ in where the
-// cells come from, not in how the work is spread.
+// Thread-per-cell sweeps over cell accessors (gps's replicated arrays; rdl's box with remote halo
+// loads when split along x) and the whole-grid initializer. One sweep kernel serves every
+// accessor, so those paradigms differ in where the cells come from, not in how the work is
+// spread. um, and rdl split along y or z, run the marching step (stencil3d_kernels.cu) instead.
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 
 #include <algorithm>
@@ -74,8 +74,6 @@ __global__ void __launch_bounds__(kFlatThreads) grid_init_kernel(GridInit s) {
 }
 
 }  // namespace
-
-void launch_grid_sweep(Kind k, const GridCells& g, const Region& r, cudaStream_t st) { launch_sweep(k, g, r, st); }
 
 void launch_remote_sweep(Kind k, const RemoteCells& g, const Region& r, cudaStream_t st) { launch_sweep(k, g, r, st); }
 

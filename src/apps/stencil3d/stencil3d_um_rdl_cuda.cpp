@@ -1,6 +1,9 @@
 // heat3d / wave3d on Unified Memory (um, um_hints) and on remote demand loads (rdl), driven by
 // the host loop every host-driven paradigm shares: a kernel per GPU per iteration, each GPU
-// waiting for its neighbours' previous iteration (stencil3d_host_loop.hpp).
+// waiting for its neighbours' previous iteration (stencil3d_host_loop.hpp). The kernel is the
+// marching step of the per-box paradigms (stencil3d_kernels.hpp), so what differs from
+// `single` / `p2p_inline` is where the bytes live; only rdl split along x keeps the
+// thread-per-cell sweep (stencil3d_grid_kernels.hpp).
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -126,14 +129,18 @@ class UmRun final : public HostLoop {
 
  private:
   bool graph_ok() const override { return true; }  // kernels only
+  // The marching step over the rank's sub-box of the grid (sub_box: its owned planes and the R
+  // planes on each side, the grid's strides); the sub-box's updated cells are owned_region's.
   void step(int r, int it) override {
     const int c = it & 1;
-    GridCells g;
-    g.in = grid_[c];
-    g.out = grid_[1 - c];
-    g.sy = p_.n[0];
-    g.sz = p_.n[0] * p_.n[1];
-    launch_grid_sweep(kind_, g, owned_region(slab_[r]), ctx_.stream(r));
+    const SubBox g = sub_box(slab_[r]);
+    Step s;
+    s.in = grid_[c] + g.offset;
+    s.out = grid_[1 - c] + g.offset;
+    s.box = g.box;
+    s.sy = g.sy;
+    s.sz = g.sz;
+    launch_step(kind_, s, ctx_.stream(r));
   }
 
   std::size_t bytes() const { return static_cast<std::size_t>(cells_) * sizeof(float); }
@@ -244,24 +251,50 @@ class UmRun final : public HostLoop {
   std::vector<std::pair<int, std::vector<Range>>> readers_;  // um_hints: (reading rank, its page runs)
 };
 
-// rdl: per-GPU boxes (Slabs) without any halo exchange: the sweep reads the cells next to the
-// split from the neighbours' owned planes through peer pointers (RemoteCells), so the box's own
-// halo planes are never read; they stay NaN in both buffers to prove it.
+// rdl: per-GPU boxes (Slabs) without any halo exchange: the step reads the cells next to the
+// split from the neighbours' owned planes through peer pointers (Step::from_lower / from_upper
+// along y or z, RemoteCells along x), so the values of the box's own halo planes are never used;
+// they stay NaN in both buffers to prove it.
 class RdlRun final : public HostLoop {
  public:
   RdlRun(gps::Context& ctx, Kind kind, const Problem& p) : HostLoop(ctx, p, true), slabs_(ctx, kind, p), kind_(kind) {}
   void init() override { slabs_.init(true, true); }
   std::vector<float> gather() const override { return slabs_.gather(p_.iters % 2); }
   // The cells read from each neighbour per iteration, each counted once: `radius` planes of the
-  // interior cells (the cells next to the split that the updated cells read). wave3d reads some
-  // of them twice (two updated planes reach the farther one); a second load may hit a cache.
-  double link_bytes_per_iter() override { return slabs_.halo_bytes(false); }
+  // interior cells (the cells next to the split that the updated cells read). The float4 march
+  // (along y or z) loads whole rows along x, the 2R x-boundary cells included. wave3d's sweep
+  // (along x) reads some cells twice (two updated planes reach the farther one); a second load
+  // may hit a cache.
+  double link_bytes_per_iter() override {
+    const Slab3D& s = slabs_.slab(0);
+    const double interior = slabs_.halo_bytes(false);
+    if (s.axis == Axis::x || !step_float4(march(0, 0))) return interior;
+    return interior * static_cast<double>(s.n[0]) / static_cast<double>(s.n[0] - 2 * s.radius);
+  }
 
  private:
   bool graph_ok() const override { return true; }  // kernels only
+  // Split along y or z (the march axis): the marching step, its halo planes loaded from the
+  // neighbours' boxes (rank r's step reading buffer c). Along x: the thread-per-cell sweep over
+  // RemoteCells (the march would have to patch single lanes of the x-edge vectors from the
+  // neighbours).
+  Step march(int r, int c) const {
+    const Slab3D& s = slabs_.slab(r);
+    Step st;
+    st.in = slabs_.buf(r, c);
+    st.out = slabs_.buf(r, 1 - c);
+    st.box = box_of(s);
+    if (s.has_lower()) st.from_lower = remote(r, r - 1, c);
+    if (s.has_upper()) st.from_upper = remote(r, r + 1, c);
+    return st;
+  }
   void step(int r, int it) override {
     const int c = it & 1;
     const Slab3D& s = slabs_.slab(r);
+    if (s.axis != Axis::x) {
+      launch_step(kind_, march(r, c), ctx_.stream(r));
+      return;
+    }
     RemoteCells g;
     g.in = slabs_.buf(r, c);
     g.out = slabs_.buf(r, 1 - c);
@@ -279,10 +312,7 @@ class RdlRun final : public HostLoop {
     }
     launch_remote_sweep(kind_, g, reg, ctx_.stream(r));
   }
-  Remote remote(int r, int nb, int b) const {
-    const Push p = slabs_.push_to(r, nb, b);
-    return Remote{p.dst, p.sy, p.sz, p.shift};
-  }
+  Remote remote(int r, int nb, int b) const { return remote_of(slabs_.slab(r), slabs_.slab(nb), slabs_.buf(nb, b)); }
 
   Slabs slabs_;
   Kind kind_;
