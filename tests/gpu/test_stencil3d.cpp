@@ -158,9 +158,9 @@ TEST(Stencil3DGpu, PersistentKernelManyIterationsOnALargerBoxMatchesTheCpuRefere
 // um, um_hints and rdl on the marching step over a box that it splits into many work items (x
 // tiles, tiles of the other axis, chunks of the march axis), on both row paths: um's sub-boxes of
 // the managed grid have rows and planes longer than the box (the grid's strides), rdl's first and
-// last chunks load their halo planes from the neighbours' boxes (its own halo planes are NaN).
-// Along x, um's sub-boxes start off a 16-byte boundary on some GPUs (scalar path) and rdl keeps
-// the thread-per-cell sweep.
+// last chunks load their halo planes from the neighbours' boxes (its own halo planes are NaN);
+// along x rdl's first and last column tiles load the halo columns' cells from them, and um's
+// sub-boxes start off a 16-byte boundary on some GPUs (scalar path).
 TEST(Stencil3DGpu, UmAndRdlMarchOnALargerBoxMatchTheCpuReference) {
   GPSM_REQUIRE_GPUS(1);
   for (const char* name : {"heat3d", "wave3d"}) {
@@ -233,7 +233,7 @@ TEST(Stencil3DGpu, LinkBytesCountThePlanesEachParadigmMoves) {
   EXPECT_EQ(run(*app, Paradigm::memcpy, 2, v).link_bytes_per_iter, 2.0 * 2 * 24 * 25 * 4);
   // rdl's float4 march loads whole rows of the neighbour's planes (x boundary cells too): 24 x 21.
   EXPECT_EQ(run(*app, Paradigm::rdl, 2, v).link_bytes_per_iter, 2.0 * 2 * 24 * 21 * 4);
-  v.axis = Axis::x;  // along x rdl's sweep loads the interior cells only: 17 x 21 per plane
+  v.axis = Axis::x;  // along x rdl's march loads single cells, the interior ones: 17 x 21 per plane
   EXPECT_EQ(run(*app, Paradigm::rdl, 2, v).link_bytes_per_iter, 2.0 * 2 * 17 * 21 * 4);
 }
 

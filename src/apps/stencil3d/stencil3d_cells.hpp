@@ -1,8 +1,8 @@
 #pragma once
-// Cell accessors of the 3D thread-per-cell sweeps whose inputs are not one plain local box with
-// filled halos (gps; rdl split along x), the regions they update, and the mappings with which
-// um and rdl run the marching step instead (sub_box, remote_of). Plain C++ with GPSM_HD, so the
-// CPU tests run the very index math the GPU kernels use (tests/cpu/test_stencil_apps.cpp).
+// The cell accessor of gps's 3D thread-per-cell sweep (whose input is not one plain local box
+// with filled halos), the regions a rank updates, and the mappings with which um and rdl run the
+// marching step (sub_box, remote_of). Plain C++ with GPSM_HD, so the CPU tests run the very index
+// math the GPU kernels use (tests/cpu/test_stencil_apps.cpp).
 //
 // An accessor g holds strides sy, sz (x stride 1) and gives
 //   g.at(i, c, d, k)  the input k cells along axis d from the cell with index i, coordinates c;
@@ -95,36 +95,6 @@ inline Remote remote_of(const Slab3D& s, const Slab3D& nb, const float* src) {
   r.shift = nb.rank < s.rank ? nb.count : -s.count;
   return r;
 }
-
-// One rank's box (rdl) whose halo planes are never read: an input along the split axis outside
-// the owned planes [lo, hi) comes from the neighbour's owned planes (a remote load through a peer
-// pointer on the GPU), unless there is no neighbour on that side (the global boundary layer,
-// which the box holds itself).
-struct RemoteCells {
-  const float* in = nullptr;
-  float* out = nullptr;
-  std::int64_t sy = 0, sz = 0;
-  int axis = 2;
-  std::int64_t lo = 0, hi = 0;
-  Remote lower, upper;
-  GPSM_HD float at(std::int64_t i, const std::int64_t* c, int d, int k) const {
-    if (d == axis) {
-      const std::int64_t l = c[d] + k;
-      if (l < lo && lower.src != nullptr) return load(lower, c, l);
-      if (l >= hi && upper.src != nullptr) return load(upper, c, l);
-    }
-    return in[i + k * stride_of(sy, sz, d)];
-  }
-  GPSM_HD float prev(std::int64_t i) const { return out[i]; }
-  GPSM_HD void put(std::int64_t i, float v) const { out[i] = v; }
-
- private:
-  GPSM_HD float load(const Remote& r, const std::int64_t* c, std::int64_t l) const {
-    std::int64_t q[3] = {c[0], c[1], c[2]};
-    q[axis] = l + r.shift;
-    return r.src[q[0] + q[1] * r.sy + q[2] * r.sz];
-  }
-};
 
 // Updates cell (x, y, z) through accessor g: heat3d, or wave3d (kWave: out holds prev).
 #if defined(__CUDACC__)

@@ -1,7 +1,5 @@
-// Thread-per-cell sweeps over cell accessors (gps's replicated arrays; rdl's box with remote halo
-// loads when split along x) and the whole-grid initializer. One sweep kernel serves every
-// accessor, so those paradigms differ in where the cells come from, not in how the work is
-// spread. um, and rdl split along y or z, run the marching step (stencil3d_kernels.cu) instead.
+// gps's thread-per-cell sweep over its cell accessor (GPS views: a page lookup per access) and
+// the whole-grid initializer (um, gps). um and rdl run the marching step (stencil3d_kernels.cu).
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 
 #include <algorithm>
@@ -74,8 +72,6 @@ __global__ void __launch_bounds__(kFlatThreads) grid_init_kernel(GridInit s) {
 }
 
 }  // namespace
-
-void launch_remote_sweep(Kind k, const RemoteCells& g, const Region& r, cudaStream_t st) { launch_sweep(k, g, r, st); }
 
 void launch_gps_sweep(Kind k, const GpsSweep& s, cudaStream_t st) {
   launch_sweep(k, GpsCells{s.in, s.out, s.sy, s.sz}, s.region, st);

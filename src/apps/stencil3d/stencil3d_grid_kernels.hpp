@@ -1,8 +1,8 @@
 #pragma once
-// heat3d / wave3d kernels of the paradigms in their own files (stencil3d_paradigms.hpp): the
-// thread-per-cell sweeps over cell accessors (stencil3d_cells.hpp: gps, and rdl split along x)
-// and the whole-grid initializer (um, gps). The marching step (um, rdl along y or z, and the
-// per-box paradigms) is in stencil3d_kernels.hpp.
+// heat3d / wave3d kernels of the paradigms in their own files (stencil3d_paradigms.hpp): gps's
+// thread-per-cell sweep over a cell accessor (stencil3d_cells.hpp) and the whole-grid
+// initializer (um, gps). The marching step (um, rdl, and the per-box paradigms) is in
+// stencil3d_kernels.hpp.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -13,9 +13,6 @@
 
 namespace gpsm::apps::stencil3d {
 
-// rdl split along x: a rank's box (local coordinates), halo planes read from the neighbours'
-// boxes (split along y or z, rdl runs the marching step with remote planes instead).
-void launch_remote_sweep(Kind k, const RemoteCells& g, const Region& r, cudaStream_t st);
 
 // gps: the whole grid in two GPS arrays (the rank's views), x fastest.
 struct GpsSweep {

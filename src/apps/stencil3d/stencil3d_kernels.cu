@@ -1,5 +1,5 @@
-// heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline, um, um_hints, rdl
-// along y or z, infinite's host loop), the initialiser, the halo pack/unpack copy (memcpy on the
+// heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline, um, um_hints, rdl,
+// infinite's host loop), the initialiser, the halo pack/unpack copy (memcpy on the
 // x and y axes) and the CPU-free persistent kernel (cpu_free, and infinite's persistent run with
 // its pushes kept local). Point updates: apps/stencil/stencil_math.hpp (shared with the CPU
 // reference, same operands in the same order, no fused multiply-add, so results match it bit for
@@ -35,12 +35,15 @@
 //   * Strides and sources (Step): the row and plane strides may differ from the box's extents
 //     (um: a GPU's sub-box of the managed grid, marched in place), and the planes of the march
 //     axis outside the owned ones may come from a neighbour's box per side (rdl along y or z:
-//     plane() redirects those loads through peer pointers, in a kernel variant of its own; the
-//     centre row and its rows along the other axis are owned planes; only the float4 edge loads
-//     of a row's first or last vector may touch cells of the previous or next row in memory, a
-//     halo row when the split is along y, and those are never used). The float4 path needs every
-//     row of in, out, the pushes and the remote sources 16-byte aligned (step_vec checks
-//     pointers and strides).
+//     plane() redirects those loads through peer pointers; the centre row and its rows along
+//     the other axis are owned planes; only the float4 edge loads of a row's first or last
+//     vector may touch cells of the previous or next row in memory, a halo row when the split is
+//     along y, and those are never used). Split along x (rdl), the x neighbours of the centre
+//     row in the halo columns are loaded from the neighbours' boxes instead (xcell_at: the halo
+//     lanes of a float4 row's first and last vector, or the scalar path's west / east cells);
+//     the box's own halo columns are loaded only into lanes whose results are not stored. Each
+//     in a kernel variant of its own. The float4 path needs every row of in, out, the pushes
+//     and the remote planes 16-byte aligned (step_vec checks pointers and strides).
 //   * Loads are plain (coherent, L1-cached) global loads, never the read-only path: in the
 //     persistent kernel the buffers change between iterations (IterSync's acquire invalidates L1).
 #include "apps/stencil3d/stencil3d_kernels.hpp"
@@ -115,10 +118,13 @@ __device__ __forceinline__ float xcell(const float (&c)[V], const float (&w)[R],
 
 // Updates the cells of work item w (every thread of the block calls it; threads without a column
 // in the item return at once). Returns whether this thread pushed a cell. kRemote: the step has
-// remote sources (s.from_lower / from_upper), whose planes plane() picks; a variant of its own,
-// so the other steps keep their plain pointer walk (and their registers: ptxas gave the wave3d
-// float4 step 97 instead of 75 with the remote branches in every variant).
-template <Kind K, int V, int M, bool kRemote = false>
+// remote sources (s.from_lower / from_upper): kPlanes, split along M, plane() picks the remote
+// halo planes; kColumns, split along x, xcell_at patches the remote x neighbours. Variants of
+// their own, so the other steps keep their plain pointer walk and registers (ptxas, sm_90, the
+// wave3d float4 step along z: 74 registers plain, 76 with kPlanes, 87 with kColumns; with the
+// plane branches compiled into every variant the plain one needed 97).
+enum Rem : int { kNone = 0, kPlanes = 1, kColumns = 2 };
+template <Kind K, int V, int M, int kRemote = kNone>
 __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   constexpr int R = radius_of(K);
   constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
@@ -143,10 +149,20 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   float* op = s.out + (x + co * so + m0 * sm);
   // The column's cell of plane mm = m + d along M (cp is at m): from `in`, or for kRemote a
   // neighbour's box where mm is a remote halo plane.
-  const RemotePlanes rp = kRemote ? remote_planes(s.box, M, R, s.from_lower.src != nullptr, s.from_upper.src != nullptr)
-                                  : RemotePlanes{};
+  const bool has_lo = s.from_lower.src != nullptr, has_up = s.from_upper.src != nullptr;
+  const RemotePlanes rp = kRemote == kPlanes ? remote_planes(s.box, M, R, has_lo, has_up) : RemotePlanes{};
+  // kRemote split along x: the halo columns x < rx.lo, x >= rx.hi come from the neighbours (the
+  // march reads them only as x neighbours of the centre row: lanes of a float4 row's first and
+  // last vector, or the scalar path's west / east cells).
+  const RemotePlanes rx = kRemote == kColumns ? remote_planes(s.box, 0, R, has_lo, has_up) : RemotePlanes{};
+  auto xcell_at = [&](i64 xx, i64 m, float own) -> float {
+    const i64 cy = M == 1 ? m : co, cz = M == 2 ? m : co;
+    if (xx < rx.lo) return s.from_lower.src[remote_x_index(s.from_lower, xx, cy, cz)];
+    if (xx >= rx.hi) return s.from_upper.src[remote_x_index(s.from_upper, xx, cy, cz)];
+    return own;
+  };
   auto plane = [&](const float* c, i64 mm, int d) -> const float* {
-    if constexpr (kRemote) {
+    if constexpr (kRemote == kPlanes) {
       if (mm < rp.lo) return s.from_lower.src + remote_index(s.from_lower, M, x, co, mm);
       if (mm >= rp.hi) return s.from_upper.src + remote_index(s.from_upper, M, x, co, mm);
     }
@@ -190,6 +206,20 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
     }
     float we[R], ea[R];
     load_edges<R, V>(cp, we, ea);
+    if constexpr (kRemote == kColumns) {
+      if constexpr (V == 4) {
+        if (edge) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) q[R][k] = xcell_at(x + k, m, q[R][k]);
+        }
+      } else {
+#pragma unroll
+        for (int d = 0; d < R; ++d) {
+          we[d] = xcell_at(x - 1 - d, m, we[d]);
+          ea[d] = xcell_at(x + 1 + d, m, ea[d]);
+        }
+      }
+    }
 
     float v[V];
 #pragma unroll
@@ -256,7 +286,7 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   return pushed;
 }
 
-template <Kind K, int V, int M, bool kRemote>
+template <Kind K, int V, int M, int kRemote>
 __global__ void __launch_bounds__(kTx* kTy) step_kernel(Step s, Plan p) {
   for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) run_item<K, V, M, kRemote>(s, p, w);
 }
@@ -337,13 +367,16 @@ bool push_vec_ok(const Push& p, const Box& b) {
   return aligned16(p.dst) && p.sy % 4 == 0 && p.sz % 4 == 0;
 }
 
-// Whether a remote source takes float4 rows (its planes are loaded along the march axis only).
-bool remote_vec_ok(const Remote& r) { return r.src == nullptr || (aligned16(r.src) && r.sy % 4 == 0 && r.sz % 4 == 0); }
+// Whether a remote source takes float4 rows: its planes are loaded as rows along y or z; along x
+// its columns are single cells.
+bool remote_vec_ok(const Remote& r, const Box& b) {
+  return r.src == nullptr || b.axis == 0 || (aligned16(r.src) && r.sy % 4 == 0 && r.sz % 4 == 0);
+}
 
 bool step_vec(const Step& s) {
   return rows_vectorized(s.box) && row_stride(s.box, s.sy) % 4 == 0 && plane_stride(s.box, s.sz) % 4 == 0 &&
          aligned16(s.in) && aligned16(s.out) && push_vec_ok(s.lower, s.box) && push_vec_ok(s.upper, s.box) &&
-         remote_vec_ok(s.from_lower) && remote_vec_ok(s.from_upper);
+         remote_vec_ok(s.from_lower, s.box) && remote_vec_ok(s.from_upper, s.box);
 }
 
 bool cpu_free_vec(const CpuFree& c) {
@@ -373,14 +406,16 @@ i64 resident_blocks(const void* kernel) {
 
 
 using StepFn = void (*)(Step, Plan);
-template <Kind K, bool kRemote>
+template <Kind K, int kRemote>
 StepFn step_fn(bool vec, int m) {
   if (vec) return m == 1 ? step_kernel<K, 4, 1, kRemote> : step_kernel<K, 4, 2, kRemote>;
   return m == 1 ? step_kernel<K, 1, 1, kRemote> : step_kernel<K, 1, 2, kRemote>;
 }
+// Split along x the march axis is z (march_axis), so the column variants exist for M = 2 only.
 template <Kind K>
-StepFn step_fn(bool vec, int m, bool remote) {
-  return remote ? step_fn<K, true>(vec, m) : step_fn<K, false>(vec, m);
+StepFn step_fn(bool vec, int m, int remote) {
+  if (remote == kColumns) return vec ? step_kernel<K, 4, 2, kColumns> : step_kernel<K, 1, 2, kColumns>;
+  return remote == kPlanes ? step_fn<K, kPlanes>(vec, m) : step_fn<K, kNone>(vec, m);
 }
 
 using CpuFreeFn = void (*)(CpuFreeArgs);
@@ -397,9 +432,10 @@ CpuFreeFn cpu_free_fn(Kind k, bool vec, int m) {
 
 void launch_step(Kind k, const Step& s, cudaStream_t st) {
   const bool vec = step_vec(s);
-  // The remote variant only where the march reads remote planes (split along the march axis).
+  // A remote variant only where the march reads remote cells (split along the march axis or x).
   const int m = march_axis(s.box);
-  const bool remote = s.box.axis == m && (s.from_lower.src != nullptr || s.from_upper.src != nullptr);
+  const bool sources = s.from_lower.src != nullptr || s.from_upper.src != nullptr;
+  const int remote = !sources ? kNone : s.box.axis == m ? kPlanes : s.box.axis == 0 ? kColumns : kNone;
   const StepFn fn = k == Kind::heat ? step_fn<Kind::heat>(vec, m, remote) : step_fn<Kind::wave>(vec, m, remote);
   // slab3d guarantees at least one updated cell per axis (else the plan has no items).
   const Plan p = make_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,

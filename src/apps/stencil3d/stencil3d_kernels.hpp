@@ -53,8 +53,9 @@ struct Push {
 // first `radius` owned planes also go to `lower`, the last `radius` to `upper` (p2p_inline).
 // sy, sz: the row and plane strides of both `in` and `out` (0: the box's extents); um's box is a
 // rank's sub-box of the global grid (stencil3d_cells.hpp sub_box), with the grid's strides.
-// from_lower / from_upper (rdl, split along the march axis only): the halo planes below the first
-// owned plane / above the last are loaded from these neighbours' boxes instead of `in`, so the
+// from_lower / from_upper (rdl): the halo cells below the first owned plane / above the last are
+// loaded from these neighbours' boxes instead of `in` (planes of the march axis when the split is
+// along y or z, the x neighbours of the centre row when it is along x), so the values of the
 // box's own halo planes are never used. Every default leaves the plain per-box step.
 struct Step {
   const float* in = nullptr;

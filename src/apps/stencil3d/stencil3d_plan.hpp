@@ -23,7 +23,7 @@ struct Box {
 GPSM_HD std::int64_t row_stride(const Box& b, std::int64_t sy) { return sy != 0 ? sy : b.n[0]; }
 GPSM_HD std::int64_t plane_stride(const Box& b, std::int64_t sz) { return sz != 0 ? sz : b.n[0] * b.n[1]; }
 
-// Where a step reads planes of its march axis that lie outside the box's owned planes (rdl):
+// Where a step reads cells of the split axis that lie outside the box's owned planes (rdl):
 // a neighbour's buffer, its y and z strides, and the shift from this box's split coordinate to
 // the neighbour's (the two other coordinates are the same in both boxes). Push's mapping, for
 // loads. src == nullptr: that side's planes come from the box itself.
@@ -39,18 +39,24 @@ GPSM_HD std::int64_t remote_index(const Remote& r, int m_axis, std::int64_t x, s
   return x + o * so + (m + r.shift) * sm;
 }
 
-// The march coordinates whose planes a step of radius r reads from the remote sources: m < lo
-// from the lower one, m >= hi from the upper one. Only the halo planes of a split along the
-// march axis m_axis, and only on a side that has a source (else lo = 0 / hi = INT64_MAX: never).
+// The coordinates along axis a whose cells a step of radius r reads from the remote sources:
+// < lo from the lower one, >= hi from the upper one. Only the halo of a split along a, and only
+// on a side that has a source (else lo = 0 / hi = INT64_MAX: never). The march asks for its march
+// axis (halo planes, split along y or z) and for x (halo columns, split along x).
 struct RemotePlanes {
   std::int64_t lo = 0, hi = INT64_MAX;
 };
-GPSM_HD RemotePlanes remote_planes(const Box& b, int m_axis, int r, bool lower, bool upper) {
+GPSM_HD RemotePlanes remote_planes(const Box& b, int a, int r, bool lower, bool upper) {
   RemotePlanes p;
-  if (b.axis != m_axis) return p;
+  if (b.axis != a) return p;
   if (lower) p.lo = r;
   if (upper) p.hi = r + b.count;
   return p;
+}
+
+// Split along x: index in r.src of this box's cell (x, y, z), x a halo column.
+GPSM_HD std::int64_t remote_x_index(const Remote& r, std::int64_t x, std::int64_t y, std::int64_t z) {
+  return (x + r.shift) + y * r.sy + z * r.sz;
 }
 
 constexpr int kStepTx = 32, kStepTy = 8;  // step block: a warp of columns along x, 8 of them along the other axis

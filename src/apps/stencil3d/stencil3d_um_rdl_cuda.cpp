@@ -2,8 +2,7 @@
 // the host loop every host-driven paradigm shares: a kernel per GPU per iteration, each GPU
 // waiting for its neighbours' previous iteration (stencil3d_host_loop.hpp). The kernel is the
 // marching step of the per-box paradigms (stencil3d_kernels.hpp), so what differs from
-// `single` / `p2p_inline` is where the bytes live; only rdl split along x keeps the
-// thread-per-cell sweep (stencil3d_grid_kernels.hpp).
+// `single` / `p2p_inline` is where the bytes live.
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -252,9 +251,9 @@ class UmRun final : public HostLoop {
 };
 
 // rdl: per-GPU boxes (Slabs) without any halo exchange: the step reads the cells next to the
-// split from the neighbours' owned planes through peer pointers (Step::from_lower / from_upper
-// along y or z, RemoteCells along x), so the values of the box's own halo planes are never used;
-// they stay NaN in both buffers to prove it.
+// split from the neighbours' owned planes through peer pointers (Step::from_lower / from_upper),
+// so the values of the box's own halo planes are never used; they stay NaN in both buffers to
+// prove it.
 class RdlRun final : public HostLoop {
  public:
   RdlRun(gps::Context& ctx, Kind kind, const Problem& p) : HostLoop(ctx, p, true), slabs_(ctx, kind, p), kind_(kind) {}
@@ -262,9 +261,9 @@ class RdlRun final : public HostLoop {
   std::vector<float> gather() const override { return slabs_.gather(p_.iters % 2); }
   // The cells read from each neighbour per iteration, each counted once: `radius` planes of the
   // interior cells (the cells next to the split that the updated cells read). The float4 march
-  // (along y or z) loads whole rows along x, the 2R x-boundary cells included. wave3d's sweep
-  // (along x) reads some cells twice (two updated planes reach the farther one); a second load
-  // may hit a cache.
+  // along y or z loads whole rows along x, the 2R x-boundary cells included. Along x the march
+  // loads single cells; wave3d's scalar path loads some twice (two columns reach the farther
+  // one); a second load may hit a cache.
   double link_bytes_per_iter() override {
     const Slab3D& s = slabs_.slab(0);
     const double interior = slabs_.halo_bytes(false);
@@ -274,10 +273,8 @@ class RdlRun final : public HostLoop {
 
  private:
   bool graph_ok() const override { return true; }  // kernels only
-  // Split along y or z (the march axis): the marching step, its halo planes loaded from the
-  // neighbours' boxes (rank r's step reading buffer c). Along x: the thread-per-cell sweep over
-  // RemoteCells (the march would have to patch single lanes of the x-edge vectors from the
-  // neighbours).
+  // The marching step of rank r reading buffer c, its halo cells loaded from the neighbours'
+  // boxes: halo planes of the march axis (split along y or z) or halo columns (along x).
   Step march(int r, int c) const {
     const Slab3D& s = slabs_.slab(r);
     Step st;
@@ -288,30 +285,7 @@ class RdlRun final : public HostLoop {
     if (s.has_upper()) st.from_upper = remote(r, r + 1, c);
     return st;
   }
-  void step(int r, int it) override {
-    const int c = it & 1;
-    const Slab3D& s = slabs_.slab(r);
-    if (s.axis != Axis::x) {
-      launch_step(kind_, march(r, c), ctx_.stream(r));
-      return;
-    }
-    RemoteCells g;
-    g.in = slabs_.buf(r, c);
-    g.out = slabs_.buf(r, 1 - c);
-    g.sy = stride(s, 1);
-    g.sz = stride(s, 2);
-    g.axis = dim_of(s.axis);
-    g.lo = s.radius;
-    g.hi = s.radius + s.count;
-    if (s.has_lower()) g.lower = remote(r, r - 1, c);
-    if (s.has_upper()) g.upper = remote(r, r + 1, c);
-    Region reg;
-    for (int d = 0; d < 3; ++d) {
-      reg.lo[d] = s.radius;
-      reg.hi[d] = s.local[d] - s.radius;
-    }
-    launch_remote_sweep(kind_, g, reg, ctx_.stream(r));
-  }
+  void step(int r, int it) override { launch_step(kind_, march(r, it & 1), ctx_.stream(r)); }
   Remote remote(int r, int nb, int b) const { return remote_of(slabs_.slab(r), slabs_.slab(nb), slabs_.buf(nb, b)); }
 
   Slabs slabs_;
