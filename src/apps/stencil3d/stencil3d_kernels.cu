@@ -121,8 +121,10 @@ __device__ __forceinline__ float xcell(const float (&c)[V], const float (&w)[R],
 // remote sources (s.from_lower / from_upper): kPlanes, split along M, plane() picks the remote
 // halo planes; kColumns, split along x, xcell_at patches the remote x neighbours. Variants of
 // their own, so the other steps keep their plain pointer walk and registers (ptxas, sm_90, the
-// wave3d float4 step along z: 74 registers plain, 76 with kPlanes, 87 with kColumns; with the
-// plane branches compiled into every variant the plain one needed 97).
+// wave3d float4 step along z: 60 registers plain, 72 with kPlanes, 87 with kColumns; with the
+// plane branches compiled into every variant the plain one needed 97). The strides come
+// resolved from the launchers (Step's 0 = the box's extents): a select on them in the kernel
+// took the plain wave3d float4 step from 60 to 74 registers.
 enum Rem : int { kNone = 0, kPlanes = 1, kColumns = 2 };
 template <Kind K, int V, int M, int kRemote = kNone>
 __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
@@ -142,7 +144,7 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
     m1 = m0 + p.chunk < p.mi1 ? m0 + p.chunk : p.mi1;
   }
   const i64 nx = s.box.n[0];
-  const i64 stride[3] = {1, row_stride(s.box, s.sy), plane_stride(s.box, s.sz)};
+  const i64 stride[3] = {1, s.sy, s.sz};  // explicit: the launchers resolve the defaults
   const i64 sm = stride[M], so = stride[O];
   const i64 x = p.x0 + col * V;
   const float* cp = s.in + (x + co * so + m0 * sm);  // the centre of the current step
@@ -441,7 +443,10 @@ void launch_step(Kind k, const Step& s, cudaStream_t st) {
   const Plan p = make_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,
                            resident_blocks(reinterpret_cast<const void*>(fn)));
   const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
-  fn<<<grid, dim3(kTx, kTy), 0, st>>>(s, p);
+  Step e = s;  // the strides made explicit
+  e.sy = row_stride(s.box, s.sy);
+  e.sz = plane_stride(s.box, s.sz);
+  fn<<<grid, dim3(kTx, kTy), 0, st>>>(e, p);
   GPSM_CUDA_LAUNCH();
 }
 
@@ -478,6 +483,8 @@ void launch_cpu_free(Kind k, const CpuFree& c, int blocks, cudaStream_t st) {
     Step& s = arg.step[1 - b];  // the iterations that write buf[b] (and push into the neighbours' buf[b])
     s.in = c.buf[1 - b];
     s.out = c.buf[b];
+    s.sy = row_stride(c.box, 0);
+    s.sz = plane_stride(c.box, 0);
     s.box = c.box;
     s.lower = c.lower[b];
     s.upper = c.upper[b];
