@@ -13,7 +13,8 @@
 namespace gpsm::apps::stencil3d {
 
 // um / um_hints (stencil3d_um_rdl_cuda.cpp): the whole grid, both buffers, in managed memory;
-// each GPU updates its own planes of the global grid, reading its neighbours' planes in place.
+// each GPU updates its own planes of the global grid, reading its neighbours' planes in place
+// (the marching step on its sub-box of the grid, stencil3d_cells.hpp sub_box).
 // hints: preferred location, accessed-by and prefetch per page, every hint read back.
 std::unique_ptr<Run> make_um_run(gps::Context& ctx, Kind kind, const Problem& p, bool hints);
 constexpr const char* kUmHintsAlongX =
@@ -30,7 +31,8 @@ struct UmHintCount {
 UmHintCount check_um_hints(gps::Context& ctx, Kind kind, const Problem& p);
 
 // rdl (stencil3d_um_rdl_cuda.cpp): per-GPU boxes without halo exchange; the cells next to the
-// split read the neighbours' owned planes through peer pointers (remote demand loads).
+// split read the neighbours' owned planes through peer pointers (remote demand loads: the
+// marching step's Step::from_lower / from_upper).
 std::unique_ptr<Run> make_rdl_run(gps::Context& ctx, Kind kind, const Problem& p);
 
 // gps (stencil3d_gps_cuda.cpp): the whole grid in two GPS arrays, subscriptions learned by
