@@ -159,8 +159,8 @@ TEST(Stencil3DGpu, PersistentKernelManyIterationsOnALargerBoxMatchesTheCpuRefere
 // tiles, tiles of the other axis, chunks of the march axis), on both row paths: um's sub-boxes of
 // the managed grid have rows and planes longer than the box (the grid's strides), rdl's first and
 // last chunks load their halo planes from the neighbours' boxes (its own halo planes are NaN);
-// along x rdl's first and last column tiles load the halo columns' cells from them, and um's
-// sub-boxes start off a 16-byte boundary on some GPUs (scalar path).
+// along x the edge cells of rdl's rows load their x neighbours in the halo columns from them,
+// and um's sub-boxes start off a 16-byte boundary on some GPUs (scalar path).
 TEST(Stencil3DGpu, UmAndRdlMarchOnALargerBoxMatchTheCpuReference) {
   GPSM_REQUIRE_GPUS(1);
   for (const char* name : {"heat3d", "wave3d"}) {
