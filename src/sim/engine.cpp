@@ -549,6 +549,7 @@ SimResult Engine::run() {
   const GpuParams& gp = sys.gpu;
   const double lat = L.latency_ns * 1e-9;
   const double launch = host_driven() ? gp.launch_us * 1e-6 : 0;
+  const double graph_node = host_driven() ? gp.graph_node_us * 1e-6 : 0;
   const double sync = host_driven() ? gp.sync_us * 1e-6 : 0;
   const double chunk_bytes = std::max(o.proact_chunk_bytes, 1.0);
 
@@ -706,7 +707,7 @@ SimResult Engine::run() {
         }
       }
       const double tk = kernel_seconds(acc, gp, grid);
-      launches[g] += launch;
+      launches[g] += o.graph_launch && !it.host_sync ? graph_node : launch;
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
       if (p == SimParadigm::proact) {
@@ -827,6 +828,8 @@ SimResult Engine::run() {
     // loop (GPU-centric paradigms, infinite: no host in the loop).
     if (host_driven() && it.host_sync)
       last_time = G * (gp.issue_us + gp.readback_us) * 1e-6 + gpu_t[slow] + sync;
+    else if (host_driven() && o.graph_launch)  // the graph issues itself
+      last_time = gpu_t[slow];
     else if (host_driven())
       last_time = std::max(gpu_t[slow], G * gp.issue_us * 1e-6);
     else

@@ -465,6 +465,33 @@ TEST(SimEngine, OneHostThreadIssuesEveryGpusWork) {
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, inf.sec_per_iter, 1e-12);
 }
 
+// As one CUDA graph (gpsm bench's 3D host loops) an iteration without a read-back is the slowest
+// GPU's kernels, each started graph_node_us after its dependencies: no host issue bound. An
+// iteration with a read-back is host-issued either way.
+TEST(SimEngine, GraphLaunchedLoopsPayNoHostIssue) {
+  const TestLink l;
+  System s = two_gpus();
+  s.gpu.issue_us = 100;
+  s.gpu.readback_us = 7;
+  s.gpu.graph_node_us = 0.5;
+  Trace t = slabs({}, 3);
+  for (auto& it : t.iterations) it.host_sync = false;
+  SimOptions graph;
+  graph.graph_launch = true;
+  const SimResult inf = sim(t, SimParadigm::infinite, l, graph, s);
+  const SimResult g = sim(t, SimParadigm::p2p_inline, l, graph, s);
+  const SimResult stream = sim(t, SimParadigm::p2p_inline, l, {}, s);
+  EXPECT_NEAR(stream.sec_per_iter, 2 * 100e-6, 1e-9);  // issue-bound
+  EXPECT_LT(g.sec_per_iter, 10e-6);                    // no issue bound
+  EXPECT_GE(g.sec_per_iter, inf.sec_per_iter + 0.5e-6 - 1e-12);
+  // kernels per iteration on the slowest GPU, each one node start
+  const SimResult inf_stream = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(inf.sec_per_iter, inf_stream.sec_per_iter, 1e-12);  // infinite has no host either way
+  for (auto& it : t.iterations) it.host_sync = true;
+  EXPECT_NEAR(sim(t, SimParadigm::p2p_inline, l, graph, s).sec_per_iter,
+              sim(t, SimParadigm::p2p_inline, l, {}, s).sec_per_iter, 1e-12);
+}
+
 // A result standing for a longer run weighs bytes like time: useful bytes never exceed wire bytes.
 TEST(SimEngine, LongerRunsWeighBytesLikeTime) {
   const TestLink l;
