@@ -107,4 +107,24 @@ std::vector<RowRange> partition_rows_by_nnz(const Csr& m, int parts) {
   return out;
 }
 
+Csr transpose(const Csr& m) {
+  Csr t;
+  t.rows = m.cols;
+  t.cols = m.rows;
+  t.row_ptr.assign(static_cast<std::size_t>(t.rows) + 1, 0);
+  for (std::int32_t c : m.col) ++t.row_ptr[static_cast<std::size_t>(c) + 1];
+  for (std::int64_t r = 0; r < t.rows; ++r) t.row_ptr[r + 1] += t.row_ptr[r];
+  t.col.resize(m.col.size());
+  if (m.weighted()) t.val.resize(m.val.size());
+  std::vector<std::int64_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+  // Rows of m in increasing order: each row of t receives its entries sorted by column.
+  for (std::int64_t r = 0; r < m.rows; ++r)
+    for (std::int64_t e = m.row_ptr[r]; e < m.row_ptr[r + 1]; ++e) {
+      const std::int64_t at = next[m.col[e]]++;
+      t.col[at] = static_cast<std::int32_t>(r);
+      if (m.weighted()) t.val[at] = m.val[e];
+    }
+  return t;
+}
+
 }  // namespace gpsm::graph
