@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -164,10 +165,9 @@ RunOutcome AlsApp::run(const RunRequest& req) {
       return "";
     });
   } catch (const gpsm::Error& e) {
-    out.status = RunStatus::failed;
-    out.reason = e.what();
-    out.sec_per_iter.clear();
-    return out;
+    return graph_failed(e.what());
+  } catch (const std::bad_alloc&) {
+    return graph_failed("out of host memory building " + p.graph + " or its reference (try a smaller size)");
   }
   if (out.status == RunStatus::ok)
     out.timing = std::string("host wall clock of the epochs (two half-steps each") +

@@ -59,6 +59,9 @@ class GraphRun {
   bool tracked_ = false;
 };
 
+// A failed outcome with its reason and no times.
+RunOutcome graph_failed(const std::string& why);
+
 // Warm-ups and timed reps of `run`, then check(out) fills error/tolerance and returns why the
 // last rep failed (empty: ok); a failed run keeps no times.
 RunOutcome timed_graph_run(GraphRun& run, const RunRequest& req, const std::function<std::string(RunOutcome&)>& check);

@@ -1,6 +1,7 @@
 #include "apps/graphapps/graph_app.hpp"
 
 #include <chrono>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -50,8 +51,7 @@ Problem graph_problem(const std::string& size, int iters, int default_iters) {
 }
 
 GraphRun::GraphRun(gps::Context& ctx, Paradigm par)
-    : ctx_(ctx), par_(par), n_(ctx.size()), ev_(ctx, n_ > 1 && par != Paradigm::nccl && par != Paradigm::gps &&
-                                                         par != Paradigm::gps_all && par != Paradigm::single) {}
+    : ctx_(ctx), par_(par), n_(ctx.size()), ev_(ctx, needs_phase_events(par, ctx.size())) {}
 
 GraphRun::~GraphRun() = default;
 
@@ -130,6 +130,13 @@ std::string GraphRun::hint_problem() const {
   return "";
 }
 
+RunOutcome graph_failed(const std::string& why) {
+  RunOutcome out;
+  out.status = RunStatus::failed;
+  out.reason = why;
+  return out;
+}
+
 RunOutcome timed_graph_run(GraphRun& run, const RunRequest& req, const std::function<std::string(RunOutcome&)>& check) {
   RunOutcome out;
   auto fail = [&](const std::string& why) {
@@ -159,6 +166,8 @@ RunOutcome timed_graph_run(GraphRun& run, const RunRequest& req, const std::func
     out.subscriber_pages = run.subscriber_pages();
   } catch (const gpsm::Error& e) {
     return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of host memory during the run (try a smaller graph)");
   }
   return out;
 }

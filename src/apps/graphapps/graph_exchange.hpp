@@ -52,9 +52,6 @@ class Exchange {
   void after_kernel(int r, int b);
   // Every rank's kernel of the phase was launched (nccl: the allgather; gps: the fence).
   void after_phase(int b);
-  // Whether each rank must wait for every other rank's previous phase (the copies it reads and
-  // their reads of what it overwrites); nccl and GPS order the ranks themselves.
-  bool needs_events() const;
   // Link bytes of one publication: publish_bytes, or -1 (um, gps: see gps_array's counters).
   double publish_bytes() const;
   // um_hints: the first hint that did not read back, or empty.
@@ -74,6 +71,11 @@ class Exchange {
   std::vector<gps::Array<float>> gps_;
   std::string hint_problem_;
 };
+
+// Whether each rank must wait for every other rank's previous phase (the copies it reads and their
+// reads of what it overwrites): every multi-GPU paradigm but nccl (its collective orders the
+// streams) and gps / gps_all (a host fence ends every phase).
+bool needs_phase_events(Paradigm p, int ranks);
 
 // The phase loop's cross-rank ordering for paradigms whose exchange needs_events(): at the start
 // of phase t each rank's stream waits for every other rank's phase t - 1 (events alternate by

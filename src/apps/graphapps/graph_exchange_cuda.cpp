@@ -150,8 +150,8 @@ void Exchange::after_phase(int b) {
 #endif
 }
 
-bool Exchange::needs_events() const {
-  return n_ > 1 && par_ != Paradigm::nccl && !gps_kind(par_) && par_ != Paradigm::single;
+bool needs_phase_events(Paradigm p, int ranks) {
+  return ranks > 1 && p != Paradigm::nccl && !gps_kind(p) && p != Paradigm::single;
 }
 
 double Exchange::publish_bytes() const { return graphapps::publish_bytes(par_, l_); }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -196,10 +197,9 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
       return "";
     });
   } catch (const gpsm::Error& e) {
-    out.status = RunStatus::failed;
-    out.reason = e.what();
-    out.sec_per_iter.clear();
-    return out;
+    return graph_failed(e.what());
+  } catch (const std::bad_alloc&) {
+    return graph_failed("out of host memory building " + p.graph + " or its reference (try a smaller size)");
   }
   if (out.status == RunStatus::ok)
     out.timing = std::string("host wall clock of the iteration loop") +

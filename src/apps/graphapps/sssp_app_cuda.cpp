@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -181,10 +182,9 @@ RunOutcome SsspApp::run(const RunRequest& req) {
       return "";
     });
   } catch (const gpsm::Error& e) {
-    out.status = RunStatus::failed;
-    out.reason = e.what();
-    out.sec_per_iter.clear();
-    return out;
+    return graph_failed(e.what());
+  } catch (const std::bad_alloc&) {
+    return graph_failed("out of host memory building " + p.graph + " or its reference (try a smaller size)");
   }
   if (out.status == RunStatus::ok)
     out.timing = std::string("host wall clock of the iteration loop, the per-iteration read of the change flags") +
