@@ -192,6 +192,15 @@ TEST(GraphApps, SlicesCarrySlotColumns) {
   EXPECT_THROW(slice_rows(g, a.parts[0], make_layout({{0, 4}}, 1)), gpsm::Error);
 }
 
+TEST(GraphApps, LanesPerRow) {
+  EXPECT_EQ(lanes_for(0.0), 1);
+  EXPECT_EQ(lanes_for(1.0), 1);
+  EXPECT_EQ(lanes_for(4.0), 4);   // road grids
+  EXPECT_EQ(lanes_for(4.1), 8);
+  EXPECT_EQ(lanes_for(15.4), 16);  // R-MAT, edge factor 16 after dedup
+  EXPECT_EQ(lanes_for(500.0), 32);
+}
+
 TEST(GraphApps, PublishBytesPerParadigm) {
   const VecLayout l = make_layout({{0, 3}, {3, 5}, {5, 6}}, 2);  // chunk 3, 6 rows x 2 floats
   const double owned = 6 * 2 * 4;

@@ -118,12 +118,6 @@ void dispatch(Access k, F&& f) {
 
 }  // namespace
 
-int lanes_for(double mean_row_nnz) {
-  int l = 1;
-  while (l < 32 && l < mean_row_nnz) l *= 2;
-  return l;
-}
-
 void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const float* inv_deg, float base,
                      float damping, double* change, int lanes, cudaStream_t s) {
   if (a.rows == 0) return;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpsm/gps/config.hpp"
+#include "apps/graphapps/vec_layout.hpp"  // lanes_for
 #include "gpsm/gps/view.hpp"
 
 namespace gpsm::apps::graphapps {
@@ -38,9 +39,6 @@ struct CsrArg {
 };
 
 constexpr int kSgdRank = 16;  // factor length the SGD kernel is compiled for
-
-// Lanes per row for the sparse dot products: a power of two from 1 to 32 near the mean row length.
-int lanes_for(double mean_row_nnz);
 
 // y[slot] = base + damping * sum x[col] inv_deg[col]; change (if not null) += |y - x| per row.
 void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const float* inv_deg, float base,

@@ -145,4 +145,10 @@ std::vector<double> subscriber_histogram(const std::vector<std::uint32_t>& masks
   return h;
 }
 
+int lanes_for(double mean_row_nnz) {
+  int l = 1;
+  while (l < 32 && l < mean_row_nnz) l *= 2;
+  return l;
+}
+
 }  // namespace gpsm::apps::graphapps

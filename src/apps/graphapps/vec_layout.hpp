@@ -68,4 +68,8 @@ double gps_publish_bytes(const VecLayout& l, const std::vector<std::uint32_t>& m
 // Entry k - 1: pages with k subscribers (GPS Fig. 9); masks of 0 are not counted.
 std::vector<double> subscriber_histogram(const std::vector<std::uint32_t>& masks, int ranks);
 
+// Threads per row of the sparse dot products (graph_kernels.cu): the smallest power of two from 1
+// to 32 that is >= the mean row length.
+int lanes_for(double mean_row_nnz);
+
 }  // namespace gpsm::apps::graphapps
