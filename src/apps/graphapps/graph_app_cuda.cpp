@@ -164,6 +164,14 @@ RunOutcome timed_graph_run(GraphRun& run, const RunRequest& req, const std::func
     if (const std::string why = check(out); !why.empty()) return fail(why);
     out.link_bytes_per_iter = run.link_bytes_per_iter();
     out.subscriber_pages = run.subscriber_pages();
+    if (req.progress && !out.subscriber_pages.empty()) {
+      double pages = 0;
+      for (double v : out.subscriber_pages) pages += v;
+      std::string line = fmt::format("{:.0f} pages by subscriber count:", pages);
+      for (std::size_t k = 0; k < out.subscriber_pages.size(); ++k)
+        line += fmt::format(" {}: {:.1f}%", k + 1, pages > 0 ? 100.0 * out.subscriber_pages[k] / pages : 0.0);
+      req.progress(line);
+    }
   } catch (const gpsm::Error& e) {
     return fail(e.what());
   } catch (const std::bad_alloc&) {
