@@ -4,11 +4,16 @@
 // nothing); GPS link bytes and subscriber counts against memcpy's and gps_all's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "app_test_util.hpp"
+#include "apps/graphapps/graph_exchange.hpp"
+#include "apps/graphapps/graph_refs.hpp"
+#include "apps/graphapps/graph_spec.hpp"
+#include "gpsm/gps/context.hpp"
 
 using namespace gpsm::apps;
 
@@ -115,6 +120,63 @@ TEST(GraphAppsGpu, UnimplementedParadigmsSayWhy) {
       const RunOutcome o = apptest::run(*app, par, 1, app->problem(std::string(name) == "als" ? "ratings:100" : "rmat:6", 2));
       EXPECT_EQ(o.status, RunStatus::unsupported);
       EXPECT_NE(o.reason.find("not implemented"), std::string::npos) << o.reason;
+    }
+  }
+}
+
+// The exchange layer's gps vector after a tracked PageRank iteration pair: each GPU is subscribed
+// exactly to the pages it writes (its rows) or reads (its slice's columns), as predicted_masks
+// computes from the CSR on the host (pages nobody touches, padding only, are not compared).
+TEST(GraphAppsGpu, TrackedSubscriptionsAreThePagesEachGpuTouches) {
+  GPSM_REQUIRE_GPUS(2);
+  using namespace gpsm::apps::graphapps;
+  const std::vector<int> devices = gpstest::all_devices();
+  const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
+  const std::vector<int> use(devices.begin(), devices.begin() + n);
+  for (const char* spec : {"rmat:14", "road:128x96@nnz"}) {
+    SCOPED_TRACE(spec);
+    const GraphSpec gs = parse_graph_spec(spec);
+    const gpsm::graph::Csr g = build_graph(gs, false, 1);
+    const gpsm::graph::Csr in = gpsm::graph::transpose(g);
+    gpsm::gps::Settings st = gpsm::gps::Settings::from_env();
+    st.page_bytes = 4096;
+    gpsm::gps::Context ctx(use, st);
+    const VecLayout l = layout_for(in, n, gs.balance_nnz, 1);
+    Exchange x(ctx, Paradigm::gps, l, 2, "tracked");
+    std::vector<Slice> host(n);
+    std::vector<DeviceSlice> dev(n);
+    std::vector<gpsm::DevBuf<float>> inv(n);
+    const std::vector<float> inv_slots = to_slots(l, inverse_out_degree(g), 0.0f);
+    for (int r = 0; r < n; ++r) {
+      host[r] = slice_rows(in, l.parts[r], l);
+      dev[r].upload(ctx.device(r), host[r]);
+      upload_floats(inv[r], ctx.device(r), inv_slots);
+    }
+    x.upload(0, to_slots(l, std::vector<float>(static_cast<std::size_t>(l.rows()), 1.0f / l.rows()), 0.0f));
+    x.upload(1, std::vector<float>(static_cast<std::size_t>(l.elems()), 0.0f));
+    ctx.tracking_start();
+    for (int it = 0; it < 2; ++it) {
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(cudaSetDevice(ctx.device(r)), cudaSuccess);
+        launch_pagerank(dev[r].arg(r * l.chunk), x.arg(r, it & 1), x.arg(r, 1 - (it & 1)), inv[r].p, 0.1f, kDamping,
+                        nullptr, lanes_for(4.0), ctx.stream(r));
+      }
+      x.after_phase(1 - (it & 1));
+    }
+    ctx.tracking_stop();
+    std::vector<std::vector<const Slice*>> reads(n);
+    for (int r = 0; r < n; ++r) reads[r] = {&host[r]};
+    const auto want = predicted_masks(l, reads, 4096);
+    for (int b = 0; b < 2; ++b) {
+      const auto& got = x.gps_array(b)->subscriptions().masks();
+      ASSERT_EQ(got.size(), want.size());
+      int compared = 0;
+      for (std::size_t p = 0; p < want.size(); ++p) {
+        if (want[p] == 0) continue;
+        ++compared;
+        EXPECT_EQ(got[p], want[p]) << "buffer " << b << ", page " << p;
+      }
+      EXPECT_GT(compared, 0);
     }
   }
 }
