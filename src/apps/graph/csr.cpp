@@ -6,6 +6,13 @@
 #include "apps/graph/graph.hpp"
 #include "gpsm/error.hpp"
 
+#if defined(_OPENMP)
+#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
+#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
+#else
+#define GPSM_OMP(x)
+#endif
+
 namespace gpsm::graph {
 
 void Csr::validate(const std::string& what) const {
@@ -53,6 +60,8 @@ Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& 
     for (const Entry& x : e) sorted[next[x.r]++] = x;
   }
   std::vector<Entry>().swap(e);
+  // Rows are independent: sorted in parallel, the same result with any number of threads.
+  GPSM_OMP(parallel for schedule(dynamic, 4096))
   for (std::int64_t r = 0; r < rows; ++r)
     std::stable_sort(sorted.begin() + m.row_ptr[r], sorted.begin() + m.row_ptr[r + 1],
                      [](const Entry& a, const Entry& b) { return a.c < b.c; });
