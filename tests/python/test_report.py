@@ -220,6 +220,26 @@ def test_bench(report, tmp):
     check("failed" in idx, "bench with a failed run: the index says so", idx[-600:])
 
 
+
+def test_graph_bench(report, tmp):
+    """A bench file with the graph apps' fields (derived from the jacobi fixture): link bytes
+    normalized to memcpy and the GPS subscriber distribution get their own plots."""
+    with open(BENCH) as f:
+        doc = json.load(f)
+    t = doc["tests"][0]
+    for k, sr in enumerate(t["series"]):
+        for pt in sr["points"]:
+            pt["link_bytes_vs_memcpy"] = 1.0 / (k + 1)
+            if k == 0:
+                pt["subscriber_pages"] = [6, 2, 1, 1][:max(1, int(pt["x"]))]
+    src = os.path.join(tmp, "graph_bench.json")
+    write(src, json.dumps(doc))
+    out = os.path.join(tmp, "graph_bench")
+    rc, so, se = run(report, src, "-o", out)
+    check(rc == 0, "graph bench: exit 0", se)
+    for f in [t["name"] + "_link_bytes.png", t["name"] + "_subscribers.png"]:
+        check(png_ok(os.path.join(out, f)), "graph bench: %s is a PNG" % f, so + se)
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_report.py PATH/TO/report.py", file=sys.stderr)
@@ -236,6 +256,7 @@ def main():
         test_bad_files(report, tmp)
         test_overlay(report, tmp)
         test_bench(report, tmp)
+        test_graph_bench(report, tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

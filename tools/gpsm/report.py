@@ -636,6 +636,90 @@ def draw_speedup(plt, name, entries, runs, out_path):
     finish(plt, fig, ax, runs, out_path)
 
 
+def has_field(entries, key):
+    return any(key in pt for _r, t in entries for sr in t["series"] for pt in sr["points"])
+
+
+def draw_link_bytes(plt, name, entries, runs, out_path):
+    """Graph apps: link bytes per iteration normalized to memcpy's at the same GPU count (GPS
+    Fig 10): a group of bars per paradigm, one bar per GPU count (per run when comparing)."""
+    counts, labels = [], []
+    for _run, t in entries:
+        for sr in t["series"]:
+            for pt in sr["points"]:
+                if _finite(pt.get("link_bytes_vs_memcpy")):
+                    if sr["label"] not in labels:
+                        labels.append(sr["label"])
+                    if pt["x"] not in counts:
+                        counts.append(pt["x"])
+    counts.sort()
+    keys = [(run, g) for run, _t in entries for g in counts]
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.3 * len(labels) * max(1, len(keys)) + 3), 4.6))
+    cols = colors_for(max(len(keys), 1))
+    width = 0.8 / max(len(keys), 1)
+    top = 1.0
+    for k, (run, g) in enumerate(keys):
+        t = next(t for r, t in entries if r is run)
+        xs, ys = [], []
+        for i, lbl in enumerate(labels):
+            sr = next((x for x in t["series"] if x["label"] == lbl), None)
+            pt = next((p for p in (sr["points"] if sr else [])
+                       if p["x"] == g and _finite(p.get("link_bytes_vs_memcpy"))), None)
+            if pt is None:
+                continue
+            xs.append(i - 0.4 + width * (k + 0.5))
+            ys.append(pt["link_bytes_vs_memcpy"])
+            top = max(top, pt["link_bytes_vs_memcpy"])
+        tag = "%g GPU%s" % (g, "" if g == 1 else "s")
+        if len(entries) > 1 and run.prefix:
+            tag = "%s: %s" % (run.prefix, tag)
+        ax.bar(xs, ys, width=width * 0.95, color=cols[k], label=tag)
+        for x, y in zip(xs, ys):
+            ax.text(x, y + top * 0.01, "%.2f" % y, ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=9)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("link bytes per iteration / memcpy's")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title_of(name + " link bytes vs memcpy", entries[0][1].get("description", "")), fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_subscribers(plt, name, entries, runs, out_path):
+    """Graph apps, GPS paradigms: the fraction of pages with 1, 2, ... subscribers (GPS Fig 9),
+    one stacked bar per (run, paradigm, GPU count)."""
+    bars = []  # (label, fractions)
+    for run, t in entries:
+        for sr in t["series"]:
+            for pt in sr["points"]:
+                h = pt.get("subscriber_pages")
+                if not isinstance(h, list) or not h or not all(_is_num(v) for v in h) or sum(h) <= 0:
+                    continue
+                lbl = "%s %g GPU%s" % (sr["label"], pt["x"], "" if pt["x"] == 1 else "s")
+                if len(entries) > 1 and run.prefix:
+                    lbl = "%s: %s" % (run.prefix, lbl)
+                bars.append((lbl, [v / float(sum(h)) for v in h]))
+    most = max(len(f) for _l, f in bars)
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.7 * len(bars) + 3), 4.6))
+    cols = colors_for(most)
+    bottom = [0.0] * len(bars)
+    for k in range(most):
+        ys = [f[k] if k < len(f) else 0.0 for _l, f in bars]
+        ax.bar(range(len(bars)), ys, bottom=bottom, color=cols[k], width=0.7,
+               label="%d subscriber%s" % (k + 1, "" if k == 0 else "s"))
+        bottom = [b + y for b, y in zip(bottom, ys)]
+    ax.set_xticks(range(len(bars)))
+    ax.set_xticklabels([l for l, _f in bars], fontsize=8, rotation=30, ha="right")
+    ax.set_ylim(0, 1.0)
+    ax.set_ylabel("fraction of pages")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title_of(name + " subscribers per page", entries[0][1].get("description", "")), fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
 def has_speedups(entries):
     return any(_finite(pt.get("speedup")) for _r, t in entries for sr in t["series"] for pt in sr["points"])
 
@@ -811,6 +895,18 @@ def main(argv=None):
             draw_speedup(plt, name, entries, used_runs, spath)
             produced.append((sname, [name], "speedup over the best single-GPU run", "bars"))
             print(spath)
+        if entries[0][1].get("group") == "bench" and has_field(entries, "link_bytes_vs_memcpy"):
+            bname = out_file(name + "_link_bytes")
+            bpath = os.path.join(out, bname)
+            draw_link_bytes(plt, name, entries, used_runs, bpath)
+            produced.append((bname, [name], "link bytes per iteration normalized to memcpy (GPS Fig 10)", "bars"))
+            print(bpath)
+        if entries[0][1].get("group") == "bench" and has_field(entries, "subscriber_pages"):
+            pname = out_file(name + "_subscribers")
+            ppath = os.path.join(out, pname)
+            draw_subscribers(plt, name, entries, used_runs, ppath)
+            produced.append((pname, [name], "pages by subscriber count (GPS Fig 9)", "bars"))
+            print(ppath)
 
     if latency_rows:
         fname = "latencies.png"
