@@ -184,13 +184,28 @@ void Exchange::advise() {
           hint_problem_ = fmt::format("um_hints: the preferred location of GPU {}'s rows reads back as {}",
                                       ctx_.device(r), where);
       }
-      int by[gps::kMaxDevices + 1];
-      for (int& x : by) x = -2;
-      GPSM_CUDA(cudaMemRangeGetAttribute(by, sizeof(by), cudaMemRangeAttributeAccessedBy, base, all));
-      bool found = false;
-      for (int x : by) found = found || x == ctx_.device(r);
+      // Accessed-by is read back where rank r reads remotely: over the whole pages inside each
+      // other rank's rows (pages preferred on r itself need no mapping for r; a vector of less
+      // than a page per rank has no such page and nothing to read back).
+      bool found = true;
+      int missing_on = -1;
+      for (int q = 0; q < n_ && found; ++q) {
+        if (q == r || l_.owned_elems(q) <= 0) continue;
+        const auto qlo = reinterpret_cast<std::uintptr_t>(base + l_.first_elem(q));
+        const auto qhi = qlo + l_.owned_elems(q) * sizeof(float);
+        const std::uintptr_t qa = (qlo + page - 1) / page * page, qe = qhi / page * page;
+        if (qe <= qa) continue;
+        int by[gps::kMaxDevices + 1];
+        for (int& x : by) x = -2;
+        GPSM_CUDA(cudaMemRangeGetAttribute(by, sizeof(by), cudaMemRangeAttributeAccessedBy,
+                                           reinterpret_cast<void*>(qa), qe - qa));
+        found = false;
+        for (int x : by) found = found || x == ctx_.device(r);
+        if (!found) missing_on = ctx_.device(q);
+      }
       if (!found && hint_problem_.empty())
-        hint_problem_ = fmt::format("um_hints: GPU {} is not among the devices accessing the vector", ctx_.device(r));
+        hint_problem_ = fmt::format("um_hints: GPU {} is not among the devices accessing GPU {}'s rows of the vector",
+                                    ctx_.device(r), missing_on);
     }
   }
 }
