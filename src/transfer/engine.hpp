@@ -57,6 +57,9 @@ class Engine {
   std::string ce_mechanism() const;
   std::string ce_support() const;  // what the check found, in words
 
+  // Whether every GPU still runs work after an error (a trapped kernel loses its context).
+  bool healthy();
+
   // Test hooks: check rank's replica of producer p's slice against the last run's values; flip
   // one byte of rank's replica (offset in the array).
   VerifyResult verify(int rank, int producer);
@@ -71,7 +74,7 @@ class Engine {
 
 // The whole benchmark: calibration, baselines, every (agent, chunk, threads) configuration with
 // cfg.warmup + cfg.reps verified runs. A configuration that fails verification or raises an error
-// is recorded as failed (never timed); after an error that loses a device context the sweep stops
+// is recorded as failed (never timed); after an error that leaves a GPU unusable the sweep stops
 // and the remaining configurations are recorded as skipped.
 ProactRun run_proact(const ProactConfig& cfg);
 

@@ -228,6 +228,13 @@ struct Engine::Impl {
 
   void release() { __atomic_store_n(go, phase, __ATOMIC_RELEASE); }
 
+  // Opens the gate when enqueueing throws after open(): a gate left closed would trap on rank 0
+  // after the wait timeout and lose its context.
+  struct ReleaseGuard {
+    Impl& impl;
+    ~ReleaseGuard() { impl.release(); }
+  };
+
   RunTimes finish() {
     set(0);
     const cudaError_t e = cudaEventSynchronize(end);
@@ -519,6 +526,7 @@ RunTimes Engine::run_compute(bool tracked, std::uint64_t chunk_bytes) {
   if (tracked) I.prepare_chunks(chunk_bytes);
   I.setup(tracked, false, work_);
   I.open();
+  const Impl::ReleaseGuard guard{I};
   for (int p : I.producers) {
     I.set(p);
     launch_producer(tracked ? Track::counters : Track::none, I.producer_args(p, work_), I.ranks[p].prod);
@@ -537,6 +545,7 @@ RunTimes Engine::run_transfer() {
   auto& I = *impl_;
   I.setup(false, true, work_);
   I.open();
+  const Impl::ReleaseGuard guard{I};
   std::vector<cudaEvent_t> done;
   for (int p : I.producers) {
     I.set(p);
@@ -576,6 +585,7 @@ RunTimes Engine::run_agent(Agent a, std::uint64_t chunk_bytes, int threads) {
       GPSM_CUDA(cudaMemsetAsync(I.ranks[p].cdp_error, 0, 2 * sizeof(unsigned int), I.ranks[p].prod));
     }
   I.open();
+  const Impl::ReleaseGuard guard{I};
   for (int p : I.producers) {
     auto& R = I.ranks[p];
     I.set(p);
@@ -636,6 +646,16 @@ RunTimes Engine::run_agent(Agent a, std::uint64_t chunk_bytes, int threads) {
   }
   I.verify_run(true, work_, agent_name(a));
   return t;
+}
+
+bool Engine::healthy() {
+  auto& I = *impl_;
+  for (int r = 0; r < I.n; ++r) {
+    if (cudaSetDevice(I.ranks[r].dev) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess ||
+        cudaGetLastError() != cudaSuccess)
+      return false;
+  }
+  return reinterpret_cast<volatile gps::WaitRecord*>(I.record)->valid == 0u;
 }
 
 VerifyResult Engine::verify(int rank, int producer) {

@@ -48,8 +48,8 @@ void launch_producer(Track t, const ProducerArgs& a, cudaStream_t s) {
 
 void launch_verify(const std::uint32_t* dst, std::uint64_t words, std::uint64_t first_word, std::uint32_t seed,
                    std::uint32_t phase, std::uint32_t work, unsigned long long* out, cudaStream_t s) {
-  const unsigned long long init[2] = {0ull, ~0ull};
-  cudaMemcpyAsync(out, init, sizeof init, cudaMemcpyHostToDevice, s);
+  cudaMemsetAsync(out, 0, sizeof(unsigned long long), s);                  // bad words
+  cudaMemsetAsync(out + 1, 0xFF, sizeof(unsigned long long), s);           // first bad word: none
   const unsigned blocks = static_cast<unsigned>(std::min<std::uint64_t>(ceil_div(words, 256), 8192));
   verify_kernel<<<blocks, 256, 0, s>>>(dst, words, first_word, seed, phase, work, out);
 }

@@ -148,15 +148,18 @@ ProactRun run_proact(const ProactConfig& cfg) {
     } catch (const VerifyError& err) {
       c.status = "failed";
       c.reason = err.what();
+      say(name + ": failed: " + c.reason);
       c.total_s.clear();
       c.tail_s.clear();
     } catch (const Error& err) {
-      // a CUDA error or a timed-out wait: the device contexts may be lost; stop the sweep
+      // a CUDA error or a timed-out wait: go on only while every GPU still runs work
       c.status = "failed";
       c.reason = err.what();
       c.total_s.clear();
       c.tail_s.clear();
-      abort_reason = "not run: the sweep stopped after " + name + " failed with an error";
+      say(name + ": failed: " + c.reason);
+      if (!e.healthy())
+        abort_reason = "not run: the sweep stopped after " + name + " failed and left a GPU unusable";
     }
   }
   run.results = std::move(todo);

@@ -3,6 +3,7 @@
 // bytes, the verifier catches one corrupted byte, and the sweep records its configurations.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "gpu_test_util.hpp"
@@ -11,6 +12,10 @@
 using namespace gpsm::transfer;
 
 namespace {
+
+// As `gpsm proact` does: enough hardware queues for the copy streams' flag waits, set before this
+// binary creates any CUDA context (an explicit setting wins).
+[[maybe_unused]] const int kConnections = setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 
 ProactConfig small_config(int gpus, Pattern pattern) {
   ProactConfig c;

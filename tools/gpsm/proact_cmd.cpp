@@ -111,6 +111,9 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
     cfg.chunks = pr.kept;
   }
 
+  // Before any CUDA context exists: enough hardware queues that the copy streams' waits on chunk
+  // flags do not share a queue with (and hold back) other streams' work. An explicit setting wins.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::string why;
   const int ngpu = gpsm::scope::cuda_device_count(&why);
   if (ngpu == 0) {
