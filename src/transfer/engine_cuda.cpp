@@ -6,7 +6,6 @@
 //   finish: total = start -> end, tail = compute_end -> end; then every destination is verified.
 #include "transfer/engine.hpp"
 
-#include <cuda.h>  // driver types for cuStreamWaitValue32 (fetched through the runtime's entry points)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,26 +21,11 @@
 #include "transfer/chunks.hpp"
 #include "transfer/destinations.hpp"
 #include "transfer/kernels.hpp"
+#include "transfer/stream_wait.hpp"
 
 namespace gpsm::transfer {
 
 namespace {
-
-using WaitValueFn = CUresult(CUDAAPI*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-using DeviceGetFn = CUresult(CUDAAPI*)(CUdevice*, int);
-using DeviceAttrFn = CUresult(CUDAAPI*)(int*, CUdevice_attribute, CUdevice);
-
-template <class F>
-F driver_fn(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return reinterpret_cast<F>(fn);
-}
 
 constexpr std::uint8_t kPoison = 0xA5;
 
@@ -77,7 +61,6 @@ struct Engine::Impl {
   std::uint32_t* go = nullptr;  // host-mapped
   gps::WaitRecord* record = nullptr;
   std::uint32_t phase = 0, last_phase_work = 0;
-  WaitValueFn wait_value = nullptr;
   bool ce_wait_ok = false;
   std::string ce_support;
 
@@ -271,14 +254,7 @@ struct Engine::Impl {
     for (int d = 0; d < n; ++d) {
       if (!((R.dest_mask_host[c] >> d) & 1u)) continue;
       cudaStream_t s = R.copy[d * cfg.ce_streams + static_cast<int>(c % cfg.ce_streams)];
-      if (with_wait) {
-        const CUresult cr = wait_value(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(R.flags_dev + c),
-                                       phase, CU_STREAM_WAIT_VALUE_GEQ);
-        if (cr != CUDA_SUCCESS)
-          throw Error(fmt::format("gpsm proact: cuStreamWaitValue32 on rank {} chunk {} failed (CUresult {}); run "
-                                  "without copy_engine or report this with `gpsm info`",
-                                  p, c, static_cast<int>(cr)));
-      }
+      if (with_wait) stream_wait_geq(s, R.flags_dev + c, phase, "proact copy_engine: chunk ready flag");
       GPSM_CUDA(cudaMemcpyPeerAsync(ranks[d].buf + (slices[p].offset + b) / 4, ranks[d].dev,
                                     R.buf + (slices[p].offset + b) / 4, R.dev, len, s));
     }
@@ -413,36 +389,16 @@ Engine::Engine(const ProactConfig& cfg) : impl_(std::make_unique<Impl>()) {
 
   // copy_engine: stream memory operations (cuStreamWaitValue32) on every producer, probed with a
   // wait whose condition already holds.
-  I.wait_value = driver_fn<WaitValueFn>("cuStreamWaitValue32");
-  auto device_get = driver_fn<DeviceGetFn>("cuDeviceGet");
-  auto device_attr = driver_fn<DeviceAttrFn>("cuDeviceGetAttribute");
-  I.ce_wait_ok = I.wait_value != nullptr;
-  std::string why = I.wait_value ? "" : "the driver has no cuStreamWaitValue32 entry point";
+  I.ce_wait_ok = true;
+  std::string why;
   for (int p : I.producers) {
-    if (!I.ce_wait_ok) break;
-    I.set(p);
-    int v1 = -1;
-    CUdevice cu = 0;
-    if (device_get && device_attr && device_get(&cu, cfg.devices[p]) == CUDA_SUCCESS)
-      device_attr(&v1, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, cu);
-    std::uint32_t* one = nullptr;
-    GPSM_CUDA(cudaMalloc(&one, sizeof(std::uint32_t)));
-    const std::uint32_t h = 1;
-    GPSM_CUDA(cudaMemcpy(one, &h, sizeof h, cudaMemcpyHostToDevice));
-    const CUresult cr = I.wait_value(reinterpret_cast<CUstream>(I.ranks[p].prod), reinterpret_cast<CUdeviceptr>(one),
-                                     1, CU_STREAM_WAIT_VALUE_GEQ);
-    GPSM_CUDA(cudaStreamSynchronize(I.ranks[p].prod));
-    GPSM_CUDA(cudaFree(one));
-    if (cr != CUDA_SUCCESS) {
+    why = stream_wait_unsupported(cfg.devices[p]);
+    if (!why.empty()) {
       I.ce_wait_ok = false;
-      why = fmt::format("cuStreamWaitValue32 on device {} returned CUresult {} (CAN_USE_STREAM_MEM_OPS_V1 = {})",
-                        cfg.devices[p], static_cast<int>(cr), v1);
-    } else if (I.ce_support.empty()) {
-      I.ce_support = fmt::format("stream memory ops supported (cuStreamWaitValue32 probe ok; CAN_USE_STREAM_MEM_OPS_V1 "
-                                 "= {})",
-                                 v1);
+      break;
     }
   }
+  if (I.ce_wait_ok) I.ce_support = "stream memory ops supported (a cuStreamWaitValue32 probe passed on every producer)";
   if (!I.ce_wait_ok)
     I.ce_support = "stream waits unavailable (" + why + ")" +
                    (cfg.allow_ce_proxy ? ": copy_engine runs through the host proxy" : ": copy_engine skipped");
