@@ -33,9 +33,7 @@ __global__ void persistent_agent(CopyArgs a, std::uint32_t warps_per_group) {
 
 void launch_persistent_agent(const CopyArgs& a, int threads, cudaStream_t s) {
   const std::uint32_t warps = static_cast<std::uint32_t>(threads / 32);
-  // a group per chunk while there are more warps than chunks, else a warp per group
-  std::uint32_t per_group = 1;
-  while (per_group * 2 <= warps && static_cast<std::uint64_t>(warps / (per_group * 2)) >= a.chunks) per_group *= 2;
+  const std::uint32_t per_group = warps_per_group(warps, a.chunks);
   int block = kAgentBlockThreads;  // the largest of 256, 128, 64, 32 dividing threads: exactly `threads` run
   while (threads % block) block /= 2;
   persistent_agent<<<threads / block, block, 0, s>>>(a, per_group);

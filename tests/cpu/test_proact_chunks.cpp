@@ -137,3 +137,18 @@ TEST(ProactDestinations, FromSubscriptions) {
   EXPECT_THROW(destinations_from_subscriptions(t, 0, p, 0, 0), gpsm::Error);
   EXPECT_THROW(destinations_from_subscriptions(t, page, p, 3, 0), gpsm::Error);
 }
+
+TEST(ProactChunks, PersistentWarpGroups) {
+  EXPECT_EQ(warps_per_group(32, 65536), 1u);  // more chunks than warps: a warp each
+  EXPECT_EQ(warps_per_group(32, 16), 2u);     // 16 groups of 2 warps for 16 chunks
+  EXPECT_EQ(warps_per_group(128, 16), 8u);
+  EXPECT_EQ(warps_per_group(128, 1), 128u);   // one chunk: every warp on it
+  EXPECT_EQ(warps_per_group(1, 1), 1u);
+  for (std::uint32_t warps : {1u, 3u, 8u, 96u, 2048u})
+    for (std::uint64_t chunks : {1ull, 5ull, 16ull, 64ull, 100000ull}) {
+      const std::uint32_t g = warps_per_group(warps, chunks);
+      ASSERT_GE(g, 1u);
+      ASSERT_LE(g, warps);
+      ASSERT_TRUE(warps / g >= chunks || g == 1) << warps << " " << chunks;  // no group without a chunk
+    }
+}
