@@ -311,6 +311,11 @@ nlohmann::json proact_document(const ProactMeta& meta, const ProactRun& run, con
     pj["reps_verified"] = c.reps_verified;
     sweep["series"][series_index[label]]["points"].push_back(pj);
   }
+  for (auto& sr : sweep["series"]) {  // ascending chunk size whatever order the sweep ran in
+    auto& pts = sr["points"];
+    std::sort(pts.begin(), pts.end(),
+              [](const nlohmann::json& a, const nlohmann::json& b) { return a.at("x").get<double>() < b.at("x").get<double>(); });
+  }
   if (!skipped.empty()) sweep["skipped"] = skipped;
   if (!failed.empty()) {
     sweep["failed"] = failed;

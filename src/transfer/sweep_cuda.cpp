@@ -109,6 +109,13 @@ ProactRun run_proact(const ProactConfig& cfg) {
         add(a, ch, 0);
     }
   }
+  // copy_engine last, largest chunks first: its enqueued-up-front waits are the one mechanism that
+  // can block the host (a stream queue fuller than the machine allows) and, through the gate's
+  // timeout, lose the device contexts; everything else is measured before it tries.
+  const auto ce = std::stable_partition(todo.begin(), todo.end(),
+                                        [](const ConfigResult& c) { return c.agent != Agent::copy_engine; });
+  std::stable_sort(ce, todo.end(),
+                   [](const ConfigResult& a, const ConfigResult& b) { return a.chunk_bytes > b.chunk_bytes; });
   bool any_chunked = false;
   for (Agent a : cfg.agents) any_chunked |= chunked(a);
   if (any_chunked)

@@ -216,3 +216,21 @@ TEST(ProactPlan, ProducedValuesDependOnIndexPhaseAndWork) {
   EXPECT_NE(produce_value(5, 1, 1, 10), produce_value(5, 2, 1, 10));
   EXPECT_NE(produce_value(1ull << 32, 1, 1, 0), produce_value(0, 1, 1, 0));
 }
+
+TEST(ProactPlan, SweepPointsAscendByChunkWhateverTheRunOrder) {
+  auto r = recorded();
+  ConfigResult small;  // run after the 64 KiB one (copy_engine-style descending order)
+  small.agent = Agent::persistent;
+  small.chunk_bytes = 4096;
+  small.threads = 1024;
+  small.total_s = {3000e-6, 3000e-6, 3000e-6, 3000e-6, 3000e-6};
+  small.tail_s = small.total_s;
+  r.results.push_back(small);
+  gpsm::topo::Topology topo;
+  const auto j = proact_document(ProactMeta{}, r, topo);
+  const auto& pts = j.at("tests")[1].at("series")[0].at("points");
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_EQ(pts[0].at("x"), 4096.0);
+  EXPECT_EQ(pts[1].at("x"), 65536.0);
+  EXPECT_NEAR(pts[0].at("speedup_vs_memcpy").get<double>(), 2000.0 / 3000.0, 1e-9);
+}
