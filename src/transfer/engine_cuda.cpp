@@ -58,7 +58,8 @@ struct Engine::Impl {
   std::vector<Rank> ranks;
   cudaStream_t timing = nullptr;
   cudaEvent_t start = nullptr, compute_end = nullptr, end = nullptr;
-  std::uint32_t* go = nullptr;  // host-mapped
+  std::uint32_t* go = nullptr;         // host-mapped
+  std::uint32_t* gate_late = nullptr;  // host-mapped: the phase whose gate timed out
   gps::WaitRecord* record = nullptr;
   std::uint32_t phase = 0, last_phase_work = 0;
   bool ce_wait_ok = false;
@@ -187,7 +188,7 @@ struct Engine::Impl {
   // The gate and the start event; every producer's streams wait for start.
   void open() {
     set(0);
-    launch_gate(go, phase, policy(0), timing);
+    launch_gate(go, phase, cfg.wait_timeout_ms * 1000ull * 1000ull, gate_late, timing);
     GPSM_CUDA_LAUNCH();
     GPSM_CUDA(cudaEventRecord(start, timing));
     for (int p : producers) {
@@ -226,6 +227,11 @@ struct Engine::Impl {
       GPSM_CUDA(e);
     }
     sync_all();
+    if (__atomic_load_n(gate_late, __ATOMIC_ACQUIRE) == phase)
+      throw Error(fmt::format("gpsm proact: the host took over {} ms to enqueue the run (the gate opened on its "
+                              "timeout; the run is not timed): for copy_engine lower --ce-max-ops or use larger "
+                              "chunks, else raise --wait-timeout-ms",
+                              cfg.wait_timeout_ms));
     float total_ms = 0, tail_ms = 0;
     set(0);
     GPSM_CUDA(cudaEventElapsedTime(&total_ms, start, end));
@@ -383,6 +389,8 @@ Engine::Engine(const ProactConfig& cfg) : impl_(std::make_unique<Impl>()) {
   GPSM_CUDA(cudaEventCreate(&I.compute_end));
   GPSM_CUDA(cudaEventCreate(&I.end));
   GPSM_CUDA(cudaHostAlloc(&I.go, sizeof(std::uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
+  GPSM_CUDA(cudaHostAlloc(&I.gate_late, sizeof(std::uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
+  *I.gate_late = 0;
   GPSM_CUDA(cudaHostAlloc(&I.record, sizeof(gps::WaitRecord), cudaHostAllocMapped | cudaHostAllocPortable));
   *I.go = 0;
   std::memset(I.record, 0, sizeof(gps::WaitRecord));
@@ -440,6 +448,7 @@ Engine::~Engine() {
       if (e) cudaEventDestroy(e);
   }
   if (I.go) cudaFreeHost(I.go);
+  if (I.gate_late) cudaFreeHost(I.gate_late);
   if (I.record) cudaFreeHost(I.record);
   cudaGetLastError();
 }

@@ -44,9 +44,11 @@ void launch_producer(Track t, const ProducerArgs& a, cudaStream_t s);
 void launch_verify(const std::uint32_t* dst, std::uint64_t words, std::uint64_t first_word, std::uint32_t seed,
                    std::uint32_t phase, std::uint32_t work, unsigned long long* out, cudaStream_t s);
 
-// One thread waits (bounded) until *go >= value (host-mapped memory): everything enqueued behind
-// it starts when the host releases the run.
-void launch_gate(const std::uint32_t* go, std::uint32_t value, const gps::WaitPolicy& w, cudaStream_t s);
+// One thread waits until *go >= value (host-mapped memory): everything enqueued behind it starts
+// when the host releases the run. Bounded: after timeout_ns it stores value to *timed_out
+// (host-mapped) and returns, so the run drains and the host fails it with the context intact.
+void launch_gate(const std::uint32_t* go, std::uint32_t value, std::uint64_t timeout_ns, std::uint32_t* timed_out,
+                 cudaStream_t s);
 
 // Persistent transfer warps (agent_persistent.cu): `threads` threads (whole warps) in groups; a
 // group takes chunks group, group + groups, ...; for each it waits (bounded) until

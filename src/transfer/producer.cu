@@ -31,8 +31,18 @@ __global__ void verify_kernel(const std::uint32_t* dst, std::uint64_t words, std
   }
 }
 
-__global__ void gate_kernel(const std::uint32_t* go, std::uint32_t value, gps::WaitPolicy w) {
-  gps::wait_geq_sys(go, value, w, "proact gate: host release of the run");
+// Bounded like gps::wait_geq_sys, but a timeout opens the gate instead of trapping: the run then
+// drains (nothing waits on the host any more) and the host, seeing *timed_out, fails the run
+// without losing the device context (e.g. when enqueueing blocked the host past the timeout).
+__global__ void gate_kernel(const std::uint32_t* go, std::uint32_t value, std::uint64_t timeout_ns,
+                            std::uint32_t* timed_out) {
+  const std::uint64_t start = gps::globaltimer_ns();
+  for (unsigned spin = 0; gps::ld_acquire_sys(go) < value; ++spin) {
+    if ((spin & 63u) == 63u && gps::globaltimer_ns() - start > timeout_ns) {
+      gps::st_release_sys(timed_out, value);
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -54,8 +64,9 @@ void launch_verify(const std::uint32_t* dst, std::uint64_t words, std::uint64_t 
   verify_kernel<<<blocks, 256, 0, s>>>(dst, words, first_word, seed, phase, work, out);
 }
 
-void launch_gate(const std::uint32_t* go, std::uint32_t value, const gps::WaitPolicy& w, cudaStream_t s) {
-  gate_kernel<<<1, 1, 0, s>>>(go, value, w);
+void launch_gate(const std::uint32_t* go, std::uint32_t value, std::uint64_t timeout_ns, std::uint32_t* timed_out,
+                 cudaStream_t s) {
+  gate_kernel<<<1, 1, 0, s>>>(go, value, timeout_ns, timed_out);
 }
 
 }  // namespace gpsm::transfer

@@ -110,8 +110,9 @@ ProactRun run_proact(const ProactConfig& cfg) {
     }
   }
   // copy_engine last, largest chunks first: its enqueued-up-front waits are the one mechanism that
-  // can block the host (a stream queue fuller than the machine allows) and, through the gate's
-  // timeout, lose the device contexts; everything else is measured before it tries.
+  // can block the host (a stream queue fuller than the machine allows); the gate then opens on its
+  // timeout and the run fails. Everything else is measured before it tries, and once it fails
+  // with an error the smaller chunks (more operations still) are skipped.
   const auto ce = std::stable_partition(todo.begin(), todo.end(),
                                         [](const ConfigResult& c) { return c.agent != Agent::copy_engine; });
   std::stable_sort(ce, todo.end(),
@@ -126,7 +127,7 @@ ProactRun run_proact(const ProactConfig& cfg) {
       run.base.tracked_s.emplace_back(ch, t);
     }
 
-  std::string abort_reason;
+  std::string abort_reason, ce_failed;
   for (auto& c : todo) {
     const std::string name =
         fmt::format("{}{}{}", agent_name(c.agent),
@@ -135,6 +136,11 @@ ProactRun run_proact(const ProactConfig& cfg) {
     if (!abort_reason.empty()) {
       c.status = "skipped";
       c.reason = abort_reason;
+      continue;
+    }
+    if (c.agent == Agent::copy_engine && !ce_failed.empty()) {  // smaller chunks only enqueue more
+      c.status = "skipped";
+      c.reason = "not run: copy_engine failed at a larger chunk (" + ce_failed + ")";
       continue;
     }
     if (c.agent == Agent::copy_engine) c.mechanism = e.ce_mechanism();
@@ -165,6 +171,7 @@ ProactRun run_proact(const ProactConfig& cfg) {
       c.total_s.clear();
       c.tail_s.clear();
       say(name + ": failed: " + c.reason);
+      if (c.agent == Agent::copy_engine) ce_failed = scope::format_size(c.chunk_bytes);
       if (!e.healthy())
         abort_reason = "not run: the sweep stopped after " + name + " failed and left a GPU unusable";
     }
