@@ -397,9 +397,10 @@ Engine::Engine(const ProactConfig& cfg) : impl_(std::make_unique<Impl>()) {
 
   // copy_engine: stream memory operations (cuStreamWaitValue32) on every producer, probed with a
   // wait whose condition already holds.
-  I.ce_wait_ok = true;
-  std::string why;
+  I.ce_wait_ok = !cfg.force_ce_proxy;
+  std::string why = cfg.force_ce_proxy ? "the host proxy was asked for (--ce-proxy)" : "";
   for (int p : I.producers) {
+    if (!I.ce_wait_ok) break;
     why = stream_wait_unsupported(cfg.devices[p]);
     if (!why.empty()) {
       I.ce_wait_ok = false;
@@ -407,7 +408,9 @@ Engine::Engine(const ProactConfig& cfg) : impl_(std::make_unique<Impl>()) {
     }
   }
   if (I.ce_wait_ok) I.ce_support = "stream memory ops supported (a cuStreamWaitValue32 probe passed on every producer)";
-  if (!I.ce_wait_ok)
+  if (cfg.force_ce_proxy)
+    I.ce_support = "copy_engine runs through the host proxy: " + why;
+  else if (!I.ce_wait_ok)
     I.ce_support = "stream waits unavailable (" + why + ")" +
                    (cfg.allow_ce_proxy ? ": copy_engine runs through the host proxy" : ": copy_engine skipped");
 

@@ -149,6 +149,8 @@ void validate(const ProactConfig& c) {
   if (c.ce_streams < 1 || c.ce_streams > 16) throw Error("gpsm proact: --ce-streams must be 1..16");
   if (c.ce_max_ops < 2) throw Error("gpsm proact: --ce-max-ops must be >= 2 (a wait and a copy)");
   if (c.wait_timeout_ms == 0) throw Error("gpsm proact: the wait timeout must be > 0 ms");
+  if (c.force_ce_proxy && !c.allow_ce_proxy)
+    throw Error("gpsm proact: --ce-proxy and --no-ce-proxy contradict each other; give one");
 }
 
 double median_of(const std::vector<double>& v) { return v.empty() ? kNaN : scope::summarize(v).median; }
@@ -363,6 +365,7 @@ nlohmann::json proact_document(const ProactMeta& meta, const ProactRun& run, con
                   {"ce_streams", cfg.ce_streams},
                   {"ce_max_ops", cfg.ce_max_ops},
                   {"ce_support", run.ce_support},
+                  {"ce_proxy_forced", cfg.force_ce_proxy},
                   {"timing", "cuda_events_gate_to_last_delivery"}};
   return j;
 }

@@ -40,6 +40,7 @@ struct ProactConfig {
   int ce_streams = 4;                 // copy_engine: streams per destination
   std::uint64_t ce_max_ops = 1024;    // copy_engine: most operations enqueued on one stream
   bool allow_ce_proxy = true;         // copy_engine: host proxy where stream memory ops are unsupported
+  bool force_ce_proxy = false;        // copy_engine: the host proxy even where stream waits work
   std::uint64_t wait_timeout_ms = 10000;
   std::function<void(const std::string&)> progress;
 };

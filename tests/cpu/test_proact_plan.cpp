@@ -124,6 +124,10 @@ TEST(ProactPlan, ValidateNamesTheSetting) {
   c.chunks = {};
   expect_error(c, "--chunks");
   c = good();
+  c.force_ce_proxy = true;
+  c.allow_ce_proxy = false;
+  expect_error(c, "contradict");
+  c = good();
   c.agents = {Agent::memcpy, Agent::inline_store};
   c.chunks = {};
   c.threads = {};

@@ -116,3 +116,17 @@ TEST(ProactGpu, SweepRecordsEveryConfiguration) {
   EXPECT_EQ(run.base.compute_s.size(), 5u);
   EXPECT_EQ(run.base.tracked_s.size(), 1u);
 }
+
+TEST(ProactGpu, HostProxyFallbackDelivers) {
+  GPSM_REQUIRE_GPUS(2);
+  ProactConfig cfg = small_config(2, Pattern::one_to_all);
+  cfg.agents = parse_agents("copy_engine");
+  cfg.force_ce_proxy = true;  // the path machines without stream waits take
+  Engine e(cfg);
+  e.set_work(cfg.work);
+  EXPECT_EQ(e.ce_mechanism(), "host_proxy");
+  for (std::uint64_t chunk : cfg.chunks) {
+    ASSERT_NO_THROW(e.run_agent(Agent::copy_engine, chunk, 0)) << chunk;
+    EXPECT_EQ(e.verify(1, 0).bad_words, 0u);
+  }
+}

@@ -68,7 +68,7 @@ struct ProactArgs {
   std::uint32_t work = 0, seed = 1;
   double compute_ratio = 1.0, margin = 0.03;
   std::uint64_t ce_max_ops = 1024, wait_timeout_ms = 10000;
-  bool no_ce_proxy = false;
+  bool no_ce_proxy = false, ce_proxy = false;
 };
 CLI::App* add_proact_command(CLI::App& app, ProactArgs& a);
 int run_proact(const ProactArgs& a, int argc, char** argv);

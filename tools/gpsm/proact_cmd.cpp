@@ -56,6 +56,9 @@ CLI::App* add_proact_command(CLI::App& app, ProactArgs& a) {
       ->capture_default_str();
   c->add_flag("--no-ce-proxy", a.no_ce_proxy,
               "copy_engine: skip it instead of using a host proxy where stream waits are unsupported");
+  c->add_flag("--ce-proxy", a.ce_proxy,
+              "copy_engine: issue each ready chunk's copies from the host (the fallback path) even where stream "
+              "waits work");
   c->add_option("--wait-timeout-ms", a.wait_timeout_ms, "Bound of every device and host wait")->capture_default_str();
   c->add_option("--model", a.model_path,
                 "Machine model (gpsm scope --out DIR/machine_model.json): drop chunk sizes it predicts to be "
@@ -84,6 +87,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
   cfg.ce_streams = a.ce_streams;
   cfg.ce_max_ops = a.ce_max_ops;
   cfg.allow_ce_proxy = !a.no_ce_proxy;
+  cfg.force_ce_proxy = a.ce_proxy;
   cfg.wait_timeout_ms = a.wait_timeout_ms;
   if (!(a.margin >= 0 && a.margin < 1)) throw gpsm::Error(fmt::format("gpsm proact: --margin {} outside [0, 1)", a.margin));
   std::vector<int> asked;
