@@ -492,6 +492,26 @@ TEST(SimEngine, GraphLaunchedLoopsPayNoHostIssue) {
               sim(t, SimParadigm::p2p_inline, l, {}, s).sec_per_iter, 1e-12);
 }
 
+// Marching blocks: a kernel takes at least its busiest block slot's serial steps x
+// serial_step_us (blocks go to slot block % wave, the wave from the kernel's own blocks_per_sm).
+TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
+  const TestLink l;
+  System s = two_gpus();  // 4 SMs
+  s.gpu.serial_step_us = 0;
+  Trace t = slabs({}, 1, 8);
+  const SimResult roof = sim(t, SimParadigm::infinite, l, {}, s);
+  for (auto& k : t.iterations[0].kernels) {
+    k.blocks_per_sm = 1;  // a wave of 4 blocks: slots get blocks {0, 4}, {1, 5}, ...
+    for (auto& b : k.blocks) b.serial_steps = b.block == 5 ? 300 : 100;
+  }
+  s.gpu.serial_step_us = 1;
+  const SimResult marched = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(marched.sec_per_iter, std::max(roof.sec_per_iter, (100 + 300) * 1e-6), 1e-9);
+  EXPECT_GT(marched.sec_per_iter, roof.sec_per_iter);
+  s.gpu.serial_step_us = 0;  // not modelled: the roofline alone
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter, 1e-12);
+}
+
 // A result standing for a longer run weighs bytes like time: useful bytes never exceed wire bytes.
 TEST(SimEngine, LongerRunsWeighBytesLikeTime) {
   const TestLink l;
