@@ -414,7 +414,8 @@ double kernel_seconds(LocalAcc& a, const GpuParams& gp, double grid_blocks, doub
 // The latency bound of a kernel whose blocks march (serial_steps): block b runs in slot
 // b % wave after the blocks before it in that slot, so a slot's time is the sum of its blocks'
 // steps x serial_step_us, and the kernel takes at least its busiest slot. A sampled kernel (not
-// every block recorded) takes its longest recorded block times the blocks per slot.
+// every block recorded) takes the mean recorded block's steps times the blocks per slot, or its
+// longest recorded block if that is more (thin edge items and long interior items share slots).
 double serial_seconds(const KernelTrace& k, const GpuParams& gp, double wave) {
   if (!(gp.serial_step_us > 0) || k.blocks.empty() || wave < 1) return 0;
   const auto slots = static_cast<std::size_t>(wave);
@@ -423,10 +424,14 @@ double serial_seconds(const KernelTrace& k, const GpuParams& gp, double wave) {
     std::vector<double> slot(slots, 0.0);
     for (const BlockTrace& b : k.blocks) slot[b.block % slots] += b.serial_steps;
     for (double v : slot) worst = std::max(worst, v);
-  } else {
-    double longest = 0;
-    for (const BlockTrace& b : k.blocks) longest = std::max(longest, double(b.serial_steps));
-    worst = longest * std::ceil(double(k.grid_blocks) / wave);
+  } else {  // sampled: the mean block's steps times the blocks per slot, at least the longest block
+    double longest = 0, sum = 0, weight = 0;
+    for (const BlockTrace& b : k.blocks) {
+      longest = std::max(longest, double(b.serial_steps));
+      sum += double(b.serial_steps) * b.weight;
+      weight += b.weight;
+    }
+    worst = std::max(longest, weight > 0 ? sum / weight * double(k.grid_blocks) / wave : 0.0);
   }
   return worst * gp.serial_step_us * 1e-6;
 }

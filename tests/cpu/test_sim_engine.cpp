@@ -508,6 +508,25 @@ TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
   const SimResult marched = sim(t, SimParadigm::infinite, l, {}, s);
   EXPECT_NEAR(marched.sec_per_iter, std::max(roof.sec_per_iter, (100 + 300) * 1e-6), 1e-9);
   EXPECT_GT(marched.sec_per_iter, roof.sec_per_iter);
+  // Sampled (half the blocks recorded, each standing for two): the mean recorded block (200
+  // steps) times the blocks per slot (8 / 4), at least the longest recorded block (300).
+  Trace half = t;
+  for (auto& k : half.iterations[0].kernels) {
+    std::vector<BlockTrace> keep;
+    for (auto& b : k.blocks)
+      if (b.block == 1 || b.block == 5) keep.push_back(b);  // 100 and 300 steps
+    for (auto& b : keep) b.weight = 4;
+    k.blocks = keep;
+  }
+  const SimResult sampled = sim(half, SimParadigm::infinite, l, {}, s);
+  EXPECT_GE(sampled.sec_per_iter, 400e-6 - 1e-9);
+  EXPECT_NEAR(sampled.sec_per_iter, std::max(sim(half, SimParadigm::infinite, l, {}, [&] {
+                                                System z = s;
+                                                z.gpu.serial_step_us = 0;
+                                                return z;
+                                              }()).sec_per_iter,
+                                              400e-6),
+              1e-9);
   s.gpu.serial_step_us = 0;  // not modelled: the roofline alone
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter, 1e-12);
 }
