@@ -9,7 +9,7 @@ out=${OUT:-$PWD/out}; mkdir -p "$out"
 bash scripts/device-run.sh --kind nvidia-h200-x4 --tests quick --filter "${TEST_FILTER:-Stencil3D}" --bench none >/dev/null 2>&1
 grep -E "Failure|FAILED|Expected|Which is|error" "$out/tests.log" | head -80 >>"$out/logs.txt"
 rm -f "$out/ctest.xml" "$out/tests.log"
-bash scripts/device-probe-3d.sh 256 >"$out/ncu-3d.log" 2>&1
+[ "${NCU:-1}" = 1 ] && bash scripts/device-probe-3d.sh 256 >"$out/ncu-3d.log" 2>&1
 bash scripts/device-bench.sh --limit 200 heat3d wave3d
 for app in heat3d wave3d; do
   echo "command: GPSM_HOST_LOOP=stream build/bin/gpsm bench --app $app --gpus 1,2,4 --size 256 --paradigm single,memcpy,rdl,p2p_inline,infinite --json \$OUT/stream-$app.json" >>"$out/bench.log"

@@ -17,3 +17,11 @@ for app in heat3d wave3d; do
       | grep -vE '^\s*$|^==PROF==|progress' | tail -120
   done
 done
+# Bytes and instructions per launch (the persistent kernel's launch holds all 20 iterations)
+for par in single cpu_free; do
+  echo "== ncu metrics heat3d $size^3 $par (1 GPU, 20 iterations)"
+  timeout 120 ncu -k regex:"step_kernel|cpu_free_kernel_impl" --launch-skip 1 --launch-count 1 \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum \
+    ./build/bin/gpsm bench --app heat3d --gpus 1 --paradigm $par --size $size --iters 20 --reps 1 --warmup 1 2>&1 \
+    | grep -E "dram__|lts__|l1tex__|smsp__|gpu__time"
+done

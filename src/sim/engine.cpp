@@ -403,12 +403,37 @@ double wave_factor(double blocks, double wave) {
   return (full * wave + (rem > 0 ? std::max(rem, kSaturatingOccupancy * wave) : 0)) / blocks;
 }
 
-double kernel_seconds(LocalAcc& a, const GpuParams& gp, double grid_blocks) {
+double kernel_seconds(LocalAcc& a, const GpuParams& gp, double grid_blocks, double wave) {
   const double scale = a.recorded > 0 ? a.weight / a.recorded : 1;  // sampled blocks' footprint
   const double dram = a.footprint() * scale + a.dram_extra + a.store_dram;
   const double through_l2 = a.load + a.store;
   const double roof = std::max({dram / (gp.hbm_GBps * 1e9), through_l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9)});
-  return roof * wave_factor(grid_blocks, double(gp.sms) * gp.blocks_per_sm);
+  return roof * wave_factor(grid_blocks, wave);
+}
+
+// The latency bound of a kernel whose blocks march (serial_steps): block b runs in slot
+// b % wave after the blocks before it in that slot, so a slot's time is the sum of its blocks'
+// steps x serial_step_us, and the kernel takes at least its busiest slot. A sampled kernel (not
+// every block recorded) takes the mean recorded block's steps times the blocks per slot, or its
+// longest recorded block if that is more (thin edge items and long interior items share slots).
+double serial_seconds(const KernelTrace& k, const GpuParams& gp, double wave) {
+  if (!(gp.serial_step_us > 0) || k.blocks.empty() || wave < 1) return 0;
+  const auto slots = static_cast<std::size_t>(wave);
+  double worst = 0;
+  if (k.blocks.size() >= k.grid_blocks) {
+    std::vector<double> slot(slots, 0.0);
+    for (const BlockTrace& b : k.blocks) slot[b.block % slots] += b.serial_steps;
+    for (double v : slot) worst = std::max(worst, v);
+  } else {  // sampled: the mean block's steps times the blocks per slot, at least the longest block
+    double longest = 0, sum = 0, weight = 0;
+    for (const BlockTrace& b : k.blocks) {
+      longest = std::max(longest, double(b.serial_steps));
+      sum += double(b.serial_steps) * b.weight;
+      weight += b.weight;
+    }
+    worst = std::max(longest, weight > 0 ? sum / weight * double(k.grid_blocks) / wave : 0.0);
+  }
+  return worst * gp.serial_step_us * 1e-6;
 }
 
 struct Engine {
@@ -549,6 +574,7 @@ SimResult Engine::run() {
   const GpuParams& gp = sys.gpu;
   const double lat = L.latency_ns * 1e-9;
   const double launch = host_driven() ? gp.launch_us * 1e-6 : 0;
+  const double graph_node = host_driven() ? gp.graph_node_us * 1e-6 : 0;
   const double sync = host_driven() ? gp.sync_us * 1e-6 : 0;
   const double chunk_bytes = std::max(o.proact_chunk_bytes, 1.0);
 
@@ -574,7 +600,9 @@ SimResult Engine::run() {
       if (g < 0 || g >= G) throw std::invalid_argument("trace kernel '" + k.name + "' names GPU " + std::to_string(g));
       LocalAcc acc;
       const double grid = std::max<double>(k.grid_blocks, double(k.blocks.size()));
-      const double n_waves = std::max(1.0, std::ceil(grid / wave));
+      // The kernel's own residency when the trace gives it (registers limit the 3D steps).
+      const double kwave = k.blocks_per_sm > 0 ? double(std::max(sys.gpu.sms, 1)) * k.blocks_per_sm : wave;
+      const double n_waves = std::max(1.0, std::ceil(grid / kwave));
       // rdl exposure: waves holding blocks that wait on remote loads, per reading GPU
       std::vector<double> last_wave(G, -1);
       auto remote_read_in_wave = [&](int reader, double wave_idx) {
@@ -605,7 +633,7 @@ SimResult Engine::run() {
 
       for (const BlockTrace& b : k.blocks) {
         const double w = b.weight;
-        const double wave_idx = std::floor(double(b.block) / wave);
+        const double wave_idx = std::floor(double(b.block) / kwave);
         acc.flops += b.flops * w;
         acc.weight += w;
         acc.recorded += 1;
@@ -705,8 +733,8 @@ SimResult Engine::run() {
           }
         }
       }
-      const double tk = kernel_seconds(acc, gp, grid);
-      launches[g] += launch;
+      const double tk = std::max(kernel_seconds(acc, gp, grid, kwave), serial_seconds(k, gp, kwave));
+      launches[g] += o.graph_launch && !it.host_sync ? graph_node : launch;
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
       if (p == SimParadigm::proact) {
@@ -827,6 +855,8 @@ SimResult Engine::run() {
     // loop (GPU-centric paradigms, infinite: no host in the loop).
     if (host_driven() && it.host_sync)
       last_time = G * (gp.issue_us + gp.readback_us) * 1e-6 + gpu_t[slow] + sync;
+    else if (host_driven() && o.graph_launch)  // the graph issues itself
+      last_time = gpu_t[slow];
     else if (host_driven())
       last_time = std::max(gpu_t[slow], G * gp.issue_us * 1e-6);
     else

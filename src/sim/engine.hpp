@@ -26,6 +26,11 @@ struct SimOptions {
   // rest, so start-up costs weigh as they would in a run of that length (gpsm bench runs jacobi2d
   // 1000 iterations, the 3D apps 100, and traces hold 10).
   int run_iters = 0;
+  // Host-driven iterations without a host read-back run as one CUDA graph of the whole loop, as
+  // gpsm bench launches the 3D apps (GPSM_HOST_LOOP=graph): no host issue per iteration, and each
+  // kernel starts graph_node_us after its dependencies instead of launch_us. Iterations with a
+  // read-back (jacobi2d's norm) stay host-issued either way.
+  bool graph_launch = false;
 };
 
 struct SimResult {

@@ -40,6 +40,9 @@ struct BlockTrace {
   std::uint32_t block = 0;      // block index in its kernel
   double weight = 1;            // sampling: this block stands for `weight` blocks (1: not sampled)
   double flops = 0;             // arithmetic the block did (the compute cost)
+  // Dependent memory steps the block takes one after another: a marching block's planes, the
+  // register queue's priming included (each step's loads wait for the step before). 0: not given.
+  std::uint32_t serial_steps = 0;
   std::vector<AccessRun> runs;
 };
 
@@ -48,6 +51,7 @@ struct KernelTrace {
   int gpu = 0;
   std::uint32_t grid_blocks = 0;       // blocks launched (blocks.size() may be fewer: sampled)
   std::uint32_t threads_per_block = 256;
+  std::uint32_t blocks_per_sm = 0;     // blocks of this kernel an SM holds at once (its registers); 0: the GPU's default
   std::vector<BlockTrace> blocks;
 };
 

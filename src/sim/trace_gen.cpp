@@ -355,7 +355,10 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
 // ---- heat3d / wave3d -----------------------------------------------------------------------
 
 constexpr int kTx = apps::stencil3d::kStepTx, kTy = apps::stencil3d::kStepTy;  // the step block
-constexpr i64 kResidentBlocks = 132 * 8;  // an H100/H200: 132 SMs x 8 blocks of 256 threads
+// The 3D step kernels' residency on an H100/H200 (registers: ncu at 4a1d8ee405f6 gives heat3d's
+// float4 step 64 registers, "Block Limit Registers 4", and wave3d's 75, theoretical occupancy
+// 37.5 % = 3 blocks of 8 warps); the plan's target is 132 SMs x these, as the launcher's is.
+constexpr int kHeatBlocksPerSm = 4, kWaveBlocksPerSm = 3;
 
 i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
@@ -571,15 +574,22 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
       };
       if (sg.has_lower()) lo = push(g - 1);
       if (sg.has_upper()) up = push(g + 1);
-      const Plan p = make_plan(R, vec ? 4 : 1, box, G > 1, kResidentBlocks);
+      const int per_sm = kWave ? kWaveBlocksPerSm : kHeatBlocksPerSm;
+      const Plan p = make_plan(R, vec ? 4 : 1, box, G > 1, i64{132} * per_sm);
       KernelTrace kt;
       kt.name = kWave ? "wave3d_step" : "heat3d_step";
       kt.gpu = g;
       kt.threads_per_block = kTx * kTy;
+      kt.blocks_per_sm = static_cast<std::uint32_t>(per_sm);
       run_kernel(kt, static_cast<u64>(p.items), r.sample, rec, [&](u64 w) {
         return vec ? run_item<kWave, 4>(m, buf[g][ib], buf[g][ob], box, p, static_cast<i64>(w), lo, up)
                    : run_item<kWave, 1>(m, buf[g][ib], buf[g][ob], box, p, static_cast<i64>(w), lo, up);
       });
+      for (BlockTrace& b : kt.blocks) {
+        i64 xt = 0, ot = 0, ch = 0;
+        apps::stencil3d::item_tiles(p, static_cast<i64>(b.block), xt, ot, ch);
+        b.serial_steps = static_cast<std::uint32_t>(apps::stencil3d::item_chunk_planes(p, ch, R) + 2 * R);
+      }
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));

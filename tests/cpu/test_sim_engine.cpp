@@ -465,6 +465,72 @@ TEST(SimEngine, OneHostThreadIssuesEveryGpusWork) {
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, inf.sec_per_iter, 1e-12);
 }
 
+// As one CUDA graph (gpsm bench's 3D host loops) an iteration without a read-back is the slowest
+// GPU's kernels, each started graph_node_us after its dependencies: no host issue bound. An
+// iteration with a read-back is host-issued either way.
+TEST(SimEngine, GraphLaunchedLoopsPayNoHostIssue) {
+  const TestLink l;
+  System s = two_gpus();
+  s.gpu.issue_us = 100;
+  s.gpu.readback_us = 7;
+  s.gpu.graph_node_us = 0.5;
+  Trace t = slabs({}, 3);
+  for (auto& it : t.iterations) it.host_sync = false;
+  SimOptions graph;
+  graph.graph_launch = true;
+  const SimResult inf = sim(t, SimParadigm::infinite, l, graph, s);
+  const SimResult g = sim(t, SimParadigm::p2p_inline, l, graph, s);
+  const SimResult stream = sim(t, SimParadigm::p2p_inline, l, {}, s);
+  EXPECT_NEAR(stream.sec_per_iter, 2 * 100e-6, 1e-9);  // issue-bound
+  EXPECT_LT(g.sec_per_iter, 10e-6);                    // no issue bound
+  EXPECT_GE(g.sec_per_iter, inf.sec_per_iter + 0.5e-6 - 1e-12);
+  // kernels per iteration on the slowest GPU, each one node start
+  const SimResult inf_stream = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(inf.sec_per_iter, inf_stream.sec_per_iter, 1e-12);  // infinite has no host either way
+  for (auto& it : t.iterations) it.host_sync = true;
+  EXPECT_NEAR(sim(t, SimParadigm::p2p_inline, l, graph, s).sec_per_iter,
+              sim(t, SimParadigm::p2p_inline, l, {}, s).sec_per_iter, 1e-12);
+}
+
+// Marching blocks: a kernel takes at least its busiest block slot's serial steps x
+// serial_step_us (blocks go to slot block % wave, the wave from the kernel's own blocks_per_sm).
+TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
+  const TestLink l;
+  System s = two_gpus();  // 4 SMs
+  s.gpu.serial_step_us = 0;
+  Trace t = slabs({}, 1, 8);
+  const SimResult roof = sim(t, SimParadigm::infinite, l, {}, s);
+  for (auto& k : t.iterations[0].kernels) {
+    k.blocks_per_sm = 1;  // a wave of 4 blocks: slots get blocks {0, 4}, {1, 5}, ...
+    for (auto& b : k.blocks) b.serial_steps = b.block == 5 ? 300 : 100;
+  }
+  s.gpu.serial_step_us = 1;
+  const SimResult marched = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(marched.sec_per_iter, std::max(roof.sec_per_iter, (100 + 300) * 1e-6), 1e-9);
+  EXPECT_GT(marched.sec_per_iter, roof.sec_per_iter);
+  // Sampled (half the blocks recorded, each standing for two): the mean recorded block (200
+  // steps) times the blocks per slot (8 / 4), at least the longest recorded block (300).
+  Trace half = t;
+  for (auto& k : half.iterations[0].kernels) {
+    std::vector<BlockTrace> keep;
+    for (auto& b : k.blocks)
+      if (b.block == 1 || b.block == 5) keep.push_back(b);  // 100 and 300 steps
+    for (auto& b : keep) b.weight = 4;
+    k.blocks = keep;
+  }
+  const SimResult sampled = sim(half, SimParadigm::infinite, l, {}, s);
+  EXPECT_GE(sampled.sec_per_iter, 400e-6 - 1e-9);
+  EXPECT_NEAR(sampled.sec_per_iter, std::max(sim(half, SimParadigm::infinite, l, {}, [&] {
+                                                System z = s;
+                                                z.gpu.serial_step_us = 0;
+                                                return z;
+                                              }()).sec_per_iter,
+                                              400e-6),
+              1e-9);
+  s.gpu.serial_step_us = 0;  // not modelled: the roofline alone
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter, 1e-12);
+}
+
 // A result standing for a longer run weighs bytes like time: useful bytes never exceed wire bytes.
 TEST(SimEngine, LongerRunsWeighBytesLikeTime) {
   const TestLink l;

@@ -54,11 +54,13 @@ void expect_same(const Trace& a, const Trace& b) {
       EXPECT_EQ(x.gpu, y.gpu);
       EXPECT_EQ(x.grid_blocks, y.grid_blocks);
       EXPECT_EQ(x.threads_per_block, y.threads_per_block);
+      EXPECT_EQ(x.blocks_per_sm, y.blocks_per_sm);
       ASSERT_EQ(x.blocks.size(), y.blocks.size());
       for (size_t b = 0; b < x.blocks.size(); ++b) {
         EXPECT_EQ(x.blocks[b].block, y.blocks[b].block);
         EXPECT_EQ(x.blocks[b].weight, y.blocks[b].weight);
         EXPECT_EQ(x.blocks[b].flops, y.blocks[b].flops);
+        EXPECT_EQ(x.blocks[b].serial_steps, y.blocks[b].serial_steps);
         ASSERT_EQ(x.blocks[b].runs.size(), y.blocks[b].runs.size());
         for (size_t r = 0; r < x.blocks[b].runs.size(); ++r)
           EXPECT_TRUE(same_run(x.blocks[b].runs[r], y.blocks[b].runs[r])) << "iter " << i << " kernel " << k << " block " << b << " run " << r;
@@ -149,6 +151,8 @@ TEST(SimTrace, WriteReadRoundTrip) {
   t.allocations.push_back({"extra.replica", MemKind::replica, 1, 3, 1ull << 50, 4096});
   t.iterations[0].kernels[0].blocks[0].runs.push_back({Op::atomic, 8, 7, 123456789012345ull, -8});
   t.iterations[1].kernels[1].blocks[0].weight = 2.5;
+  t.iterations[1].kernels[1].blocks_per_sm = 3;
+  t.iterations[1].kernels[1].blocks[0].serial_steps = 19;
   const std::string p = tmp_path("rt");
   write_trace(t, p);
   const Trace u = read_trace(p);
@@ -176,10 +180,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 3;  // version 3 (this gpsm writes 2)
+  d[8] = 4;  // version 4 (this gpsm writes 3 and reads 2 and 3)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 4"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);
@@ -319,6 +323,31 @@ TEST(SimTrace, Heat3DSingleGpuByteCounts) {
   double flops = 0;
   for (const auto& bl : t.iterations[0].kernels[0].blocks) flops += bl.flops;
   EXPECT_EQ(flops, 9.0 * (n[0] - 2) * (n[1] - 2) * (n[2] - 2));
+}
+
+// Every 3D step block carries its march: its chunk's planes plus 2R priming planes, so over one
+// tile's column of items the marched planes (steps - 2R) add up to the rank's planes once each;
+// the kernel carries the step's residency (heat3d 4, wave3d 3 blocks per SM).
+TEST(SimTrace, Stencil3DBlocksCarryTheirMarchSteps) {
+  for (const char* app : {"heat3d", "wave3d"}) {
+    const int R = std::string(app) == "heat3d" ? 1 : 2;
+    for (int G : {1, 2}) {
+      const Trace t = make_trace(s3d_req(app, 64, 24, 40, apps::Axis::z, G, 1));
+      for (const KernelTrace& k : t.iterations[0].kernels) {
+        EXPECT_EQ(k.blocks_per_sm, R == 1 ? 4u : 3u);
+        ASSERT_EQ(k.blocks.size(), k.grid_blocks);  // not sampled
+        std::int64_t marched = 0;
+        for (const BlockTrace& b : k.blocks) {
+          EXPECT_GE(b.serial_steps, static_cast<std::uint32_t>(3 * R)) << app;
+          marched += static_cast<std::int64_t>(b.serial_steps) - 2 * R;
+        }
+        // x tiles: 64 / 4 cells per thread / 32 threads = 1 (float4 rows); y tiles: ceil((24 - 2R) / 8)
+        const std::int64_t tiles = (24 - 2 * R + 7) / 8;
+        const std::int64_t planes = G == 1 ? 40 - 2 * R : (40 - 2 * R) / 2;  // z interior split in two
+        EXPECT_EQ(marched, tiles * planes) << app << " on " << G << " GPUs";
+      }
+    }
+  }
 }
 
 TEST(SimTrace, Stencil3DComputesTheReference) {

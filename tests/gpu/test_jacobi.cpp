@@ -28,7 +28,8 @@ TEST(JacobiGpu, EveryParadigmMatchesTheCpuReference) {
   for (const char* size : {"200x131", "202x131"})
   for (int g : counts)
     for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::um, Paradigm::um_hints, Paradigm::rdl,
-                         Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free, Paradigm::infinite}) {
+                         Paradigm::p2p_inline, Paradigm::gps, Paradigm::proact, Paradigm::cpu_free,
+                         Paradigm::infinite}) {
       if (par == Paradigm::single && g != 1) continue;
       SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size);
       Problem p = app->problem(size, 40);
@@ -52,7 +53,7 @@ TEST(JacobiGpu, ToleranceStopsEveryParadigmWhereTheReferenceStops) {
   auto app = jacobi();
   const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));
   for (const char* size : {"64x40", "66x40"})  // float4 and scalar sweeps
-  for (Paradigm par : {Paradigm::memcpy, Paradigm::um, Paradigm::rdl, Paradigm::p2p_inline, Paradigm::gps,
+  for (Paradigm par : {Paradigm::memcpy, Paradigm::um, Paradigm::rdl, Paradigm::p2p_inline, Paradigm::gps, Paradigm::proact,
                        Paradigm::cpu_free}) {
     SCOPED_TRACE(std::string(paradigm_name(par)) + " " + size);
     Problem p = app->problem(size, 500);

@@ -220,6 +220,56 @@ def test_bench(report, tmp):
     check("failed" in idx, "bench with a failed run: the index says so", idx[-600:])
 
 
+
+def test_graph_bench(report, tmp):
+    """A bench file with the graph apps' fields (derived from the jacobi fixture): link bytes
+    normalized to memcpy and the GPS subscriber distribution get their own plots."""
+    with open(BENCH) as f:
+        doc = json.load(f)
+    t = doc["tests"][0]
+    for k, sr in enumerate(t["series"]):
+        for pt in sr["points"]:
+            pt["link_bytes_vs_memcpy"] = 1.0 / (k + 1)
+            if k == 0:
+                pt["subscriber_pages"] = [6, 2, 1, 1][:max(1, int(pt["x"]))]
+    src = os.path.join(tmp, "graph_bench.json")
+    write(src, json.dumps(doc))
+    out = os.path.join(tmp, "graph_bench")
+    rc, so, se = run(report, src, "-o", out)
+    check(rc == 0, "graph bench: exit 0", se)
+    for f in [t["name"] + "_link_bytes.png", t["name"] + "_subscribers.png"]:
+        check(png_ok(os.path.join(out, f)), "graph bench: %s is a PNG" % f, so + se)
+def test_proact(report, tmp):
+    """gpsm proact files (synthetic fixture): the sweep and tracking lines plus Fig 2.6, 2.8, 2.9."""
+    fixture = os.path.join(HERE, "..", "fixtures", "results", "proact_sample.json")
+    out = os.path.join(tmp, "proact")
+    rc, so, se = run(report, fixture, "--out", out)
+    check(rc == 0, "proact: report exits 0", se)
+    for name in ("proact_sweep.png", "proact_sweep_fig2.6_speedup.png", "proact_sweep_fig2.9_overlap.png",
+                 "proact_tracking_fig2.8_slowdown.png"):
+        check(png_ok(os.path.join(out, name)), "proact: %s is a PNG" % name)
+    with open(os.path.join(out, "index.md")) as f:
+        index = f.read()
+    check("Fig 2.6" in index and "Fig 2.8" in index and "Fig 2.9" in index, "proact: index lists the figures", index)
+    # regions of Fig 2.6 from one curve: the plateau within 90 % of the peak
+    sys.path.insert(0, os.path.dirname(os.path.abspath(report)))
+    import report as rep  # noqa: E402
+    pts = [(4096, 0.6), (65536, 1.7), (262144, 1.8), (1 << 20, 1.75), (16 << 20, 1.2)]
+    check(rep.proact_regions(pts) == (65536, 1 << 20), "proact: regions from the plateau", str(rep.proact_regions(pts)))
+    check(rep.proact_regions(pts[:1]) is None, "proact: no regions from one point")
+    # a failed configuration still draws the others
+    with open(fixture) as f:
+        doc = json.load(f)
+    doc["tests"][1]["status"] = "failed"
+    doc["tests"][1]["reason"] = "1 configuration(s) failed"
+    bad = os.path.join(tmp, "proact_failed.json")
+    write(bad, json.dumps(doc))
+    out2 = os.path.join(tmp, "proact_failed")
+    rc, so, se = run(report, bad, "--out", out2)
+    check(rc == 0 and png_ok(os.path.join(out2, "proact_sweep_fig2.6_speedup.png")),
+          "proact: a failed sweep still draws its ok configurations", se)
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_report.py PATH/TO/report.py", file=sys.stderr)
@@ -236,6 +286,8 @@ def main():
         test_bad_files(report, tmp)
         test_overlay(report, tmp)
         test_bench(report, tmp)
+        test_graph_bench(report, tmp)
+        test_proact(report, tmp)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

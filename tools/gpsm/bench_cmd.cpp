@@ -30,14 +30,16 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--app", a.app, "App name or all (see --list)")->capture_default_str();
   c->add_option("--gpus", a.gpus, "GPU counts to run, comma-separated")->capture_default_str();
   c->add_option("--paradigm", a.paradigm,
-                "all, or a comma-separated list of: single, memcpy, um, um_hints, rdl, p2p_inline, gps, nvshmem, "
-                "nccl, cpu_free, infinite")
+                "all, or a comma-separated list of: single, memcpy, um, um_hints, rdl, p2p_inline, gps, gps_all, "
+                "nvshmem, nccl, cpu_free, infinite")
       ->capture_default_str();
   c->add_option("--size", a.sizes,
-                "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ "
-                "(default: the app's strong-scaling and large sizes, see --list)");
+                "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ; "
+                "graph apps (pagerank, sssp, als) rmat:S[:EF], road:N[xNY], ratings:U[xI[xP]] or a .mtx / SNAP "
+                "file, with @nnz (nnz-balanced rows) and @tol=X (PageRank) (default: the app's strong-scaling and "
+                "large sizes, see --list)");
   c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z)")->capture_default_str();
-  c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000)")->capture_default_str();
+  c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000; pagerank 20; sssp: the cap, 1000; als: epochs, 5)")->capture_default_str();
   c->add_option("--nccheck", a.nccheck, "jacobi2d: norm every N iterations")->capture_default_str();
   c->add_option("--reps", a.reps, "Timed repetitions (>= 5 for reported figures)")->capture_default_str();
   c->add_option("--warmup", a.warmup, "Untimed repetitions first")->capture_default_str();

@@ -52,6 +52,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv);
 struct SimArgs {
   std::string app = "all", gpus = "1,2,4", system = "h200x4", paradigm = "all", sizes, json_path;
   std::string sample = "auto", gps_page = "64K", proact_chunk = "1M";
+  std::string host_loop = "graph";  // graph | stream: how host-driven loops without a read-back launch
   std::vector<std::string> sweep;  // {param} or {param, values}
   int iters = 10, queue = 64, subheader = 5;
   int run_iters = -1;  // -1: the app's gpsm bench default (jacobi2d 1000, 3D 100); 0: the traced ones
@@ -59,6 +60,19 @@ struct SimArgs {
 };
 CLI::App* add_sim_command(CLI::App& app, SimArgs& a);
 int run_sim(const SimArgs& a, int argc, char** argv);
+
+// `gpsm proact` (proact_cmd.cpp): the PROACT engine's synthetic-producer sweep.
+struct ProactArgs {
+  std::string gpus, size = "256M", pattern = "one_to_all", agents = "all", chunks = "4K..16M", threads = "1024";
+  std::string json_path, tune_path, model_path, app;
+  int reps = 5, warmup = 1, ce_streams = 4;
+  std::uint32_t work = 0, seed = 1;
+  double compute_ratio = 1.0, margin = 0.03;
+  std::uint64_t ce_max_ops = 1024, wait_timeout_ms = 10000;
+  bool no_ce_proxy = false, ce_proxy = false;
+};
+CLI::App* add_proact_command(CLI::App& app, ProactArgs& a);
+int run_proact(const ProactArgs& a, int argc, char** argv);
 
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);

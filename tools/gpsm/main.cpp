@@ -9,7 +9,7 @@
 #include "scope/results.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gpsm: GPU publish-subscribe memory — characterize a multi-GPU node (scope), publish microbenchmark (publish), apps on every paradigm (bench), simulate them without a GPU (sim), render plots (report)"};
+  CLI::App app{"gpsm: GPU publish-subscribe memory — characterize a multi-GPU node (scope), publish microbenchmark (publish), PROACT transfer agents (proact), apps on every paradigm (bench), simulate them without a GPU (sim), render plots (report)"};
   app.set_version_flag("--version", std::string("gpsm ") + GPSM_VERSION_STRING + " (" + GPSM_GIT_COMMIT + ")");
   app.require_subcommand(1);
 
@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
 
   gpsm::cli::PublishArgs pa;
   auto* publish = gpsm::cli::add_publish_command(app, pa);
+
+  gpsm::cli::ProactArgs pra;
+  auto* proact = gpsm::cli::add_proact_command(app, pra);
 
   gpsm::cli::BenchArgs ba;
   auto* bench = gpsm::cli::add_bench_command(app, ba);
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
     if (*info) return gpsm::cli::run_info();
     if (*publish) return gpsm::cli::run_publish(pa, argc, argv);
     if (*bench) return gpsm::cli::run_bench(ba, argc, argv);
+    if (*proact) return gpsm::cli::run_proact(pra, argc, argv);
 #if GPSM_HAVE_SIM
     if (*sim) return gpsm::cli::run_sim(sma, argc, argv);
 #endif

@@ -21,11 +21,12 @@ SCHEMA = "gpsm.results"
 SUPPORTED_VERSIONS = (1,)
 
 # x kinds whose values are byte counts: log2 axis, tick labels 4B, 1KiB, 1MiB, ...
-BYTE_X = ("bytes", "bytes_per_line", "vector_bytes")
+BYTE_X = ("bytes", "bytes_per_line", "vector_bytes", "chunk_bytes")
 # x kinds whose values are counts: linear axis when the range is small, log2 otherwise
 COUNT_X = ("blocks",)
 X_LABELS = {
     "bytes": "transfer size",
+    "chunk_bytes": "chunk size",
     "bytes_per_line": "bytes written per line",
     "blocks": "thread blocks",
     "vector_bytes": "vector width (bytes per access)",
@@ -636,6 +637,209 @@ def draw_speedup(plt, name, entries, runs, out_path):
     finish(plt, fig, ax, runs, out_path)
 
 
+def has_field(entries, key):
+    return any(key in pt for _r, t in entries for sr in t["series"] for pt in sr["points"])
+
+
+def draw_link_bytes(plt, name, entries, runs, out_path):
+    """Graph apps: link bytes per iteration normalized to memcpy's at the same GPU count (GPS
+    Fig 10): a group of bars per paradigm, one bar per GPU count (per run when comparing)."""
+    counts, labels = [], []
+    for _run, t in entries:
+        for sr in t["series"]:
+            for pt in sr["points"]:
+                if _finite(pt.get("link_bytes_vs_memcpy")):
+                    if sr["label"] not in labels:
+                        labels.append(sr["label"])
+                    if pt["x"] not in counts:
+                        counts.append(pt["x"])
+    counts.sort()
+    keys = [(run, g) for run, _t in entries for g in counts]
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.3 * len(labels) * max(1, len(keys)) + 3), 4.6))
+    cols = colors_for(max(len(keys), 1))
+    width = 0.8 / max(len(keys), 1)
+    top = 1.0
+    for k, (run, g) in enumerate(keys):
+        t = next(t for r, t in entries if r is run)
+        xs, ys = [], []
+        for i, lbl in enumerate(labels):
+            sr = next((x for x in t["series"] if x["label"] == lbl), None)
+            pt = next((p for p in (sr["points"] if sr else [])
+                       if p["x"] == g and _finite(p.get("link_bytes_vs_memcpy"))), None)
+            if pt is None:
+                continue
+            xs.append(i - 0.4 + width * (k + 0.5))
+            ys.append(pt["link_bytes_vs_memcpy"])
+            top = max(top, pt["link_bytes_vs_memcpy"])
+        tag = "%g GPU%s" % (g, "" if g == 1 else "s")
+        if len(entries) > 1 and run.prefix:
+            tag = "%s: %s" % (run.prefix, tag)
+        ax.bar(xs, ys, width=width * 0.95, color=cols[k], label=tag)
+        for x, y in zip(xs, ys):
+            ax.text(x, y + top * 0.01, "%.2f" % y, ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=9)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("link bytes per iteration / memcpy's")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title_of(name + " link bytes vs memcpy", entries[0][1].get("description", "")), fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_subscribers(plt, name, entries, runs, out_path):
+    """Graph apps, GPS paradigms: the fraction of pages with 1, 2, ... subscribers (GPS Fig 9),
+    one stacked bar per (run, paradigm, GPU count)."""
+    bars = []  # (label, fractions)
+    for run, t in entries:
+        for sr in t["series"]:
+            for pt in sr["points"]:
+                h = pt.get("subscriber_pages")
+                if not isinstance(h, list) or not h or not all(_is_num(v) for v in h) or sum(h) <= 0:
+                    continue
+                lbl = "%s %g GPU%s" % (sr["label"], pt["x"], "" if pt["x"] == 1 else "s")
+                if len(entries) > 1 and run.prefix:
+                    lbl = "%s: %s" % (run.prefix, lbl)
+                bars.append((lbl, [v / float(sum(h)) for v in h]))
+    most = max(len(f) for _l, f in bars)
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.7 * len(bars) + 3), 4.6))
+    cols = colors_for(most)
+    bottom = [0.0] * len(bars)
+    for k in range(most):
+        ys = [f[k] if k < len(f) else 0.0 for _l, f in bars]
+        ax.bar(range(len(bars)), ys, bottom=bottom, color=cols[k], width=0.7,
+               label="%d subscriber%s" % (k + 1, "" if k == 0 else "s"))
+        bottom = [b + y for b, y in zip(bottom, ys)]
+    ax.set_xticks(range(len(bars)))
+    ax.set_xticklabels([l for l, _f in bars], fontsize=8, rotation=30, ha="right")
+    ax.set_ylim(0, 1.0)
+    ax.set_ylabel("fraction of pages")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title_of(name + " subscribers per page", entries[0][1].get("description", "")), fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+# ----------------------------------------------------------------------------------------------
+# gpsm proact: seed 000 Fig 2.6 (speedup over memcpy vs chunk size), Fig 2.8 (compute slowdown
+# from tracking), Fig 2.9 (fraction of the transfer time overlapped)
+# ----------------------------------------------------------------------------------------------
+
+def _proact_points(t, key):
+    """{series label: [(chunk bytes, value)]} of a proact_sweep / proact_tracking test."""
+    out = {}
+    for sr in t.get("series", []):
+        pts = sorted((p["x"], p[key]) for p in sr["points"] if _finite(p.get(key)) and _finite(p.get("x")))
+        if pts:
+            out[sr["label"]] = pts
+    return out
+
+
+def _flat_value(run_tests, label, key):
+    """A value of the one-point series `label` of proact_baselines (e.g. inline's speedup)."""
+    for t in run_tests:
+        if t["name"] != "proact_baselines":
+            continue
+        for sr in t.get("series", []):
+            if sr["label"] == label and sr["points"] and _finite(sr["points"][0].get(key)):
+                return sr["points"][0][key]
+    return None
+
+
+def proact_regions(points, plateau=0.9):
+    """Fig 2.6's regions from one curve [(chunk, speedup)]: the chunks within `plateau` of the
+    peak are bandwidth-bound; smaller ones initiation-bound, larger ones tail-bound. Returns
+    (lo, hi) chunk bounds of the bandwidth-bound region, or None for fewer than 2 points."""
+    if len(points) < 2:
+        return None
+    peak = max(v for _x, v in points)
+    near = [x for x, v in points if v >= plateau * peak]
+    return (min(near), max(near))
+
+
+def draw_proact_curves(plt, ticker, title, ylabel, per_run, runs, out_path, hline=None, flat=None,
+                       regions=False, percent=False):
+    """One line per (run, series) over chunk size (log2 axis). flat: {label: value} drawn as
+    horizontal dashed lines (agents without chunks)."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    labels = [(run, lbl) for run, pts in per_run for lbl in pts]
+    cols = colors_for(max(len(labels) + len(flat or {}), 1))
+    xs_all = []
+    best = None
+    for k, (run, lbl) in enumerate(labels):
+        pts = next(p for r, p in per_run if r is run)[lbl]
+        xs = [x for x, _v in pts]
+        ys = [v * (100 if percent else 1) for _x, v in pts]
+        xs_all += xs
+        name = ("%s: %s" % (run.prefix, lbl)) if run.prefix else lbl
+        ax.plot(xs, ys, marker="o", ms=3.5, lw=1.4, color=cols[k], label=name)
+        if best is None or max(ys) > best[0]:
+            best = (max(ys), pts, name)
+    for j, (lbl, v) in enumerate((flat or {}).items()):
+        ax.axhline(v * (100 if percent else 1), color=cols[len(labels) + j], lw=1.0, ls=":", label=lbl)
+    if hline is not None:
+        ax.axhline(hline, color="0.3", lw=0.8, ls="--", label="memcpy" if regions else None)
+    if regions and best is not None:
+        reg = proact_regions(best[1])
+        if reg is not None and xs_all:
+            lo, hi = reg
+            xmin, xmax = min(xs_all), max(xs_all)
+            ax.axvspan(lo / 1.4, hi * 1.4, color="0.85", alpha=0.5, lw=0)
+            ymax = ax.get_ylim()[1]
+            if lo > xmin:
+                ax.text((xmin * lo / 1.4) ** 0.5, ymax * 0.97, "initiation-\nbound", ha="center", va="top", fontsize=8)
+            ax.text((lo * hi) ** 0.5, ymax * 0.97, "bandwidth-\nbound", ha="center", va="top", fontsize=8)
+            if hi < xmax:
+                ax.text((hi * 1.4 * xmax) ** 0.5, ymax * 0.97, "tail-\nbound", ha="center", va="top", fontsize=8)
+            ax.annotate("shaded: within 90%% of the peak of %s" % best[2], xy=(1.0, 0.0), xycoords="axes fraction",
+                        xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom", fontsize=7, color="0.35")
+    if xs_all:
+        setup_x_axis(ax, ticker, "chunk_bytes", sorted(set(xs_all)))
+    ax.set_xlabel("chunk size")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title(title, fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_proact(plt, ticker, name, entries, out_file, out):
+    """The proact figures of one test; returns [(png name, description)]."""
+    made = []
+    runs = [r for r, _t in entries]
+    if name == "proact_sweep":
+        for key, fig, ylabel, hline, extra in (
+                ("speedup_vs_memcpy", "fig2.6_speedup",
+                 "speedup over memcpy (same run)", 1.0, "Fig 2.6: speedup over memcpy vs chunk size per agent"),
+                ("overlap_fraction", "fig2.9_overlap",
+                 "transfer time overlapped (%)", None,
+                 "Fig 2.9: fraction of the transfer time overlapped, 1 - (total - compute) / copies alone")):
+            per_run = [(run, _proact_points(t, key)) for run, t in entries]
+            if not any(p for _r, p in per_run):
+                continue
+            flat = {}
+            for run, _t in entries:
+                v = _flat_value(run.tests, "inline", key)
+                if v is not None:
+                    flat[("%s: inline" % run.prefix) if run.prefix else "inline"] = v
+            fname = out_file(name + "_" + fig)
+            draw_proact_curves(plt, ticker, extra, ylabel, per_run, runs, os.path.join(out, fname), hline=hline,
+                               flat=flat, regions=(key == "speedup_vs_memcpy"), percent=(key == "overlap_fraction"))
+            made.append((fname, extra))
+    if name == "proact_tracking":
+        per_run = [(run, _proact_points(t, "slowdown")) for run, t in entries]
+        if any(p for _r, p in per_run):
+            extra = "Fig 2.8: compute slowdown from readiness tracking (counters, no transfers) vs chunk size"
+            fname = out_file(name + "_fig2.8_slowdown")
+            draw_proact_curves(plt, ticker, extra, "slowdown over the untracked producer (%)", per_run, runs,
+                               os.path.join(out, fname), hline=0.0, percent=True)
+            made.append((fname, extra))
+    return made
+
+
+
 def has_speedups(entries):
     return any(_finite(pt.get("speedup")) for _r, t in entries for sr in t["series"] for pt in sr["points"])
 
@@ -746,7 +950,7 @@ def main(argv=None):
                 continue
             # bench tests are drawn even when a run failed (the failed runs have no points and
             # are listed in the index); other failed tests have no figures at all
-            drawable = t["status"] == "ok" or (t.get("group") == "bench" and t.get("series"))
+            drawable = t["status"] == "ok" or (t.get("group") in ("bench", "proact") and t.get("series"))
             if t["status"] != "ok":
                 not_ok.append((run, t))
             if not drawable:
@@ -811,6 +1015,22 @@ def main(argv=None):
             draw_speedup(plt, name, entries, used_runs, spath)
             produced.append((sname, [name], "speedup over the best single-GPU run", "bars"))
             print(spath)
+        if entries[0][1].get("group") == "bench" and has_field(entries, "link_bytes_vs_memcpy"):
+            bname = out_file(name + "_link_bytes")
+            bpath = os.path.join(out, bname)
+            draw_link_bytes(plt, name, entries, used_runs, bpath)
+            produced.append((bname, [name], "link bytes per iteration normalized to memcpy (GPS Fig 10)", "bars"))
+            print(bpath)
+        if entries[0][1].get("group") == "bench" and has_field(entries, "subscriber_pages"):
+            pname = out_file(name + "_subscribers")
+            ppath = os.path.join(out, pname)
+            draw_subscribers(plt, name, entries, used_runs, ppath)
+            produced.append((pname, [name], "pages by subscriber count (GPS Fig 9)", "bars"))
+            print(ppath)
+        if entries[0][1].get("group") == "proact":
+            for pname, pdesc in draw_proact(plt, ticker, name, entries, out_file, out):
+                produced.append((pname, [name], pdesc, "line"))
+                print(os.path.join(out, pname))
 
     if latency_rows:
         fname = "latencies.png"

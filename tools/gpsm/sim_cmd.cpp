@@ -62,6 +62,12 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   c->add_option("--gps-page", a.gps_page, "GPS subscription page size (4K, 64K, 2M)")->capture_default_str();
   c->add_option("--subheader", a.subheader, "FinePack sub-header bytes (2..6)")->capture_default_str();
   c->add_option("--proact-chunk", a.proact_chunk, "PROACT chunk size")->capture_default_str();
+  c->add_option("--host-loop", a.host_loop,
+                "graph: host-driven iterations without a host read-back run as one CUDA graph (gpsm bench's "
+                "default for the 3D apps, GPSM_HOST_LOOP); stream: one host thread issues every GPU's work each "
+                "iteration")
+      ->check(CLI::IsMember({"graph", "stream"}))
+      ->capture_default_str();
   c->add_flag("--list", a.list, "List the system presets and paradigms, then exit");
   return c;
 }
@@ -168,7 +174,10 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   }
   if (a.subheader < 2 || a.subheader > 6) throw std::invalid_argument("--subheader must be 2..6");
   if (a.queue < 1) throw std::invalid_argument("--queue must be >= 1");
+  if (a.host_loop != "graph" && a.host_loop != "stream")
+    throw std::invalid_argument("--host-loop must be graph or stream, got '" + a.host_loop + "'");
   sim::SimOptions base;
+  base.graph_launch = a.host_loop == "graph";
   base.write_queue_entries = a.queue;
   base.finepack_subheader = a.subheader;
   base.gps_page_bytes = double(gpsm::scope::parse_size(a.gps_page));

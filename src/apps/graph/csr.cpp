@@ -6,6 +6,13 @@
 #include "apps/graph/graph.hpp"
 #include "gpsm/error.hpp"
 
+#if defined(_OPENMP)
+#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
+#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
+#else
+#define GPSM_OMP(x)
+#endif
+
 namespace gpsm::graph {
 
 void Csr::validate(const std::string& what) const {
@@ -53,6 +60,8 @@ Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& 
     for (const Entry& x : e) sorted[next[x.r]++] = x;
   }
   std::vector<Entry>().swap(e);
+  // Rows are independent: sorted in parallel, the same result with any number of threads.
+  GPSM_OMP(parallel for schedule(dynamic, 4096))
   for (std::int64_t r = 0; r < rows; ++r)
     std::stable_sort(sorted.begin() + m.row_ptr[r], sorted.begin() + m.row_ptr[r + 1],
                      [](const Entry& a, const Entry& b) { return a.c < b.c; });
@@ -105,6 +114,26 @@ std::vector<RowRange> partition_rows_by_nnz(const Csr& m, int parts) {
   std::vector<RowRange> out(parts);
   for (int k = 0; k < parts; ++k) out[k] = {bound[k], std::max(bound[k], bound[k + 1])};
   return out;
+}
+
+Csr transpose(const Csr& m) {
+  Csr t;
+  t.rows = m.cols;
+  t.cols = m.rows;
+  t.row_ptr.assign(static_cast<std::size_t>(t.rows) + 1, 0);
+  for (std::int32_t c : m.col) ++t.row_ptr[static_cast<std::size_t>(c) + 1];
+  for (std::int64_t r = 0; r < t.rows; ++r) t.row_ptr[r + 1] += t.row_ptr[r];
+  t.col.resize(m.col.size());
+  if (m.weighted()) t.val.resize(m.val.size());
+  std::vector<std::int64_t> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+  // Rows of m in increasing order: each row of t receives its entries sorted by column.
+  for (std::int64_t r = 0; r < m.rows; ++r)
+    for (std::int64_t e = m.row_ptr[r]; e < m.row_ptr[r + 1]; ++e) {
+      const std::int64_t at = next[m.col[e]]++;
+      t.col[at] = static_cast<std::int32_t>(r);
+      if (m.weighted()) t.val[at] = m.val[e];
+    }
+  return t;
 }
 
 }  // namespace gpsm::graph

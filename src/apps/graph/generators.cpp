@@ -8,6 +8,13 @@
 #include "apps/graph/graph.hpp"
 #include "gpsm/error.hpp"
 
+#if defined(_OPENMP)
+#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
+#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
+#else
+#define GPSM_OMP(x)
+#endif
+
 namespace gpsm::graph {
 namespace {
 
@@ -68,28 +75,45 @@ Csr rmat(const RmatParams& p) {
       std::swap(perm[i], perm[j]);
     }
   }
-  std::vector<Entry> e;
-  e.reserve(m);
+  // Draw k depends only on (seed, k): chunks of draws run in parallel and are joined in k order,
+  // so the entries (and the CSR) are the same with any number of threads.
   const double ab = p.a + p.b, abc = p.a + p.b + p.c;
-  for (std::int64_t k = 0; k < m; ++k) {
-    std::int64_t r = 0, c = 0;
-    for (int l = 0; l < p.scale; ++l) {
-      const double u = unit(h3(p.seed, 1, static_cast<std::uint64_t>(k) * 64 + l));
-      r <<= 1;
-      c <<= 1;
-      if (u < p.a) {
-      } else if (u < ab) {
-        c |= 1;
-      } else if (u < abc) {
-        r |= 1;
-      } else {
-        r |= 1;
-        c |= 1;
+  constexpr std::int64_t kChunk = std::int64_t{1} << 20;
+  const std::int64_t chunks = (m + kChunk - 1) / kChunk;
+  std::vector<std::vector<Entry>> part(static_cast<std::size_t>(chunks));
+  GPSM_OMP(parallel for schedule(dynamic, 1))
+  for (std::int64_t ch = 0; ch < chunks; ++ch) {
+    std::vector<Entry>& out = part[ch];
+    const std::int64_t k0 = ch * kChunk, k1 = std::min(m, k0 + kChunk);
+    out.reserve(static_cast<std::size_t>(k1 - k0));
+    for (std::int64_t k = k0; k < k1; ++k) {
+      std::int64_t r = 0, c = 0;
+      for (int l = 0; l < p.scale; ++l) {
+        const double u = unit(h3(p.seed, 1, static_cast<std::uint64_t>(k) * 64 + l));
+        r <<= 1;
+        c <<= 1;
+        if (u < p.a) {
+        } else if (u < ab) {
+          c |= 1;
+        } else if (u < abc) {
+          r |= 1;
+        } else {
+          r |= 1;
+          c |= 1;
+        }
       }
+      if (p.dedup && r == c) continue;
+      const float w = p.weighted ? 1.0f + static_cast<float>(99.0 * unit(h3(p.seed, 2, k))) : 1.0f;
+      out.push_back({perm[r], perm[c], w});
     }
-    if (p.dedup && r == c) continue;
-    const float w = p.weighted ? 1.0f + static_cast<float>(99.0 * unit(h3(p.seed, 2, k))) : 1.0f;
-    e.push_back({perm[r], perm[c], w});
+  }
+  std::vector<Entry> e;
+  std::size_t total = 0;
+  for (const auto& v : part) total += v.size();
+  e.reserve(total);
+  for (auto& v : part) {
+    e.insert(e.end(), v.begin(), v.end());
+    std::vector<Entry>().swap(v);
   }
   return csr_from_entries(n, n, std::move(e), p.weighted, p.dedup);
 }

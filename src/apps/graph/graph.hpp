@@ -111,6 +111,10 @@ struct RatingParams {
 // u, v ~ N(0, 1) per component; noise ~ N(0, noise^2); items uniform, distinct per user.
 Csr ratings(const RatingParams& p);
 
+// The transpose (cols x rows): entry (r, c, w) becomes (c, r, w); rows sorted by column, and
+// entries of equal (c, r) keep their order. O(nnz) time and memory.
+Csr transpose(const Csr& m);
+
 // ---- partitioning ----------------------------------------------------------------------------
 struct RowRange {
   std::int64_t begin, end;  // [begin, end)

@@ -21,7 +21,9 @@ struct Problem {
   float tol = 1.0e-8f;            // jacobi2d: stop at norm <= tol
   std::uint32_t seed = 1;         // initial values of the 3D apps
   Axis axis = Axis::z;            // 3D apps: the decomposed axis
-  std::string label() const;      // "4096x4096" or "256x256x256"
+  std::string graph;              // graph apps: the --size text ("rmat:20", "road:1024@nnz", a file path)
+  bool balance_nnz = false;       // graph apps: rows split by nnz instead of equal row counts (@nnz)
+  std::string label() const;      // "4096x4096", "256x256x256", or the graph spec
 };
 
 enum class RunStatus : std::uint8_t { ok, failed, unsupported };
@@ -36,6 +38,9 @@ struct RunOutcome {
   double tolerance = 0;               // the bound the error was checked against
   double link_bytes_per_iter = 0;     // bytes between GPUs per iteration (halos, norms); < 0: not known
   std::string timing;                 // what the time covers
+  // GPS paradigms (graph apps): pages of the published arrays by subscriber count after tracking,
+  // entry k - 1 = pages with k subscribers (GPS Fig. 9); empty when not known.
+  std::vector<double> subscriber_pages;
 };
 
 struct RunRequest {

@@ -13,6 +13,7 @@
 namespace gpsm::apps {
 
 std::string Problem::label() const {
+  if (!graph.empty()) return graph;
   if (n[1] <= 0) return fmt::format("{}", n[0]);  // 1D (gpsm sim's scatter: elements)
   if (n[2] <= 0) return fmt::format("{}x{}", n[0], n[1]);
   return fmt::format("{}x{}x{}", n[0], n[1], n[2]);
@@ -155,6 +156,12 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
     pt["error"] = sum[i].error;
     pt["tolerance"] = sum[i].tolerance;
     if (sum[i].link_bytes_per_iter >= 0) pt["link_bytes_per_iter"] = sum[i].link_bytes_per_iter;
+    // Bytes normalized to the memcpy run at the same GPU count (GPS Fig. 10), when both are known.
+    for (std::size_t k = 0; k < records.size(); ++k)
+      if (sum[k].paradigm == Paradigm::memcpy && sum[k].status == RunStatus::ok && sum[k].gpus == sum[i].gpus &&
+          sum[k].link_bytes_per_iter > 0 && sum[i].link_bytes_per_iter >= 0)
+        pt["link_bytes_vs_memcpy"] = sum[i].link_bytes_per_iter / sum[k].link_bytes_per_iter;
+    if (!records[i].out.subscriber_pages.empty()) pt["subscriber_pages"] = records[i].out.subscriber_pages;
     if (sum[i].speedup) pt["speedup"] = *sum[i].speedup;
     if (sum[i].opportunity) pt["opportunity"] = *sum[i].opportunity;
     // A run timed differently from its series' first one (the 3D `infinite`: which of its two
@@ -166,6 +173,10 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
   j["app"] = app;
   j["problem"] = {{"label", p.label()}, {"n", {p.n[0], p.n[1], p.n[2]}}, {"iters", p.iters},
                   {"nccheck", p.nccheck}, {"tol", p.tol}, {"seed", p.seed}, {"axis", axis_name(p.axis)}};
+  if (!p.graph.empty()) {
+    j["problem"]["graph"] = p.graph;
+    j["problem"]["balance_nnz"] = p.balance_nnz;
+  }
   if (!failed.empty()) j["failed"] = failed;
   if (!skipped.empty()) j["skipped"] = skipped;
   return j;

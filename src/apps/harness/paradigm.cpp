@@ -7,8 +7,8 @@
 namespace gpsm::apps {
 
 namespace {
-constexpr const char* kNames[kParadigmCount] = {"single",     "memcpy", "um",      "um_hints", "rdl",     "p2p_inline",
-                                                "gps",        "nvshmem", "nccl",   "cpu_free", "infinite"};
+constexpr const char* kNames[kParadigmCount] = {"single",  "memcpy", "um",      "um_hints", "rdl",  "p2p_inline", "gps",
+                                                "gps_all", "proact", "nvshmem", "nccl",     "cpu_free", "infinite"};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;

@@ -14,12 +14,14 @@ enum class Paradigm : std::uint8_t {
   rdl,         // remote demand loads of halos from the neighbour's memory (GPU-SM)
   p2p_inline,  // halos pushed by peer stores as they are produced
   gps,         // GPS arrays, subscriptions learned by tracking, inline publish
+  gps_all,     // GPS arrays with every GPU subscribed to every page (no tracking): GPS's default
+  proact,      // decoupled (PROACT): readiness flags on the edge rows, copy engines waiting on them
   nvshmem,     // NVSHMEM puts + signals
   nccl,        // NCCL send/recv for halos, allreduce for the norm
   cpu_free,    // one persistent cooperative kernel per GPU: device-side barriers and norm
   infinite,    // the memcpy run with every transfer elided: the opportunity bound
 };
-constexpr int kParadigmCount = 11;
+constexpr int kParadigmCount = 13;
 
 const char* paradigm_name(Paradigm p);
 // "all" (every paradigm, canonical order) or a comma-separated list; duplicates collapse, the

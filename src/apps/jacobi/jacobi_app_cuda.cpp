@@ -23,6 +23,7 @@
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
 #include "apps/jacobi/jacobi_nvshmem.hpp"
+#include "apps/jacobi/jacobi_proact.hpp"
 #include "apps/jacobi/jacobi_um_rdl.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
@@ -78,6 +79,7 @@ class JacobiApp final : public App {
       case Paradigm::memcpy:
       case Paradigm::p2p_inline:
       case Paradigm::gps:
+      case Paradigm::proact:
       case Paradigm::cpu_free:
       case Paradigm::infinite:
       case Paradigm::um:
@@ -422,6 +424,7 @@ bool JacobiApp::run_in_process(const RunRequest& req, RunOutcome& out, std::vect
       case Paradigm::infinite: run = std::make_unique<CpuFreeRun>(ctx, p, req.paradigm == Paradigm::infinite && n > 1); break;
       case Paradigm::nccl: run = jacobi::make_nccl_run(ctx, p); break;
       case Paradigm::rdl: run = jacobi::make_rdl_run(ctx, p); break;
+      case Paradigm::proact: run = jacobi::make_proact_run(ctx, p); break;
       case Paradigm::um:
       case Paradigm::um_hints: run = jacobi::make_um_run(ctx, p, req.paradigm == Paradigm::um_hints); break;
       default: run = std::make_unique<SlabRun>(ctx, p, req.paradigm); break;

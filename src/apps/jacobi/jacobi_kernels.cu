@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "apps/jacobi/jacobi_device.cuh"
+#include "gpsm/gps/sync.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "scope/cuda_check.hpp"
 
@@ -87,9 +88,18 @@ constexpr int kRowThreads = 256;
 template <bool kNorm, bool kVec>
 __global__ void __launch_bounds__(kRowThreads) sweep_kernel(Sweep s) {
   float d2 = 0;
-  for (std::int64_t iy = 1 + blockIdx.x; iy <= s.rows; iy += gridDim.x)
+  for (std::int64_t iy = 1 + blockIdx.x; iy <= s.rows; iy += gridDim.x) {
     d2 += sweep_row<kNorm, kVec>(s.a, s.a_new, s.nx, iy, iy == 1 ? s.north : nullptr, iy == s.rows ? s.south : nullptr,
                                  iy == 1 ? s.push_top : nullptr, iy == s.rows ? s.push_bottom : nullptr);
+    if (s.ready != nullptr && (iy == 1 || iy == s.rows)) {  // uniform over the block
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        gps::fence_sys();  // the block's row (cumulative over the barrier) before the flag
+        if (iy == 1) gps::st_release_sys(&s.ready[0], s.phase);
+        if (iy == s.rows) gps::st_release_sys(&s.ready[1], s.phase);
+      }
+    }
+  }
   if (kNorm) block_add(d2, s.norm);
 }
 

@@ -24,6 +24,10 @@ void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64
 // north / south (rdl): when set, row 1 reads its northern neighbour row from `north` and row
 // `rows` its southern one from `south` (peer pointers to the neighbours' edge rows: remote
 // demand loads) instead of this slab's halo rows.
+// ready (proact): when set, the block that computed row 1 stores ready[0] = phase and the block
+// that computed row `rows` stores ready[1] = phase (after a block barrier, release at system
+// scope: seed 000 Algorithm 1 with one writer block per edge-row chunk), so copy engines waiting
+// on the flags ship the edge rows while the interior is still being swept.
 struct Sweep {
   float* a_new = nullptr;
   const float* a = nullptr;
@@ -33,6 +37,8 @@ struct Sweep {
   const float* north = nullptr;
   const float* south = nullptr;
   float* norm = nullptr;
+  std::uint32_t* ready = nullptr;
+  std::uint32_t phase = 0;
 };
 void launch_sweep(const Sweep& s, cudaStream_t st);
 

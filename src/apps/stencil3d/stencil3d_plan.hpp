@@ -148,6 +148,16 @@ inline Plan make_plan(int r, int v, const Box& b, bool pushes, std::int64_t targ
   return p;
 }
 
+// Planes a work item's block marches, the register queue's 2R priming planes included: its
+// chunk's planes (R for an edge chunk). Each plane's loads wait for the one before (the
+// simulator's serial_steps).
+GPSM_HD std::int64_t item_chunk_planes(const Plan& p, std::int64_t ch, int r) {
+  const std::int64_t edge_chunks = p.edges ? 2 : 0;
+  if (ch < edge_chunks) return r;
+  const std::int64_t first = p.mi0 + (ch - edge_chunks) * p.chunk;
+  return first + p.chunk <= p.mi1 ? p.chunk : p.mi1 - first;
+}
+
 // Work item w -> (x tile, other tile, chunk).
 GPSM_HD void item_tiles(const Plan& p, std::int64_t w, std::int64_t& xt, std::int64_t& ot, std::int64_t& ch) {
   if (p.x_first) {

@@ -1,0 +1,112 @@
+#pragma once
+// The exchange layer the graph apps share: how one published vector lives and moves in each
+// paradigm (graph_exchange_cuda.cpp), and the phase loop ordering the ranks.
+//
+//   paradigm     copies                       after a rank's kernel wrote its rows
+//   single       one device buffer            -
+//   memcpy       a full copy per GPU          cudaMemcpyPeerAsync of its rows to every peer
+//   infinite     a full copy per GPU          nothing (the memcpy run with its copies elided)
+//   nccl         a full copy per GPU          ncclAllGather of the ranks' chunks (after all ranks)
+//   p2p_inline   a full copy per GPU          nothing: the kernel stored each value into every copy
+//   rdl          a full copy per GPU          nothing: readers load remote rows from the owner's copy
+//   um           one managed buffer           nothing (pages fault and migrate)
+//   um_hints     one managed buffer, hinted   nothing (preferred location = owner, accessed by all)
+//   gps          a GPS array, tracked subs    Context::fence() after all ranks
+//   gps_all      a GPS array, all subscribed  Context::fence() after all ranks
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/graphapps/graph_kernels.hpp"
+#include "apps/graphapps/vec_layout.hpp"
+#include "apps/harness/paradigm.hpp"
+#include "common/dev_buf.hpp"
+#include "gpsm/gps/context.hpp"
+
+namespace gpsm {
+class NcclComms;
+}
+
+namespace gpsm::apps::graphapps {
+
+class Exchange {
+ public:
+  // buffers: 2 for vectors read in one phase and written in the next (PageRank, SSSP), 1 for
+  // vectors updated in place by their owners (SGD factors). comms: the nccl paradigm's.
+  Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buffers, const std::string& name,
+           NcclComms* comms = nullptr);
+  ~Exchange();
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  const VecLayout& layout() const { return l_; }
+  VecArg arg(int r, int b) const;
+  // Every copy of buffer b (each replica, subscribed or not) := slots (slot order).
+  void upload(int b, const std::vector<float>& slots);
+  // Buffer b in slot order, each rank's rows from its own copy (GPS: from the page's home).
+  std::vector<float> download(int b) const;
+  // Rank r's kernel writing buffer b was just launched on its stream (memcpy: the copies).
+  void after_kernel(int r, int b);
+  // Every rank's kernel of the phase was launched (nccl: the allgather; gps: the fence).
+  void after_phase(int b);
+  // Link bytes of one publication: publish_bytes, or -1 (um, gps: see gps_array's counters).
+  double publish_bytes() const;
+  // um_hints: the first hint that did not read back, or empty.
+  const std::string& hint_problem() const { return hint_problem_; }
+  gps::Array<float>* gps_array(int b) { return b >= 0 && b < static_cast<int>(gps_.size()) ? &gps_[b] : nullptr; }
+
+ private:
+  void advise();
+
+  gps::Context& ctx_;
+  Paradigm par_;
+  VecLayout l_;
+  int n_, buffers_;
+  NcclComms* comms_;
+  std::vector<std::array<DevBuf<float>, 2>> rep_;  // [rank][buffer]: replicated paradigms
+  std::array<float*, 2> managed_{nullptr, nullptr};
+  std::vector<gps::Array<float>> gps_;
+  std::string hint_problem_;
+};
+
+// Whether each rank must wait for every other rank's previous phase (the copies it reads and their
+// reads of what it overwrites): every multi-GPU paradigm but nccl (its collective orders the
+// streams) and gps / gps_all (a host fence ends every phase).
+bool needs_phase_events(Paradigm p, int ranks);
+
+// The phase loop's cross-rank ordering for paradigms whose exchange needs_events(): at the start
+// of phase t each rank's stream waits for every other rank's phase t - 1 (events alternate by
+// phase parity: a rank earlier in the host loop has already recorded phase t).
+class PhaseEvents {
+ public:
+  PhaseEvents(gps::Context& ctx, bool on);
+  ~PhaseEvents();
+  void begin(int r);  // before rank r's work of the phase
+  void end(int r);    // after it
+  void next() { ++phase_; }
+  void reset() { phase_ = 0; }
+
+ private:
+  gps::Context& ctx_;
+  bool on_;
+  int phase_ = 0;
+  std::vector<std::array<cudaEvent_t, 2>> ev_;
+};
+
+// A rank's CSR slice on its GPU.
+struct DeviceSlice {
+  DevBuf<std::int64_t> row_ptr;
+  DevBuf<std::int32_t> col;
+  DevBuf<float> val;
+  std::int64_t rows = 0, nnz = 0;
+  void upload(int dev, const Slice& s);
+  CsrArg arg(std::int64_t first_slot) const;
+};
+
+// Uploads host data into a new device buffer.
+void upload_floats(DevBuf<float>& b, int dev, const std::vector<float>& v);
+
+}  // namespace gpsm::apps::graphapps

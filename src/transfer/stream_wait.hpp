@@ -1,0 +1,22 @@
+#pragma once
+// Copy engines without a host round trip (PROACT's copy_engine agent): a stream waits until a
+// 32-bit flag in device memory reaches a value (cuStreamWaitValue32, cyclic >=), then runs the
+// copies behind it. The driver call is fetched through the runtime's entry points, so gpsm does
+// not link libcuda. Used by the engine (engine_cuda.cpp) and the jacobi2d proact paradigm.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gpsm::transfer {
+
+// Whether stream waits work on CUDA device `device`: the entry point exists and a wait whose
+// condition already holds succeeds on a scratch stream. "" when they do, else why not (the
+// driver's answer and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1). Sets the current device.
+std::string stream_wait_unsupported(int device);
+
+// Enqueues "wait until (int32)(*flag - value) >= 0" on `s` (flag: device or host-mapped memory of
+// the stream's device). Throws gpsm::Error naming `what` when the driver refuses.
+void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t value, const char* what);
+
+}  // namespace gpsm::transfer

@@ -1,0 +1,182 @@
+// Graph apps on GPUs (pagerank, sssp, als): every paradigm on 1, 2 and all GPUs on small graphs,
+// each run verified by the app against its CPU reference (PageRank L1 <= 1e-5, SSSP exact, SGD
+// RMSE within 1%); the elided `infinite` bound must miss the reference (or the check proves
+// nothing); GPS link bytes and subscriber counts against memcpy's and gps_all's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "app_test_util.hpp"
+#include "apps/graphapps/graph_exchange.hpp"
+#include "apps/graphapps/graph_refs.hpp"
+#include "apps/graphapps/graph_spec.hpp"
+#include "gpsm/gps/context.hpp"
+
+using namespace gpsm::apps;
+
+namespace {
+
+const std::vector<Paradigm> kParadigms{Paradigm::single,     Paradigm::memcpy, Paradigm::um,      Paradigm::um_hints,
+                                       Paradigm::rdl,        Paradigm::p2p_inline, Paradigm::gps, Paradigm::gps_all,
+                                       Paradigm::nccl,       Paradigm::infinite};
+
+// Runs every paradigm on every GPU count; bound: the app's own (checked by the app), elided_min:
+// the least error the elided bound must show on more than one GPU on the first size (a graph
+// whose values move far from their initial ones, so stale copies show).
+void every_paradigm(const char* app_name, const std::vector<std::string>& sizes, int iters, double elided_min) {
+  auto app = apptest::app_named(app_name);
+  ASSERT_NE(app, nullptr) << app_name;
+  for (const std::string& size : sizes)
+    for (int g : apptest::gpu_counts())
+      for (Paradigm par : kParadigms) {
+        if (par == Paradigm::single && g != 1) continue;
+        SCOPED_TRACE(std::string(app_name) + " " + size + " " + paradigm_name(par) + " on " + std::to_string(g) +
+                     " GPUs");
+        if (par == Paradigm::nccl && !app->has(par)) {
+          const RunOutcome o = apptest::run(*app, par, g, app->problem(size, iters));
+          EXPECT_EQ(o.status, RunStatus::unsupported);
+          continue;
+        }
+        const RunOutcome o = apptest::run(*app, par, g, app->problem(size, iters));
+        ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+        ASSERT_EQ(o.sec_per_iter.size(), 1u);
+        EXPECT_GT(o.sec_per_iter[0], 0.0);
+        EXPECT_GT(o.iterations, 0);
+        if (par == Paradigm::infinite && g > 1) {
+          if (size == sizes.front())
+            EXPECT_GT(o.error, elided_min) << "transfers elided, yet the result matches the reference";
+        } else {
+          EXPECT_LE(o.error, o.tolerance);
+        }
+        if (g == 1 && par != Paradigm::um && par != Paradigm::um_hints) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
+        if (par == Paradigm::gps || par == Paradigm::gps_all) EXPECT_EQ(o.subscriber_pages.size(), static_cast<std::size_t>(g));
+      }
+}
+
+}  // namespace
+
+TEST(GraphAppsGpu, PageRankEveryParadigm) {
+  GPSM_REQUIRE_GPUS(1);
+  every_paradigm("pagerank", {"rmat:11", "road:48x37@nnz"}, 10, 1e-4);
+}
+
+TEST(GraphAppsGpu, PageRankToleranceStopsWhereTheReferenceStops) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = apptest::app_named("pagerank");
+  const int g = static_cast<int>(apptest::gpu_counts().back());
+  for (Paradigm par : {Paradigm::memcpy, Paradigm::rdl, Paradigm::gps, Paradigm::p2p_inline}) {
+    SCOPED_TRACE(paradigm_name(par));
+    const RunOutcome o = apptest::run(*app, par, g, app->problem("rmat:11@tol=1e-5", 300));
+    ASSERT_EQ(o.status, RunStatus::ok) << o.reason;  // includes: within one iteration of the reference's count
+    EXPECT_LT(o.iterations, 300);
+    EXPECT_GT(o.iterations, 3);
+  }
+}
+
+TEST(GraphAppsGpu, SsspEveryParadigm) {
+  GPSM_REQUIRE_GPUS(1);
+  // rmat converges; the 40x40 road grid hits the 30-iteration cap.
+  every_paradigm("sssp", {"rmat:11", "road:40@nnz"}, 30, 0.0);
+}
+
+TEST(GraphAppsGpu, AlsEveryParadigm) {
+  GPSM_REQUIRE_GPUS(1);
+  every_paradigm("als", {"ratings:3000x400x12", "ratings:2000x500x8@nnz"}, 3, 1e-3);
+}
+
+// road:512 (1 MiB rank vector): each GPU reads its neighbours' boundary rows only, so GPS
+// subscribes it to few foreign pages and publishes far less than memcpy's allgather; gps_all,
+// every GPU subscribed to every page, publishes about as much as memcpy.
+TEST(GraphAppsGpu, GpsPublishesLessThanMemcpyOnARoadGraph) {
+  GPSM_REQUIRE_GPUS(2);
+  auto app = apptest::app_named("pagerank");
+  const int g = static_cast<int>(apptest::gpu_counts().back());
+  const Problem p = app->problem("road:512", 4);
+  const RunOutcome mem = apptest::run(*app, Paradigm::memcpy, g, p);
+  const RunOutcome gps = apptest::run(*app, Paradigm::gps, g, p);
+  const RunOutcome all = apptest::run(*app, Paradigm::gps_all, g, p);
+  for (const RunOutcome* o : {&mem, &gps, &all}) ASSERT_EQ(o->status, RunStatus::ok) << o->reason;
+  EXPECT_DOUBLE_EQ(mem.link_bytes_per_iter, 512.0 * 512 * sizeof(float) * (g - 1));
+  EXPECT_GT(gps.link_bytes_per_iter, 0.0);
+  EXPECT_LT(gps.link_bytes_per_iter, 0.5 * mem.link_bytes_per_iter);
+  EXPECT_GE(all.link_bytes_per_iter, 0.9 * mem.link_bytes_per_iter);
+  const double pages_gps = std::accumulate(gps.subscriber_pages.begin(), gps.subscriber_pages.end(), 0.0);
+  const double pages_all = std::accumulate(all.subscriber_pages.begin(), all.subscriber_pages.end(), 0.0);
+  EXPECT_EQ(pages_gps, pages_all);                          // the same arrays, counted the same
+  EXPECT_GT(gps.subscriber_pages[0], 0.5 * pages_gps);      // most pages private
+  EXPECT_EQ(all.subscriber_pages[g - 1], pages_all);        // every page on every GPU
+}
+
+TEST(GraphAppsGpu, UnimplementedParadigmsSayWhy) {
+  GPSM_REQUIRE_GPUS(1);
+  for (const char* name : {"pagerank", "sssp", "als"}) {
+    auto app = apptest::app_named(name);
+    ASSERT_NE(app, nullptr);
+    for (Paradigm par : {Paradigm::cpu_free, Paradigm::nvshmem}) {
+      EXPECT_FALSE(app->has(par));
+      const RunOutcome o = apptest::run(*app, par, 1, app->problem(std::string(name) == "als" ? "ratings:100" : "rmat:6", 2));
+      EXPECT_EQ(o.status, RunStatus::unsupported);
+      EXPECT_NE(o.reason.find("not implemented"), std::string::npos) << o.reason;
+    }
+  }
+}
+
+// The exchange layer's gps vector after a tracked PageRank iteration pair: each GPU is subscribed
+// exactly to the pages it writes (its rows) or reads (its slice's columns), as predicted_masks
+// computes from the CSR on the host (pages nobody touches, padding only, are not compared).
+TEST(GraphAppsGpu, TrackedSubscriptionsAreThePagesEachGpuTouches) {
+  GPSM_REQUIRE_GPUS(2);
+  using namespace gpsm::apps::graphapps;
+  const std::vector<int> devices = gpstest::all_devices();
+  const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
+  const std::vector<int> use(devices.begin(), devices.begin() + n);
+  for (const char* spec : {"rmat:14", "road:128x96@nnz"}) {
+    SCOPED_TRACE(spec);
+    const GraphSpec gs = parse_graph_spec(spec);
+    const gpsm::graph::Csr g = build_graph(gs, false, 1);
+    const gpsm::graph::Csr in = gpsm::graph::transpose(g);
+    gpsm::gps::Settings st = gpsm::gps::Settings::from_env();
+    st.page_bytes = 4096;
+    gpsm::gps::Context ctx(use, st);
+    const VecLayout l = layout_for(in, n, gs.balance_nnz, 1);
+    Exchange x(ctx, Paradigm::gps, l, 2, "tracked");
+    std::vector<Slice> host(n);
+    std::vector<DeviceSlice> dev(n);
+    std::vector<gpsm::DevBuf<float>> inv(n);
+    const std::vector<float> inv_slots = to_slots(l, inverse_out_degree(g), 0.0f);
+    for (int r = 0; r < n; ++r) {
+      host[r] = slice_rows(in, l.parts[r], l);
+      dev[r].upload(ctx.device(r), host[r]);
+      upload_floats(inv[r], ctx.device(r), inv_slots);
+    }
+    x.upload(0, to_slots(l, std::vector<float>(static_cast<std::size_t>(l.rows()), 1.0f / l.rows()), 0.0f));
+    x.upload(1, std::vector<float>(static_cast<std::size_t>(l.elems()), 0.0f));
+    ctx.tracking_start();
+    for (int it = 0; it < 2; ++it) {
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(cudaSetDevice(ctx.device(r)), cudaSuccess);
+        launch_pagerank(dev[r].arg(r * l.chunk), x.arg(r, it & 1), x.arg(r, 1 - (it & 1)), inv[r].p, 0.1f, kDamping,
+                        nullptr, lanes_for(4.0), ctx.stream(r));
+      }
+      x.after_phase(1 - (it & 1));
+    }
+    ctx.tracking_stop();
+    std::vector<std::vector<const Slice*>> reads(n);
+    for (int r = 0; r < n; ++r) reads[r] = {&host[r]};
+    const auto want = predicted_masks(l, reads, 4096);
+    for (int b = 0; b < 2; ++b) {
+      const auto& got = x.gps_array(b)->subscriptions().masks();
+      ASSERT_EQ(got.size(), want.size());
+      int compared = 0;
+      for (std::size_t p = 0; p < want.size(); ++p) {
+        if (want[p] == 0) continue;
+        ++compared;
+        EXPECT_EQ(got[p], want[p]) << "buffer " << b << ", page " << p;
+      }
+      EXPECT_GT(compared, 0);
+    }
+  }
+}
