@@ -15,17 +15,11 @@
 #include "gpsm/topology.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
+#include "common/splitmix.hpp"
 
 namespace gpsm::bench {
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Seeded generator with a specified output sequence on every platform (std:: distributions are not).
 struct Rng {

@@ -31,6 +31,7 @@
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "apps/stencil3d/stencil3d_plan.hpp"
+#include "common/splitmix.hpp"
 
 namespace gpsm::sim {
 
@@ -714,13 +715,6 @@ Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
 // allocations). Flops: 2 per element (mul, add).
 constexpr int kScatterRemoteEvery = 4;
 constexpr int kScatterFlops = 2;
-
-u64 splitmix64(u64 x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 Trace scatter(const TraceRequest& r, std::vector<float>* result) {
   const i64 N = r.problem.n[0];

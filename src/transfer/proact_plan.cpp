@@ -232,15 +232,7 @@ nlohmann::json test_json(const std::string& name, const std::string& desc, const
 }  // namespace
 
 nlohmann::json proact_document(const ProactMeta& meta, const ProactRun& run, const topo::Topology& topo) {
-  scope::RunMeta m;
-  m.command = meta.command;
-  m.created = meta.created;
-  m.device_kind = meta.device_kind;
-  m.hostname = meta.hostname;
-  m.cpu_model = meta.cpu_model;
-  m.logical_cpus = meta.logical_cpus;
-  m.duration_s = meta.duration_s;
-  nlohmann::json j = scope::results_document(m, topo, {}, model::MachineModel{});
+  nlohmann::json j = scope::results_document(meta, topo, {}, model::MachineModel{});
   j["tool"] = "proact";
   j.erase("model");
   const auto& cfg = run.cfg;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpsm/topology.hpp"
+#include "scope/results_file.hpp"
 #include "scope/stats.hpp"
 #include "transfer/agent.hpp"
 #include "transfer/autotune.hpp"
@@ -98,11 +99,7 @@ double tracking_slowdown(const ProactRun& r, std::uint64_t chunk_bytes);  // tra
 std::vector<SweepRecord> sweep_records(const ProactRun& r);  // ok results only
 std::string render_table(const ProactRun& r);
 
-struct ProactMeta {
-  std::string command, created, device_kind, hostname, cpu_model;
-  int logical_cpus = 0;
-  double duration_s = 0;
-};
+using ProactMeta = scope::RunMeta;  // the results file's header fields (command, created, host, ...)
 nlohmann::json proact_document(const ProactMeta& meta, const ProactRun& run, const topo::Topology& topo);
 
 }  // namespace gpsm::transfer

@@ -78,5 +78,9 @@ int run_proact(const ProactArgs& a, int argc, char** argv);
 std::vector<int> parse_device_list(const std::string& s);
 // Throws std::invalid_argument naming the first device id this machine (ngpu GPUs) lacks.
 void require_devices_exist(const std::vector<int>& devices, int ngpu);
+// The GPUs a command on one GPS context runs on: the asked ones (checked to exist), or when none
+// were asked every GPU up to gps::kMaxDevices, with a note on stderr (naming `cmd`) when that
+// leaves some out.
+std::vector<int> context_devices(const std::vector<int>& asked, int ngpu, const char* cmd);
 
 }  // namespace gpsm::cli

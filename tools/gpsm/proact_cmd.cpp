@@ -125,11 +125,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
               << "); the benchmark needs 2 or more GPUs with peer access.\n";
     return 2;
   }
-  if (asked.empty()) {
-    for (int d = 0; d < ngpu && d < gpsm::gps::kMaxDevices; ++d) cfg.devices.push_back(d);
-  } else {
-    require_devices_exist(asked, ngpu);
-  }
+  cfg.devices = context_devices(asked, ngpu, "proact");
   if (cfg.devices.size() < 2) {
     std::cerr << fmt::format("gpsm proact: this machine has {} GPU; the benchmark needs 2 or more\n", ngpu);
     return 2;

@@ -71,15 +71,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
               << "); the publish benchmark needs 2 or more GPUs with peer access.\n";
     return 2;
   }
-  if (asked.empty()) {
-    for (int d = 0; d < ngpu && d < gpsm::gps::kMaxDevices; ++d) cfg.devices.push_back(d);
-    if (ngpu > gpsm::gps::kMaxDevices)
-      std::cerr << fmt::format("gpsm publish: note: using GPUs 0-{} of {} (a GPS context holds at most {})\n",
-                               gpsm::gps::kMaxDevices - 1, ngpu, gpsm::gps::kMaxDevices);
-  } else {
-    require_devices_exist(asked, ngpu);
-    cfg.devices = asked;
-  }
+  cfg.devices = context_devices(asked, ngpu, "publish");
   if (cfg.devices.size() < 2) {
     std::cerr << (asked.empty() ? fmt::format("gpsm publish: this machine has {} GPU; the publish benchmark needs 2 "
                                               "or more (every store goes to the other GPUs' replicas)\n",

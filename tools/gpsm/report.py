@@ -591,71 +591,24 @@ def draw_bars(plt, title, rows, unit, groups, runs, out_path):
     finish(plt, fig, ax, runs, out_path)
 
 
-def draw_speedup(plt, name, entries, runs, out_path):
-    """`gpsm bench`: speedup over the best single-GPU run (GPS Fig 8 style): a group of bars per
-    paradigm, one bar per GPU count (per run when comparing files), a line at 1x."""
+def draw_bars_per_paradigm(plt, name, entries, runs, out_path, key, ylabel, title, every_label, bar_inches):
+    """A group of bars per paradigm, one bar per GPU count (per run when comparing files), of the
+    points' `key`, a line at 1. every_label: a group for every series, else only for series with a
+    finite `key` somewhere."""
     counts, labels = [], []
     for _run, t in entries:
         for sr in t["series"]:
-            if sr["label"] not in labels:
+            if every_label and sr["label"] not in labels:
                 labels.append(sr["label"])
             for pt in sr["points"]:
-                if _finite(pt.get("speedup")) and pt["x"] not in counts:
-                    counts.append(pt["x"])
-    counts.sort()
-    keys = [(run, g) for run, _t in entries for g in counts]
-    fig, ax = plt.subplots(figsize=(max(7.5, 0.9 * len(labels) * max(1, len(keys)) * 0.35 + 3), 4.6))
-    cols = colors_for(max(len(keys), 1))
-    width = 0.8 / max(len(keys), 1)
-    top = 1.0
-    for k, (run, g) in enumerate(keys):
-        t = next(t for r, t in entries if r is run)
-        xs, ys, texts = [], [], []
-        for i, lbl in enumerate(labels):
-            sr = next((x for x in t["series"] if x["label"] == lbl), None)
-            pt = next((p for p in (sr["points"] if sr else []) if p["x"] == g and _finite(p.get("speedup"))), None)
-            if pt is None:
-                continue
-            xs.append(i - 0.4 + width * (k + 0.5))
-            ys.append(pt["speedup"])
-            top = max(top, pt["speedup"])
-        tag = "%g GPU%s" % (g, "" if g == 1 else "s")
-        if len(entries) > 1 and run.prefix:
-            tag = "%s: %s" % (run.prefix, tag)
-        ax.bar(xs, ys, width=width * 0.95, color=cols[k], label=tag)
-        for x, y in zip(xs, ys):
-            ax.text(x, y + top * 0.01, "%.2f" % y, ha="center", va="bottom", fontsize=7)
-    ax.axhline(1.0, color="0.3", lw=0.8, ls="--")
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, fontsize=9)
-    ax.set_ylim(0, top * 1.15)
-    ax.set_ylabel("speedup over the best 1-GPU run")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    ax.set_title(title_of(name + " speedup", entries[0][1].get("description", "")), fontsize=11)
-    finish(plt, fig, ax, runs, out_path)
-
-
-def has_field(entries, key):
-    return any(key in pt for _r, t in entries for sr in t["series"] for pt in sr["points"])
-
-
-def draw_link_bytes(plt, name, entries, runs, out_path):
-    """Graph apps: link bytes per iteration normalized to memcpy's at the same GPU count (GPS
-    Fig 10): a group of bars per paradigm, one bar per GPU count (per run when comparing)."""
-    counts, labels = [], []
-    for _run, t in entries:
-        for sr in t["series"]:
-            for pt in sr["points"]:
-                if _finite(pt.get("link_bytes_vs_memcpy")):
+                if _finite(pt.get(key)):
                     if sr["label"] not in labels:
                         labels.append(sr["label"])
                     if pt["x"] not in counts:
                         counts.append(pt["x"])
     counts.sort()
     keys = [(run, g) for run, _t in entries for g in counts]
-    fig, ax = plt.subplots(figsize=(max(7.5, 0.3 * len(labels) * max(1, len(keys)) + 3), 4.6))
+    fig, ax = plt.subplots(figsize=(max(7.5, bar_inches * len(labels) * max(1, len(keys)) + 3), 4.6))
     cols = colors_for(max(len(keys), 1))
     width = 0.8 / max(len(keys), 1)
     top = 1.0
@@ -664,13 +617,12 @@ def draw_link_bytes(plt, name, entries, runs, out_path):
         xs, ys = [], []
         for i, lbl in enumerate(labels):
             sr = next((x for x in t["series"] if x["label"] == lbl), None)
-            pt = next((p for p in (sr["points"] if sr else [])
-                       if p["x"] == g and _finite(p.get("link_bytes_vs_memcpy"))), None)
+            pt = next((p for p in (sr["points"] if sr else []) if p["x"] == g and _finite(p.get(key))), None)
             if pt is None:
                 continue
             xs.append(i - 0.4 + width * (k + 0.5))
-            ys.append(pt["link_bytes_vs_memcpy"])
-            top = max(top, pt["link_bytes_vs_memcpy"])
+            ys.append(pt[key])
+            top = max(top, pt[key])
         tag = "%g GPU%s" % (g, "" if g == 1 else "s")
         if len(entries) > 1 and run.prefix:
             tag = "%s: %s" % (run.prefix, tag)
@@ -681,12 +633,29 @@ def draw_link_bytes(plt, name, entries, runs, out_path):
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, fontsize=9)
     ax.set_ylim(0, top * 1.15)
-    ax.set_ylabel("link bytes per iteration / memcpy's")
+    ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    ax.set_title(title_of(name + " link bytes vs memcpy", entries[0][1].get("description", "")), fontsize=11)
+    ax.set_title(title_of(name + " " + title, entries[0][1].get("description", "")), fontsize=11)
     finish(plt, fig, ax, runs, out_path)
+
+
+def draw_speedup(plt, name, entries, runs, out_path):
+    """`gpsm bench`: speedup over the best single-GPU run (GPS Fig 8 style)."""
+    draw_bars_per_paradigm(plt, name, entries, runs, out_path, "speedup", "speedup over the best 1-GPU run",
+                           "speedup", True, 0.315)
+
+
+def has_field(entries, key):
+    return any(key in pt for _r, t in entries for sr in t["series"] for pt in sr["points"])
+
+
+def draw_link_bytes(plt, name, entries, runs, out_path):
+    """Graph apps: link bytes per iteration normalized to memcpy's at the same GPU count (GPS
+    Fig 10)."""
+    draw_bars_per_paradigm(plt, name, entries, runs, out_path, "link_bytes_vs_memcpy",
+                           "link bytes per iteration / memcpy's", "link bytes vs memcpy", False, 0.3)
 
 
 def draw_subscribers(plt, name, entries, runs, out_path):

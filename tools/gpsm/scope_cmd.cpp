@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "gpsm/build_info.hpp"
 #include "gpsm/error.hpp"
+#include "gpsm/gps/config.hpp"
 #include "gpsm/machine_model.hpp"
 #include "scope/cuda_probe.hpp"
 #include "scope/model_build.hpp"
@@ -45,6 +46,19 @@ void require_devices_exist(const std::vector<int>& devices, int ngpu) {
     if (d >= ngpu)
       throw std::invalid_argument(fmt::format("device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
                                               ngpu == 1 ? "" : "s", ngpu - 1));
+}
+
+std::vector<int> context_devices(const std::vector<int>& asked, int ngpu, const char* cmd) {
+  if (!asked.empty()) {
+    require_devices_exist(asked, ngpu);
+    return asked;
+  }
+  std::vector<int> all;
+  for (int d = 0; d < ngpu && d < gpsm::gps::kMaxDevices; ++d) all.push_back(d);
+  if (ngpu > gpsm::gps::kMaxDevices)
+    std::cerr << fmt::format("gpsm {}: note: using GPUs 0-{} of {} (a GPS context holds at most {})\n", cmd,
+                             gpsm::gps::kMaxDevices - 1, ngpu, gpsm::gps::kMaxDevices);
+  return all;
 }
 
 namespace {

@@ -5,13 +5,7 @@
 
 #include "apps/graph/graph.hpp"
 #include "gpsm/error.hpp"
-
-#if defined(_OPENMP)
-#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
-#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
-#else
-#define GPSM_OMP(x)
-#endif
+#include "common/omp.hpp"
 
 namespace gpsm::graph {
 

@@ -7,26 +7,15 @@
 
 #include "apps/graph/graph.hpp"
 #include "gpsm/error.hpp"
-
-#if defined(_OPENMP)
-#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
-#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
-#else
-#define GPSM_OMP(x)
-#endif
+#include "common/omp.hpp"
+#include "common/splitmix.hpp"
 
 namespace gpsm::graph {
 namespace {
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 // Hash of (seed, stream, counter): independent streams for different purposes.
 std::uint64_t h3(std::uint64_t seed, std::uint64_t stream, std::uint64_t n) {
-  return mix(mix(mix(seed) ^ stream) ^ n);
+  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ n);
 }
 double unit(std::uint64_t x) { return static_cast<double>(x >> 11) * 0x1.0p-53; }  // [0, 1)
 double normal(std::uint64_t seed, std::uint64_t stream, std::uint64_t n) {     // Box-Muller
@@ -69,7 +58,7 @@ Csr rmat(const RmatParams& p) {
   std::vector<std::int32_t> perm(n);
   for (std::int64_t i = 0; i < n; ++i) perm[i] = static_cast<std::int32_t>(i);
   if (p.permute) {
-    std::mt19937_64 g(mix(p.seed ^ 0x5065726dull));
+    std::mt19937_64 g(splitmix64(p.seed ^ 0x5065726dull));
     for (std::int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates, own draw (not std::shuffle: portable)
       const auto j = static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(i + 1));
       std::swap(perm[i], perm[j]);

@@ -154,15 +154,10 @@ class AlsApp final : public App {
 };
 
 RunOutcome AlsApp::run(const RunRequest& req) {
-  RunOutcome out;
-  out.reason = graph_unsupported(req, name());
-  if (!out.reason.empty()) {
-    out.status = RunStatus::unsupported;
-    return out;
-  }
-  const Problem& p = req.problem;
-  const bool elided = req.paradigm == Paradigm::infinite && req.devices.size() > 1;
-  try {
+  return guarded_graph_run(req, name(), [&] {
+    RunOutcome out;
+    const Problem& p = req.problem;
+    const bool elided = req.paradigm == Paradigm::infinite && req.devices.size() > 1;
     AlsData& d = data(p, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
     AlsRun run(ctx, req.paradigm, d, p);
@@ -184,18 +179,14 @@ RunOutcome AlsApp::run(const RunRequest& req) {
                            factor, kFactorBound, got, d.ref.rmse);
       return "";
     });
-  } catch (const gpsm::Error& e) {
-    return graph_failed(e.what());
-  } catch (const std::bad_alloc&) {
-    return graph_failed("out of host memory building " + p.graph + " or its reference (try a smaller size)");
-  }
-  if (out.status == RunStatus::ok)
-    out.timing = std::string("host wall clock of the epochs (two half-steps each") +
-                 (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence after each" : "") +
-                 "; ratings, setup, tracking and verification excluded), divided by the epochs; error: relative RMSE "
-                 "difference to the CPU reference" +
-                 (elided ? "; transfers elided, result not checked" : "");
-  return out;
+    if (out.status == RunStatus::ok)
+      out.timing = std::string("host wall clock of the epochs (two half-steps each") +
+                   (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence after each" : "") +
+                   "; ratings, setup, tracking and verification excluded), divided by the epochs; error: relative RMSE "
+                   "difference to the CPU reference" +
+                   (elided ? "; transfers elided, result not checked" : "");
+    return out;
+  });
 }
 
 }  // namespace

@@ -62,6 +62,11 @@ class GraphRun {
 // A failed outcome with its reason and no times.
 RunOutcome graph_failed(const std::string& why);
 
+// The frame of every graph app's run(): an unsupported request (graph_unsupported) is said, not
+// run; otherwise body() runs, and a gpsm::Error or running out of host memory (building the graph
+// or its reference) fails the run with the reason.
+RunOutcome guarded_graph_run(const RunRequest& req, const char* app, const std::function<RunOutcome()>& body);
+
 // Warm-ups and timed reps of `run`, then check(out) fills error/tolerance and returns why the
 // last rep failed (empty: ok); a failed run keeps no times.
 RunOutcome timed_graph_run(GraphRun& run, const RunRequest& req, const std::function<std::string(RunOutcome&)>& check);

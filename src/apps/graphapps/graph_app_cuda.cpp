@@ -137,6 +137,23 @@ RunOutcome graph_failed(const std::string& why) {
   return out;
 }
 
+RunOutcome guarded_graph_run(const RunRequest& req, const char* app, const std::function<RunOutcome()>& body) {
+  RunOutcome out;
+  out.reason = graph_unsupported(req, app);
+  if (!out.reason.empty()) {
+    out.status = RunStatus::unsupported;
+    return out;
+  }
+  try {
+    return body();
+  } catch (const gpsm::Error& e) {
+    return graph_failed(e.what());
+  } catch (const std::bad_alloc&) {
+    return graph_failed("out of host memory building " + req.problem.graph +
+                        " or its reference (try a smaller size)");
+  }
+}
+
 RunOutcome timed_graph_run(GraphRun& run, const RunRequest& req, const std::function<std::string(RunOutcome&)>& check) {
   RunOutcome out;
   auto fail = [&](const std::string& why) {

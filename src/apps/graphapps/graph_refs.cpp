@@ -4,13 +4,8 @@
 #include <limits>
 
 #include "gpsm/error.hpp"
-
-#if defined(_OPENMP)
-#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
-#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
-#else
-#define GPSM_OMP(x)
-#endif
+#include "common/omp.hpp"
+#include "common/splitmix.hpp"
 
 namespace gpsm::apps::graphapps {
 
@@ -97,22 +92,14 @@ SsspResult sssp_reference(const graph::Csr& in, std::int64_t source, int cap) {
   return r;
 }
 
-namespace {
-std::uint64_t splitmix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-}  // namespace
 
 std::vector<float> sgd_initial(std::int64_t rows, int k, std::uint64_t seed, int stream) {
   std::vector<float> v(static_cast<std::size_t>(rows) * k);
   const float scale = std::sqrt(12.0f / static_cast<float>(k));
-  const std::uint64_t base = splitmix(seed ^ (static_cast<std::uint64_t>(stream) << 56));
+  const std::uint64_t base = splitmix64(seed ^ (static_cast<std::uint64_t>(stream) << 56));
   GPSM_OMP(parallel for)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i)
-    v[i] = scale * static_cast<float>(splitmix(base + static_cast<std::uint64_t>(i)) >> 40) * (1.0f / 16777216.0f);
+    v[i] = scale * static_cast<float>(splitmix64(base + static_cast<std::uint64_t>(i)) >> 40) * (1.0f / 16777216.0f);
   return v;
 }
 

@@ -154,16 +154,11 @@ class PageRankApp final : public App {
 };
 
 RunOutcome PageRankApp::run(const RunRequest& req) {
-  RunOutcome out;
-  out.reason = graph_unsupported(req, name());
-  if (!out.reason.empty()) {
-    out.status = RunStatus::unsupported;
-    return out;
-  }
-  const Problem& p = req.problem;
-  const int n = static_cast<int>(req.devices.size());
-  const bool elided = req.paradigm == Paradigm::infinite && n > 1;
-  try {
+  return guarded_graph_run(req, name(), [&] {
+    RunOutcome out;
+    const Problem& p = req.problem;
+    const int n = static_cast<int>(req.devices.size());
+    const bool elided = req.paradigm == Paradigm::infinite && n > 1;
     PrData& d = data(p, req);
     auto ref_for = [&](int iters) -> const PageRankResult& {
       auto it = d.ref_by_iters.find(iters);
@@ -196,18 +191,14 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
                            kL1Bound);
       return "";
     });
-  } catch (const gpsm::Error& e) {
-    return graph_failed(e.what());
-  } catch (const std::bad_alloc&) {
-    return graph_failed("out of host memory building " + p.graph + " or its reference (try a smaller size)");
-  }
-  if (out.status == RunStatus::ok)
-    out.timing = std::string("host wall clock of the iteration loop") +
-                 (p.tol > 0 ? ", the per-iteration read of the L1 change included" : "") +
-                 (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence per iteration" : "") +
-                 " (graph, setup, tracking and verification excluded), divided by its iterations" +
-                 (elided ? "; transfers elided, result not checked" : "");
-  return out;
+    if (out.status == RunStatus::ok)
+      out.timing = std::string("host wall clock of the iteration loop") +
+                   (p.tol > 0 ? ", the per-iteration read of the L1 change included" : "") +
+                   (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence per iteration" : "") +
+                   " (graph, setup, tracking and verification excluded), divided by its iterations" +
+                   (elided ? "; transfers elided, result not checked" : "");
+    return out;
+  });
 }
 
 }  // namespace

@@ -158,15 +158,10 @@ class SsspApp final : public App {
 };
 
 RunOutcome SsspApp::run(const RunRequest& req) {
-  RunOutcome out;
-  out.reason = graph_unsupported(req, name());
-  if (!out.reason.empty()) {
-    out.status = RunStatus::unsupported;
-    return out;
-  }
-  const Problem& p = req.problem;
-  const bool elided = req.paradigm == Paradigm::infinite && req.devices.size() > 1;
-  try {
+  return guarded_graph_run(req, name(), [&] {
+    RunOutcome out;
+    const Problem& p = req.problem;
+    const bool elided = req.paradigm == Paradigm::infinite && req.devices.size() > 1;
     SsspData& d = data(p, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
     // The elided bound cannot see when it converges: it runs the reference's iterations.
@@ -181,18 +176,14 @@ RunOutcome SsspApp::run(const RunRequest& req) {
         return fmt::format("verification failed: {} of {} distances differ from the CPU reference", bad, d.in.rows);
       return "";
     });
-  } catch (const gpsm::Error& e) {
-    return graph_failed(e.what());
-  } catch (const std::bad_alloc&) {
-    return graph_failed("out of host memory building " + p.graph + " or its reference (try a smaller size)");
-  }
-  if (out.status == RunStatus::ok)
-    out.timing = std::string("host wall clock of the iteration loop, the per-iteration read of the change flags") +
-                 (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? " and a GPS fence" : "") +
-                 " included (graph, setup, tracking and verification excluded), divided by its iterations; error: "
-                 "fraction of distances differing" +
-                 (elided ? "; transfers elided, result not checked" : "");
-  return out;
+    if (out.status == RunStatus::ok)
+      out.timing = std::string("host wall clock of the iteration loop, the per-iteration read of the change flags") +
+                   (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? " and a GPS fence" : "") +
+                   " included (graph, setup, tracking and verification excluded), divided by its iterations; error: "
+                   "fraction of distances differing" +
+                   (elided ? "; transfers elided, result not checked" : "");
+    return out;
+  });
 }
 
 }  // namespace

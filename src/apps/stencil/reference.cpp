@@ -8,15 +8,7 @@
 #include <utility>
 
 #include "apps/stencil/stencil_math.hpp"
-
-// OpenMP pragmas only where the compiler has OpenMP: without it the loops run serially (and no
-// unknown-pragma warnings appear).
-#if defined(_OPENMP)
-#define GPSM_OMP_PRAGMA(x) _Pragma(#x)
-#define GPSM_OMP(x) GPSM_OMP_PRAGMA(omp x)
-#else
-#define GPSM_OMP(x)
-#endif
+#include "common/omp.hpp"
 
 namespace gpsm::apps {
 

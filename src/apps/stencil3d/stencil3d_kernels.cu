@@ -49,6 +49,7 @@
 #include "apps/stencil3d/stencil3d_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -407,6 +408,19 @@ i64 resident_blocks(const void* kernel) {
 
 
 
+// make_plan searches chunk lengths by modelled load (stencil3d_plan.hpp): about 7-12 us of host
+// time per call on our 2-core host, which a stream-launched loop would pay per GPU and
+// iteration. The plan depends only on the launch's shape, so it is made once per shape.
+Plan cached_plan(int r, int v, const Box& b, bool pushes, i64 target) {
+  static std::mutex mu;
+  static std::map<std::array<i64, 9>, Plan> cache;
+  const std::array<i64, 9> key{r, v, b.n[0], b.n[1], b.n[2], b.axis, b.count, pushes ? 1 : 0, target};
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make_plan(r, v, b, pushes, target)).first;
+  return it->second;
+}
+
 using StepFn = void (*)(Step, Plan);
 template <Kind K, int kRemote>
 StepFn step_fn(bool vec, int m) {
@@ -440,7 +454,7 @@ void launch_step(Kind k, const Step& s, cudaStream_t st) {
   const int remote = !sources ? kNone : s.box.axis == m ? kPlanes : s.box.axis == 0 ? kColumns : kNone;
   const StepFn fn = k == Kind::heat ? step_fn<Kind::heat>(vec, m, remote) : step_fn<Kind::wave>(vec, m, remote);
   // slab3d guarantees at least one updated cell per axis (else the plan has no items).
-  const Plan p = make_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,
+  const Plan p = cached_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,
                            resident_blocks(reinterpret_cast<const void*>(fn)));
   const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
   Step e = s;  // the strides made explicit
@@ -489,7 +503,7 @@ void launch_cpu_free(Kind k, const CpuFree& c, int blocks, cudaStream_t st) {
     s.lower = c.lower[b];
     s.upper = c.upper[b];
   }
-  arg.p = make_plan(radius_of(k), vec ? 4 : 1, c.box, pushes, blocks);
+  arg.p = cached_plan(radius_of(k), vec ? 4 : 1, c.box, pushes, blocks);
   arg.sync = c.sync;
   arg.peer = c.peer;
   arg.iters = c.iters;

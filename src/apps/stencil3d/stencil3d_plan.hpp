@@ -88,10 +88,12 @@ inline int march_axis(const Box& b) { return b.axis == 1 ? 1 : 2; }
 // slots) that rule gave one 126-plane chunk per tile, 768 items and the long ones on half the
 // slots; the split below gives two 63-plane chunks. Chunks are at least 4R planes (or all of
 // them), so the re-read planes at chunk ends stay a small part of the traffic.
+inline std::int64_t plan_ceil_div(std::int64_t a, std::int64_t d) { return (a + d - 1) / d; }
+
 inline std::int64_t plan_interior_chunks(std::int64_t planes, std::int64_t tiles01, std::int64_t edge_chunks, int r,
                                          std::int64_t target) {
   using i64 = std::int64_t;
-  auto ceil_div = [](i64 a, i64 d) { return (a + d - 1) / d; };
+  const auto ceil_div = plan_ceil_div;
   if (planes <= 0) return 1;
   target = std::max<i64>(1, target);
   const i64 min_chunk = std::min<i64>(planes, 4 * r);
@@ -129,7 +131,7 @@ inline std::int64_t plan_interior_chunks(std::int64_t planes, std::int64_t tiles
 
 inline Plan make_plan(int r, int v, const Box& b, bool pushes, std::int64_t target) {
   using i64 = std::int64_t;
-  auto ceil_div = [](i64 a, i64 d) { return (a + d - 1) / d; };
+  const auto ceil_div = plan_ceil_div;
   const int m = march_axis(b), o = 3 - m;
   Plan p;
   p.x0 = v == 4 ? 0 : r;
