@@ -4,6 +4,7 @@
 // (gpsm_proact_cdp, src/CMakeLists.txt) with the device runtime.
 #include <cuda_runtime.h>
 
+#include "scope/cuda_check.hpp"
 #include "transfer/device.cuh"
 
 namespace gpsm::transfer {
@@ -39,7 +40,30 @@ __global__ void __launch_bounds__(kProducerThreads)
   });
 }
 
+__global__ void warm_child(unsigned* done) { atomicAdd(done, 1u); }
+
+__global__ void warm_parent(unsigned* done) { warm_child<<<1, 1, 0, cudaStreamFireAndForget>>>(done); }
+
 }  // namespace
+
+void preload_device_launch() {
+  cudaFuncAttributes fa{};
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, producer_device_launch));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, chunk_copy_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, warm_parent));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, warm_child));
+  unsigned* done = nullptr;
+  GPSM_CUDA(cudaMalloc(&done, sizeof(unsigned)));
+  GPSM_CUDA(cudaMemset(done, 0, sizeof(unsigned)));
+  warm_parent<<<1, 1>>>(done);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  unsigned got = 0;
+  if (e == cudaSuccess) e = cudaMemcpy(&got, done, sizeof(unsigned), cudaMemcpyDeviceToHost);
+  cudaFree(done);
+  GPSM_CUDA(e);
+  if (got != 1) throw Error("gpsm proact: the device-launch warm-up's child kernel did not run");
+}
 
 void launch_producer_device_launch(const ProducerArgs& a, const CopyArgs& c, int threads, const LaunchTimes& t,
                                    cudaStream_t s) {

@@ -2,6 +2,7 @@
 // the chunks' ready flags and push each ready chunk to its destinations with peer stores.
 #include <cuda_runtime.h>
 
+#include "scope/cuda_check.hpp"
 #include "transfer/device.cuh"
 
 namespace gpsm::transfer {
@@ -30,6 +31,11 @@ __global__ void persistent_agent(CopyArgs a, std::uint32_t warps_per_group) {
 }
 
 }  // namespace
+
+void preload_persistent_agent() {
+  cudaFuncAttributes fa{};
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, persistent_agent));
+}
 
 void launch_persistent_agent(const CopyArgs& a, int threads, cudaStream_t s) {
   const std::uint32_t warps = static_cast<std::uint32_t>(threads / 32);

@@ -422,7 +422,14 @@ Engine::Engine(const ProactConfig& cfg) : impl_(std::make_unique<Impl>()) {
     for (int p : I.producers) {
       I.set(p);
       GPSM_CUDA(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, static_cast<std::size_t>(most + 256)));
+      preload_device_launch();  // after the limit: the warm-up sets the device runtime up at its final size
     }
+  }
+  // every kernel loaded before the first gated run (kernels.hpp: lazy loading behind a spinning gate)
+  for (int r = 0; r < I.n; ++r) {
+    I.set(r);
+    preload_producer_kernels();
+    preload_persistent_agent();
   }
 }
 

@@ -76,6 +76,15 @@ struct LaunchTimes {
 };
 void launch_producer_device_launch(const ProducerArgs& a, const CopyArgs& c, int threads, const LaunchTimes& t,
                                    cudaStream_t s);
+// Loads every PROACT kernel on the current device (cudaFuncGetAttributes) and, for the device-launch
+// agent, runs one parent that launches one child, so the device runtime is set up. Why: CUDA loads
+// kernels lazily (CUDA_MODULE_LOADING=LAZY, the default since 12.2), and loading a kernel while the
+// gate kernel spins waits for the gate: the first run of each kernel then opened the gate on its
+// timeout (seen on 4xH200, 2026-11-22: "the host took over 20000 ms to enqueue the run"). Call
+// before the first gated run; synchronizes the device.
+void preload_producer_kernels();
+void preload_persistent_agent();
+void preload_device_launch();
 // Whether this build has the device-launch agent (CUDA dynamic parallelism).
 bool device_launch_built();
 

@@ -1,6 +1,7 @@
 // The synthetic producer (seed 000 §2.4.3) with its tracking variants, the verifier and the gate.
 #include <cuda_runtime.h>
 
+#include "scope/cuda_check.hpp"
 #include "transfer/device.cuh"
 
 namespace gpsm::transfer {
@@ -46,6 +47,15 @@ __global__ void gate_kernel(const std::uint32_t* go, std::uint32_t value, std::u
 }
 
 }  // namespace
+
+void preload_producer_kernels() {
+  cudaFuncAttributes fa{};
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, producer_kernel<Track::none>));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, producer_kernel<Track::counters>));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, producer_kernel<Track::inline_peers>));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, verify_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&fa, gate_kernel));
+}
 
 void launch_producer(Track t, const ProducerArgs& a, cudaStream_t s) {
   const unsigned blocks = static_cast<unsigned>(ceil_div(a.words, kProducerThreads * 4));
