@@ -1,16 +1,23 @@
 // Graph apps on GPUs (pagerank, sssp, als): every paradigm on 1, 2 and all GPUs on small graphs,
 // each run verified by the app against its CPU reference (PageRank L1 <= 1e-5, SSSP exact, SGD
 // RMSE within 1%); the elided `infinite` bound must miss the reference (or the check proves
-// nothing); GPS link bytes and subscriber counts against memcpy's and gps_all's.
+// nothing); GPS link bytes and subscriber counts against memcpy's and gps_all's; proact's chunk
+// counters against the host plan.
 #include <gtest/gtest.h>
 
+#include <cuda_runtime.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app_test_util.hpp"
 #include "apps/graphapps/graph_exchange.hpp"
+#include "apps/graphapps/graph_exchange_proact.hpp"
+#include "apps/graphapps/graph_proact_plan.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "apps/graphapps/graph_spec.hpp"
 #include "gpsm/gps/context.hpp"
@@ -21,7 +28,13 @@ namespace {
 
 const std::vector<Paradigm> kParadigms{Paradigm::single,     Paradigm::memcpy, Paradigm::um,      Paradigm::um_hints,
                                        Paradigm::rdl,        Paradigm::p2p_inline, Paradigm::gps, Paradigm::gps_all,
-                                       Paradigm::nccl,       Paradigm::infinite};
+                                       Paradigm::proact,     Paradigm::nccl,       Paradigm::infinite};
+
+// GPSM_GRAPH_PROACT_CHUNK for one scope (the proact exchange reads it when built).
+struct ChunkEnv {
+  explicit ChunkEnv(const char* v) { setenv("GPSM_GRAPH_PROACT_CHUNK", v, 1); }
+  ~ChunkEnv() { unsetenv("GPSM_GRAPH_PROACT_CHUNK"); }
+};
 
 // Runs every paradigm on every GPU count; bound: the app's own (checked by the app), elided_min:
 // the least error the elided bound must show on more than one GPU on the first size (a graph
@@ -67,7 +80,7 @@ TEST(GraphAppsGpu, PageRankToleranceStopsWhereTheReferenceStops) {
   GPSM_REQUIRE_GPUS(1);
   auto app = apptest::app_named("pagerank");
   const int g = static_cast<int>(apptest::gpu_counts().back());
-  for (Paradigm par : {Paradigm::memcpy, Paradigm::rdl, Paradigm::gps, Paradigm::p2p_inline}) {
+  for (Paradigm par : {Paradigm::memcpy, Paradigm::rdl, Paradigm::gps, Paradigm::p2p_inline, Paradigm::proact}) {
     SCOPED_TRACE(paradigm_name(par));
     const RunOutcome o = apptest::run(*app, par, g, app->problem("rmat:11@tol=1e-5", 300));
     ASSERT_EQ(o.status, RunStatus::ok) << o.reason;  // includes: within one iteration of the reference's count
@@ -85,6 +98,92 @@ TEST(GraphAppsGpu, SsspEveryParadigm) {
 TEST(GraphAppsGpu, AlsEveryParadigm) {
   GPSM_REQUIRE_GPUS(1);
   every_paradigm("als", {"ratings:3000x400x12", "ratings:2000x500x8@nnz"}, 3, 1e-3);
+}
+
+// proact with one kernel block per chunk (the most chunks, waits and copies per rank; the default
+// 64 KiB floor leaves these small vectors one chunk per rank): still the reference's result, and
+// memcpy's link bytes.
+TEST(GraphAppsGpu, ProactWithTheSmallestChunks) {
+  GPSM_REQUIRE_GPUS(1);
+  const ChunkEnv one_block("1");
+  const std::vector<std::pair<const char*, const char*>> runs{
+      {"pagerank", "rmat:11"}, {"pagerank", "road:48x37@nnz"}, {"sssp", "rmat:11"}, {"als", "ratings:3000x400x12"}};
+  for (const auto& [name, size] : runs)
+    for (int g : apptest::gpu_counts()) {
+      SCOPED_TRACE(std::string(name) + " " + size + " on " + std::to_string(g) + " GPUs");
+      auto app = apptest::app_named(name);
+      const Problem p = app->problem(size, std::string(name) == "als" ? 3 : 10);
+      const RunOutcome o = apptest::run(*app, Paradigm::proact, g, p);
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      EXPECT_LE(o.error, o.tolerance);
+      const RunOutcome m = apptest::run(*app, Paradigm::memcpy, g, p);
+      ASSERT_EQ(m.status, RunStatus::ok) << m.reason;
+      EXPECT_DOUBLE_EQ(o.link_bytes_per_iter, m.link_bytes_per_iter);
+    }
+}
+
+// The kernel's counting against the host plan: after k publications every chunk counter holds
+// k x its contributors (fewer would hang the copy stream, more would let copies start early),
+// and the vector equals memcpy's exchange bit for bit.
+TEST(GraphAppsGpu, ProactCountersMatchTheChunkPlan) {
+  GPSM_REQUIRE_GPUS(2);
+  using namespace gpsm::apps::graphapps;
+  const std::vector<int> devices = gpstest::all_devices();
+  const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
+  const std::vector<int> use(devices.begin(), devices.begin() + n);
+  const ChunkEnv small("256");
+  const GraphSpec gs = parse_graph_spec("rmat:12");
+  const gpsm::graph::Csr g = build_graph(gs, false, 1);
+  const gpsm::graph::Csr in = gpsm::graph::transpose(g);
+  const int lanes = lanes_for(static_cast<double>(in.nnz()) / static_cast<double>(in.rows));
+  gpsm::gps::Context ctx(use, gpsm::gps::Settings::from_env());
+  const VecLayout l = layout_for(in, n, false, 1);
+  Exchange px(ctx, Paradigm::proact, l, 2, "counted", nullptr, rows_per_block(lanes));
+  Exchange mx(ctx, Paradigm::memcpy, l, 2, "plain");
+  ASSERT_NE(px.proact(), nullptr);
+  std::vector<DeviceSlice> dev(n);
+  std::vector<gpsm::DevBuf<float>> inv(n);
+  const std::vector<float> inv_slots = to_slots(l, inverse_out_degree(g), 0.0f);
+  for (int r = 0; r < n; ++r) {
+    dev[r].upload(ctx.device(r), slice_rows(in, l.parts[r], l));
+    upload_floats(inv[r], ctx.device(r), inv_slots);
+  }
+  const std::vector<float> x0 = to_slots(l, std::vector<float>(static_cast<std::size_t>(l.rows()), 1.0f / l.rows()), 0.0f);
+  const int phases = 5;
+  for (Exchange* x : {&px, &mx}) {
+    x->upload(0, x0);
+    x->upload(1, x0);
+    for (int it = 0; it < phases; ++it) {
+      const int c = it & 1;
+      for (int r = 0; r < n; ++r) {
+        ASSERT_EQ(cudaSetDevice(ctx.device(r)), cudaSuccess);
+        const ReadyArg ready = x->before_kernel(r, 1 - c);
+        EXPECT_EQ(ready.counters != nullptr, x == &px);
+        launch_pagerank(dev[r].arg(r * l.chunk), x->arg(r, c), x->arg(r, 1 - c), inv[r].p, 0.1f, kDamping, nullptr,
+                        lanes, ctx.stream(r), ready);
+        x->after_kernel(r, 1 - c);
+      }
+      ctx.synchronize();  // the phase order the events give in the apps
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    const ChunkSplit& s = px.proact()->split(r);
+    EXPECT_GT(s.chunks(), 1) << "rank " << r << ": the test wants several chunks";
+    const std::vector<std::uint32_t> got = px.proact()->counters(r);
+    ASSERT_EQ(static_cast<std::int64_t>(got.size()), s.chunks());
+    for (std::int64_t k = 0; k < s.chunks(); ++k)
+      EXPECT_EQ(got[k], phases * s.contributors(k)) << "rank " << r << " chunk " << k;
+  }
+  // Every replica, not just the owners' rows: the copies must have landed everywhere.
+  for (int r = 0; r < n; ++r) {
+    std::vector<float> a(static_cast<std::size_t>(l.elems())), b(a.size());
+    ASSERT_EQ(cudaSetDevice(ctx.device(r)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(a.data(), px.arg(r, phases & 1).local, a.size() * sizeof(float), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(b.data(), mx.arg(r, phases & 1).local, b.size() * sizeof(float), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    EXPECT_EQ(a, b) << "replica on rank " << r;
+  }
 }
 
 // road:512 (1 MiB rank vector): each GPU reads its neighbours' boundary rows only, so GPS

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "apps/graphapps/graph_app.hpp"
+#include "apps/graphapps/graph_proact_plan.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "scope/cuda_check.hpp"
@@ -54,8 +55,10 @@ class AlsRun final : public GraphRun {
     const int k = d.params.rank;
     const VecLayout lu = layout_for(d.by_user, n_, p.balance_nnz, k);
     const VecLayout li = layout_for(d.by_item, n_, p.balance_nnz, k);
-    users_ = &add(std::make_unique<Exchange>(ctx, par, lu, 1, "als_users", comms()));
-    items_ = &add(std::make_unique<Exchange>(ctx, par, li, 1, "als_items", comms()));
+    // In place (one buffer): a row's factor is final once its thread stored it, and no rank reads
+    // another's rows of the vector it updates, so proact's chunks leave during the half-step.
+    users_ = &add(std::make_unique<Exchange>(ctx, par, lu, 1, "als_users", comms(), rows_per_block(1)));
+    items_ = &add(std::make_unique<Exchange>(ctx, par, li, 1, "als_items", comms(), rows_per_block(1)));
     us_.resize(n_);
     is_.resize(n_);
     for (int r = 0; r < n_; ++r) {
@@ -81,8 +84,9 @@ class AlsRun final : public GraphRun {
   void half(Exchange& own, Exchange& other, std::vector<DeviceSlice>& slices) {
     for (int r = 0; r < n_; ++r) {
       ev_.begin(r);
+      const ReadyArg ready = own.before_kernel(r, 0);
       launch_sgd(slices[r].arg(r * own.layout().chunk), own.arg(r, 0), other.arg(r, 0), d_.params.lr,
-                 d_.params.lambda, ctx_.stream(r));
+                 d_.params.lambda, ctx_.stream(r), ready);
       own.after_kernel(r, 0);
       ev_.end(r);
     }
@@ -184,7 +188,7 @@ RunOutcome AlsApp::run(const RunRequest& req) {
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence after each" : "") +
                    "; ratings, setup, tracking and verification excluded), divided by the epochs; error: relative RMSE "
                    "difference to the CPU reference" +
-                   (elided ? "; transfers elided, result not checked" : "");
+                   exchange_timing_note(req.paradigm, static_cast<int>(req.devices.size())) + (elided ? "; transfers elided, result not checked" : "");
     return out;
   });
 }

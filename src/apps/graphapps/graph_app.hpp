@@ -59,6 +59,10 @@ class GraphRun {
   bool tracked_ = false;
 };
 
+// The timing strings' note on how the vectors moved, where it is not the plain exchange: proact on
+// more than one GPU ("; ..."), else empty.
+std::string exchange_timing_note(Paradigm p, int gpus);
+
 // A failed outcome with its reason and no times.
 RunOutcome graph_failed(const std::string& why);
 

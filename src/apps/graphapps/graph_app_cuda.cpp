@@ -21,6 +21,7 @@ bool graph_has(Paradigm p) {
     case Paradigm::gps:
     case Paradigm::gps_all:
     case Paradigm::infinite:
+    case Paradigm::proact:
       return true;
     case Paradigm::nccl:
       return nccl_built();
@@ -128,6 +129,12 @@ std::string GraphRun::hint_problem() const {
   for (const auto& e : ex_)
     if (!e->hint_problem().empty()) return e->hint_problem();
   return "";
+}
+
+std::string exchange_timing_note(Paradigm p, int gpus) {
+  if (p != Paradigm::proact || gpus < 2) return "";
+  return "; each GPU's rows shipped during its kernel, in chunks, by copy engines waiting on per-chunk ready "
+         "counters (the phase ends when its copies are done)";
 }
 
 RunOutcome graph_failed(const std::string& why) {

@@ -5,6 +5,10 @@
 //   paradigm     copies                       after a rank's kernel wrote its rows
 //   single       one device buffer            -
 //   memcpy       a full copy per GPU          cudaMemcpyPeerAsync of its rows to every peer
+//   proact       a full copy per GPU          during the kernel: each chunk of its rows, once the
+//                                             blocks writing it bumped its counter, copied to every
+//                                             peer by a copy stream waiting on the counter
+//                                             (graph_exchange_proact.hpp; not yet run on a GPU)
 //   infinite     a full copy per GPU          nothing (the memcpy run with its copies elided)
 //   nccl         a full copy per GPU          ncclAllGather of the ranks' chunks (after all ranks)
 //   p2p_inline   a full copy per GPU          nothing: the kernel stored each value into every copy
@@ -32,12 +36,16 @@ class NcclComms;
 
 namespace gpsm::apps::graphapps {
 
+class ProactShipper;
+
 class Exchange {
  public:
   // buffers: 2 for vectors read in one phase and written in the next (PageRank, SSSP), 1 for
   // vectors updated in place by their owners (SGD factors). comms: the nccl paradigm's.
+  // rows_per_block: proact's, the block -> rows mapping of the kernel writing the vector
+  // (graph_proact_plan.hpp: rows_per_block(lanes)); the other paradigms ignore it.
   Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buffers, const std::string& name,
-           NcclComms* comms = nullptr);
+           NcclComms* comms = nullptr, std::int64_t rows_per_block = 0);
   ~Exchange();
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
@@ -48,7 +56,12 @@ class Exchange {
   void upload(int b, const std::vector<float>& slots);
   // Buffer b in slot order, each rank's rows from its own copy (GPS: from the page's home).
   std::vector<float> download(int b) const;
-  // Rank r's kernel writing buffer b was just launched on its stream (memcpy: the copies).
+  // Rank r's kernel writing buffer b is about to be launched on its stream, after the phase's
+  // waits: proact returns the counters the kernel bumps (and marks where its copies may start);
+  // empty for every other paradigm.
+  ReadyArg before_kernel(int r, int b);
+  // Rank r's kernel writing buffer b was just launched on its stream (memcpy: the copies; proact:
+  // the chunk waits and copies on its copy stream, joined back into the rank's stream).
   void after_kernel(int r, int b);
   // Every rank's kernel of the phase was launched (nccl: the allgather; gps: the fence).
   void after_phase(int b);
@@ -56,6 +69,7 @@ class Exchange {
   double publish_bytes() const;
   // um_hints: the first hint that did not read back, or empty.
   const std::string& hint_problem() const { return hint_problem_; }
+  const ProactShipper* proact() const { return proact_.get(); }  // proact only, else null
   gps::Array<float>* gps_array(int b) { return b >= 0 && b < static_cast<int>(gps_.size()) ? &gps_[b] : nullptr; }
 
  private:
@@ -69,12 +83,14 @@ class Exchange {
   std::vector<std::array<DevBuf<float>, 2>> rep_;  // [rank][buffer]: replicated paradigms
   std::array<float*, 2> managed_{nullptr, nullptr};
   std::vector<gps::Array<float>> gps_;
+  std::unique_ptr<ProactShipper> proact_;
   std::string hint_problem_;
 };
 
 // Whether each rank must wait for every other rank's previous phase (the copies it reads and their
 // reads of what it overwrites): every multi-GPU paradigm but nccl (its collective orders the
-// streams) and gps / gps_all (a host fence ends every phase).
+// streams) and gps / gps_all (a host fence ends every phase); proact included (its copy streams
+// start behind these waits and the rank's stream joins them before the phase's event).
 bool needs_phase_events(Paradigm p, int ranks);
 
 // The phase loop's cross-rank ordering for paradigms whose exchange needs_events(): at the start

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/graphapps/graph_exchange_proact.hpp"
 #include "common/mem_location.hpp"
 #include "common/nccl_comms.hpp"
 #include "gpsm/error.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 bool replicated(Paradigm p) {
   return p == Paradigm::single || p == Paradigm::memcpy || p == Paradigm::infinite || p == Paradigm::nccl ||
-         p == Paradigm::p2p_inline || p == Paradigm::rdl;
+         p == Paradigm::p2p_inline || p == Paradigm::rdl || p == Paradigm::proact;
 }
 bool managed(Paradigm p) { return p == Paradigm::um || p == Paradigm::um_hints; }
 bool gps_kind(Paradigm p) { return p == Paradigm::gps || p == Paradigm::gps_all; }
@@ -29,7 +30,7 @@ bool gps_kind(Paradigm p) { return p == Paradigm::gps || p == Paradigm::gps_all;
 }  // namespace
 
 Exchange::Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buffers, const std::string& name,
-                   NcclComms* comms)
+                   NcclComms* comms, std::int64_t rows_per_block)
     : ctx_(ctx), par_(par), l_(l), n_(ctx.size()), buffers_(buffers), comms_(comms) {
   if (l_.ranks() != n_) throw Error(fmt::format("gpsm: {}: layout for {} ranks, context has {}", name, l_.ranks(), n_));
   if (buffers < 1 || buffers > 2) throw Error("gpsm: Exchange takes 1 or 2 buffers");
@@ -39,6 +40,10 @@ Exchange::Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buff
     rep_.resize(n_);
     for (int r = 0; r < n_; ++r)
       for (int b = 0; b < buffers; ++b) rep_[r][b].alloc(ctx.device(r), elems);
+    if (par == Paradigm::proact) {
+      if (rows_per_block < 1) throw Error("gpsm: " + name + ": the proact exchange needs the kernel's rows per block");
+      proact_ = std::make_unique<ProactShipper>(ctx, l_, rows_per_block, name);
+    }
   } else if (managed(par)) {
     for (int b = 0; b < buffers; ++b) GPSM_CUDA(cudaMallocManaged(&managed_[b], elems * sizeof(float)));
     if (par == Paradigm::um_hints) advise();
@@ -122,7 +127,15 @@ std::vector<float> Exchange::download(int b) const {
   return out;
 }
 
+ReadyArg Exchange::before_kernel(int r, int /*b*/) { return proact_ ? proact_->before_kernel(r) : ReadyArg{}; }
+
 void Exchange::after_kernel(int r, int b) {
+  if (proact_) {
+    std::vector<float*> reps(static_cast<std::size_t>(n_));
+    for (int d = 0; d < n_; ++d) reps[d] = rep_[d][b].p;
+    proact_->after_kernel(r, reps);
+    return;
+  }
   if (par_ != Paradigm::memcpy || n_ == 1 || l_.owned_elems(r) == 0) return;
   const std::size_t bytes = l_.owned_elems(r) * sizeof(float);
   for (int d = 0; d < n_; ++d)

@@ -2,6 +2,11 @@
 
 #include <cuda_runtime.h>
 
+#include <fmt/format.h>
+
+#include "apps/graphapps/graph_proact_plan.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/gps/sync.hpp"
 #include "scope/cuda_check.hpp"
 
 namespace gpsm::apps::graphapps {
@@ -32,12 +37,25 @@ struct Acc<Access::gps> {
   static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) { v.view.store(e, x); }
 };
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kGraphThreads;
 
-// `lanes` consecutive threads per row; every thread of a warp reaches the shuffles.
-template <Access A>
+// proact, after the block's rows (Algorithm 1, lines 3-8, counting up): every thread of the block
+// reaches it; the barrier makes the block's stores cumulative for thread 0, whose system-scope
+// fence orders them before the counter add that the copy stream's wait observes.
+__device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    gps::fence_sys();
+    atomicAdd(&rd.counters[blockIdx.x / rd.blocks_per_chunk], 1u);
+  }
+}
+
+// `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
+// (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
+// shuffles. kReady: proact's counting (block_rows_done), compiled out of the other paradigms.
+template <Access A, bool kReady>
 __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
-                                float damping, double* change, int lanes) {
+                                float damping, double* change, int lanes, ReadyArg rd) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
@@ -54,10 +72,12 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
     Acc<A>::store(y, slot, v);
     if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
   }
+  if constexpr (kReady) block_rows_done(rd);
 }
 
-template <Access A>
-__global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lanes) {
+// Rows mapped to blocks as pagerank_kernel's.
+template <Access A, bool kReady>
+__global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lanes, ReadyArg rd) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
@@ -73,12 +93,14 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
     Acc<A>::store(y, slot, v);
     if (v < old) *changed = 1;
   }
+  if constexpr (kReady) block_rows_done(rd);
 }
 
+// One row's factor, updated in place: no other thread reads or writes it (als's rows are final
+// once their thread stored them, so proact can ship them while other blocks still run).
 template <Access A>
-__global__ void sgd_kernel(CsrArg a, VecArg own, VecArg other, float lr, float lambda) {
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= a.rows) return;
+__device__ __forceinline__ void sgd_row(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda,
+                                        std::int64_t row) {
   const std::int64_t at = (a.first_slot + row) * kSgdRank;
   float p[kSgdRank], q[kSgdRank];
 #pragma unroll
@@ -99,47 +121,75 @@ __global__ void sgd_kernel(CsrArg a, VecArg own, VecArg other, float lr, float l
   for (int f = 0; f < kSgdRank; ++f) Acc<A>::store(own, at + f, p[f]);
 }
 
+// A thread per row: block b rows [b kThreads, (b + 1) kThreads).
+template <Access A, bool kReady>
+__global__ void sgd_kernel(CsrArg a, VecArg own, VecArg other, float lr, float lambda, ReadyArg rd) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if constexpr (kReady) {
+    if (row < a.rows) sgd_row<A>(a, own, other, lr, lambda, row);
+    block_rows_done(rd);  // every thread of the block, those past the last row included
+  } else {
+    if (row >= a.rows) return;
+    sgd_row<A>(a, own, other, lr, lambda, row);
+  }
+}
+
 unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 
-// Calls f.template operator()<A>() for the run-time kind (C++17: a generic lambda taking a tag).
-template <Access A>
+// Calls f.template operator()<A, kReady>() for the run-time kind (C++17: a generic lambda taking
+// a tag). Counting (proact) runs on the local kind only: its replicas are read like memcpy's.
+template <Access A, bool R>
 struct Tag {
   static constexpr Access value = A;
+  static constexpr bool ready = R;
 };
 template <class F>
-void dispatch(Access k, F&& f) {
+void dispatch(Access k, const ReadyArg& rd, std::int64_t rows_per_block, const char* kernel, F&& f) {
+  if (rd.counters != nullptr) {
+    if (k != Access::local) throw Error(fmt::format("gpsm: {}: ready counters with a non-local vector", kernel));
+    if (rd.rows_per_block != rows_per_block || rd.blocks_per_chunk < 1)
+      throw Error(fmt::format("gpsm: {}: the proact chunks assume {} rows per block, the kernel maps {}", kernel,
+                              rd.rows_per_block, rows_per_block));
+    f(Tag<Access::local, true>{});
+    return;
+  }
   switch (k) {
-    case Access::local: f(Tag<Access::local>{}); break;
-    case Access::owner: f(Tag<Access::owner>{}); break;
-    case Access::push: f(Tag<Access::push>{}); break;
-    case Access::gps: f(Tag<Access::gps>{}); break;
+    case Access::local: f(Tag<Access::local, false>{}); break;
+    case Access::owner: f(Tag<Access::owner, false>{}); break;
+    case Access::push: f(Tag<Access::push, false>{}); break;
+    case Access::gps: f(Tag<Access::gps, false>{}); break;
   }
 }
 
 }  // namespace
 
 void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const float* inv_deg, float base,
-                     float damping, double* change, int lanes, cudaStream_t s) {
+                     float damping, double* change, int lanes, cudaStream_t s, const ReadyArg& ready) {
   if (a.rows == 0) return;
-  dispatch(x.kind, [&](auto tag) {
-    pagerank_kernel<decltype(tag)::value>
-        <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes);
+  dispatch(x.kind, ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
+    using T = decltype(tag);
+    pagerank_kernel<T::value, T::ready>
+        <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
   });
   GPSM_CUDA(cudaGetLastError());
 }
 
-void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed, int lanes, cudaStream_t s) {
+void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed, int lanes, cudaStream_t s,
+                 const ReadyArg& ready) {
   if (a.rows == 0) return;
-  dispatch(x.kind, [&](auto tag) {
-    sssp_kernel<decltype(tag)::value><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes);
+  dispatch(x.kind, ready, rows_per_block(lanes), "sssp", [&](auto tag) {
+    using T = decltype(tag);
+    sssp_kernel<T::value, T::ready><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
   });
   GPSM_CUDA(cudaGetLastError());
 }
 
-void launch_sgd(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda, cudaStream_t s) {
+void launch_sgd(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda, cudaStream_t s,
+                const ReadyArg& ready) {
   if (a.rows == 0) return;
-  dispatch(own.kind, [&](auto tag) {
-    sgd_kernel<decltype(tag)::value><<<blocks_for(a.rows), kThreads, 0, s>>>(a, own, other, lr, lambda);
+  dispatch(own.kind, ready, rows_per_block(1), "sgd", [&](auto tag) {
+    using T = decltype(tag);
+    sgd_kernel<T::value, T::ready><<<blocks_for(a.rows), kThreads, 0, s>>>(a, own, other, lr, lambda, ready);
   });
   GPSM_CUDA(cudaGetLastError());
 }

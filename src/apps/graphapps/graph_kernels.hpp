@@ -40,12 +40,24 @@ struct CsrArg {
 
 constexpr int kSgdRank = 16;  // factor length the SGD kernel is compiled for
 
+// proact (graph_proact_plan.hpp): the rank's per-chunk counters. Block b writes local rows
+// [b rows_per_block, (b + 1) rows_per_block); after they are stored (block barrier, then thread 0
+// releases at system scope: the copy engine reads them) it adds 1 to counters[b / blocks_per_chunk].
+// counters == nullptr (every other paradigm): the kernels are compiled without the counting.
+struct ReadyArg {
+  std::uint32_t* counters = nullptr;
+  std::int64_t blocks_per_chunk = 1;
+  std::int64_t rows_per_block = 0;  // the chunk split's; the launch checks it against its own mapping
+};
+
 // y[slot] = base + damping * sum x[col] inv_deg[col]; change (if not null) += |y - x| per row.
 void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const float* inv_deg, float base,
-                     float damping, double* change, int lanes, cudaStream_t s);
+                     float damping, double* change, int lanes, cudaStream_t s, const ReadyArg& ready = {});
 // y[slot] = min(x[slot], min x[col] + val); *changed = 1 where y < x.
-void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed, int lanes, cudaStream_t s);
+void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed, int lanes, cudaStream_t s,
+                 const ReadyArg& ready = {});
 // Each row's kSgdRank-float factor in `own` updated over its ratings (a.val) against `other`.
-void launch_sgd(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda, cudaStream_t s);
+void launch_sgd(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda, cudaStream_t s,
+                const ReadyArg& ready = {});
 
 }  // namespace gpsm::apps::graphapps

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "apps/graphapps/graph_app.hpp"
+#include "apps/graphapps/graph_proact_plan.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "scope/cuda_check.hpp"
@@ -34,7 +35,9 @@ class PrRun final : public GraphRun {
   PrRun(gps::Context& ctx, Paradigm par, const PrData& d, const Problem& p, int fixed_iters)
       : GraphRun(ctx, par), d_(d), p_(p), fixed_(fixed_iters) {
     const VecLayout l = layout_for(d.in, n_, p.balance_nnz, 1);
-    x_ = &add(std::make_unique<Exchange>(ctx, par, l, 2, "pagerank_rank", comms()));
+    const double mean = d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1;
+    lanes_ = lanes_for(mean);
+    x_ = &add(std::make_unique<Exchange>(ctx, par, l, 2, "pagerank_rank", comms(), rows_per_block(lanes_)));
     const std::vector<float> inv = to_slots(l, d.inv_deg, 0.0f);
     slices_.resize(n_);
     inv_.resize(n_);
@@ -46,8 +49,6 @@ class PrRun final : public GraphRun {
       upload_floats(inv_[r], ctx.device(r), inv);
       if (p.tol > 0) change_[r].alloc(ctx.device(r), 1);
     }
-    const double mean = d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1;
-    lanes_ = lanes_for(mean);
   }
 
   std::vector<float> result() const { return from_slots(x_->layout(), x_->download(done_ % 2)); }
@@ -69,8 +70,9 @@ class PrRun final : public GraphRun {
       cudaStream_t st = ctx_.stream(r);
       double* change = measure ? change_[r].p : nullptr;
       if (change != nullptr) GPSM_CUDA(cudaMemsetAsync(change, 0, sizeof(double), st));
+      const ReadyArg ready = x_->before_kernel(r, 1 - c);
       launch_pagerank(slices_[r].arg(r * l.chunk), x_->arg(r, c), x_->arg(r, 1 - c), inv_[r].p, base, kDamping, change,
-                      lanes_, st);
+                      lanes_, st, ready);
       x_->after_kernel(r, 1 - c);
       ev_.end(r);
     }
@@ -196,7 +198,7 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
                    (p.tol > 0 ? ", the per-iteration read of the L1 change included" : "") +
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence per iteration" : "") +
                    " (graph, setup, tracking and verification excluded), divided by its iterations" +
-                   (elided ? "; transfers elided, result not checked" : "");
+                   exchange_timing_note(req.paradigm, n) + (elided ? "; transfers elided, result not checked" : "");
     return out;
   });
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "apps/graphapps/graph_app.hpp"
+#include "apps/graphapps/graph_proact_plan.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "scope/cuda_check.hpp"
@@ -40,7 +41,8 @@ class SsspRun final : public GraphRun {
   SsspRun(gps::Context& ctx, Paradigm par, const SsspData& d, const Problem& p, int fixed_iters)
       : GraphRun(ctx, par), d_(d), p_(p), fixed_(fixed_iters) {
     const VecLayout l = layout_for(d.in, n_, p.balance_nnz, 1);
-    x_ = &add(std::make_unique<Exchange>(ctx, par, l, 2, "sssp_dist", comms()));
+    lanes_ = lanes_for(d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1);
+    x_ = &add(std::make_unique<Exchange>(ctx, par, l, 2, "sssp_dist", comms(), rows_per_block(lanes_)));
     slices_.resize(n_);
     changed_.resize(n_);
     for (int r = 0; r < n_; ++r) {
@@ -49,7 +51,6 @@ class SsspRun final : public GraphRun {
       slices_[r].upload(ctx.device(r), s);
       changed_[r].alloc(ctx.device(r), 1);
     }
-    lanes_ = lanes_for(d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1);
   }
 
   std::vector<float> result() const { return from_slots(x_->layout(), x_->download(done_ % 2)); }
@@ -71,7 +72,8 @@ class SsspRun final : public GraphRun {
       ev_.begin(r);
       cudaStream_t st = ctx_.stream(r);
       GPSM_CUDA(cudaMemsetAsync(changed_[r].p, 0, sizeof(int), st));
-      launch_sssp(slices_[r].arg(r * l.chunk), x_->arg(r, c), x_->arg(r, 1 - c), changed_[r].p, lanes_, st);
+      const ReadyArg ready = x_->before_kernel(r, 1 - c);
+      launch_sssp(slices_[r].arg(r * l.chunk), x_->arg(r, c), x_->arg(r, 1 - c), changed_[r].p, lanes_, st, ready);
       x_->after_kernel(r, 1 - c);
       ev_.end(r);
     }
@@ -181,7 +183,7 @@ RunOutcome SsspApp::run(const RunRequest& req) {
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? " and a GPS fence" : "") +
                    " included (graph, setup, tracking and verification excluded), divided by its iterations; error: "
                    "fraction of distances differing" +
-                   (elided ? "; transfers elided, result not checked" : "");
+                   exchange_timing_note(req.paradigm, static_cast<int>(req.devices.size())) + (elided ? "; transfers elided, result not checked" : "");
     return out;
   });
 }

@@ -85,6 +85,7 @@ double publish_bytes(Paradigm par, const VecLayout& l) {
     case Paradigm::rdl:  // nothing is published: the readers fetch (remote_read_bytes)
       return 0;
     case Paradigm::memcpy:
+    case Paradigm::proact:  // memcpy's copies, chunked
     case Paradigm::p2p_inline:
       return owned * (n - 1);
     case Paradigm::nccl:

@@ -49,7 +49,7 @@ struct Slice {
 Slice slice_rows(const graph::Csr& m, graph::RowRange rows, const VecLayout& cols);
 
 // Bytes one publication of the vector (every rank writes its rows once) puts on links between
-// GPUs in paradigm `par`: memcpy and p2p_inline send each rank's rows to every other rank; nccl's
+// GPUs in paradigm `par`: memcpy, proact and p2p_inline send each rank's rows to every other rank; nccl's
 // allgather moves whole chunks, padding included; single and infinite move none. -1 where the
 // paradigm does not know (um, um_hints: driver page migration; gps, gps_all: the runtime counts;
 // rdl: see remote_read_bytes).

@@ -1,0 +1,106 @@
+#include "apps/graphapps/graph_exchange_proact.hpp"
+
+#include <cuda_runtime.h>
+
+#include "common/dev_buf.hpp"
+#include "gpsm/error.hpp"
+#include "scope/cuda_check.hpp"
+#include "transfer/stream_wait.hpp"
+
+namespace gpsm::apps::graphapps {
+
+struct ProactShipper::Rank {
+  int dev = -1;
+  ChunkSplit split;
+  std::vector<ChunkCopy> copies;     // rank_copies: row order, the order blocks finish
+  DevBuf<std::uint32_t> counters;    // one per chunk, zeroed once, never reset (see ready_value)
+  std::uint32_t phase = 0;           // publications so far
+  cudaStream_t side = nullptr;       // the copy stream
+  cudaEvent_t before = nullptr, shipped = nullptr;
+
+  ~Rank() {
+    if (dev < 0) return;
+    cudaSetDevice(dev);
+    if (side != nullptr) cudaStreamDestroy(side);
+    if (before != nullptr) cudaEventDestroy(before);
+    if (shipped != nullptr) cudaEventDestroy(shipped);
+  }
+};
+
+ProactShipper::ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t rows_per_block,
+                             const std::string& name)
+    : ctx_(ctx), name_(name) {
+  const int n = ctx.size();
+  const std::uint64_t request = chunk_request_from_env();
+  if (n > 1)
+    for (int r = 0; r < n; ++r)
+      if (const std::string w = transfer::stream_wait_unsupported(ctx.device(r)); !w.empty())
+        throw Error("gpsm: " + name + ": the proact paradigm ships each chunk of a rank's rows by copy engines "
+                    "waiting on ready counters (stream memory operations), unsupported here: " + w);
+  for (int r = 0; r < n; ++r) {
+    auto k = std::make_unique<Rank>();
+    k->dev = ctx.device(r);
+    k->split = split_rank(l, r, rows_per_block, request);
+    k->copies = rank_copies(l, r, k->split);
+    if (!k->copies.empty()) {
+      k->counters.alloc(k->dev, static_cast<std::size_t>(k->split.chunks()));
+      GPSM_CUDA(cudaMemset(k->counters.p, 0, k->split.chunks() * sizeof(std::uint32_t)));
+      GPSM_CUDA(cudaStreamCreateWithFlags(&k->side, cudaStreamNonBlocking));
+      GPSM_CUDA(cudaEventCreateWithFlags(&k->before, cudaEventDisableTiming));
+      GPSM_CUDA(cudaEventCreateWithFlags(&k->shipped, cudaEventDisableTiming));
+    }
+    ranks_.push_back(std::move(k));
+  }
+}
+
+ProactShipper::~ProactShipper() = default;
+
+const ChunkSplit& ProactShipper::split(int r) const { return ranks_.at(r)->split; }
+
+std::vector<std::uint32_t> ProactShipper::counters(int r) const {
+  const Rank& k = *ranks_.at(r);
+  if (k.copies.empty()) return {};
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(k.split.chunks()));
+  GPSM_CUDA(cudaSetDevice(k.dev));
+  GPSM_CUDA(cudaDeviceSynchronize());
+  GPSM_CUDA(cudaMemcpy(out.data(), k.counters.p, out.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+// The event marks the rank's stream after the phase's waits (the other ranks' previous phase:
+// the readers of the replicas' rows this rank overwrites), before its kernel.
+ReadyArg ProactShipper::before_kernel(int r) {
+  Rank& k = *ranks_.at(r);
+  if (k.copies.empty()) return {};
+  ++k.phase;
+  GPSM_CUDA(cudaSetDevice(k.dev));
+  GPSM_CUDA(cudaEventRecord(k.before, ctx_.stream(r)));
+  ReadyArg a;
+  a.counters = k.counters.p;
+  a.blocks_per_chunk = k.split.blocks_per_chunk;
+  a.rows_per_block = k.split.rows_per_block;
+  return a;
+}
+
+// Enqueued after the kernel, so a hardware queue shared by both streams never holds the kernel
+// behind the waits. Per chunk one wait, then its copies to the peers.
+void ProactShipper::after_kernel(int r, const std::vector<float*>& reps) {
+  Rank& k = *ranks_.at(r);
+  if (k.copies.empty()) return;
+  GPSM_CUDA(cudaSetDevice(k.dev));
+  GPSM_CUDA(cudaStreamWaitEvent(k.side, k.before, 0));
+  std::int64_t waited = -1;
+  for (const ChunkCopy& c : k.copies) {
+    if (c.chunk != waited) {
+      transfer::stream_wait_geq(k.side, k.counters.p + c.chunk, ready_value(k.phase, c.contributors),
+                                "graph proact: chunk ready");
+      waited = c.chunk;
+    }
+    GPSM_CUDA(cudaMemcpyPeerAsync(reps[c.dst] + c.elem, ctx_.device(c.dst), reps[r] + c.elem, k.dev,
+                                  static_cast<std::size_t>(c.elems) * sizeof(float), k.side));
+  }
+  GPSM_CUDA(cudaEventRecord(k.shipped, k.side));
+  GPSM_CUDA(cudaStreamWaitEvent(ctx_.stream(r), k.shipped, 0));
+}
+
+}  // namespace gpsm::apps::graphapps
