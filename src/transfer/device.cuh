@@ -50,7 +50,24 @@ __device__ __forceinline__ void block_done(const ProducerArgs& a, std::uint64_t 
 __device__ __forceinline__ void copy_chunk(const CopyArgs& a, std::uint64_t begin, std::uint64_t end,
                                            std::uint32_t mask, std::uint64_t tid, std::uint64_t nthreads) {
   const uint4* s = reinterpret_cast<const uint4*>(a.src);
-  for (std::uint64_t i = begin / 4 + tid; i < end / 4; i += nthreads) {
+  const std::uint64_t n = end / 4;
+  std::uint64_t i = begin / 4 + tid;
+  // Four loads in flight per thread before the stores: with one, a thread waits a whole L2 round
+  // trip per 16 B and 1024 agent threads moved ~100 GB/s (4xH200, fbf3acec1ae0: persistent/1024t
+  // 0.52x memcpy); the stores are posted and need no such help.
+  for (; i + 3 * nthreads < n; i += 4 * nthreads) {
+    const uint4 v0 = __ldcg(s + i), v1 = __ldcg(s + i + nthreads), v2 = __ldcg(s + i + 2 * nthreads),
+                v3 = __ldcg(s + i + 3 * nthreads);
+    for (int r = 0; r < kMaxPeers; ++r)
+      if ((mask >> r) & 1u) {
+        uint4* d = reinterpret_cast<uint4*>(a.dst[r]);
+        d[i] = v0;
+        d[i + nthreads] = v1;
+        d[i + 2 * nthreads] = v2;
+        d[i + 3 * nthreads] = v3;
+      }
+  }
+  for (; i < n; i += nthreads) {
     const uint4 v = __ldcg(s + i);
     for (int r = 0; r < kMaxPeers; ++r)
       if ((mask >> r) & 1u) reinterpret_cast<uint4*>(a.dst[r])[i] = v;
