@@ -28,7 +28,7 @@ TEST(GraphProact, RowsPerBlockFollowTheKernelsLanes) {
   EXPECT_THROW(rows_per_block(64), gpsm::Error);
 }
 
-TEST(GraphProact, AutomaticChunksAreEightToSixteenOfAtLeast64KiB) {
+TEST(GraphProact, AutomaticChunksAreEightToSixteenOfAtLeastTheFloor) {
   for (std::int64_t rows : {std::int64_t{1} << 20, std::int64_t{3} << 21, std::int64_t{1} << 24, std::int64_t{123457}})
     for (int width : {1, 16})
       for (int lanes : {1, 8, 32}) {
@@ -56,7 +56,7 @@ TEST(GraphProact, RequestedChunksRoundUpToWholeBlocks) {
   EXPECT_EQ(blocks_per_chunk(1000, 64, 64), 1);
   EXPECT_EQ(blocks_per_chunk(1000, 64, 1), 1);
   EXPECT_EQ(blocks_per_chunk(1000, 16384, 1 << 20), 64);
-  EXPECT_EQ(blocks_per_chunk(4, 1024, 0), 64);  // the 64 KiB floor, even past the last block
+  EXPECT_EQ(blocks_per_chunk(4, 1024, 0), 2048);  // the 2 MiB floor, even past the last block
   EXPECT_THROW(blocks_per_chunk(4, 0, 0), gpsm::Error);
 }
 

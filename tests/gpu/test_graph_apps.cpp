@@ -101,7 +101,7 @@ TEST(GraphAppsGpu, AlsEveryParadigm) {
 }
 
 // proact with one kernel block per chunk (the most chunks, waits and copies per rank; the default
-// 64 KiB floor leaves these small vectors one chunk per rank): still the reference's result, and
+// 2 MiB floor leaves these small vectors one chunk per rank): still the reference's result, and
 // memcpy's link bytes.
 TEST(GraphAppsGpu, ProactWithTheSmallestChunks) {
   GPSM_REQUIRE_GPUS(1);

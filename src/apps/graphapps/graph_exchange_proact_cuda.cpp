@@ -15,15 +15,21 @@ struct ProactShipper::Rank {
   std::vector<ChunkCopy> copies;     // rank_copies: row order, the order blocks finish
   DevBuf<std::uint32_t> counters;    // one per chunk, zeroed once, never reset (see ready_value)
   std::uint32_t phase = 0;           // publications so far
-  cudaStream_t side = nullptr;       // the copy stream
-  cudaEvent_t before = nullptr, shipped = nullptr;
+  // One copy stream per peer (by rank; none for itself): copies to different peers run on
+  // different copy engines at once. On one stream, 16 chunks x 3 peers of 64 KiB each took ~6.5 us
+  // an operation in a row (4xH200, 8a20d5afb144: pagerank road:1024 proact 484 us, memcpy 65).
+  std::vector<cudaStream_t> side;
+  std::vector<cudaEvent_t> shipped;
+  cudaEvent_t before = nullptr;
 
   ~Rank() {
     if (dev < 0) return;
     cudaSetDevice(dev);
-    if (side != nullptr) cudaStreamDestroy(side);
+    for (cudaStream_t x : side)
+      if (x != nullptr) cudaStreamDestroy(x);
+    for (cudaEvent_t e : shipped)
+      if (e != nullptr) cudaEventDestroy(e);
     if (before != nullptr) cudaEventDestroy(before);
-    if (shipped != nullptr) cudaEventDestroy(shipped);
   }
 };
 
@@ -45,9 +51,14 @@ ProactShipper::ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t
     if (!k->copies.empty()) {
       k->counters.alloc(k->dev, static_cast<std::size_t>(k->split.chunks()));
       GPSM_CUDA(cudaMemset(k->counters.p, 0, k->split.chunks() * sizeof(std::uint32_t)));
-      GPSM_CUDA(cudaStreamCreateWithFlags(&k->side, cudaStreamNonBlocking));
+      k->side.assign(static_cast<std::size_t>(n), nullptr);
+      k->shipped.assign(static_cast<std::size_t>(n), nullptr);
+      for (const ChunkCopy& c : k->copies) {
+        if (k->side[c.dst] != nullptr) continue;
+        GPSM_CUDA(cudaStreamCreateWithFlags(&k->side[c.dst], cudaStreamNonBlocking));
+        GPSM_CUDA(cudaEventCreateWithFlags(&k->shipped[c.dst], cudaEventDisableTiming));
+      }
       GPSM_CUDA(cudaEventCreateWithFlags(&k->before, cudaEventDisableTiming));
-      GPSM_CUDA(cudaEventCreateWithFlags(&k->shipped, cudaEventDisableTiming));
     }
     ranks_.push_back(std::move(k));
   }
@@ -83,24 +94,30 @@ ReadyArg ProactShipper::before_kernel(int r) {
 }
 
 // Enqueued after the kernel, so a hardware queue shared by both streams never holds the kernel
-// behind the waits. Per chunk one wait, then its copies to the peers.
+// behind the waits. Per peer stream, per chunk: one wait, then the copy to that peer.
 void ProactShipper::after_kernel(int r, const std::vector<float*>& reps) {
   Rank& k = *ranks_.at(r);
   if (k.copies.empty()) return;
   GPSM_CUDA(cudaSetDevice(k.dev));
-  GPSM_CUDA(cudaStreamWaitEvent(k.side, k.before, 0));
-  std::int64_t waited = -1;
+  const std::size_t n = k.side.size();
+  for (std::size_t d = 0; d < n; ++d)
+    if (k.side[d] != nullptr) GPSM_CUDA(cudaStreamWaitEvent(k.side[d], k.before, 0));
+  std::vector<std::int64_t> waited(n, -1);
   for (const ChunkCopy& c : k.copies) {
-    if (c.chunk != waited) {
-      transfer::stream_wait_geq(k.side, k.counters.p + c.chunk, ready_value(k.phase, c.contributors),
+    cudaStream_t s = k.side[c.dst];
+    if (c.chunk != waited[c.dst]) {
+      transfer::stream_wait_geq(s, k.counters.p + c.chunk, ready_value(k.phase, c.contributors),
                                 "graph proact: chunk ready");
-      waited = c.chunk;
+      waited[c.dst] = c.chunk;
     }
     GPSM_CUDA(cudaMemcpyPeerAsync(reps[c.dst] + c.elem, ctx_.device(c.dst), reps[r] + c.elem, k.dev,
-                                  static_cast<std::size_t>(c.elems) * sizeof(float), k.side));
+                                  static_cast<std::size_t>(c.elems) * sizeof(float), s));
   }
-  GPSM_CUDA(cudaEventRecord(k.shipped, k.side));
-  GPSM_CUDA(cudaStreamWaitEvent(ctx_.stream(r), k.shipped, 0));
+  for (std::size_t d = 0; d < n; ++d)
+    if (k.side[d] != nullptr) {
+      GPSM_CUDA(cudaEventRecord(k.shipped[d], k.side[d]));
+      GPSM_CUDA(cudaStreamWaitEvent(ctx_.stream(r), k.shipped[d], 0));
+    }
 }
 
 }  // namespace gpsm::apps::graphapps

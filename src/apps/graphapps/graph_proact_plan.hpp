@@ -24,7 +24,10 @@ constexpr int kGraphThreads = 256;
 // sgd (als) one thread per row (lanes = 1).
 std::int64_t rows_per_block(int lanes);
 
-constexpr std::uint64_t kMinChunkBytes = 64 * 1024;  // smaller chunks: a copy's fixed cost dominates
+// Smaller chunks: a copy's fixed cost dominates. The synthetic producer's sweep on 4xH200
+// (8a20d5afb144, results/nvidia-h200-x4/...) put copy_engine below memcpy under 2 MiB chunks
+// (1 MiB 0.95x, 2 MiB 1.29x, 16 MiB 1.73x); `gpsm bench --proact-chunk` overrides.
+constexpr std::uint64_t kMinChunkBytes = 2 * 1024 * 1024;
 constexpr std::uint64_t kTargetChunks = 16;          // enough to overlap, few enough waits and copies
 
 // Blocks per chunk for a rank whose kernel has `blocks` blocks of `block_bytes` each.
