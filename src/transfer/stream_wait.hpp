@@ -2,7 +2,7 @@
 // Copy engines without a host round trip (PROACT's copy_engine agent): a stream waits until a
 // 32-bit flag in device memory reaches a value (cuStreamWaitValue32, cyclic >=), then runs the
 // copies behind it. The driver call is fetched through the runtime's entry points, so gpsm does
-// not link libcuda. Used by the engine (engine_cuda.cpp) and the jacobi2d proact paradigm.
+// not link libcuda. Used by the engine (engine_cuda.cpp) and the jacobi2d, heat3d and wave3d proact paradigms.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -14,6 +14,14 @@ namespace gpsm::transfer {
 // condition already holds succeeds on a scratch stream. "" when they do, else why not (the
 // driver's answer and CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1). Sets the current device.
 std::string stream_wait_unsupported(int device);
+
+// Whether a stream wait can be captured into a CUDA graph on CUDA device `device`: a wait captured
+// on a scratch stream becomes a batch memory operation node (CU_GRAPH_NODE_TYPE_BATCH_MEM_OP),
+// and the graph instantiates and runs (its condition already holds). "" when it does, else what
+// failed. The driver documents the node type and cuGraphAddBatchMemOpNode, not the capture of
+// cuStreamWaitValue32 itself, so this asks the driver rather than assuming. Sets the current
+// device.
+std::string stream_wait_capture_unsupported(int device);
 
 // Enqueues "wait until (int32)(*flag - value) >= 0" on `s` (flag: device or host-mapped memory of
 // the stream's device). Throws gpsm::Error naming `what` when the driver refuses.

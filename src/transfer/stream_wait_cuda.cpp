@@ -3,6 +3,8 @@
 #include <cuda.h>  // driver types only: the functions come from cudaGetDriverEntryPointByVersion
 #include <cuda_runtime.h>
 
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "gpsm/error.hpp"
@@ -59,6 +61,58 @@ std::string stream_wait_unsupported(int device) {
     return fmt::format("cuStreamWaitValue32 on device {} returned CUresult {} (CAN_USE_STREAM_MEM_OPS_V1 = {})", device,
                        static_cast<int>(cr), v1);
   return "";
+}
+
+std::string stream_wait_capture_unsupported(int device) {
+  if (wait_fn() == nullptr) return "the driver has no cuStreamWaitValue32 entry point";
+  GPSM_CUDA(cudaSetDevice(device));
+  std::uint32_t* one = nullptr;
+  cudaStream_t s = nullptr;
+  GPSM_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  GPSM_CUDA(cudaMalloc(&one, sizeof(std::uint32_t)));
+  const std::uint32_t h = 1;
+  GPSM_CUDA(cudaMemcpy(one, &h, sizeof h, cudaMemcpyHostToDevice));
+  std::string why;
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  // Thread-local: other threads' CUDA calls neither disturb nor are refused by this capture.
+  cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) {
+    why = fmt::format("cudaStreamBeginCapture failed ({})", cudaGetErrorString(e));
+  } else {
+    const CUresult cr =
+        wait_fn()(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(one), 1, CU_STREAM_WAIT_VALUE_GEQ);
+    e = cudaStreamEndCapture(s, &g);
+    if (cr != CUDA_SUCCESS)
+      why = fmt::format("cuStreamWaitValue32 on a capturing stream returned CUresult {}", static_cast<int>(cr));
+    else if (e != cudaSuccess || g == nullptr)
+      why = fmt::format("the capture of cuStreamWaitValue32 failed to end ({})", cudaGetErrorString(e));
+  }
+  if (why.empty()) {
+    std::size_t nodes = 0;
+    GPSM_CUDA(cudaGraphGetNodes(g, nullptr, &nodes));
+    std::vector<cudaGraphNode_t> list(nodes);
+    if (nodes > 0) GPSM_CUDA(cudaGraphGetNodes(g, list.data(), &nodes));
+    bool memop = false;
+    for (cudaGraphNode_t n : list) {
+      cudaGraphNodeType t{};
+      GPSM_CUDA(cudaGraphNodeGetType(n, &t));
+      memop = memop || static_cast<int>(t) == static_cast<int>(CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+    }
+    if (!memop) why = fmt::format("the captured graph has {} nodes, none a batch memory operation", nodes);
+  }
+  if (why.empty()) {
+    e = cudaGraphInstantiate(&exec, g, 0);
+    if (e == cudaSuccess) e = cudaGraphLaunch(exec, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) why = fmt::format("a graph holding a stream wait did not run ({})", cudaGetErrorString(e));
+  }
+  cudaGetLastError();  // the probe's refusals are answers, not errors for the next call
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  if (g != nullptr) cudaGraphDestroy(g);
+  GPSM_CUDA(cudaFree(one));
+  GPSM_CUDA(cudaStreamDestroy(s));
+  return why;
 }
 
 void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t value, const char* what) {

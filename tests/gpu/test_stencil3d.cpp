@@ -1,4 +1,4 @@
-// heat3d and wave3d on GPUs: every implemented paradigm, on 1, 2 and all GPUs, split along each
+// heat3d and wave3d on GPUs: every implemented paradigm (proact included), on 1, 2 and all GPUs, split along each
 // axis, on both row paths of the kernels (scalar: x not a multiple of 4; float4), verified by the
 // app against the CPU reference (a wrong halo fails the run); the checker itself is shown to
 // catch a wrong result (the `infinite` bound, whose transfers are elided). um_hints' hints are
@@ -32,9 +32,9 @@ double plane_cells(const Problem& p) {
   return static_cast<double>(p.n[(a + 1) % 3]) * static_cast<double>(p.n[(a + 2) % 3]);
 }
 
-const Paradigm kParadigms[] = {Paradigm::single, Paradigm::memcpy,     Paradigm::um,  Paradigm::um_hints,
-                               Paradigm::rdl,    Paradigm::p2p_inline, Paradigm::gps, Paradigm::cpu_free,
-                               Paradigm::infinite};
+const Paradigm kParadigms[] = {Paradigm::single,   Paradigm::memcpy,     Paradigm::um,  Paradigm::um_hints,
+                               Paradigm::rdl,      Paradigm::p2p_inline, Paradigm::gps, Paradigm::proact,
+                               Paradigm::cpu_free, Paradigm::infinite};
 
 // Runs `par` on g GPUs and checks what every run must show: the iterations asked, one timed
 // sample, and the result of the CPU reference, exactly (bound 1e-6); or, for `infinite` on more
@@ -93,7 +93,19 @@ void check_every_run(const std::string& name, Size size, int iters) {
           EXPECT_TRUE(o.sec_per_iter.empty());
           continue;
         }
-        check_run(*app, par, g, p);
+        if (par == Paradigm::proact && axis == Axis::x && g > 1) {  // edge columns are no chunk: said, not run
+          const RunOutcome o = run(*app, par, g, p);
+          EXPECT_EQ(o.status, RunStatus::unsupported);
+          EXPECT_NE(o.reason.find("proact along x"), std::string::npos) << o.reason;
+          EXPECT_TRUE(o.sec_per_iter.empty());
+          continue;
+        }
+        const RunOutcome o = check_run(*app, par, g, p);
+        if (par == Paradigm::proact && g > 1 && o.status == RunStatus::ok) {
+          const int radius = name == "heat3d" ? 1 : 2;
+          EXPECT_EQ(o.link_bytes_per_iter, 2.0 * (g - 1) * radius * plane_cells(p) * 4) << "memcpy's whole planes";
+          EXPECT_NE(o.timing.find("ready counters"), std::string::npos) << o.timing;
+        }
       }
 }
 
@@ -152,6 +164,55 @@ TEST(Stencil3DGpu, PersistentKernelManyIterationsOnALargerBoxMatchesTheCpuRefere
           p.seed = 5;
           check_run(*app, Paradigm::cpu_free, g, p);
         }
+  }
+}
+
+// proact on a box that the step splits into many work items, so the edge chunks are a small
+// part of the launch and the copies really overlap the interior (a count reached too early
+// ships planes still being written; a target too high never ends), for many iterations, on
+// both row paths and both host-loop launches (the graph, where the driver captures stream waits:
+// the timing text says which ran and why).
+TEST(Stencil3DGpu, ProactManyIterationsOnALargerBoxMatchesTheCpuReference) {
+  GPSM_REQUIRE_GPUS(1);
+  struct EnvGuard {
+    ~EnvGuard() { unsetenv("GPSM_HOST_LOOP"); }
+  } guard;
+  for (const char* mode : {"graph", "stream"}) {
+    setenv("GPSM_HOST_LOOP", mode, 1);
+    for (const char* name : {"heat3d", "wave3d"}) {
+      auto app = app_named(name);
+      ASSERT_NE(app, nullptr);
+      for (const char* size : {"132x45x97", "131x45x97"})
+        for (Axis axis : {Axis::z, Axis::y})
+          for (int g : gpu_counts()) {
+            SCOPED_TRACE(std::string(mode) + " " + name + " " + size + " proact on " + std::to_string(g) +
+                         " GPUs along " + axis_name(axis));
+            Problem p = app->problem(size, 40);
+            p.axis = axis;
+            p.seed = 11;
+            const RunOutcome o = check_run(*app, Paradigm::proact, g, p);
+            const bool graph = o.timing.find("CUDA graph") != std::string::npos;
+            if (std::string(mode) == "stream") EXPECT_FALSE(graph) << o.timing;
+            // Graph mode runs the graph, or says why stream waits do not go into one.
+            else EXPECT_TRUE(graph || o.timing.find("stream waits do not go into a CUDA graph") != std::string::npos)
+                << o.timing;
+          }
+    }
+  }
+}
+
+// wave3d with 3 planes per GPU: fewer than two halo depths (2R = 4), so the plan has no edge
+// chunks and both edges lie in one interior chunk, whose items count for both sides.
+TEST(Stencil3DGpu, ProactWithFewerPlanesThanTwoHaloDepthsMatchesTheCpuReference) {
+  GPSM_REQUIRE_GPUS(2);
+  auto app = app_named("wave3d");
+  ASSERT_NE(app, nullptr);
+  for (const auto& [axis, size] : {std::pair<Axis, std::string>{Axis::z, "28x21x10"}, {Axis::y, "27x10x23"}}) {
+    SCOPED_TRACE(std::string("along ") + axis_name(axis));
+    Problem p = app->problem(size, 9);
+    p.axis = axis;
+    p.seed = 13;
+    check_run(*app, Paradigm::proact, 2, p);
   }
 }
 
@@ -220,6 +281,7 @@ TEST(Stencil3DGpu, LinkBytesCountThePlanesEachParadigmMoves) {
   EXPECT_EQ(run(*app, Paradigm::p2p_inline, 2, p).link_bytes_per_iter, 2.0 * 2 * 19 * 21 * 4);
   EXPECT_EQ(run(*app, Paradigm::cpu_free, 2, p).link_bytes_per_iter, 2.0 * 2 * 19 * 21 * 4 + 2 * 8);
   EXPECT_EQ(run(*app, Paradigm::memcpy, 1, p).link_bytes_per_iter, 0.0);
+  EXPECT_EQ(run(*app, Paradigm::proact, 2, p).link_bytes_per_iter, 2.0 * 2 * 23 * 25 * 4);  // memcpy's planes
   // rdl loads the same interior cells from the neighbour that p2p_inline stores into it.
   EXPECT_EQ(run(*app, Paradigm::rdl, 2, p).link_bytes_per_iter, 2.0 * 2 * 19 * 21 * 4);
   EXPECT_LT(run(*app, Paradigm::um, 2, p).link_bytes_per_iter, 0.0);  // not known: shown as '?'

@@ -1,8 +1,8 @@
 // heat3d and wave3d (`gpsm bench --app heat3d|wave3d`): 3D stencils on slabs along one axis, on
 // every paradigm this file implements, timed with the host wall clock around the iteration loop,
 // verified against the CPU reference (apps/stencil/reference.hpp) bit for bit. Buffers and their
-// initial values: stencil3d_slabs.hpp; um, um_hints, rdl, gps and nccl live in their own files
-// (stencil3d_paradigms.hpp).
+// initial values: stencil3d_slabs.hpp; um, um_hints, rdl, gps, nccl and proact live in their own
+// files (stencil3d_paradigms.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -279,6 +279,7 @@ std::unique_ptr<stencil3d::Run> paradigm_run(gps::Context& ctx, Kind kind, const
     case Paradigm::rdl: return stencil3d::make_rdl_run(ctx, kind, p);
     case Paradigm::gps: return stencil3d::make_gps_run(ctx, kind, p);
     case Paradigm::nccl: return stencil3d::make_nccl_run(ctx, kind, p);
+    case Paradigm::proact: return stencil3d::make_proact_run(ctx, kind, p);
     default: return nullptr;
   }
 }
@@ -315,6 +316,7 @@ class Stencil3DApp final : public App {
       case Paradigm::um_hints:
       case Paradigm::rdl:
       case Paradigm::gps:
+      case Paradigm::proact:
         return true;
       case Paradigm::nccl:
         return nccl_built();
@@ -358,6 +360,7 @@ std::string Stencil3DApp::unsupported_reason(const RunRequest& r) const {
   if (n < 1) return "no GPUs given";
   if (r.paradigm == Paradigm::single && n != 1) return "single runs on one GPU";
   if (r.paradigm == Paradigm::um_hints && r.problem.axis == Axis::x) return stencil3d::kUmHintsAlongX;
+  if (r.paradigm == Paradigm::proact && r.problem.axis == Axis::x && n > 1) return stencil3d::kProactAlongX;
   // slab3d's limit: halos come only from the direct neighbours, which must own `radius` planes.
   const int radius = stencil3d::radius_of(kind_);
   const std::int64_t interior = r.problem.n[dim_of(r.problem.axis)] - 2 * radius;
@@ -503,6 +506,11 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
       chosen = timed(run, req, "");
       out.timing = kernel_timing;
     } else if (std::unique_ptr<stencil3d::Run> own = paradigm_run(ctx, kind_, p, req.paradigm)) {
+      if (const std::string why = own->check(); !why.empty()) {  // cannot go on these GPUs: said, not run
+        out.status = RunStatus::unsupported;
+        out.reason = why;
+        return out;
+      }
       chosen = timed(*own, req, "");
       out.timing = own->timing().empty() ? loop_timing : own->timing();
     } else {

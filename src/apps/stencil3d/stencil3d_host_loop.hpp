@@ -28,6 +28,8 @@ class Run {
   virtual double link_bytes_per_iter() = 0;       // < 0: not known (page migrations)
   // What the time covers when it is not the app's default (host wall clock of the loop).
   virtual std::string timing() const { return ""; }
+  // Why this run cannot go on these GPUs (the app reports it unsupported), or "".
+  virtual std::string check() const { return ""; }
 };
 
 // for each iteration t: for each rank r: [wait for the neighbours' iteration t - 1]

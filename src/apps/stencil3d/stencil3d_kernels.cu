@@ -1,5 +1,5 @@
 // heat3d / wave3d kernels: the host-driven step (single, memcpy, p2p_inline, um, um_hints, rdl,
-// infinite's host loop), the initialiser, the halo pack/unpack copy (memcpy on the
+// proact, infinite's host loop), the initialiser, the halo pack/unpack copy (memcpy on the
 // x and y axes) and the CPU-free persistent kernel (cpu_free, and infinite's persistent run with
 // its pushes kept local). Point updates: apps/stencil/stencil_math.hpp (shared with the CPU
 // reference, same operands in the same order, no fused multiply-add, so results match it bit for
@@ -32,6 +32,12 @@
 //     items of their own, ordered before the interior; along x, the x tiles that hold the pushed
 //     columns come first (order 0, last, 1, last - 1, ...). The persistent kernel runs the items
 //     of a block in that order, so the peer stores travel while the interior is computed.
+//   * Ready counters (proact, Step::ready): the same edge chunks, items [0, T) for the lower
+//     edge and [T, 2T) for the upper one (T = x tiles * other tiles: item_tiles orders the items
+//     chunk by chunk). The launch has a block per item, and blocks are dispatched by ascending
+//     index in practice (not guaranteed; only the overlap depends on it, never correctness), so
+//     they run in the first wave and each side's counter reaches its target (T per iteration)
+//     early; the copy engines waiting on it ship the edge planes while the interior is computed.
 //   * Strides and sources (Step): the row and plane strides may differ from the box's extents
 //     (um: a GPU's sub-box of the managed grid, marched in place), and the planes of the march
 //     axis outside the owned ones may come from a neighbour's box per side (rdl along y or z:
@@ -56,6 +62,8 @@
 #include <utility>
 
 #include "apps/stencil/stencil_math.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/gps/sync.hpp"
 #include "scope/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
@@ -137,13 +145,7 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   const i64 co = R + ot * kTy + threadIdx.y;  // coordinate along O
   if (col >= p.cols || co >= s.box.n[O] - R) return false;
   i64 m0, m1;  // march coordinates [m0, m1)
-  if (p.edges && ch < 2) {
-    m0 = ch == 0 ? R : s.box.count;
-    m1 = m0 + R;
-  } else {
-    m0 = p.mi0 + (ch - (p.edges ? 2 : 0)) * p.chunk;
-    m1 = m0 + p.chunk < p.mi1 ? m0 + p.chunk : p.mi1;
-  }
+  chunk_range(p, s.box.count, R, ch, m0, m1);
   const i64 nx = s.box.n[0];
   const i64 stride[3] = {1, s.sy, s.sz};  // explicit: the launchers resolve the defaults
   const i64 sm = stride[M], so = stride[O];
@@ -289,9 +291,32 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
   return pushed;
 }
 
-template <Kind K, int V, int M, int kRemote>
+// proact: after item w, whether it wrote planes a neighbour reads (uniform over the block: it
+// depends on w only); if so the block's stores are published before the count: barrier, then one
+// thread fences at system scope (cumulative over the barrier: the copy engines read what the whole
+// block wrote) and adds 1 to each such side's counter.
+template <int R>
+__device__ __forceinline__ void mark_ready(const Step& s, const Plan& p, i64 w) {
+  i64 xt, ot, ch;
+  item_tiles(p, w, xt, ot, ch);
+  const bool lo = s.ready[0] != nullptr && chunk_touches_edge(p, s.box.count, R, ch, 0);
+  const bool hi = s.ready[1] != nullptr && chunk_touches_edge(p, s.box.count, R, ch, 1);
+  if (!lo && !hi) return;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    gps::fence_sys();
+    if (lo) atomicAdd_system(s.ready[0], 1u);
+    if (hi) atomicAdd_system(s.ready[1], 1u);
+  }
+}
+
+// kReady (proact): a variant of its own, so the other paradigms' steps keep their registers.
+template <Kind K, int V, int M, int kRemote, bool kReady = false>
 __global__ void __launch_bounds__(kTx* kTy) step_kernel(Step s, Plan p) {
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) run_item<K, V, M, kRemote>(s, p, w);
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) {
+    run_item<K, V, M, kRemote>(s, p, w);
+    if constexpr (kReady) mark_ready<radius_of(K)>(s, p, w);
+  }
 }
 
 // The persistent kernel: every iteration runs the block's items (pushed planes first, see Plan),
@@ -428,8 +453,13 @@ StepFn step_fn(bool vec, int m) {
   return m == 1 ? step_kernel<K, 1, 1, kRemote> : step_kernel<K, 1, 2, kRemote>;
 }
 // Split along x the march axis is z (march_axis), so the column variants exist for M = 2 only.
+// proact's ready variants exist without remote sources only (launch_step checks).
 template <Kind K>
-StepFn step_fn(bool vec, int m, int remote) {
+StepFn step_fn(bool vec, int m, int remote, bool ready) {
+  if (ready) {
+    if (vec) return m == 1 ? step_kernel<K, 4, 1, kNone, true> : step_kernel<K, 4, 2, kNone, true>;
+    return m == 1 ? step_kernel<K, 1, 1, kNone, true> : step_kernel<K, 1, 2, kNone, true>;
+  }
   if (remote == kColumns) return vec ? step_kernel<K, 4, 2, kColumns> : step_kernel<K, 1, 2, kColumns>;
   return remote == kPlanes ? step_fn<K, kPlanes>(vec, m) : step_fn<K, kNone>(vec, m);
 }
@@ -444,18 +474,30 @@ CpuFreeFn cpu_free_fn(Kind k, bool vec, int m) {
   return k == Kind::heat ? cpu_free_fn<Kind::heat>(vec, m) : cpu_free_fn<Kind::wave>(vec, m);
 }
 
-}  // namespace
-
-void launch_step(Kind k, const Step& s, cudaStream_t st) {
+// The kernel and plan of a step (launch_step, step_plan).
+std::pair<StepFn, Plan> step_launch(Kind k, const Step& s) {
   const bool vec = step_vec(s);
   // A remote variant only where the march reads remote cells (split along the march axis or x).
   const int m = march_axis(s.box);
   const bool sources = s.from_lower.src != nullptr || s.from_upper.src != nullptr;
   const int remote = !sources ? kNone : s.box.axis == m ? kPlanes : s.box.axis == 0 ? kColumns : kNone;
-  const StepFn fn = k == Kind::heat ? step_fn<Kind::heat>(vec, m, remote) : step_fn<Kind::wave>(vec, m, remote);
-  // slab3d guarantees at least one updated cell per axis (else the plan has no items).
-  const Plan p = cached_plan(radius_of(k), vec ? 4 : 1, s.box, s.lower.dst != nullptr || s.upper.dst != nullptr,
-                           resident_blocks(reinterpret_cast<const void*>(fn)));
+  const bool ready = s.ready[0] != nullptr || s.ready[1] != nullptr;
+  if (ready && (sources || s.box.axis != m))
+    throw gpsm::Error("gpsm: a step with ready counters marches along its split axis (y or z) without remote sources");
+  const StepFn fn =
+      k == Kind::heat ? step_fn<Kind::heat>(vec, m, remote, ready) : step_fn<Kind::wave>(vec, m, remote, ready);
+  // slab3d guarantees at least one updated cell per axis (else the plan has no items). Ready
+  // counters want the edge chunks pushes get: the edge planes first.
+  const bool edges = s.lower.dst != nullptr || s.upper.dst != nullptr || ready;
+  return {fn, cached_plan(radius_of(k), vec ? 4 : 1, s.box, edges, resident_blocks(reinterpret_cast<const void*>(fn)))};
+}
+
+}  // namespace
+
+Plan step_plan(Kind k, const Step& s) { return step_launch(k, s).second; }
+
+void launch_step(Kind k, const Step& s, cudaStream_t st) {
+  const auto [fn, p] = step_launch(k, s);
   const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
   Step e = s;  // the strides made explicit
   e.sy = row_stride(s.box, s.sy);

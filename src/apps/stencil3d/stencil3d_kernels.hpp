@@ -56,7 +56,14 @@ struct Push {
 // from_lower / from_upper (rdl): the halo cells below the first owned plane / above the last are
 // loaded from these neighbours' boxes instead of `in` (planes of the march axis when the split is
 // along y or z, the x neighbours of the centre row when it is along x), so the values of the
-// box's own halo planes are never used. Every default leaves the plain per-box step.
+// box's own halo planes are never used.
+// ready (proact, split along y or z, no remote sources): after a block has written its tile of a
+// chunk that holds planes the lower (ready[0]) or upper (ready[1]) neighbour reads as halo
+// (chunk_touches_edge), it adds 1 to that counter (block barrier, then one thread: system-scope
+// fence, atomic add), so copy engines waiting for ready_target (stencil3d_proact_plan.hpp) more
+// per iteration ship the edge planes while the interior is computed. The plan then has edge
+// chunks (as with pushes): the first items of the launch. Every default leaves the plain
+// per-box step.
 struct Step {
   const float* in = nullptr;
   float* out = nullptr;
@@ -64,8 +71,11 @@ struct Step {
   Push lower, upper;
   std::int64_t sy = 0, sz = 0;
   Remote from_lower, from_upper;
+  std::uint32_t* ready[2] = {nullptr, nullptr};
 };
 void launch_step(Kind k, const Step& s, cudaStream_t st);
+// The work plan launch_step runs s with on the current device (proact's wait targets come from it).
+Plan step_plan(Kind k, const Step& s);
 // Whether launch_step takes the float4 path for s (rows_vectorized, and every row of in, out,
 // the pushes and the remote sources 16-byte aligned).
 bool step_float4(const Step& s);

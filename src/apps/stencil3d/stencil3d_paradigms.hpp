@@ -43,4 +43,14 @@ std::unique_ptr<Run> make_gps_run(gps::Context& ctx, Kind kind, const Problem& p
 // along x and y). Throws gpsm::Error in a build without NCCL (nccl_built()).
 std::unique_ptr<Run> make_nccl_run(gps::Context& ctx, Kind kind, const Problem& p);
 
+// proact (stencil3d_proact_cuda.cpp): per-GPU boxes; the step counts the blocks that finished
+// each edge (Step::ready) and copy engines, waiting on the counts through stream memory
+// operations (transfer/stream_wait.hpp), ship the edge planes into the neighbours' halos while
+// the interior is computed (the memcpy paradigm's planes and bytes). Split along y or z; its
+// check() says why not when stream waits are unsupported.
+std::unique_ptr<Run> make_proact_run(gps::Context& ctx, Kind kind, const Problem& p);
+constexpr const char* kProactAlongX =
+    "proact along x: a GPU's edge planes are a few cells of every row, which copy engines would move as one "
+    "tiny row per (y, z), and the march has no chunk holding only them to count (use --axis y or z)";
+
 }  // namespace gpsm::apps::stencil3d

@@ -160,6 +160,31 @@ GPSM_HD std::int64_t item_chunk_planes(const Plan& p, std::int64_t ch, int r) {
   return first + p.chunk <= p.mi1 ? p.chunk : p.mi1 - first;
 }
 
+// March coordinates [m0, m1) of chunk ch of a box owning `count` planes along the split axis:
+// the edge chunks (p.edges) are the pushed planes [R, 2R) and [count, count + R), the interior
+// chunks split [mi0, mi1) into p.chunk planes (the last one shorter).
+GPSM_HD void chunk_range(const Plan& p, std::int64_t count, int r, std::int64_t ch, std::int64_t& m0,
+                         std::int64_t& m1) {
+  if (p.edges && ch < 2) {
+    m0 = ch == 0 ? r : count;
+    m1 = m0 + r;
+  } else {
+    m0 = p.mi0 + (ch - (p.edges ? 2 : 0)) * p.chunk;
+    m1 = m0 + p.chunk < p.mi1 ? m0 + p.chunk : p.mi1;
+  }
+}
+
+// Whether chunk ch writes any of the planes that the neighbour on side `side` reads as its halo
+// (proact's readiness): rank's first R owned planes [R, 2R) (side 0, the lower neighbour's) or
+// its last R [count, count + R) (side 1). With edge chunks that is exactly chunk `side`; with
+// count < 2R (no edge chunks) the interior chunks that overlap them.
+GPSM_HD bool chunk_touches_edge(const Plan& p, std::int64_t count, int r, std::int64_t ch, int side) {
+  std::int64_t m0 = 0, m1 = 0;
+  chunk_range(p, count, r, ch, m0, m1);
+  const std::int64_t lo = side == 0 ? r : count;
+  return m0 < lo + r && lo < m1;
+}
+
 // Work item w -> (x tile, other tile, chunk).
 GPSM_HD void item_tiles(const Plan& p, std::int64_t w, std::int64_t& xt, std::int64_t& ot, std::int64_t& ch) {
   if (p.x_first) {
