@@ -112,6 +112,11 @@ const model::PathModel* peer_path(const model::MachineModel& m, int src, int dst
 
 // ---- cache ----
 
+std::string machine_key(const char* device_kind, const std::string& hostname, const std::string& gpu_name) {
+  if (device_kind != nullptr && *device_kind != '\0') return device_kind;
+  return hostname + ":" + gpu_name;
+}
+
 const CacheEntry* TuneCache::find(const CacheKey& k) const {
   for (const auto& e : entries_)
     if (e.key == k) return &e;

@@ -67,6 +67,10 @@ struct CacheKey {
   std::uint64_t size = 0;
   bool operator==(const CacheKey& o) const { return machine == o.machine && app == o.app && size == o.size; }
 };
+// The cache key's machine: GPSM_DEVICE_KIND when set (device_kind non-null and non-empty: the
+// lent machine's kind, the same on every host of that kind), else "<hostname>:<GPU name>".
+// `gpsm proact --tune` and `gpsm bench --proact-tune / --proact-cache` both key by it.
+std::string machine_key(const char* device_kind, const std::string& hostname, const std::string& gpu_name);
 struct CacheEntry {
   CacheKey key;
   TuneChoice choice;
@@ -92,5 +96,13 @@ TuneCache cache_from_json(const nlohmann::json& j);
 // A missing file is an empty cache; an unreadable or invalid one throws gpsm::Error naming it.
 TuneCache load_cache(const std::string& path);
 void save_cache(const TuneCache& c, const std::string& path);  // throws gpsm::Error when it cannot write
+
+// The cache as a markdown table in the style of seed 000 Table 2.2 (the profiler's chosen
+// configuration per app): machine, app, size, agent, chunk, threads, time, best time, records,
+// why; rows sorted by machine, app, size; '-' where a field does not apply (cache_table.cpp).
+std::string render_cache_table(const TuneCache& c);
+// `gpsm report` / `gpsm proact --show-cache`: the table of the cache file `path` under a heading
+// naming it, with what the columns mean. Throws gpsm::Error as load_cache does (a missing file too).
+std::string render_cache_file(const std::string& path);
 
 }  // namespace gpsm::transfer

@@ -36,11 +36,11 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-std::uint64_t size_of(const std::string& s, const char* what) {
+std::uint64_t size_of(const std::string& s, const std::string& what) {
   try {
     return scope::parse_size(s);
   } catch (const std::exception& e) {
-    throw Error(fmt::format("gpsm proact: {} '{}' is not a size ({}); write e.g. 4K, 64K, 1M", what, s, e.what()));
+    throw Error(fmt::format("{} '{}' is not a size ({}); write e.g. 4K, 64K, 1M", what, s, e.what()));
   }
 }
 
@@ -48,20 +48,22 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
-std::vector<std::uint64_t> parse_chunk_list(const std::string& s) {
+std::vector<std::uint64_t> parse_chunk_list(const std::string& s, const std::string& option) {
   std::vector<std::uint64_t> out;
   const auto dots = s.find("..");
   if (dots != std::string::npos) {
-    const std::uint64_t lo = size_of(s.substr(0, dots), "--chunks lower bound");
-    const std::uint64_t hi = size_of(s.substr(dots + 2), "--chunks upper bound");
+    const std::uint64_t lo = size_of(s.substr(0, dots), option + " lower bound");
+    const std::uint64_t hi = size_of(s.substr(dots + 2), option + " upper bound");
     if (lo == 0 || (lo & (lo - 1)) || (hi & (hi - 1)) || hi < lo)
-      throw Error(fmt::format("gpsm proact: --chunks {}: a range needs powers of two, low <= high (e.g. 4K..16M)", s));
+      throw Error(fmt::format("{} {}: a range needs powers of two, low <= high (e.g. 4K..16M)", option, s));
     for (std::uint64_t c = lo; c <= hi; c *= 2) out.push_back(c);
     return out;
   }
   for (const auto& t : split(s)) {
-    if (t.empty()) throw Error("gpsm proact: --chunks '" + s + "' has an empty entry; write e.g. 64K,1M or 4K..16M");
-    out.push_back(size_of(t, "--chunks entry"));
+    if (t.empty()) throw Error(option + " '" + s + "' has an empty entry; write e.g. 64K,1M or 4K..16M");
+    const std::uint64_t v = size_of(t, option + " entry");
+    if (v == 0) throw Error(option + " '" + s + "': a chunk of 0 bytes");
+    out.push_back(v);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

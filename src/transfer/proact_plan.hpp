@@ -48,8 +48,9 @@ struct ProactConfig {
 
 // Throws gpsm::Error naming the bad setting and what to use instead.
 void validate(const ProactConfig& c);
-// "4K..16M" (powers of two, inclusive) or a comma list "64K,1M"; throws gpsm::Error.
-std::vector<std::uint64_t> parse_chunk_list(const std::string& s);
+// "4K..16M" (powers of two, inclusive) or a comma list "64K,1M"; throws gpsm::Error whose
+// message starts with `option` (the command and option the list came from).
+std::vector<std::uint64_t> parse_chunk_list(const std::string& s, const std::string& option = "gpsm proact: --chunks");
 // "256,1024"; throws gpsm::Error naming `what`.
 std::vector<int> parse_int_list(const std::string& s, const char* what);
 // The bytes rank r produces and their offset in the array.

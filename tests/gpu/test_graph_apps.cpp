@@ -30,12 +30,6 @@ const std::vector<Paradigm> kParadigms{Paradigm::single,     Paradigm::memcpy, P
                                        Paradigm::rdl,        Paradigm::p2p_inline, Paradigm::gps, Paradigm::gps_all,
                                        Paradigm::proact,     Paradigm::nccl,       Paradigm::infinite};
 
-// GPSM_GRAPH_PROACT_CHUNK for one scope (the proact exchange reads it when built).
-struct ChunkEnv {
-  explicit ChunkEnv(const char* v) { setenv("GPSM_GRAPH_PROACT_CHUNK", v, 1); }
-  ~ChunkEnv() { unsetenv("GPSM_GRAPH_PROACT_CHUNK"); }
-};
-
 // Runs every paradigm on every GPU count; bound: the app's own (checked by the app), elided_min:
 // the least error the elided bound must show on more than one GPU on the first size (a graph
 // whose values move far from their initial ones, so stale copies show).
@@ -105,7 +99,6 @@ TEST(GraphAppsGpu, AlsEveryParadigm) {
 // memcpy's link bytes.
 TEST(GraphAppsGpu, ProactWithTheSmallestChunks) {
   GPSM_REQUIRE_GPUS(1);
-  const ChunkEnv one_block("1");
   const std::vector<std::pair<const char*, const char*>> runs{
       {"pagerank", "rmat:11"}, {"pagerank", "road:48x37@nnz"}, {"sssp", "rmat:11"}, {"als", "ratings:3000x400x12"}};
   for (const auto& [name, size] : runs)
@@ -113,9 +106,15 @@ TEST(GraphAppsGpu, ProactWithTheSmallestChunks) {
       SCOPED_TRACE(std::string(name) + " " + size + " on " + std::to_string(g) + " GPUs");
       auto app = apptest::app_named(name);
       const Problem p = app->problem(size, std::string(name) == "als" ? 3 : 10);
-      const RunOutcome o = apptest::run(*app, Paradigm::proact, g, p);
+      // asked through the request, as gpsm bench's --proact-chunk does
+      const RunOutcome o = apptest::run(*app, Paradigm::proact, g, p, {1, "test: one byte"});
       ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
       EXPECT_LE(o.error, o.tolerance);
+      EXPECT_EQ(o.proact.requested, 1u);
+      EXPECT_EQ(o.proact.source, "test: one byte");
+      EXPECT_GT(o.proact.chunk_bytes, 0u);  // one kernel block's rows
+      EXPECT_LE(o.proact.chunk_bytes, 256u * 4u * 64u);
+      EXPECT_GT(o.proact.key_size, 0u);
       const RunOutcome m = apptest::run(*app, Paradigm::memcpy, g, p);
       ASSERT_EQ(m.status, RunStatus::ok) << m.reason;
       EXPECT_DOUBLE_EQ(o.link_bytes_per_iter, m.link_bytes_per_iter);
@@ -131,14 +130,13 @@ TEST(GraphAppsGpu, ProactCountersMatchTheChunkPlan) {
   const std::vector<int> devices = gpstest::all_devices();
   const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
   const std::vector<int> use(devices.begin(), devices.begin() + n);
-  const ChunkEnv small("256");
   const GraphSpec gs = parse_graph_spec("rmat:12");
   const gpsm::graph::Csr g = build_graph(gs, false, 1);
   const gpsm::graph::Csr in = gpsm::graph::transpose(g);
   const int lanes = lanes_for(static_cast<double>(in.nnz()) / static_cast<double>(in.rows));
   gpsm::gps::Context ctx(use, gpsm::gps::Settings::from_env());
   const VecLayout l = layout_for(in, n, false, 1);
-  Exchange px(ctx, Paradigm::proact, l, 2, "counted", nullptr, rows_per_block(lanes));
+  Exchange px(ctx, Paradigm::proact, l, 2, "counted", nullptr, rows_per_block(lanes), 256);
   Exchange mx(ctx, Paradigm::memcpy, l, 2, "plain");
   ASSERT_NE(px.proact(), nullptr);
   std::vector<DeviceSlice> dev(n);

@@ -142,6 +142,9 @@ def test_bad_files(report, tmp):
     expect_bad(report, tmp, "not JSON", write(os.path.join(tmp, "not_json.json"), "ce_peer 1024 0.13\n"),
                "not JSON")
     expect_bad(report, tmp, "missing", os.path.join(tmp, "does_not_exist.json"), "no such file")
+    cache = {"schema": "gpsm.proact_cache", "schema_version": 1, "entries": []}
+    expect_bad(report, tmp, "choice cache", write(os.path.join(tmp, "cache.json"), json.dumps(cache)),
+               "gpsm proact --show-cache FILE")
     newer = copy.deepcopy(doc)
     newer["schema_version"] = 2
     expect_bad(report, tmp, "version 2", write(os.path.join(tmp, "v2.json"), json.dumps(newer)),

@@ -14,12 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/harness/bench_report.hpp"
+#include "bench_proact.hpp"
 #include "commands.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/machine_model.hpp"
 #include "scope/cuda_probe.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
+#include "transfer/autotune.hpp"
 
 namespace gpsm::cli {
 
@@ -31,7 +33,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--gpus", a.gpus, "GPU counts to run, comma-separated")->capture_default_str();
   c->add_option("--paradigm", a.paradigm,
                 "all, or a comma-separated list of: single, memcpy, um, um_hints, rdl, p2p_inline, gps, gps_all, "
-                "nvshmem, nccl, cpu_free, infinite")
+                "proact, nvshmem, nccl, cpu_free, infinite")
       ->capture_default_str();
   c->add_option("--size", a.sizes,
                 "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ; "
@@ -46,6 +48,23 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--devices", a.devices, "Comma-separated CUDA device ids to draw GPUs from (default: all)");
   c->add_option("--json", a.json_path, "Write the results document (schema gpsm.results, tool bench) to FILE");
   c->add_flag("--list", a.list, "List the apps and the paradigms each implements, then exit");
+  c->add_option("--proact-chunk", a.proact_chunk,
+                "proact: bytes per chunk (K, M suffixes) for the apps whose chunk is a choice (pagerank, sssp, als: "
+                "rounded up to whole kernel blocks); wins over GPSM_GRAPH_PROACT_CHUNK; jacobi2d's chunk is one halo "
+                "row whatever this says");
+  c->add_option("--proact-cache", a.proact_cache,
+                "proact: take each run's chunk from the choice cache FILE (key: machine, <app>:<gpus>gpu, the bytes "
+                "the app publishes); a missing entry, or one choosing another agent than copy_engine, leaves the "
+                "app's default (said on stdout)");
+  c->add_option("--proact-tune", a.proact_tune,
+                "proact profiler: per app, size and GPU count run memcpy and proact once per --proact-chunks size "
+                "(apps whose chunk is fixed: proact once), choose (gpsm proact's autotuner) and record the choice in "
+                "the cache FILE (JSON; created or extended)");
+  c->add_option("--proact-chunks", a.proact_chunks,
+                "--proact-tune's chunk sizes: a power-of-two range LO..HI or a comma list (default 64K..4M)");
+  c->add_option("--proact-margin", a.proact_margin,
+                "--proact-tune: noise margin; a simpler configuration within it wins (memcpy over proact)")
+      ->capture_default_str();
   return c;
 }
 
@@ -77,7 +96,9 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   for (const auto& app : apps)
     if (a.app == "all" || a.app == app->name()) chosen.push_back(app.get());
   if (chosen.empty()) throw std::invalid_argument("unknown --app '" + a.app + "' (gpsm bench --list shows the apps)");
-  const auto paradigms = parse_paradigms(a.paradigm);
+  auto paradigms = parse_paradigms(a.paradigm);
+  BenchProact proact(a);  // --proact-*: checked (and a cache file read) before any GPU work
+  proact.require_paradigms(paradigms);
   const auto counts = parse_gpu_counts(a.gpus);
   if (a.reps < 1 || a.warmup < 0 || a.nccheck < 1 || a.iters < 0)
     throw std::invalid_argument("--reps must be >= 1, --warmup >= 0, --nccheck >= 1, --iters >= 0");
@@ -112,35 +133,59 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
   auto topo = gpsm::scope::discover_topology();
+  {
+    std::string gpu_name;
+    for (const auto& gpu : topo.gpus)
+      if (gpu.index == pool.front()) gpu_name = gpu.name;
+    proact.set_machine(gpsm::transfer::machine_key(std::getenv("GPSM_DEVICE_KIND"), topo.hostname, gpu_name));
+  }
   nlohmann::json tests = nlohmann::json::array();
-  int failed = 0, total = static_cast<int>(problems.size() * counts.size() * paradigms.size()), done = 0;
+  int failed = 0, total = 0, done = 0;
+  for (auto& [app, p] : problems)
+    for (int g : counts)
+      for (Paradigm par : paradigms) total += static_cast<int>(proact.points(*app, par, g).size());
   for (auto& [app, p] : problems) {
     std::vector<RunRecord> records;
-    for (int g : counts)
-      for (Paradigm par : paradigms) {
-        ++done;
-        RunRequest req;
-        req.paradigm = par;
-        req.devices.assign(pool.begin(), pool.begin() + g);
-        req.problem = p;
-        req.reps = a.reps;
-        req.warmup = a.warmup;
-        const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
-                                             paradigm_name(par), g, g == 1 ? "" : "s");
-        req.progress = [&](const std::string& s) {
-          std::cerr << fmt::format("\r\033[K{}: {} ({:.0f} s)", head, s, elapsed()) << std::flush;
-        };
-        req.progress("setting up");
-        RunRecord rec;
-        rec.paradigm = par;
-        rec.gpus = g;
-        rec.out = app->run(req);
-        if (rec.out.status == RunStatus::failed) {
-          ++failed;
-          std::cerr << fmt::format("\r\033[K{}: FAILED: {}\n", head, rec.out.reason);
+    for (int g : counts) {
+      for (Paradigm par : paradigms)
+        for (std::uint64_t point : proact.points(*app, par, g)) {  // point: a --proact-tune chunk size, or 0
+          ++done;
+          RunRequest req;
+          req.paradigm = par;
+          req.devices.assign(pool.begin(), pool.begin() + g);
+          req.problem = p;
+          req.reps = a.reps;
+          req.warmup = a.warmup;
+          proact.configure(req, *app, g, point);
+          const std::string label = point > 0 ? proact.label(point) : paradigm_name(par);
+          const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
+                                               label, g, g == 1 ? "" : "s");
+          req.progress = [&](const std::string& s) {
+            std::cerr << fmt::format("\r\033[K{}: {} ({:.0f} s)", head, s, elapsed()) << std::flush;
+          };
+          req.progress("setting up");
+          RunRecord rec;
+          rec.paradigm = par;
+          rec.gpus = g;
+          rec.label = proact.label(point);
+          rec.out = app->run(req);
+          if (rec.out.status == RunStatus::failed) {
+            ++failed;
+            std::cerr << fmt::format("\r\033[K{}: FAILED: {}\n", head, rec.out.reason);
+          }
+          if (proact.any() && par == Paradigm::proact && !rec.out.proact.source.empty()) {
+            std::cerr << "\r\033[K" << std::flush;
+            std::cout << fmt::format("{}: proact: {}; chunk as built {}\n", head, rec.out.proact.source,
+                                     rec.out.proact.chunk_bytes > 0
+                                         ? gpsm::scope::format_size(rec.out.proact.chunk_bytes)
+                                         : std::string("(none)"))
+                      << std::flush;
+          }
+          records.push_back(std::move(rec));
         }
-        records.push_back(std::move(rec));
-      }
+      std::cerr << "\r\033[K" << std::flush;
+      proact.decide(*app, g, records);
+    }
     std::cerr << "\r\033[K";
     std::cout << format_table(app->name(), p, summarize(records)) << "\n" << std::flush;
     tests.push_back(bench_test_json(app->name(), app->description(), p, records));
@@ -163,12 +208,14 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     j["options"] = {{"app", a.app},   {"gpus", counts},        {"paradigms", names},   {"sizes", sizes_run},
                     {"iters", a.iters}, {"nccheck", a.nccheck}, {"axis", a.axis}, {"reps", a.reps},       {"warmup", a.warmup},
                     {"devices", pool}};
+    proact.record_options(j["options"]);
     std::ofstream f(a.json_path);
     if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
     f << j.dump(1) << "\n";
     if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
     std::cerr << "gpsm bench: wrote " << a.json_path << "\n";
   }
+  std::cout << proact.summary();
   std::cout << fmt::format("gpsm bench: {} run(s), {} failed, in {:.1f} s\n", total, failed, elapsed());
   return failed ? 1 : 0;
 }

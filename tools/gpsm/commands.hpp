@@ -44,6 +44,10 @@ struct BenchArgs {
   std::string axis = "z";  // 3D apps: the decomposed axis
   int iters = 0, nccheck = 1, reps = 5, warmup = 1;
   bool list = false;
+  // proact (docs/proact.md, "In gpsm bench"): a fixed chunk, a choice cache to read, or one to
+  // write from a sweep of chunk sizes (proact_chunks; empty: the default list); at most one of the three.
+  std::string proact_chunk, proact_cache, proact_tune, proact_chunks;
+  double proact_margin = 0.03;
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int run_bench(const BenchArgs& a, int argc, char** argv);
@@ -64,7 +68,7 @@ int run_sim(const SimArgs& a, int argc, char** argv);
 // `gpsm proact` (proact_cmd.cpp): the PROACT engine's synthetic-producer sweep.
 struct ProactArgs {
   std::string gpus, size = "256M", pattern = "one_to_all", agents = "all", chunks = "4K..16M", threads = "1024";
-  std::string json_path, tune_path, model_path, app;
+  std::string json_path, tune_path, model_path, app, show_cache;
   int reps = 5, warmup = 1, ce_streams = 4;
   std::uint32_t work = 0, seed = 1;
   double compute_ratio = 1.0, margin = 0.03;

@@ -31,8 +31,10 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> report_files, report_filters;
   std::string report_out = "gpsm-report";
-  auto* report = app.add_subcommand("report", "Render PNG plots and an index from results files");
-  report->add_option("files", report_files, "Results JSON files (several are overlaid)")->required();
+  auto* report = app.add_subcommand(
+      "report", "Render PNG plots and an index from results files; a PROACT choice cache (gpsm proact --tune, gpsm bench "
+                "--proact-tune) as a table of the chosen configuration per app");
+  report->add_option("files", report_files, "Results JSON files (several are overlaid) or choice-cache files")->required();
   report->add_option("--out", report_out, "Output directory");
   report->add_option("-t,--test", report_filters, "Only tests matching this regex");
 

@@ -68,11 +68,18 @@ CLI::App* add_proact_command(CLI::App& app, ProactArgs& a) {
   c->add_option("--margin", a.margin, "Autotuner noise margin: prefer a simpler agent within this fraction")
       ->capture_default_str();
   c->add_option("--app", a.app, "Cache key's app name (default synthetic:<pattern>:<N>gpu)");
+  c->add_option("--show-cache", a.show_cache,
+                "Print the choice cache FILE as a markdown table (seed Table 2.2 style: the configuration chosen per "
+                "machine, app and size) and exit; no GPU needed");
   return c;
 }
 
 int run_proact(const ProactArgs& a, int argc, char** argv) {
   using namespace gpsm::transfer;
+  if (!a.show_cache.empty()) {
+    std::cout << render_cache_file(a.show_cache);
+    return 0;
+  }
   ProactConfig cfg;
   cfg.bytes = gpsm::scope::parse_size(a.size);
   cfg.pattern = parse_pattern(a.pattern);
@@ -175,8 +182,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
     if (records.empty()) throw gpsm::Error("gpsm proact: --tune: no configuration ran successfully; nothing to choose");
     TuneCache cache = load_cache(a.tune_path);
     CacheEntry e;
-    const char* kind = std::getenv("GPSM_DEVICE_KIND");
-    e.key.machine = kind ? std::string(kind) : topo.hostname + ":" + gpu_name;
+    e.key.machine = machine_key(std::getenv("GPSM_DEVICE_KIND"), topo.hostname, gpu_name);
     e.key.app = a.app.empty() ? fmt::format("synthetic:{}:{}gpu", pattern_name(cfg.pattern), cfg.devices.size()) : a.app;
     e.key.size = cfg.bytes;
     e.choice = choose_config(records, a.margin);

@@ -18,6 +18,7 @@ import sys
 import textwrap
 
 SCHEMA = "gpsm.results"
+CACHE_SCHEMA = "gpsm.proact_cache"
 SUPPORTED_VERSIONS = (1,)
 
 # x kinds whose values are byte counts: log2 axis, tick labels 4B, 1KiB, 1MiB, ...
@@ -82,6 +83,9 @@ def validate(doc):
     if not isinstance(doc, dict):
         raise BadFile("not a gpsm results file (top level is not a JSON object)")
     schema = doc.get("schema")
+    if schema == CACHE_SCHEMA:  # rendered by the gpsm binary (one renderer: transfer/cache_table.cpp)
+        raise BadFile("a PROACT choice cache, not a results file: `gpsm report FILE` or "
+                      "`gpsm proact --show-cache FILE` prints it as a table")
     if schema != SCHEMA:
         raise BadFile("not a gpsm results file (schema is %s, expected '%s')"
                       % ("missing" if schema is None else repr(schema), SCHEMA))

@@ -3,14 +3,17 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "gpsm/build_info.hpp"
 #include "gpsm/gps/settings.hpp"
 #include "scope/cuda_probe.hpp"
+#include "transfer/autotune.hpp"
 
 namespace gpsm::cli {
 
@@ -36,10 +39,55 @@ std::string shell_quote(const std::string& s) {
   return o + "'";
 }
 
+// Whether the file is a PROACT choice cache (schema gpsm.proact_cache): rendered here, as a
+// table, not by report.py. Anything unreadable is left to report.py, which says what is wrong.
+bool is_proact_cache(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return false;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(f);
+    return j.is_object() && j.value("schema", std::string()) == gpsm::transfer::kCacheSchema;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The cache's Table 2.2-style table on stdout and into DIR/<file stem>.md.
+int report_cache(const std::string& path, const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  std::string table;
+  try {
+    table = gpsm::transfer::render_cache_file(path);
+  } catch (const std::exception& e) {
+    std::cerr << "gpsm report: " << path << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::cout << table << std::flush;
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  const fs::path md = fs::path(out_dir) / (fs::path(path).stem().string() + ".md");
+  std::ofstream f(md);
+  if (!(f << table)) {
+    std::cerr << "gpsm report: cannot write " << md.string() << "\n";
+    return 2;
+  }
+  std::cout << md.string() << "\n";
+  return 0;
+}
+
 }  // namespace
 
-int run_report(const std::vector<std::string>& files, const std::string& out_dir,
+int run_report(const std::vector<std::string>& all_files, const std::string& out_dir,
                const std::vector<std::string>& filters, const std::string& argv0) {
+  std::vector<std::string> files;  // results files, for report.py
+  for (const auto& f : all_files) {
+    if (!is_proact_cache(f)) {
+      files.push_back(f);
+      continue;
+    }
+    if (const int rc = report_cache(f, out_dir); rc != 0) return rc;
+  }
+  if (files.empty()) return 0;
   const std::string script = find_report_script(argv0);
   if (script.empty()) {
     std::cerr << "gpsm: report.py not found next to the gpsm binary (share/gpsm/report.py); set GPSM_REPORT_SCRIPT\n";

@@ -50,15 +50,15 @@ struct AlsData {
 
 class AlsRun final : public GraphRun {
  public:
-  AlsRun(gps::Context& ctx, Paradigm par, const AlsData& d, const Problem& p)
-      : GraphRun(ctx, par), d_(d), p_(p) {
+  AlsRun(gps::Context& ctx, Paradigm par, const AlsData& d, const Problem& p, std::uint64_t proact_chunk)
+      : GraphRun(ctx, par, proact_chunk), d_(d), p_(p) {
     const int k = d.params.rank;
     const VecLayout lu = layout_for(d.by_user, n_, p.balance_nnz, k);
     const VecLayout li = layout_for(d.by_item, n_, p.balance_nnz, k);
     // In place (one buffer): a row's factor is final once its thread stored it, and no rank reads
     // another's rows of the vector it updates, so proact's chunks leave during the half-step.
-    users_ = &add(std::make_unique<Exchange>(ctx, par, lu, 1, "als_users", comms(), rows_per_block(1)));
-    items_ = &add(std::make_unique<Exchange>(ctx, par, li, 1, "als_items", comms(), rows_per_block(1)));
+    users_ = &add(exchange(lu, 1, "als_users", rows_per_block(1)));
+    items_ = &add(exchange(li, 1, "als_items", rows_per_block(1)));
     us_.resize(n_);
     is_.resize(n_);
     for (int r = 0; r < n_; ++r) {
@@ -130,6 +130,7 @@ class AlsApp final : public App {
   std::string default_sizes() const override { return "ratings:1000000x100000x20,ratings:5000000x500000x20"; }
   Problem problem(const std::string& size, int iters) const override { return graph_problem(size, iters, 5); }
   bool has(Paradigm p) const override { return graph_has(p); }
+  bool proact_chunk_is_choice() const override { return true; }  // whole kernel blocks of any count
   RunOutcome run(const RunRequest& req) override;
 
  private:
@@ -164,7 +165,11 @@ RunOutcome AlsApp::run(const RunRequest& req) {
     const bool elided = req.paradigm == Paradigm::infinite && req.devices.size() > 1;
     AlsData& d = data(p, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
-    AlsRun run(ctx, req.paradigm, d, p);
+    // proact's cache key size: both factor matrices' bytes (rank floats per user and per item)
+    const std::uint64_t key_size =
+        static_cast<std::uint64_t>(d.by_user.rows + d.by_item.rows) * d.params.rank * sizeof(float);
+    const ProactChunk chunk = graph_proact_chunk(req, key_size);
+    AlsRun run(ctx, req.paradigm, d, p, chunk.bytes);
     out = timed_graph_run(run, req, [&](RunOutcome& o) -> std::string {
       o.tolerance = elided ? std::numeric_limits<double>::infinity() : kRmseBound;
       if (o.iterations != p.iters) return fmt::format("ran {} epochs, {} requested", o.iterations, p.iters);
@@ -183,6 +188,7 @@ RunOutcome AlsApp::run(const RunRequest& req) {
                            factor, kFactorBound, got, d.ref.rmse);
       return "";
     });
+    note_proact(out, req, chunk, key_size, run);
     if (out.status == RunStatus::ok)
       out.timing = std::string("host wall clock of the epochs (two half-steps each") +
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence after each" : "") +

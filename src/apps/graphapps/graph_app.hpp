@@ -25,7 +25,8 @@ Problem graph_problem(const std::string& size, int iters, int default_iters);
 // One request's run: the published vectors and the phases of an iteration.
 class GraphRun {
  public:
-  GraphRun(gps::Context& ctx, Paradigm par);
+  // proact_chunk: the proact exchanges' bytes per chunk (graph_proact_chunk; 0: the default).
+  GraphRun(gps::Context& ctx, Paradigm par, std::uint64_t proact_chunk = 0);
   virtual ~GraphRun();
   // Initial values and poison (untimed). The first call of a gps run learns the subscriptions:
   // initial values, tracking on, learn_iters() iterations, tracking off, initial values again.
@@ -38,6 +39,8 @@ class GraphRun {
   // gps, gps_all: pages of every published array by subscriber count (GPS Fig. 9).
   std::vector<double> subscriber_pages() const;
   std::string hint_problem() const;
+  // proact: a full chunk as built (the largest over the published vectors and ranks); else 0.
+  std::uint64_t proact_chunk_bytes() const;
 
  protected:
   virtual void write_initial() = 0;
@@ -46,6 +49,10 @@ class GraphRun {
   virtual int learn_iters() const { return 2; }
   virtual double extra_bytes() const { return 0; }  // rdl: remote reads of an iteration
   Exchange& add(std::unique_ptr<Exchange> e);
+  // A published vector's exchange in this run's paradigm: the nccl communicators and the proact
+  // chunk are this run's (rows_per_block: the writing kernel's, for proact).
+  std::unique_ptr<Exchange> exchange(const VecLayout& l, int buffers, const std::string& name,
+                                     std::int64_t rows_per_block);
   NcclComms* comms();
 
   gps::Context& ctx_;
@@ -57,11 +64,20 @@ class GraphRun {
  private:
   std::unique_ptr<NcclComms> comms_;
   bool tracked_ = false;
+  std::uint64_t proact_chunk_ = 0;
 };
 
 // The timing strings' note on how the vectors moved, where it is not the plain exchange: proact on
 // more than one GPU ("; ..."), else empty.
 std::string exchange_timing_note(Paradigm p, int gpus);
+
+// proact: the chunk for this request: RunRequest::proact_chunk asked with the app's key size
+// (the bytes of the vectors it publishes each iteration, docs/proact.md), then resolve_chunk
+// (GPSM_GRAPH_PROACT_CHUNK, the default). Other paradigms: {} (the request is not asked).
+ProactChunk graph_proact_chunk(const RunRequest& req, std::uint64_t key_size);
+// proact: what the run used, into out.proact (chunk as built by `run`, request, source, key size).
+void note_proact(RunOutcome& out, const RunRequest& req, const ProactChunk& chunk, std::uint64_t key_size,
+                 const GraphRun& run);
 
 // A failed outcome with its reason and no times.
 RunOutcome graph_failed(const std::string& why);

@@ -1,11 +1,15 @@
 #include "apps/graphapps/graph_app.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "apps/graphapps/graph_exchange_proact.hpp"
+#include "apps/graphapps/graph_proact_plan.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::graphapps {
@@ -51,14 +55,28 @@ Problem graph_problem(const std::string& size, int iters, int default_iters) {
   return p;
 }
 
-GraphRun::GraphRun(gps::Context& ctx, Paradigm par)
-    : ctx_(ctx), par_(par), n_(ctx.size()), ev_(ctx, needs_phase_events(par, ctx.size())) {}
+GraphRun::GraphRun(gps::Context& ctx, Paradigm par, std::uint64_t proact_chunk)
+    : ctx_(ctx), par_(par), n_(ctx.size()), ev_(ctx, needs_phase_events(par, ctx.size())), proact_chunk_(proact_chunk) {}
 
 GraphRun::~GraphRun() = default;
 
 Exchange& GraphRun::add(std::unique_ptr<Exchange> e) {
   ex_.push_back(std::move(e));
   return *ex_.back();
+}
+
+std::unique_ptr<Exchange> GraphRun::exchange(const VecLayout& l, int buffers, const std::string& name,
+                                             std::int64_t rows_per_block) {
+  return std::make_unique<Exchange>(ctx_, par_, l, buffers, name, comms(), rows_per_block, proact_chunk_);
+}
+
+std::uint64_t GraphRun::proact_chunk_bytes() const {
+  std::uint64_t most = 0;
+  for (const auto& e : ex_)
+    if (const ProactShipper* s = e->proact(); s != nullptr)
+      for (int r = 0; r < n_; ++r)
+        if (s->split(r).rows > 0) most = std::max(most, s->split(r).chunk_bytes());
+  return most;
 }
 
 NcclComms* GraphRun::comms() {
@@ -135,6 +153,21 @@ std::string exchange_timing_note(Paradigm p, int gpus) {
   if (p != Paradigm::proact || gpus < 2) return "";
   return "; each GPU's rows shipped during its kernel, in chunks, by copy engines waiting on per-chunk ready "
          "counters (the phase ends when its copies are done)";
+}
+
+ProactChunk graph_proact_chunk(const RunRequest& req, std::uint64_t key_size) {
+  if (req.paradigm != Paradigm::proact) return {};
+  const ProactChunk asked = req.proact_chunk ? req.proact_chunk(key_size) : ProactChunk{};
+  return resolve_chunk(asked, std::getenv("GPSM_GRAPH_PROACT_CHUNK"));
+}
+
+void note_proact(RunOutcome& out, const RunRequest& req, const ProactChunk& chunk, std::uint64_t key_size,
+                 const GraphRun& run) {
+  if (req.paradigm != Paradigm::proact) return;
+  out.proact.requested = chunk.bytes;
+  out.proact.chunk_bytes = run.proact_chunk_bytes();
+  out.proact.source = chunk.source;
+  out.proact.key_size = key_size;
 }
 
 RunOutcome graph_failed(const std::string& why) {

@@ -42,10 +42,11 @@ class Exchange {
  public:
   // buffers: 2 for vectors read in one phase and written in the next (PageRank, SSSP), 1 for
   // vectors updated in place by their owners (SGD factors). comms: the nccl paradigm's.
-  // rows_per_block: proact's, the block -> rows mapping of the kernel writing the vector
-  // (graph_proact_plan.hpp: rows_per_block(lanes)); the other paradigms ignore it.
+  // rows_per_block, proact_chunk: proact's, the block -> rows mapping of the kernel writing the
+  // vector (graph_proact_plan.hpp: rows_per_block(lanes)) and the bytes per chunk (0: the default
+  // split); the other paradigms ignore them.
   Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buffers, const std::string& name,
-           NcclComms* comms = nullptr, std::int64_t rows_per_block = 0);
+           NcclComms* comms = nullptr, std::int64_t rows_per_block = 0, std::uint64_t proact_chunk = 0);
   ~Exchange();
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;

@@ -30,7 +30,7 @@ bool gps_kind(Paradigm p) { return p == Paradigm::gps || p == Paradigm::gps_all;
 }  // namespace
 
 Exchange::Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buffers, const std::string& name,
-                   NcclComms* comms, std::int64_t rows_per_block)
+                   NcclComms* comms, std::int64_t rows_per_block, std::uint64_t proact_chunk)
     : ctx_(ctx), par_(par), l_(l), n_(ctx.size()), buffers_(buffers), comms_(comms) {
   if (l_.ranks() != n_) throw Error(fmt::format("gpsm: {}: layout for {} ranks, context has {}", name, l_.ranks(), n_));
   if (buffers < 1 || buffers > 2) throw Error("gpsm: Exchange takes 1 or 2 buffers");
@@ -42,7 +42,7 @@ Exchange::Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buff
       for (int b = 0; b < buffers; ++b) rep_[r][b].alloc(ctx.device(r), elems);
     if (par == Paradigm::proact) {
       if (rows_per_block < 1) throw Error("gpsm: " + name + ": the proact exchange needs the kernel's rows per block");
-      proact_ = std::make_unique<ProactShipper>(ctx, l_, rows_per_block, name);
+      proact_ = std::make_unique<ProactShipper>(ctx, l_, rows_per_block, name, proact_chunk);
     }
   } else if (managed(par)) {
     for (int b = 0; b < buffers; ++b) GPSM_CUDA(cudaMallocManaged(&managed_[b], elems * sizeof(float)));

@@ -20,9 +20,11 @@ namespace gpsm::apps::graphapps {
 class ProactShipper {
  public:
   // rows_per_block: the mapping of the kernel that writes the vector (rows_per_block(lanes)).
-  // Throws gpsm::Error when a GPU of a multi-GPU context cannot wait on device memory from a
-  // stream (no silent fallback to memcpy).
-  ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t rows_per_block, const std::string& name);
+  // chunk_request: bytes per chunk, rounded up to whole blocks (0: the default split; the app
+  // resolved options and environment already: resolve_chunk). Throws gpsm::Error when a GPU of a
+  // multi-GPU context cannot wait on device memory from a stream (no silent fallback to memcpy).
+  ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t rows_per_block, const std::string& name,
+                std::uint64_t chunk_request);
   ~ProactShipper();
   ProactShipper(const ProactShipper&) = delete;
   ProactShipper& operator=(const ProactShipper&) = delete;

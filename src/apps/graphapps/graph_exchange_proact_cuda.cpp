@@ -34,10 +34,9 @@ struct ProactShipper::Rank {
 };
 
 ProactShipper::ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t rows_per_block,
-                             const std::string& name)
+                             const std::string& name, std::uint64_t chunk_request)
     : ctx_(ctx), name_(name) {
   const int n = ctx.size();
-  const std::uint64_t request = chunk_request_from_env();
   if (n > 1)
     for (int r = 0; r < n; ++r)
       if (const std::string w = transfer::stream_wait_unsupported(ctx.device(r)); !w.empty())
@@ -46,7 +45,7 @@ ProactShipper::ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t
   for (int r = 0; r < n; ++r) {
     auto k = std::make_unique<Rank>();
     k->dev = ctx.device(r);
-    k->split = split_rank(l, r, rows_per_block, request);
+    k->split = split_rank(l, r, rows_per_block, chunk_request);
     k->copies = rank_copies(l, r, k->split);
     if (!k->copies.empty()) {
       k->counters.alloc(k->dev, static_cast<std::size_t>(k->split.chunks()));

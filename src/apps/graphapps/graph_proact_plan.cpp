@@ -89,9 +89,15 @@ std::uint64_t parse_chunk_request(const std::string& text) {
   return static_cast<std::uint64_t>(v) * scale;
 }
 
-std::uint64_t chunk_request_from_env() {
-  const char* e = std::getenv("GPSM_GRAPH_PROACT_CHUNK");
-  return e == nullptr ? 0 : parse_chunk_request(e);
+ProactChunk resolve_chunk(const ProactChunk& asked, const char* env_value) {
+  if (asked.bytes > 0) return asked;
+  const std::string prefix = asked.source.empty() ? "" : asked.source + "; ";
+  if (env_value != nullptr && *env_value != '\0') {
+    const std::uint64_t b = parse_chunk_request(env_value);
+    return {b, prefix + fmt::format("GPSM_GRAPH_PROACT_CHUNK={} ({} B)", env_value, b)};
+  }
+  return {0, prefix + fmt::format("the default chunk (about {} per GPU, at least {} KiB, whole kernel blocks)",
+                                  kTargetChunks, kMinChunkBytes / 1024)};
 }
 
 }  // namespace gpsm::apps::graphapps

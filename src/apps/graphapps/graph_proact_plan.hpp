@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/graphapps/vec_layout.hpp"
+#include "apps/harness/app.hpp"
 
 namespace gpsm::apps::graphapps {
 
@@ -81,7 +82,13 @@ std::vector<ChunkCopy> rank_copies(const VecLayout& l, int r, const ChunkSplit& 
 
 // GPSM_GRAPH_PROACT_CHUNK (bytes; K, M suffixes) as a chunk request: 0 when unset or empty.
 // Throws gpsm::Error naming the variable for anything else than a positive size.
-std::uint64_t chunk_request_from_env();
 std::uint64_t parse_chunk_request(const std::string& text);
+
+// The chunk the proact exchange is built with: gpsm bench's request when it names a size
+// (--proact-chunk, a cache entry, a --proact-tune point), else GPSM_GRAPH_PROACT_CHUNK
+// (env_value: its text, nullptr when unset; kept for scripts that set it), else 0 (the default
+// split, blocks_per_chunk). The source keeps what the bench said (e.g. why a cache entry was not
+// used) and adds what decided.
+ProactChunk resolve_chunk(const ProactChunk& asked, const char* env_value);
 
 }  // namespace gpsm::apps::graphapps

@@ -32,12 +32,12 @@ struct PrData {
 
 class PrRun final : public GraphRun {
  public:
-  PrRun(gps::Context& ctx, Paradigm par, const PrData& d, const Problem& p, int fixed_iters)
-      : GraphRun(ctx, par), d_(d), p_(p), fixed_(fixed_iters) {
+  PrRun(gps::Context& ctx, Paradigm par, const PrData& d, const Problem& p, int fixed_iters, std::uint64_t proact_chunk)
+      : GraphRun(ctx, par, proact_chunk), d_(d), p_(p), fixed_(fixed_iters) {
     const VecLayout l = layout_for(d.in, n_, p.balance_nnz, 1);
     const double mean = d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1;
     lanes_ = lanes_for(mean);
-    x_ = &add(std::make_unique<Exchange>(ctx, par, l, 2, "pagerank_rank", comms(), rows_per_block(lanes_)));
+    x_ = &add(exchange(l, 2, "pagerank_rank", rows_per_block(lanes_)));
     const std::vector<float> inv = to_slots(l, d.inv_deg, 0.0f);
     slices_.resize(n_);
     inv_.resize(n_);
@@ -133,6 +133,7 @@ class PageRankApp final : public App {
   std::string default_sizes() const override { return "rmat:20,rmat:23"; }
   Problem problem(const std::string& size, int iters) const override { return graph_problem(size, iters, 20); }
   bool has(Paradigm p) const override { return graph_has(p); }
+  bool proact_chunk_is_choice() const override { return true; }  // whole kernel blocks of any count
   RunOutcome run(const RunRequest& req) override;
 
  private:
@@ -180,7 +181,10 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
       stop_iters = it->second.iterations;
     }
     gps::Context ctx(req.devices, gps::Settings::from_env());
-    PrRun run(ctx, req.paradigm, d, p, elided && p.tol > 0 ? stop_iters : 0);
+    // proact's cache key size: the rank vector's bytes (one float per vertex)
+    const std::uint64_t key_size = static_cast<std::uint64_t>(d.in.rows) * sizeof(float);
+    const ProactChunk chunk = graph_proact_chunk(req, key_size);
+    PrRun run(ctx, req.paradigm, d, p, elided && p.tol > 0 ? stop_iters : 0, chunk.bytes);
     out = timed_graph_run(run, req, [&](RunOutcome& o) -> std::string {
       o.tolerance = elided ? std::numeric_limits<double>::infinity() : kL1Bound;
       if (p.tol > 0 && std::abs(o.iterations - stop_iters) > 1)
@@ -193,6 +197,7 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
                            kL1Bound);
       return "";
     });
+    note_proact(out, req, chunk, key_size, run);
     if (out.status == RunStatus::ok)
       out.timing = std::string("host wall clock of the iteration loop") +
                    (p.tol > 0 ? ", the per-iteration read of the L1 change included" : "") +

@@ -38,11 +38,12 @@ std::int64_t mismatches(const std::vector<float>& got, const std::vector<float>&
 
 class SsspRun final : public GraphRun {
  public:
-  SsspRun(gps::Context& ctx, Paradigm par, const SsspData& d, const Problem& p, int fixed_iters)
-      : GraphRun(ctx, par), d_(d), p_(p), fixed_(fixed_iters) {
+  SsspRun(gps::Context& ctx, Paradigm par, const SsspData& d, const Problem& p, int fixed_iters,
+          std::uint64_t proact_chunk)
+      : GraphRun(ctx, par, proact_chunk), d_(d), p_(p), fixed_(fixed_iters) {
     const VecLayout l = layout_for(d.in, n_, p.balance_nnz, 1);
     lanes_ = lanes_for(d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1);
-    x_ = &add(std::make_unique<Exchange>(ctx, par, l, 2, "sssp_dist", comms(), rows_per_block(lanes_)));
+    x_ = &add(exchange(l, 2, "sssp_dist", rows_per_block(lanes_)));
     slices_.resize(n_);
     changed_.resize(n_);
     for (int r = 0; r < n_; ++r) {
@@ -132,6 +133,7 @@ class SsspApp final : public App {
   std::string default_sizes() const override { return "rmat:20,rmat:23"; }
   Problem problem(const std::string& size, int iters) const override { return graph_problem(size, iters, 1000); }
   bool has(Paradigm p) const override { return graph_has(p); }
+  bool proact_chunk_is_choice() const override { return true; }  // whole kernel blocks of any count
   RunOutcome run(const RunRequest& req) override;
 
  private:
@@ -167,7 +169,10 @@ RunOutcome SsspApp::run(const RunRequest& req) {
     SsspData& d = data(p, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
     // The elided bound cannot see when it converges: it runs the reference's iterations.
-    SsspRun run(ctx, req.paradigm, d, p, elided ? d.ref.iterations : 0);
+    // proact's cache key size: the distance vector's bytes (one float per vertex)
+    const std::uint64_t key_size = static_cast<std::uint64_t>(d.in.rows) * sizeof(float);
+    const ProactChunk chunk = graph_proact_chunk(req, key_size);
+    SsspRun run(ctx, req.paradigm, d, p, elided ? d.ref.iterations : 0, chunk.bytes);
     out = timed_graph_run(run, req, [&](RunOutcome& o) -> std::string {
       o.tolerance = elided ? std::numeric_limits<double>::infinity() : 0.0;
       if (o.iterations != d.ref.iterations)
@@ -178,6 +183,7 @@ RunOutcome SsspApp::run(const RunRequest& req) {
         return fmt::format("verification failed: {} of {} distances differ from the CPU reference", bad, d.in.rows);
       return "";
     });
+    note_proact(out, req, chunk, key_size, run);
     if (out.status == RunStatus::ok)
       out.timing = std::string("host wall clock of the iteration loop, the per-iteration read of the change flags") +
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? " and a GPS fence" : "") +

@@ -26,6 +26,22 @@ struct Problem {
   std::string label() const;      // "4096x4096", "256x256x256", or the graph spec
 };
 
+// The proact paradigm's chunk as gpsm bench asks for it (--proact-chunk, --proact-cache, one point
+// of a --proact-tune sweep): bytes 0 leaves the app's default; source says what chose it.
+struct ProactChunk {
+  std::uint64_t bytes = 0;
+  std::string source;
+};
+
+// What a proact run used (recorded in the results file; docs/proact.md, "In gpsm bench").
+struct ProactChunkUse {
+  std::uint64_t requested = 0;    // the size asked for (0: the app's default)
+  std::uint64_t chunk_bytes = 0;  // a full chunk as run: graph apps round the request up to whole kernel blocks
+                                  // (the largest over ranks and vectors); jacobi2d one halo row
+  std::string source;             // what chose it, one line
+  std::uint64_t key_size = 0;     // the size of the app's choice-cache key (docs/proact.md)
+};
+
 enum class RunStatus : std::uint8_t { ok, failed, unsupported };
 const char* to_string(RunStatus s);
 
@@ -41,6 +57,7 @@ struct RunOutcome {
   // GPS paradigms (graph apps): pages of the published arrays by subscriber count after tracking,
   // entry k - 1 = pages with k subscribers (GPS Fig. 9); empty when not known.
   std::vector<double> subscriber_pages;
+  ProactChunkUse proact;  // proact paradigm only (chunk_bytes 0 elsewhere)
 };
 
 struct RunRequest {
@@ -49,6 +66,9 @@ struct RunRequest {
   Problem problem;
   int reps = 5, warmup = 1;
   std::function<void(const std::string&)> progress;  // short status lines (may be empty)
+  // proact, apps whose chunk is a choice: asked once the app knows the size of its cache key
+  // (ProactChunkUse::key_size), so a cache lookup can happen inside the run; empty: the default.
+  std::function<ProactChunk(std::uint64_t key_size)> proact_chunk;
 };
 
 class App {
@@ -63,6 +83,9 @@ class App {
   virtual Problem problem(const std::string& size, int iters) const = 0;
   // Paradigms this app has (the rest report `unsupported` with a reason).
   virtual bool has(Paradigm p) const = 0;
+  // Whether the proact paradigm's chunk size is a free choice (graph apps: RunRequest::proact_chunk
+  // is asked) or fixed by the decomposition (jacobi2d: one halo row; the request is not asked).
+  virtual bool proact_chunk_is_choice() const { return false; }
   // Runs warm-ups and timed reps, verifies the last timed rep against the CPU reference (the app
   // caches the reference between runs of the same problem).
   virtual RunOutcome run(const RunRequest& r) = 0;

@@ -162,6 +162,11 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
           sum[k].link_bytes_per_iter > 0 && sum[i].link_bytes_per_iter >= 0)
         pt["link_bytes_vs_memcpy"] = sum[i].link_bytes_per_iter / sum[k].link_bytes_per_iter;
     if (!records[i].out.subscriber_pages.empty()) pt["subscriber_pages"] = records[i].out.subscriber_pages;
+    // The chunk a proact run used and what chose it (an option, the choice cache, a tuning sweep
+    // point, the default, or the decomposition), so a result can be traced to its configuration.
+    if (const ProactChunkUse& u = records[i].out.proact; u.chunk_bytes > 0 || !u.source.empty())
+      pt["proact"] = {{"chunk_bytes", u.chunk_bytes}, {"requested", u.requested}, {"source", u.source},
+                      {"key_size", u.key_size}};
     if (sum[i].speedup) pt["speedup"] = *sum[i].speedup;
     if (sum[i].opportunity) pt["opportunity"] = *sum[i].opportunity;
     // A run timed differently from its series' first one (the 3D `infinite`: which of its two

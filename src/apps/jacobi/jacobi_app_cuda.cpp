@@ -23,6 +23,7 @@
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
 #include "apps/jacobi/jacobi_nvshmem.hpp"
+#include "apps/harness/proact_bench.hpp"
 #include "apps/jacobi/jacobi_proact.hpp"
 #include "apps/jacobi/jacobi_um_rdl.hpp"
 #include "apps/stencil/decomp.hpp"
@@ -402,6 +403,14 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
     }
   } else if (!run_in_process(req, out, got)) {
     return out;
+  }
+  if (req.paradigm == Paradigm::proact) {
+    // The chunk is structural (one halo row, shipped once its one writer block is done), so
+    // RunRequest::proact_chunk is not asked. Cache key size: one grid array's bytes.
+    const std::uint64_t row = static_cast<std::uint64_t>(p.n[0]) * sizeof(float);
+    out.proact.chunk_bytes = row;
+    out.proact.source = fixed_chunk_source("halo row", row);
+    out.proact.key_size = static_cast<std::uint64_t>(p.n[0]) * static_cast<std::uint64_t>(p.n[1]) * sizeof(float);
   }
   return verify(req, ref, got, out);
 }
