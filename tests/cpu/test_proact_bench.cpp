@@ -145,7 +145,7 @@ TEST(ProactBench, GraphChunkResolution) {
   EXPECT_EQ(env.source, "no entry for key (...) in c.json: the app's default chunk; GPSM_GRAPH_PROACT_CHUNK=64K (65536 B)");
   const ProactChunk def = resolve_chunk({}, nullptr);
   EXPECT_EQ(def.bytes, 0u);
-  EXPECT_TRUE(has(def.source, "the default chunk (about 16 per GPU, at least 64 KiB")) << def.source;
+  EXPECT_TRUE(has(def.source, "the default chunk (about 16 per GPU, at least 2048 KiB")) << def.source;
   EXPECT_EQ(resolve_chunk({}, "").bytes, 0u);
   EXPECT_THROW(resolve_chunk({}, "12Q"), gpsm::Error);
 }

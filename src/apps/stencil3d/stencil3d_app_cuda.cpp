@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
+#include "apps/harness/proact_bench.hpp"
 #include "apps/jacobi/jacobi_nvshmem.hpp"
 #include "common/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
@@ -527,6 +528,21 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
   out.error = max_rel_error(chosen.got, ref);
   out.tolerance = 1e-6;
   if (const std::string why = check(chosen, ""); !why.empty()) return fail(why);
+  if (req.paradigm == Paradigm::proact) {
+    // The chunk is structural (one edge: `radius` halo planes, shipped once every block of its
+    // tiles is done), so RunRequest::proact_chunk is not asked. Cache key size: one grid's bytes.
+    const int a = static_cast<int>(p.axis);
+    std::uint64_t plane = sizeof(float), grid = sizeof(float);
+    for (int d = 0; d < 3; ++d) {
+      grid *= static_cast<std::uint64_t>(p.n[d]);
+      if (d != a) plane *= static_cast<std::uint64_t>(p.n[d]);
+    }
+    out.proact.chunk_bytes = plane * static_cast<std::uint64_t>(stencil3d::radius_of(kind_));
+    out.proact.source = fixed_chunk_source(
+        stencil3d::radius_of(kind_) == 1 ? std::string("halo plane") : fmt::format("edge of {} halo planes", stencil3d::radius_of(kind_)),
+        out.proact.chunk_bytes);
+    out.proact.key_size = grid;
+  }
   if (elided) {  // the opportunity bound computes without its neighbours' planes: not a result
     out.tolerance = std::numeric_limits<double>::infinity();
     out.timing += "; transfers elided, result not checked";
