@@ -43,8 +43,9 @@ struct SimResult {
 
 SimResult simulate(const Trace& t, const System& s, SimParadigm p, const SimOptions& o);
 
-// The trace layout a paradigm replays (TraceRequest::layout): "grid" for um, um_hints, gps_hw and
-// finepack (one global grid: managed pages, GPS replicas), "slabs" for the others.
+// The trace layout a paradigm replays (TraceRequest::layout): "grid" for um and um_hints (one
+// managed grid), "replicas" for gps_hw and finepack (GPS replicas), "remote" for rdl (halos loaded
+// by the consumer), "slabs" for the others.
 const char* sim_trace_layout(SimParadigm p);
 
 // What the engine asks of the links, so that it can be tested with hand-made numbers. The

@@ -68,7 +68,8 @@ struct Trace {
   std::string app;       // jacobi2d, heat3d, wave3d, scatter
   std::string problem;   // e.g. "4096x4096"
   int gpus = 1;
-  std::string layout;    // "slabs" (per-GPU boxes with halos), "grid" (one managed grid: um),
+  std::string layout;    // "slabs" (per-GPU boxes with halos), "remote" (3D rdl: boxes, halos
+                         // loaded from the neighbours), "grid" (one managed grid: um),
                          // "replicas" (a whole-grid GPS replica per GPU: gps_hw, finepack)
   std::vector<Allocation> allocations;
   std::vector<IterationTrace> iterations;

@@ -30,6 +30,7 @@
 
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
+#include "apps/stencil3d/stencil3d_cells.hpp"  // sub_box
 #include "apps/stencil3d/stencil3d_plan.hpp"
 #include "common/splitmix.hpp"
 
@@ -362,6 +363,12 @@ constexpr int kTx = apps::stencil3d::kStepTx, kTy = apps::stencil3d::kStepTy;  /
 // (rounded to 64: 16384 a block: 4 blocks); before, ncu at 4a1d8ee405f6 showed 64 and 75 registers,
 // 4 and 3 blocks. The plan's target is 132 SMs x these, as the launcher's is.
 constexpr int kHeatBlocksPerSm = 5, kWaveBlocksPerSm = 4;
+// rdl's remote variants of the float4 step (stencil3d_kernels.cu kPlanes / kColumns, ptxas sm_90
+// at 46aaba6): kPlanes heat3d 56 (march along z) / 54 (along y) registers: 14336 a block, 4
+// blocks; wave3d 72: 18432, 3 blocks. kColumns (split along x) heat3d 54: 4; wave3d 87 (88):
+// 22528, 2 blocks. The launcher plans for the variant it launches (resident_blocks(fn)).
+constexpr int kHeatPlanesBlocksPerSm = 4, kWavePlanesBlocksPerSm = 3;
+constexpr int kHeatColumnsBlocksPerSm = 4, kWaveColumnsBlocksPerSm = 2;
 
 i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
@@ -378,19 +385,44 @@ struct Push {
   i64 sy = 0, sz = 0, shift = 0;
 };
 
+// Where a step loads the cells of the split axis outside the box's owned planes (rdl,
+// stencil3d_plan.hpp Remote): a neighbour's buffer, its strides and the split-coordinate shift.
+struct Src {
+  const Buf* buf = nullptr;
+  i64 sy = 0, sz = 0, shift = 0;
+};
+
+// One launch of the step on one GPU (stencil3d_kernels.hpp Step): `in` / `out` and the cell
+// offset of the box's local (0, 0, 0) in them (um: a sub-box of the managed grid), the row and
+// plane strides, the pushes (p2p_inline and the per-box paradigms) and the remote sources (rdl).
+struct StepArgs {
+  const Buf* in = nullptr;
+  Buf* out = nullptr;
+  i64 off = 0, sy = 0, sz = 0;
+  Push lower, upper;
+  Src from_lower, from_upper;
+  bool sources() const { return from_lower.buf != nullptr || from_upper.buf != nullptr; }
+};
+
 // Slots of the 3D step: queue planes (prologue), the new plane, prev, rows along O, edges,
-// stores, edge-lane stores, pushes.
+// stores, edge-lane stores, pushes, remote x cells (rdl split along x).
 enum SSlot { sQ0 = 0, sQn = 5, sPrev0, sPn, sLo0, sHi0 = sLo0 + 2, sW = sHi0 + 2, sE = sW + 2, sO = sE + 2, sOe,
-             sP0, sP0e, sP1, sP1e, sX0, sX1 };
-static_assert(sX1 < kSlots, "slots");
+             sP0, sP0e, sP1, sP1e, sX0, sX1, sRx0, sRx1 };
+static_assert(sRx1 < kSlots, "slots");
 
 // One work item (a block) of the step: stencil3d_kernels.cu run_item, thread by thread (a thread
 // is one column of V cells at one coordinate of O, marching along M), loads through the recorder.
-// Per-thread state (the register queue) lives in arrays over the block's 256 threads.
+// Per-thread state (the register queue) lives in arrays over the block's 256 threads. With remote
+// sources (rdl) the planes of the march axis outside the owned ones come from the neighbours'
+// boxes (kPlanes: split along M), or the x neighbours of a row's edge cells in the halo columns
+// (kColumns: split along x), as the kernel's remote variants load them.
 template <bool kWave, int V>
-double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Plan& p, i64 w, const Push& lower,
-                const Push& upper) {
+double run_item(const Acc& m, const StepArgs& a, const Box& box, const Plan& p, i64 w) {
   constexpr int R = kWave ? 2 : 1;
+  const Buf& in = *a.in;
+  Buf& out = *a.out;
+  const Push& lower = a.lower;
+  const Push& upper = a.upper;
   const int M = march_axis(box), O = 3 - M;
   i64 xt, ot, ch;
   item_tiles(p, w, xt, ot, ch);
@@ -403,15 +435,43 @@ double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Pla
     m1 = std::min(m0 + p.chunk, p.mi1);
   }
   const i64 nx = box.n[0];
-  const i64 stride[3] = {1, nx, nx * box.n[1]};
+  const i64 stride[3] = {1, a.sy, a.sz};
   const i64 sm = stride[M], so = stride[O];
+  const bool has_lo = a.from_lower.buf != nullptr, has_up = a.from_upper.buf != nullptr;
+  const bool sources = has_lo || has_up;
+  const bool k_planes = sources && box.axis == M, k_columns = sources && box.axis == 0;
+  const apps::stencil3d::RemotePlanes rp =
+      k_planes ? apps::stencil3d::remote_planes(box, M, R, has_lo, has_up) : apps::stencil3d::RemotePlanes{};
+  const apps::stencil3d::RemotePlanes rx =
+      k_columns ? apps::stencil3d::remote_planes(box, 0, R, has_lo, has_up) : apps::stencil3d::RemotePlanes{};
+  // Index (cells, in a remote source) of this box's cell x, other-axis o, march coordinate mm.
+  const auto remote_at = [&](const Src& s, i64 x, i64 o, i64 mm) {
+    const i64 ssm = M == 1 ? s.sy : s.sz, sso = M == 1 ? s.sz : s.sy;
+    return x + o * sso + (mm + s.shift) * ssm;
+  };
   struct Thread {
     bool active;
-    i64 x, co, c;  // c: index of the current centre
+    i64 x, co, c, m;  // c: index of the current centre in `in` / `out`; m: its march coordinate
     bool edge, x_push;
     float q[2 * R + 1][V], qn[V], pn[V];
   };
   std::array<Thread, kTx * kTy> th;
+  // The column's V cells of plane mm = t.m + d along M: from `in`, or (kPlanes) a neighbour's box.
+  const auto load_plane = [&](int slot, const Thread& t, int d, float (&dst)[V]) {
+    const i64 mm = t.m + d;
+    if (k_planes && mm < rp.lo) return m.ldv<V>(slot, *a.from_lower.buf, remote_at(a.from_lower, t.x, t.co, mm), dst);
+    if (k_planes && mm >= rp.hi) return m.ldv<V>(slot, *a.from_upper.buf, remote_at(a.from_upper, t.x, t.co, mm), dst);
+    m.ldv<V>(slot, in, t.c + d * sm, dst);
+  };
+  // kColumns: cell xx of the centre row from a neighbour's box where xx is a halo column.
+  const auto xcell_at = [&](const Thread& t, i64 xx, float own) -> float {
+    const i64 cy = M == 1 ? t.m : t.co, cz = M == 2 ? t.m : t.co;
+    if (xx < rx.lo)
+      return m.ld(sRx0, *a.from_lower.buf, (xx + a.from_lower.shift) + cy * a.from_lower.sy + cz * a.from_lower.sz);
+    if (xx >= rx.hi)
+      return m.ld(sRx1, *a.from_upper.buf, (xx + a.from_upper.shift) + cy * a.from_upper.sy + cz * a.from_upper.sz);
+    return own;
+  };
   auto lane_ok = [&](i64 x, int k) { return x + k >= R && x + k < nx - R; };
   // Prologue, in thread order per instruction.
   for (int ty = 0; ty < kTy; ++ty)
@@ -422,11 +482,12 @@ double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Pla
       t.active = col < p.cols && t.co < box.n[O] - R;
       if (!t.active) continue;
       t.x = p.x0 + col * V;
-      t.c = t.x + t.co * so + m0 * sm;
+      t.m = m0;
+      t.c = a.off + t.x + t.co * so + m0 * sm;
       t.edge = V == 4 && (col == 0 || col == p.cols - 1);
       t.x_push = box.axis == 0 && (t.x < 2 * R || t.x + V > box.count);
-      for (int d = 0; d < 2 * R; ++d) m.ldv<V>(sQ0 + d, in, t.c + (d - R) * sm, t.q[d + 1]);
-      m.ldv<V>(sQn, in, t.c + R * sm, t.qn);
+      for (int d = 0; d < 2 * R; ++d) load_plane(sQ0 + d, t, d - R, t.q[d + 1]);
+      load_plane(sQn, t, R, t.qn);
       if (kWave) m.ldv<V>(sPrev0, out, t.c, t.pn);
     }
   i64 cells = 0;
@@ -439,7 +500,7 @@ double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Pla
           for (int k = 0; k < V; ++k) t.q[d][k] = t.q[d + 1][k];
         for (int k = 0; k < V; ++k) t.q[2 * R][k] = t.qn[k];
         const bool more = mm + 1 < m1;
-        if (more) m.ldv<V>(sQn, in, t.c + (R + 1) * sm, t.qn);
+        if (more) load_plane(sQn, t, R + 1, t.qn);
         float pv[V];
         if (kWave) {
           for (int k = 0; k < V; ++k) pv[k] = t.pn[k];
@@ -463,6 +524,17 @@ double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Pla
           for (int d = 0; d < R; ++d) {
             we[d] = m.ld(sW + d, in, t.c - 1 - d);
             ea[d] = m.ld(sE + d, in, t.c + V + d);
+          }
+        }
+        if (k_columns) {
+          if (V == 4) {
+            if (t.edge)
+              for (int k = 0; k < V; ++k) t.q[R][k] = xcell_at(t, t.x + k, t.q[R][k]);
+          } else {
+            for (int d = 0; d < R; ++d) {
+              we[d] = xcell_at(t, t.x - 1 - d, we[d]);
+              ea[d] = xcell_at(t, t.x + 1 + d, ea[d]);
+            }
           }
         }
         const auto xcell = [&](const float* c, int mk) { return mk < 0 ? we[-mk - 1] : mk >= V ? ea[mk - V] : c[mk]; };
@@ -516,6 +588,7 @@ double run_item(const Acc& m, const Buf& in, Buf& out, const Box& box, const Pla
           }
         }
         t.c += sm;
+        t.m += 1;
       }
   }
   return static_cast<double>(cells) * (kWave ? kWaveFlops : kHeatFlops);
@@ -531,8 +604,22 @@ float initial_3d(bool wave, std::uint32_t seed, int b, const i64 g[3], const i64
   return apps::initial_value(static_cast<u64>((g[2] * n[1] + g[1]) * n[0] + g[0]), sd);
 }
 
+// Each block's march (serial_steps): its chunk's planes plus the 2R priming planes.
+void mark_march_steps(KernelTrace& kt, const Plan& p, int R) {
+  for (BlockTrace& b : kt.blocks) {
+    i64 xt = 0, ot = 0, ch = 0;
+    apps::stencil3d::item_tiles(p, static_cast<i64>(b.block), xt, ot, ch);
+    b.serial_steps = static_cast<std::uint32_t>(apps::stencil3d::item_chunk_planes(p, ch, R) + 2 * R);
+  }
+}
+
+// Per-box paradigms: per GPU an `apps::slab3d` box in its own memory. rdl = false: the step
+// pushes its boundary planes into the neighbours' halos (p2p_inline, memcpy, proact, infinite);
+// rdl = true: no pushes, the halo cells are loaded from the neighbours' boxes (Step::from_lower /
+// from_upper, stencil3d_um_rdl_cuda.cpp RdlRun), by the kernel's remote variant where a GPU has a
+// neighbour.
 template <bool kWave>
-Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
+Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result, bool rdl) {
   constexpr int R = kWave ? 2 : 1;
   const int G = r.gpus;
   const i64* n = r.problem.n;
@@ -566,7 +653,11 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
     for (int g = 0; g < G; ++g) {
       const apps::Slab3D& sg = s[g];
       Box box{{sg.local[0], sg.local[1], sg.local[2]}, static_cast<int>(sg.axis), sg.count};
-      Push lo, up;
+      StepArgs st;
+      st.in = &buf[g][ib];
+      st.out = &buf[g][ob];
+      st.sy = sg.local[0];
+      st.sz = sg.local[0] * sg.local[1];
       const auto push = [&](int nb) {
         Push p;
         p.dst = &buf[nb][ob];
@@ -575,24 +666,41 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
         p.shift = nb < g ? s[nb].count : -sg.count;
         return p;
       };
-      if (sg.has_lower()) lo = push(g - 1);
-      if (sg.has_upper()) up = push(g + 1);
-      const int per_sm = kWave ? kWaveBlocksPerSm : kHeatBlocksPerSm;
-      const Plan p = make_plan(R, vec ? 4 : 1, box, G > 1, i64{132} * per_sm);
+      // stencil3d_cells.hpp remote_of: the neighbour's box read instead of written
+      const auto source = [&](int nb) {
+        Src q;
+        q.buf = &buf[nb][ib];
+        q.sy = s[nb].local[0];
+        q.sz = s[nb].local[0] * s[nb].local[1];
+        q.shift = nb < g ? s[nb].count : -sg.count;
+        return q;
+      };
+      if (!rdl) {
+        if (sg.has_lower()) st.lower = push(g - 1);
+        if (sg.has_upper()) st.upper = push(g + 1);
+      } else {
+        if (sg.has_lower()) st.from_lower = source(g - 1);
+        if (sg.has_upper()) st.from_upper = source(g + 1);
+      }
+      // The variant launched: the remote one only where the march reads remote cells (rdl with a
+      // neighbour, split along the march axis or x), as launch_step picks it.
+      int per_sm = kWave ? kWaveBlocksPerSm : kHeatBlocksPerSm;
+      if (st.sources() && box.axis == march_axis(box))
+        per_sm = kWave ? kWavePlanesBlocksPerSm : kHeatPlanesBlocksPerSm;
+      else if (st.sources() && box.axis == 0)
+        per_sm = kWave ? kWaveColumnsBlocksPerSm : kHeatColumnsBlocksPerSm;
+      const bool pushes = st.lower.dst != nullptr || st.upper.dst != nullptr;
+      const Plan p = make_plan(R, vec ? 4 : 1, box, pushes, i64{132} * per_sm);
       KernelTrace kt;
       kt.name = kWave ? "wave3d_step" : "heat3d_step";
       kt.gpu = g;
       kt.threads_per_block = kTx * kTy;
       kt.blocks_per_sm = static_cast<std::uint32_t>(per_sm);
       run_kernel(kt, static_cast<u64>(p.items), r.sample, rec, [&](u64 w) {
-        return vec ? run_item<kWave, 4>(m, buf[g][ib], buf[g][ob], box, p, static_cast<i64>(w), lo, up)
-                   : run_item<kWave, 1>(m, buf[g][ib], buf[g][ob], box, p, static_cast<i64>(w), lo, up);
+        return vec ? run_item<kWave, 4>(m, st, box, p, static_cast<i64>(w))
+                   : run_item<kWave, 1>(m, st, box, p, static_cast<i64>(w));
       });
-      for (BlockTrace& b : kt.blocks) {
-        i64 xt = 0, ot = 0, ch = 0;
-        apps::stencil3d::item_tiles(p, static_cast<i64>(b.block), xt, ot, ch);
-        b.serial_steps = static_cast<std::uint32_t>(apps::stencil3d::item_chunk_planes(p, ch, R) + 2 * R);
-      }
+      mark_march_steps(kt, p, R);
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));
@@ -604,22 +712,18 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result) {
   return t;
 }
 
-// um: one managed grid per buffer; rank g updates its owned region with the grid sweep's thread
-// layout (stencil3d_grid_kernels.cu: a block = 32 x-cells x 8 y-rows of one z plane, a thread per
-// cell), loading every operand through update_cell's accessor order (heat_cell / wave_cell).
-// That is still gps's kernel; the GPU's um now runs the marching step on its sub-box of the grid
-// (stencil3d_cells.hpp sub_box), which this trace does not model yet.
+// The whole-grid buffers of the 3D apps (um, um_hints, gps): both buffers with their initial
+// values at grid_base(b), and their allocations: managed (one per rank's span where the split is
+// along z, else one per buffer on GPU 0) or, in the replicas layout, a GPS replica per GPU.
 template <bool kWave>
-Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
+void init_grid_3d(const TraceRequest& r, Trace& t, std::array<Buf, 2>& B) {
   constexpr int R = kWave ? 2 : 1;
   const int G = r.gpus;
   const i64* n = r.problem.n;
   const int a = static_cast<int>(r.problem.axis);
-  Trace t;
   std::vector<apps::Slab3D> s;
   for (int g = 0; g < G; ++g) s.push_back(apps::slab3d(n, r.problem.axis, R, G, g));
   const i64 sy = n[0], sz = n[0] * n[1];
-  std::array<Buf, 2> B;
   for (int b = 0; b < 2; ++b) {
     B[b].base = grid_base(b);
     B[b].v.resize(static_cast<std::size_t>(n[0] * n[1] * n[2]));
@@ -645,6 +749,74 @@ Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
       t.allocations.push_back({bn, MemKind::managed, 0, -1, B[b].base, static_cast<u64>(B[b].v.size() * 4)});
     }
   }
+}
+
+// um / um_hints: one managed grid per buffer (init_grid_3d); GPU g runs the marching step
+// on its sub-box of the grid (stencil3d_cells.hpp sub_box: its owned planes and R planes on each
+// side along the split axis, the whole grid along the others, the grid's strides), in place: the
+// planes it reads next to the split are its neighbours' pages of the grid. No pushes, no remote
+// sources, the plain variant's residency (UmRun::step).
+template <bool kWave>
+Trace stencil3d_grid_march(const TraceRequest& r, std::vector<float>* result) {
+  constexpr int R = kWave ? 2 : 1;
+  const int G = r.gpus;
+  const i64* n = r.problem.n;
+  Trace t;
+  std::array<Buf, 2> B;
+  init_grid_3d<kWave>(r, t, B);
+  Recorder rec;
+  const Acc m{rec};
+  for (int it = 0; it < r.problem.iters; ++it) {
+    const int ib = it % 2, ob = 1 - ib;
+    IterationTrace iter;
+    for (int g = 0; g < G; ++g) {
+      const apps::Slab3D sg = apps::slab3d(n, r.problem.axis, R, G, g);
+      const apps::stencil3d::SubBox sb = apps::stencil3d::sub_box(sg);
+      StepArgs st;
+      st.in = &B[ib];
+      st.out = &B[ob];
+      st.off = sb.offset;
+      st.sy = sb.sy;
+      st.sz = sb.sz;
+      // launch_step's step_vec: float4 rows when the rows are whole vectors and every row of the
+      // sub-box starts 16-byte aligned (the grid starts on a page)
+      const bool vec = sb.box.n[0] % 4 == 0 && sb.sy % 4 == 0 && sb.sz % 4 == 0 && sb.offset % 4 == 0;
+      const int per_sm = kWave ? kWaveBlocksPerSm : kHeatBlocksPerSm;
+      const Plan p = make_plan(R, vec ? 4 : 1, sb.box, false, i64{132} * per_sm);
+      KernelTrace kt;
+      kt.name = kWave ? "wave3d_step" : "heat3d_step";
+      kt.gpu = g;
+      kt.threads_per_block = kTx * kTy;
+      kt.blocks_per_sm = static_cast<std::uint32_t>(per_sm);
+      run_kernel(kt, static_cast<u64>(p.items), r.sample, rec, [&](u64 w) {
+        return vec ? run_item<kWave, 4>(m, st, sb.box, p, static_cast<i64>(w))
+                   : run_item<kWave, 1>(m, st, sb.box, p, static_cast<i64>(w));
+      });
+      mark_march_steps(kt, p, R);
+      iter.kernels.push_back(std::move(kt));
+    }
+    t.iterations.push_back(std::move(iter));
+  }
+  if (result != nullptr) *result = B[r.problem.iters % 2].v;
+  return t;
+}
+
+// gps (replicas layout; and the grid layout's earlier um model, kept for gps_hw / finepack): rank
+// g updates its owned region with the grid sweep's thread layout (stencil3d_grid_kernels.cu: a
+// block = 32 x-cells x 8 y-rows of one z plane, a thread per cell), loading every operand through
+// update_cell's accessor order (heat_cell / wave_cell), as the bench's gps paradigm does.
+template <bool kWave>
+Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
+  constexpr int R = kWave ? 2 : 1;
+  const int G = r.gpus;
+  const i64* n = r.problem.n;
+  const int a = static_cast<int>(r.problem.axis);
+  Trace t;
+  std::vector<apps::Slab3D> s;
+  for (int g = 0; g < G; ++g) s.push_back(apps::slab3d(n, r.problem.axis, R, G, g));
+  const i64 sy = n[0], sz = n[0] * n[1];
+  std::array<Buf, 2> B;
+  init_grid_3d<kWave>(r, t, B);
   Recorder rec;
   const Acc m{rec};
   for (int it = 0; it < r.problem.iters; ++it) {
@@ -800,9 +972,13 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
   if (!(r.sample > 0 && r.sample <= 1)) bad("sample must be in (0, 1] (got " + std::to_string(r.sample) + ")");
   if (r.problem.iters < 0) bad("iters must be >= 0");
   if (r.problem.nccheck < 1) bad("nccheck must be >= 1");
-  const bool slabs = r.layout == "slabs";
+  // "remote" (rdl): the 3D apps' boxes without pushes, halo cells loaded from the neighbours;
+  // jacobi2d and scatter have no trace of their own for it and replay the slabs trace (the
+  // engine's rdl turns its remote stores into the neighbour's remote loads).
+  const bool remote = r.layout == "remote";
+  const bool slabs = r.layout == "slabs" || remote;
   if (!slabs && r.layout != "grid" && r.layout != "replicas")
-    bad("unknown layout '" + r.layout + "' (expected slabs, grid or replicas)");
+    bad("unknown layout '" + r.layout + "' (expected slabs, remote, grid or replicas)");
   Trace t;
   if (r.app == "scatter") {
     if (r.problem.n[0] < r.gpus) bad("scatter needs at least one element per GPU");
@@ -816,7 +992,9 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
   } else if (r.app == "heat3d" || r.app == "wave3d") {
     const bool wave = r.app == "wave3d";
     if (slabs)
-      t = wave ? stencil3d_slabs<true>(r, result) : stencil3d_slabs<false>(r, result);
+      t = wave ? stencil3d_slabs<true>(r, result, remote) : stencil3d_slabs<false>(r, result, remote);
+    else if (r.layout == "grid")
+      t = wave ? stencil3d_grid_march<true>(r, result) : stencil3d_grid_march<false>(r, result);
     else
       t = wave ? stencil3d_grid<true>(r, result) : stencil3d_grid<false>(r, result);
     t.problem = std::to_string(r.problem.n[0]) + "x" + std::to_string(r.problem.n[1]) + "x" +

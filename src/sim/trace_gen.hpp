@@ -17,7 +17,10 @@ struct TraceRequest {
   int gpus = 1;
   // "slabs": per-GPU boxes with halo rows/planes, boundary rows stored into the neighbours'
   // halos by remote stores (p2p_inline's pattern; memcpy/infinite reuse it, the simulator decides
-  // what travels how); "grid": one global grid in managed memory (um, um_hints); "replicas": a GPS
+  // what travels how); "remote" (rdl): the 3D apps' boxes without pushes, the halo planes loaded
+  // from the neighbours' boxes by the consumer's step (jacobi2d, scatter: the slabs trace);
+  // "grid": one global grid in managed memory (um, um_hints: the 3D step marches each GPU's
+  // sub-box of it; jacobi2d wraps rows by index); "replicas": a GPS
   // replicated array per buffer, the whole grid on every GPU, each GPU loading and storing only its
   // own replica (gps_hw, finepack: the simulator decides subscriptions and publishes).
   std::string layout = "slabs";

@@ -121,6 +121,7 @@ TEST(SimEngine, ParadigmNamesAndLayouts) {
   EXPECT_STREQ(sim_trace_layout(SimParadigm::finepack), "replicas");
   EXPECT_STREQ(sim_trace_layout(SimParadigm::um), "grid");
   EXPECT_STREQ(sim_trace_layout(SimParadigm::p2p_inline), "slabs");
+  EXPECT_STREQ(sim_trace_layout(SimParadigm::rdl), "remote");  // 3D: halos loaded by the consumer
 }
 
 // 1 KiB of 4-B stores at a line-aligned address: 8 lines, one 128-B write each, both directions.
@@ -547,6 +548,22 @@ TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
               1e-9);
   s.gpu.serial_step_us = 0;  // not modelled: the roofline alone
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter, 1e-12);
+}
+
+// A marching kernel's tail wave is left to its serial bound: 9 blocks on a wave of 4 (a tail of
+// 1 < half a wave) cost a plain kernel 10 / 9 of its roofline; marching (1 step each, far below
+// the roofline) they cost the roofline alone.
+TEST(SimEngine, MarchingKernelsTakeNoPartialWaveFactor) {
+  const TestLink l;
+  System s = two_gpus();  // 4 SMs
+  Trace t = slabs({}, 1, 9);
+  for (auto& k : t.iterations[0].kernels) k.blocks_per_sm = 1;
+  s.gpu.serial_step_us = 1e-9;
+  const SimResult plain = sim(t, SimParadigm::infinite, l, {}, s);
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) b.serial_steps = 1;
+  const SimResult marched = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(marched.sec_per_iter, plain.sec_per_iter * 9.0 / 10.0, 1e-12);
 }
 
 // A result standing for a longer run weighs bytes like time: useful bytes never exceed wire bytes.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
 #include "gpsm/error.hpp"
 #include "sim/trace.hpp"
@@ -124,13 +125,20 @@ TraceRequest s3d_req(const std::string& app, std::int64_t x, std::int64_t y, std
 struct Bytes {
   std::int64_t load = 0, store = 0, atomic = 0;
   std::map<int, std::int64_t> store_to_gpu;  // stores by the GPU whose allocation they land in
+  std::map<int, std::int64_t> load_from_gpu;  // loads by the GPU whose allocation they read
 };
 Bytes count_bytes(const Trace& t, const KernelTrace& k) {
   Bytes b;
   for (const auto& bl : k.blocks)
     for (const auto& r : bl.runs) {
       const std::int64_t n = std::int64_t{r.count} * r.bytes;
-      if (r.op == Op::load) b.load += n;
+      if (r.op == Op::load) {
+        b.load += n;
+        const int a = allocation_of(t, r.addr);
+        const int a_last = allocation_of(t, r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(r.count - 1) * r.stride));
+        EXPECT_EQ(a, a_last) << "a load run crosses allocations";
+        if (a >= 0) b.load_from_gpu[t.allocations[a].gpu] += n;
+      }
       if (r.op == Op::atomic) b.atomic += n;
       if (r.op == Op::store) {
         b.store += n;
@@ -362,13 +370,122 @@ TEST(SimTrace, Stencil3DComputesTheReference) {
         p.iters = 3;
         p.seed = 7;
         const std::vector<float> ref = wave ? apps::wave3d_reference(p) : apps::heat3d_reference(p);
-        for (const char* layout : {"slabs", "grid", "replicas"}) {
+        for (const char* layout : {"slabs", "remote", "grid", "replicas"}) {
           std::vector<float> got;
           make_trace(s3d_req(app, x, y, z, axis, gpus, 3, layout), &got);
           EXPECT_EQ(got, ref) << app << " " << x << "x" << y << "x" << z << " axis " << apps::axis_name(axis) << " on "
                               << gpus << " " << layout;
         }
       }
+    }
+  }
+}
+
+// rdl ("remote" layout): the step pushes nothing; each GPU loads its halo planes from its
+// neighbours' boxes, R planes per side per iteration, as whole float4 rows along x (the kPlanes
+// variant loads rows x = 0 .. nx - 1 of the n[O] - 2R interior rows: RdlRun::link_bytes_per_iter),
+// and marches every owned plane once (no pushed-plane chunks), planned for the remote variant's
+// residency (heat3d 4, wave3d 3 blocks per SM; a lone GPU has no neighbour: the plain 5 / 4).
+TEST(SimTrace, Stencil3DRdlLoadsTheHaloPlanesFromTheNeighbours) {
+  for (const char* app : {"heat3d", "wave3d"}) {
+    const int R = std::string(app) == "heat3d" ? 1 : 2;
+    for (apps::Axis axis : {apps::Axis::z, apps::Axis::y}) {
+      // 24 interior planes along the split: 8 per GPU, whole chunks (a chunk shorter than R
+      // would make its neighbour chunk load a remote plane again, as the kernel does too)
+      std::int64_t n[3] = {16, 20, 20};
+      n[static_cast<int>(axis)] = 24 + 2 * R;
+      for (int G : {1, 3}) {
+        const Trace t = make_trace(s3d_req(app, n[0], n[1], n[2], axis, G, 2, "remote"));
+        EXPECT_EQ(t.layout, "remote");
+        const int M = static_cast<int>(axis), O = 3 - M;
+        const std::int64_t side = R * n[0] * (n[O] - 2 * R) * 4;
+        for (const auto& it : t.iterations)
+          for (int g = 0; g < G; ++g) {
+            const KernelTrace& k = it.kernels[g];
+            EXPECT_EQ(k.blocks_per_sm, G == 1 ? (R == 1 ? 5u : 4u) : (R == 1 ? 4u : 3u)) << app << " gpu " << g;
+            const Bytes by = count_bytes(t, k);
+            for (int o = 0; o < G; ++o) {
+              if (o == g) continue;
+              const std::int64_t want = (o == g - 1 || o == g + 1) ? side : 0;
+              EXPECT_EQ(by.load_from_gpu.count(o) ? by.load_from_gpu.at(o) : 0, want)
+                  << app << " axis " << apps::axis_name(axis) << " gpu " << g << " <- " << o;
+              EXPECT_EQ(by.store_to_gpu.count(o), 0u) << app << " gpu " << g << " stores into " << o;
+            }
+            // every owned plane marched once per (x tile, other-axis tile)
+            const apps::Slab3D s = apps::slab3d(n, axis, R, G, g);
+            const std::int64_t tiles = (n[O] - 2 * R + 7) / 8;  // one x tile: 16 / 4 cells < 32 threads
+            std::int64_t marched = 0;
+            for (const BlockTrace& b : k.blocks) marched += static_cast<std::int64_t>(b.serial_steps) - 2 * R;
+            EXPECT_EQ(marched, tiles * s.count) << app << " gpu " << g;
+          }
+      }
+    }
+  }
+  // Split along x: the halo columns' cells come from the neighbours (kColumns), nothing is pushed.
+  const Trace t = make_trace(s3d_req("wave3d", 24, 12, 10, apps::Axis::x, 3, 1, "remote"));
+  for (int g = 0; g < 3; ++g) {
+    const Bytes by = count_bytes(t, t.iterations[0].kernels[g]);
+    EXPECT_EQ(t.iterations[0].kernels[g].blocks_per_sm, 2u);
+    for (int o = 0; o < 3; ++o) {
+      if (o == g) continue;
+      EXPECT_EQ(by.store_to_gpu.count(o), 0u);
+      EXPECT_EQ(by.load_from_gpu.count(o) > 0, o == g - 1 || o == g + 1) << "gpu " << g << " <- " << o;
+    }
+  }
+}
+
+// um / um_hints ("grid"): each GPU marches its sub-box of the managed grid (the step kernel with
+// the plain variant's residency, every owned plane once), stores only its owned cells (its span's
+// pages along z), and reads R planes of each neighbour's span per iteration, whole float4 rows:
+// the same bytes as rdl, from managed pages. Along y the planes interleave in one allocation:
+// every store lands in the GPU's owned rows.
+TEST(SimTrace, Stencil3DUmMarchesItsSubBoxOfTheGrid) {
+  for (const char* app : {"heat3d", "wave3d"}) {
+    const int R = std::string(app) == "heat3d" ? 1 : 2;
+    const int G = 3;
+    for (apps::Axis axis : {apps::Axis::z, apps::Axis::y}) {
+      std::int64_t n[3] = {16, 20, 20};
+      n[static_cast<int>(axis)] = 24 + 2 * R;  // 8 planes per GPU: whole chunks
+      const Trace t = make_trace(s3d_req(app, n[0], n[1], n[2], axis, G, 2, "grid"));
+      const int M = static_cast<int>(axis), O = 3 - M;
+      for (const auto& it : t.iterations)
+        for (int g = 0; g < G; ++g) {
+          const KernelTrace& k = it.kernels[g];
+          EXPECT_EQ(k.name, R == 1 ? "heat3d_step" : "wave3d_step");
+          EXPECT_EQ(k.blocks_per_sm, R == 1 ? 5u : 4u);
+          const apps::Slab3D s = apps::slab3d(n, axis, R, G, g);
+          std::int64_t marched = 0;
+          for (const BlockTrace& b : k.blocks) marched += static_cast<std::int64_t>(b.serial_steps) - 2 * R;
+          EXPECT_EQ(marched, (n[O] - 2 * R + 7) / 8 * s.count) << app << " gpu " << g;
+          const Bytes by = count_bytes(t, k);
+          if (axis == apps::Axis::z) {
+            const std::int64_t side = R * n[0] * (n[O] - 2 * R) * 4;
+            for (int o = 0; o < G; ++o) {
+              if (o == g) continue;
+              EXPECT_EQ(by.load_from_gpu.count(o) ? by.load_from_gpu.at(o) : 0, (o == g - 1 || o == g + 1) ? side : 0)
+                  << app << " gpu " << g << " <- " << o;
+              EXPECT_EQ(by.store_to_gpu.count(o), 0u) << app << " gpu " << g << " stores into " << o;
+            }
+          }
+          // stores: exactly the owned cells, all inside the owned planes (y decoded from the address)
+          std::int64_t stored = 0;
+          for (const BlockTrace& b : k.blocks)
+            for (const AccessRun& r : b.runs) {
+              if (r.op != Op::store) continue;
+              for (std::uint32_t i = 0; i < r.count; i += std::max<std::uint32_t>(1, r.count - 1)) {
+                const std::uint64_t addr = r.addr + static_cast<std::uint64_t>(static_cast<std::int64_t>(i) * r.stride);
+                const std::int64_t cell = static_cast<std::int64_t>((addr % (std::uint64_t{1} << 40)) / 4);
+                const std::int64_t c[3] = {cell % n[0], cell / n[0] % n[1], cell / (n[0] * n[1])};
+                EXPECT_GE(c[M], s.first) << app << " gpu " << g;
+                EXPECT_LT(c[M], s.first + s.count) << app << " gpu " << g;
+              }
+              stored += std::int64_t{r.count} * r.bytes;
+            }
+          std::int64_t cells = 4 * s.count;
+          for (int d = 0; d < 3; ++d)
+            if (d != M) cells *= n[d] - 2 * R;
+          EXPECT_EQ(stored, cells) << app << " gpu " << g;
+        }
     }
   }
 }

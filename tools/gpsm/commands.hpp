@@ -57,6 +57,7 @@ struct SimArgs {
   std::string app = "all", gpus = "1,2,4", system = "h200x4", paradigm = "all", sizes, json_path;
   std::string sample = "auto", gps_page = "64K", proact_chunk = "1M";
   std::string host_loop = "graph";  // graph | stream: how host-driven loops without a read-back launch
+  std::string axis = "z";          // 3D apps: the split axis (x, y, z), as gpsm bench --axis
   std::vector<std::string> sweep;  // {param} or {param, values}
   int iters = 10, queue = 64, subheader = 5;
   int run_iters = -1;  // -1: the app's gpsm bench default (jacobi2d 1000, 3D 100); 0: the traced ones

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/harness/bench_report.hpp"
+#include "apps/stencil/decomp.hpp"  // parse_axis
 #include "commands.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/machine_model.hpp"
@@ -45,6 +46,8 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   c->add_option("--size", a.sizes,
                 "Problem size(s), comma-separated, as gpsm bench (default: the app's defaults); scatter: elements "
                 "(e.g. 1M = 2^20)");
+  c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z), as gpsm bench --axis")
+      ->capture_default_str();
   c->add_option("--iters", a.iters, "Iterations traced and simulated")->capture_default_str();
   c->add_option("--run-iters", a.run_iters,
                 "Iterations of the run a result stands for: the last traced iteration stands for the ones beyond "
@@ -159,6 +162,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     throw std::invalid_argument("unknown --app '" + a.app + "' (jacobi2d, heat3d, wave3d, scatter or all)");
   const auto paradigms = sim::parse_sim_paradigms(a.paradigm);
   const auto counts = parse_gpu_counts(a.gpus);
+  const Axis axis = parse_axis(a.axis);
   if (a.iters < 1) throw std::invalid_argument("--iters must be >= 1");
   double sample_fixed = 0;  // 0: auto
   if (a.sample != "auto") {
@@ -241,7 +245,9 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     for (const auto& sz : sizes) {
       sizes_run.push_back(app.name + ":" + sz);
       if (app.app != nullptr) {
-        problems.emplace_back(&app, app.app->problem(sz, a.iters));
+        Problem p = app.app->problem(sz, a.iters);
+        p.axis = axis;
+        problems.emplace_back(&app, p);
         continue;
       }
       Problem p;  // scatter: n[0] elements
@@ -380,6 +386,8 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
                     {"paradigms", names},
                     {"sizes", sizes_run},
                     {"iters", a.iters},
+                    {"axis", a.axis},
+                    {"host_loop", a.host_loop},
                     {"sample", a.sample},
                     {"queue", a.queue},
                     {"gps_page", a.gps_page},
