@@ -5,13 +5,14 @@
 # a choice) also sweep proact's chunk sizes and record the choice of every app in FILE
 # (gpsm bench --proact-tune; the stencils record their structural chunk).
 # Results: $OUT/proact-<app>.json, tables in $OUT/proact-apps.log.
-# Usage: scripts/device-proact-apps.sh [--limit SECONDS] [--tune FILE] [--chunks LIST] [--apps "jacobi2d heat3d ..."]
+# Usage: scripts/device-proact-apps.sh [--limit SECONDS] [--gpus 1,4] [--tune FILE] [--chunks LIST] [--apps "jacobi2d heat3d ..."]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-limit=45; tune=; chunks=256K..8M; apps="jacobi2d heat3d wave3d pagerank sssp als"
+limit=45; gpus=1,4; tune=; chunks=256K..8M; apps="jacobi2d heat3d wave3d pagerank sssp als"
 while [ $# -gt 0 ]; do
   case $1 in
     --limit) limit=$2; shift 2;;
+    --gpus) gpus=$2; shift 2;;
     --tune) tune=$2; shift 2;;
     --chunks) chunks=$2; shift 2;;
     --apps) apps=$2; shift 2;;
@@ -36,8 +37,8 @@ for app in $apps; do
     case $app in pagerank|sssp|als) targs+=(--proact-chunks "$chunks");; esac
   fi
   t0=$(date +%s)
-  echo "command: build/bin/gpsm bench --app $app --size $size ${extra[*]} --gpus 1,4 --paradigm single,memcpy,p2p_inline,proact,infinite ${targs[*]} --json \$OUT/proact-$app.json" | tee -a "$log"
-  timeout "$limit" ./build/bin/gpsm bench --app "$app" --size "$size" "${extra[@]}" --gpus 1,4 \
+  echo "command: build/bin/gpsm bench --app $app --size $size ${extra[*]} --gpus $gpus --paradigm single,memcpy,p2p_inline,proact,infinite ${targs[*]} --json \$OUT/proact-$app.json" | tee -a "$log"
+  timeout "$limit" ./build/bin/gpsm bench --app "$app" --size "$size" "${extra[@]}" --gpus "$gpus" \
     --paradigm single,memcpy,p2p_inline,proact,infinite "${targs[@]}" --json "$out/proact-$app.json" >>"$log" \
     2> >(tr '\r' '\n' | grep -v $'\e\[K\[' | grep -v '^$' | grep -v '^gpsm bench: \[' | tail -20 >>"$log")
   s=$?
