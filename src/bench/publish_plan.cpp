@@ -16,6 +16,7 @@
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
 #include "common/splitmix.hpp"
+#include "common/split.hpp"
 
 namespace gpsm::bench {
 
@@ -27,15 +28,6 @@ struct Rng {
   std::uint64_t next() { return splitmix64(s++); }
   std::uint64_t below(std::uint64_t n) { return next() % n; }  // bias < n / 2^64: negligible
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string tok;
-  while (std::getline(ss, tok, ',')) out.push_back(tok);
-  if (s.empty() || s.back() == ',') out.push_back("");
-  return out;
-}
 
 std::string fmt_count(std::uint64_t v) { return std::to_string(v); }
 
@@ -75,7 +67,7 @@ gps::PublishMode to_publish_mode(BenchMode m) {
 
 std::vector<Pattern> parse_patterns(const std::string& s) {
   std::vector<bool> on(3, false);
-  for (const auto& tok : split_list(s)) {
+  for (const auto& tok : split_fields(s)) {
     if (tok == "all") {
       on.assign(3, true);
     } else if (tok == "coalesced") {
@@ -97,7 +89,7 @@ std::vector<Pattern> parse_patterns(const std::string& s) {
 std::vector<BenchMode> parse_modes(const std::string& s) {
   constexpr int kModes = 4;
   std::vector<bool> on(kModes, false);
-  for (const auto& tok : split_list(s)) {
+  for (const auto& tok : split_fields(s)) {
     const bool all = tok == "all";
     bool known = all;
     for (int i = 0; i < kModes; ++i)

@@ -14,6 +14,7 @@
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
 #include "transfer/chunk_math.hpp"
+#include "common/split.hpp"
 
 namespace gpsm::transfer {
 
@@ -26,15 +27,6 @@ Pattern parse_pattern(const std::string& s) {
 }
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string tok;
-  while (std::getline(ss, tok, ',')) out.push_back(tok);
-  if (s.empty() || s.back() == ',') out.push_back("");
-  return out;
-}
 
 std::uint64_t size_of(const std::string& s, const std::string& what) {
   try {
@@ -59,7 +51,7 @@ std::vector<std::uint64_t> parse_chunk_list(const std::string& s, const std::str
     for (std::uint64_t c = lo; c <= hi; c *= 2) out.push_back(c);
     return out;
   }
-  for (const auto& t : split(s)) {
+  for (const auto& t : split_fields(s)) {
     if (t.empty()) throw Error(option + " '" + s + "' has an empty entry; write e.g. 64K,1M or 4K..16M");
     const std::uint64_t v = size_of(t, option + " entry");
     if (v == 0) throw Error(option + " '" + s + "': a chunk of 0 bytes");
@@ -72,7 +64,7 @@ std::vector<std::uint64_t> parse_chunk_list(const std::string& s, const std::str
 
 std::vector<int> parse_int_list(const std::string& s, const char* what) {
   std::vector<int> out;
-  for (const auto& t : split(s)) {
+  for (const auto& t : split_fields(s)) {
     std::size_t pos = 0;
     long v = -1;
     try {

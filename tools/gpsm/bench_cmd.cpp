@@ -22,6 +22,7 @@
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
 #include "transfer/autotune.hpp"
+#include "common/split.hpp"
 
 namespace gpsm::cli {
 
@@ -68,16 +69,6 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   return c;
 }
 
-namespace {
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
-}  // namespace
-
 int run_bench(const BenchArgs& a, int argc, char** argv) {
   using namespace gpsm::apps;
   auto apps = make_apps();
@@ -106,7 +97,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   std::vector<std::pair<App*, Problem>> problems;
   std::vector<std::string> sizes_run;
   for (App* app : chosen) {
-    const auto sizes = split_commas(a.sizes.empty() ? app->default_sizes() : a.sizes);
+    const auto sizes = split_nonempty(a.sizes.empty() ? app->default_sizes() : a.sizes);
     if (sizes.empty()) throw std::invalid_argument(std::string("--size is needed for ") + app->name());
     for (const auto& sz : sizes) {
       sizes_run.push_back(std::string(app->name()) + ":" + sz);

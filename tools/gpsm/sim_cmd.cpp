@@ -26,6 +26,7 @@
 #include "sim/engine.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
+#include "common/split.hpp"
 
 namespace gpsm::cli {
 
@@ -76,14 +77,6 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
 }
 
 namespace {
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) out.push_back(x);
-  return out;
-}
-
 // The simulator's paradigms in the bench table: the bench paradigm of the same name, the hardware
 // ones on their nearest (the label carries the name).
 apps::Paradigm bench_paradigm(sim::SimParadigm p) {
@@ -214,7 +207,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     } else {
       throw std::invalid_argument("unknown --sweep '" + sweep_param + "' (link_bw, queue, page or subheader)");
     }
-    for (const auto& v : split(values)) {
+    for (const auto& v : split_nonempty(values)) {
       SweepPoint pt;
       pt.opt = base;
       double x = 0;
@@ -240,7 +233,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   std::vector<std::pair<const SimApp*, Problem>> problems;
   std::vector<std::string> sizes_run;
   for (const SimApp& app : chosen) {
-    const auto sizes = split(a.sizes.empty() ? (app.app ? app.app->default_sizes() : kScatterDefaultSize) : a.sizes);
+    const auto sizes = split_nonempty(a.sizes.empty() ? (app.app ? app.app->default_sizes() : kScatterDefaultSize) : a.sizes);
     if (sizes.empty()) throw std::invalid_argument("--size is needed for " + app.name);
     for (const auto& sz : sizes) {
       sizes_run.push_back(app.name + ":" + sz);

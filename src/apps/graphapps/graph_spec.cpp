@@ -1,4 +1,5 @@
 #include "apps/graphapps/graph_spec.hpp"
+#include "common/split.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -13,17 +14,6 @@ constexpr const char* kForms =
 
 [[noreturn]] void bad(const std::string& text, const std::string& why) {
   throw std::invalid_argument("bad graph '" + text + "': " + why + " (" + kForms + ")");
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out{""};
-  for (char c : s) {
-    if (c == sep)
-      out.emplace_back();
-    else
-      out.back() += c;
-  }
-  return out;
 }
 
 // Digits only, 1 .. max.
@@ -52,18 +42,18 @@ std::string GraphSpec::base() const {
 
 GraphSpec parse_graph_spec(const std::string& text) {
   GraphSpec g;
-  const std::vector<std::string> parts = split(text, '@');
+  const std::vector<std::string> parts = split_fields(text, '@');
   const std::string& b = parts[0];
   if (b.empty()) bad(text, "no graph named");
   constexpr std::int64_t kMaxIds = 2147483647;  // int32 column ids
   if (starts_with(b, "rmat:")) {
-    const auto f = split(b.substr(5), ':');
+    const auto f = split_fields(b.substr(5), ':');
     if (f.size() > 2) bad(text, "rmat takes a scale and an optional edge factor");
     g.kind = GraphKind::rmat;
     g.scale = static_cast<int>(number(text, f[0], 30));
     if (f.size() == 2) g.edge_factor = static_cast<int>(number(text, f[1], 1024));
   } else if (starts_with(b, "road:")) {
-    const auto f = split(b.substr(5), 'x');
+    const auto f = split_fields(b.substr(5), 'x');
     if (f.size() > 2) bad(text, "road takes N or NXxNY");
     g.kind = GraphKind::road;
     g.nx = number(text, f[0], 1 << 20);
@@ -71,7 +61,7 @@ GraphSpec parse_graph_spec(const std::string& text) {
     if (g.nx * g.ny > kMaxIds) bad(text, "more vertices than int32 ids hold");
     if (g.nx * g.ny < 2) bad(text, "a road grid needs at least 2 vertices");
   } else if (starts_with(b, "ratings:")) {
-    const auto f = split(b.substr(8), 'x');
+    const auto f = split_fields(b.substr(8), 'x');
     if (f.size() > 3) bad(text, "ratings takes U, UxI or UxIxP");
     g.kind = GraphKind::ratings;
     g.users = number(text, f[0], kMaxIds);
