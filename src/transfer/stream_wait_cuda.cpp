@@ -35,6 +35,25 @@ WaitValueFn wait_fn() {
   return fn;
 }
 
+// What both probes wait on: a scratch stream of the current device and a device word holding 1,
+// so a ">= 1" wait's condition already holds. Freed when the probe returns or throws.
+struct Probe {
+  cudaStream_t s = nullptr;
+  std::uint32_t* one = nullptr;
+  Probe() {
+    GPSM_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    GPSM_CUDA(cudaMalloc(&one, sizeof(std::uint32_t)));
+    const std::uint32_t h = 1;
+    GPSM_CUDA(cudaMemcpy(one, &h, sizeof h, cudaMemcpyHostToDevice));
+  }
+  ~Probe() {
+    if (one != nullptr) cudaFree(one);
+    if (s != nullptr) cudaStreamDestroy(s);
+  }
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
+};
+
 }  // namespace
 
 std::string stream_wait_unsupported(int device) {
@@ -46,17 +65,12 @@ std::string stream_wait_unsupported(int device) {
   auto device_attr = driver_fn<DeviceAttrFn>("cuDeviceGetAttribute");
   if (device_get && device_attr && device_get(&cu, device) == CUDA_SUCCESS)
     device_attr(&v1, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, cu);
-  std::uint32_t* one = nullptr;
-  cudaStream_t s = nullptr;
-  GPSM_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  GPSM_CUDA(cudaMalloc(&one, sizeof(std::uint32_t)));
-  const std::uint32_t h = 1;
-  GPSM_CUDA(cudaMemcpy(one, &h, sizeof h, cudaMemcpyHostToDevice));
+  const Probe p;
+  cudaStream_t s = p.s;
+  const std::uint32_t* one = p.one;
   const CUresult cr =
       wait_fn()(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(one), 1, CU_STREAM_WAIT_VALUE_GEQ);
   GPSM_CUDA(cudaStreamSynchronize(s));
-  GPSM_CUDA(cudaFree(one));
-  GPSM_CUDA(cudaStreamDestroy(s));
   if (cr != CUDA_SUCCESS)
     return fmt::format("cuStreamWaitValue32 on device {} returned CUresult {} (CAN_USE_STREAM_MEM_OPS_V1 = {})", device,
                        static_cast<int>(cr), v1);
@@ -66,12 +80,9 @@ std::string stream_wait_unsupported(int device) {
 std::string stream_wait_capture_unsupported(int device) {
   if (wait_fn() == nullptr) return "the driver has no cuStreamWaitValue32 entry point";
   GPSM_CUDA(cudaSetDevice(device));
-  std::uint32_t* one = nullptr;
-  cudaStream_t s = nullptr;
-  GPSM_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  GPSM_CUDA(cudaMalloc(&one, sizeof(std::uint32_t)));
-  const std::uint32_t h = 1;
-  GPSM_CUDA(cudaMemcpy(one, &h, sizeof h, cudaMemcpyHostToDevice));
+  const Probe p;
+  cudaStream_t s = p.s;
+  const std::uint32_t* one = p.one;
   std::string why;
   cudaGraph_t g = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -115,8 +126,6 @@ std::string stream_wait_capture_unsupported(int device) {
   cudaGetLastError();  // the probe's refusals are answers, not errors for the next call
   if (exec != nullptr) cudaGraphExecDestroy(exec);
   if (g != nullptr) cudaGraphDestroy(g);
-  GPSM_CUDA(cudaFree(one));
-  GPSM_CUDA(cudaStreamDestroy(s));
   return why;
 }
 
