@@ -58,6 +58,8 @@ void ContextImpl::fence() {
   if (settings.profile_fence)
     std::fprintf(stderr, "gpsm fence: wait for kernels %.3f ms\n",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  const bool after_async = async_fences > 0;
+  async_fences = 0;
   std::vector<Control> snap;
   for (ArrayState* a : arrays) {
     if (a->mode == PublishMode::bulk) {
@@ -65,8 +67,39 @@ void ContextImpl::fence() {
     } else {
       a->drain_rounds(snap);
     }
+    // A strong access since the last fence went to the page's home copy only; a fence_async()
+    // in between let other replicas' readers go on with their stale copy of that page.
+    for (const Control& s : snap)
+      if (after_async && s.sys_any != 0u)
+        throw gpsm::Error("gpsm: array '" + a->name +
+                          "': a system-scope access hit a replicated page between fence_async() calls; "
+                          "fence_async() cannot demote such pages, so other replicas may have been read "
+                          "stale. Keep flags and counters outside GPS memory, or use fence()");
     a->demote_strong_pages(snap);
   }
+}
+
+// Inline arrays have nothing pending once the kernels that stored end (every store went to every
+// subscriber as it was issued), so the fence is a cross-GPU barrier on the streams: each rank's
+// next work waits for every rank's earlier work. No host wait, no drain (docs/gps.md).
+void ContextImpl::fence_async() {
+  const int n = size();
+  if (n > 1)
+    for (const ArrayState* a : arrays)
+      if (a->mode != PublishMode::inline_store)
+        throw gpsm::Error(std::string("gpsm: fence_async() with array '") + a->name + "' in " + mode_name(a->mode) +
+                          " mode: its stores wait in the dirty map for the host-driven drain; allocate it with "
+                          "PublishMode::inline_store or call fence()");
+  for (int r = 0; r < n; ++r) {
+    set(r);
+    GPSM_CUDA(cudaEventRecord(events[r], streams[r]));
+  }
+  for (int d = 0; d < n; ++d) {
+    set(d);
+    for (int s = 0; s < n; ++s)
+      if (s != d) GPSM_CUDA(cudaStreamWaitEvent(streams[d], events[s], 0));
+  }
+  ++async_fences;
 }
 
 }  // namespace detail
@@ -173,6 +206,7 @@ void Context::load_model(const std::string& path) {
 }
 
 void Context::fence() { impl_->fence(); }
+void Context::fence_async() { impl_->fence_async(); }
 void Context::synchronize() { impl_->sync_all(); }
 
 void Context::tracking_start() {

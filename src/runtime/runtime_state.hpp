@@ -48,6 +48,8 @@ struct ContextImpl {
   void throw_if_wait_failed(const std::string& context_msg);
   WaitPolicy wait_policy(int rank) const;
   void fence();
+  void fence_async();
+  int async_fences = 0;  // fence_async() calls since the last fence(): strong accesses in between are an error
 };
 
 struct ArrayState {

@@ -3,6 +3,7 @@
 // loses nothing; strong accesses demote their page.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -250,4 +251,54 @@ TEST(GpsContext, RejectsBadDevices) {
   EXPECT_THROW(Context({0, 0}), gpsm::Error);
   EXPECT_THROW(Context({999}), gpsm::Error);
   EXPECT_THROW(Context(std::vector<int>{}), gpsm::Error);
+}
+
+namespace {
+__global__ void increment_all(View<std::uint32_t> v) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < v.size();
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    v.store(i, v.load(i) + 1u);
+}
+}  // namespace
+
+// fence_async orders the GPUs on their streams alone: a chain of read-increment-store steps that
+// passes from GPU to GPU with no host wait ends at the step count only if every step saw the
+// previous GPU's stores in its own replica (an unordered or stale step loses increments).
+TEST(GpsFenceAsync, OrdersInlineStoresAcrossGpusWithoutTheHost) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  auto x = ctx.alloc<std::uint32_t>(gpstest::scaled(1u << 22, 1u << 12), with_mode(PublishMode::inline_store));
+  x.upload(std::vector<std::uint32_t>(x.size(), 0u));
+  const int steps = 64;
+  for (int s = 0; s < steps; ++s) {
+    const int r = s % ctx.size();
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    increment_all<<<264, 256, 0, ctx.stream(r)>>>(x.view(r));
+    GPSM_CUDA_LAUNCH();
+    ctx.fence_async();
+  }
+  ctx.fence();
+  for (int r = 0; r < ctx.size(); ++r) {
+    const std::vector<std::uint32_t> v = x.replica(r);
+    const auto bad = std::count_if(v.begin(), v.end(), [&](std::uint32_t w) { return w != steps; });
+    EXPECT_EQ(bad, 0) << "rank " << r << " word 0 holds " << v[0] << " of " << steps;
+  }
+}
+
+TEST(GpsFenceAsync, RefusesArraysThatNeedTheDrain) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  auto x = ctx.alloc<std::uint32_t>(1u << 14, with_mode(PublishMode::combine));
+  EXPECT_THROW(ctx.fence_async(), gpsm::Error);
+}
+
+TEST(GpsFenceAsync, StrongAccessBetweenAsyncFencesIsAnError) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  auto x = ctx.alloc<std::uint32_t>(1u << 16, with_mode(PublishMode::inline_store));
+  GPSM_CUDA(cudaSetDevice(ctx.device(1)));
+  strong_flag<<<1, 32, 0, ctx.stream(1)>>>(x.view(1), 5);
+  GPSM_CUDA_LAUNCH();
+  ctx.fence_async();
+  EXPECT_THROW(ctx.fence(), gpsm::Error);
 }

@@ -135,6 +135,13 @@ class Context {
   // Waits for all work on every device, then publishes every pending store and atomic of every
   // array: afterwards each subscriber's replica holds the final value of every word.
   void fence();
+  // The same guarantee ordered on the context's streams, with no host wait, for contexts whose
+  // arrays all publish inline (PublishMode::inline_store): work enqueued on stream(d) after the
+  // call sees every store of work enqueued on any stream(s) before it. Throws gpsm::Error for an
+  // array in another mode (its stores wait for the host-driven drain of fence()). A strong
+  // (system-scope) access to a replicated page cannot be demoted here: the next fence() throws
+  // if one happened since the last fence().
+  void fence_async();
   void synchronize();  // all devices idle; turns a failed device wait into gpsm::Error
 
   // Automatic subscription: between start and stop, devices record the pages they touch; at

@@ -15,8 +15,10 @@
 //   rdl          a full copy per GPU          nothing: readers load remote rows from the owner's copy
 //   um           one managed buffer           nothing (pages fault and migrate)
 //   um_hints     one managed buffer, hinted   nothing (preferred location = owner, accessed by all)
-//   gps          a GPS array, tracked subs    Context::fence() after all ranks
-//   gps_all      a GPS array, all subscribed  Context::fence() after all ranks
+//   gps          a GPS array, tracked subs    the kernel stored each value into every subscriber's
+//                                             replica (inline mode); Context::fence_async() after
+//                                             all ranks (GPSM_PUBLISH_MODE=combine|bulk: fence())
+//   gps_all      a GPS array, all subscribed  as gps
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -84,13 +86,15 @@ class Exchange {
   std::vector<std::array<DevBuf<float>, 2>> rep_;  // [rank][buffer]: replicated paradigms
   std::array<float*, 2> managed_{nullptr, nullptr};
   std::vector<gps::Array<float>> gps_;
+  bool async_fence_ = false;  // gps arrays publish inline: phases end with Context::fence_async()
   std::unique_ptr<ProactShipper> proact_;
   std::string hint_problem_;
 };
 
 // Whether each rank must wait for every other rank's previous phase (the copies it reads and their
 // reads of what it overwrites): every multi-GPU paradigm but nccl (its collective orders the
-// streams) and gps / gps_all (a host fence ends every phase); proact included (its copy streams
+// streams) and gps / gps_all (a GPS fence ends every phase: fence_async's barrier on the streams,
+// or the host fence); proact included (its copy streams
 // start behind these waits and the rank's stream joins them before the phase's event).
 bool needs_phase_events(Paradigm p, int ranks);
 
