@@ -1,7 +1,8 @@
-// gpsm bench's PROACT options in plain C++: the chunk lists, the cache lookup and its fallbacks,
-// the env fallback of the graph apps, a recorded app sweep -> choice -> cache -> lookup round trip
-// (fixed numbers), the decomposition-fixed entry, the Table 2.2-style rendering, and the chunk
-// recorded in the results file.
+// gpsm bench's PROACT options in plain C++: the chunk lists, the cache lookup (agent and chunk) and
+// its fallbacks, the env fallback of the graph apps, the paradigm a proact run is built with per
+// agent and what a fixed-chunk app records, a recorded app sweep -> choice -> cache -> lookup round
+// trip (fixed numbers), the agent choices (memcpy, inline, copy engines; chunk a choice or fixed),
+// the Table 2.2-style rendering, and the agent and chunk recorded in the results file and table.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -38,6 +39,7 @@ RunRecord run_of(Paradigm p, int gpus, double us, std::uint64_t requested = 0, s
     r.out.proact.chunk_bytes = requested + 512;  // as built: rounded up to whole blocks (the cache keeps the request)
     r.out.proact.source = "test";
     r.out.proact.key_size = key_size;
+    r.out.proact.agent = "copy_engine";
     r.label = sweep_label(requested);
   }
   return r;
@@ -108,29 +110,113 @@ TEST(ProactBench, CacheLookupAndItsFallbacks) {
   TuneCache c;
   c.put(entry("pagerank:4gpu", 4194304, Agent::copy_engine, 1 << 20, 80, "copy_engine chunk 1048576 B: fastest"));
   c.put(entry("sssp:4gpu", 4194304, Agent::memcpy, 0, 90, "memcpy (90.0 us) is within 3% of ... and simpler"));
+  c.put(entry("jacobi2d:4gpu", 4194304, Agent::inline_store, 0, 50, "inline: fastest of 3 configurations"));
   c.put(entry("als:4gpu", 4194304, Agent::persistent, 65536, 70, "persistent ..."));
   EXPECT_EQ(bench_cache_key("m1", "pagerank", 4, 4194304), (CacheKey{"m1", "pagerank:4gpu", 4194304}));
 
+  // copy_engine: its chunk
   const ProactChunk hit = chunk_from_cache(c, "cache.json", bench_cache_key("m1", "pagerank", 4, 4194304));
   EXPECT_EQ(hit.bytes, 1u << 20);
-  EXPECT_EQ(hit.source, "chunk 1048576 B from cache.json (key (m1, pagerank:4gpu, 4194304))");
+  EXPECT_EQ(hit.agent, Agent::copy_engine);
+  EXPECT_EQ(hit.source, "the copy_engine agent, chunk 1048576 B, from cache.json (key (m1, pagerank:4gpu, 4194304))");
 
-  // another size, GPU count or machine: no entry, the default
+  // memcpy: the memcpy agent (the app's memcpy exchange), no chunk; the source names file, key and why
+  const ProactChunk mc = chunk_from_cache(c, "cache.json", bench_cache_key("m1", "sssp", 4, 4194304));
+  EXPECT_EQ(mc.agent, Agent::memcpy);
+  EXPECT_EQ(mc.bytes, 0u);
+  EXPECT_EQ(mc.source,
+            "the memcpy agent from cache.json (key (m1, sssp:4gpu, 4194304): memcpy (90.0 us) is within 3% of ... and "
+            "simpler): the app's memcpy exchange (bulk copies after the kernel)");
+
+  // inline: the inline agent (the app's p2p_inline exchange), no chunk
+  const ProactChunk in = chunk_from_cache(c, "cache.json", bench_cache_key("m1", "jacobi2d", 4, 4194304));
+  EXPECT_EQ(in.agent, Agent::inline_store);
+  EXPECT_EQ(in.bytes, 0u);
+  EXPECT_TRUE(has(in.source, "the inline agent from cache.json (key (m1, jacobi2d:4gpu, 4194304): inline: fastest"))
+      << in.source;
+  EXPECT_TRUE(has(in.source, "p2p_inline exchange")) << in.source;
+
+  // an agent the apps do not implement: copy engines with the default chunk (bytes 0), said
+  const ProactChunk other = chunk_from_cache(c, "cache.json", bench_cache_key("m1", "als", 4, 4194304));
+  EXPECT_EQ(other.agent, Agent::copy_engine);
+  EXPECT_EQ(other.bytes, 0u);
+  EXPECT_TRUE(has(other.source, "cache.json (key (m1, als:4gpu, 4194304)) chose the persistent agent (persistent ...)"))
+      << other.source;
+  EXPECT_TRUE(has(other.source, "the copy_engine agent with the app's default chunk")) << other.source;
+
+  // another size, GPU count or machine: no entry, copy engines and the default chunk
   for (const CacheKey& k : {bench_cache_key("m1", "pagerank", 4, 4194308), bench_cache_key("m1", "pagerank", 2, 4194304),
-                            bench_cache_key("m2", "pagerank", 4, 4194304)}) {
+                            bench_cache_key("m2", "sssp", 4, 4194304)}) {
     const ProactChunk miss = chunk_from_cache(c, "cache.json", k);
     EXPECT_EQ(miss.bytes, 0u);
+    EXPECT_EQ(miss.agent, Agent::copy_engine);
     EXPECT_TRUE(has(miss.source, "no entry for key " + describe(k) + " in cache.json")) << miss.source;
     EXPECT_TRUE(has(miss.source, "default chunk")) << miss.source;
   }
-  // an agent the apps' exchange does not implement: said, and the default
-  for (const char* app : {"sssp", "als"}) {
-    const ProactChunk other = chunk_from_cache(c, "cache.json", bench_cache_key("m1", app, 4, 4194304));
-    EXPECT_EQ(other.bytes, 0u) << app;
-    EXPECT_TRUE(has(other.source, std::string("chose the ") + (app == std::string("sssp") ? "memcpy" : "persistent")))
-        << other.source;
-    EXPECT_TRUE(has(other.source, "only implements copy engines")) << other.source;
-  }
+}
+
+// The paradigm whose exchange a proact run is built with, per agent, and the timing note.
+TEST(ProactBench, AgentPicksTheRunsParadigm) {
+  EXPECT_EQ(proact_runs_as(Paradigm::proact, Agent::memcpy), Paradigm::memcpy);
+  EXPECT_EQ(proact_runs_as(Paradigm::proact, Agent::inline_store), Paradigm::p2p_inline);
+  EXPECT_EQ(proact_runs_as(Paradigm::proact, Agent::copy_engine), Paradigm::proact);
+  EXPECT_EQ(proact_runs_as(Paradigm::proact, Agent::persistent), Paradigm::proact);
+  EXPECT_EQ(proact_runs_as(Paradigm::proact, Agent::device_launch), Paradigm::proact);
+  EXPECT_EQ(proact_runs_as(Paradigm::gps, Agent::memcpy), Paradigm::gps);  // only proact follows an agent
+  EXPECT_EQ(proact_agent_used(Agent::persistent), Agent::copy_engine);
+  EXPECT_EQ(proact_agent_used(Agent::inline_store), Agent::inline_store);
+  EXPECT_EQ(proact_agent_note(Paradigm::proact, Agent::memcpy), "; proact ran the memcpy agent: the memcpy paradigm's exchange");
+  EXPECT_EQ(proact_agent_note(Paradigm::proact, Agent::inline_store),
+            "; proact ran the inline agent: the p2p_inline paradigm's exchange");
+  EXPECT_EQ(proact_agent_note(Paradigm::proact, Agent::copy_engine), "");
+  EXPECT_EQ(proact_agent_note(Paradigm::memcpy, Agent::memcpy), "");
+
+  // the request is asked for proact only, with the key size
+  RunRequest req;
+  std::uint64_t asked_with = 0;
+  req.proact_chunk = [&](std::uint64_t k) {
+    asked_with = k;
+    return ProactChunk{0, "test", Agent::memcpy};
+  };
+  req.paradigm = Paradigm::memcpy;
+  EXPECT_EQ(ask_proact_chunk(req, 77).source, "");
+  EXPECT_EQ(asked_with, 0u);
+  req.paradigm = Paradigm::proact;
+  const ProactChunk got = ask_proact_chunk(req, 77);
+  EXPECT_EQ(asked_with, 77u);
+  EXPECT_EQ(got.agent, Agent::memcpy);
+  req.proact_chunk = nullptr;  // no request: copy engines, the default chunk
+  EXPECT_EQ(ask_proact_chunk(req, 77).agent, Agent::copy_engine);
+  EXPECT_EQ(ask_proact_chunk(req, 77).bytes, 0u);
+}
+
+// What a fixed-chunk app (jacobi2d, heat3d, wave3d) records of its proact run, per agent.
+TEST(ProactBench, FixedChunkAppRecordsTheAgentItRan) {
+  const ProactChunkUse plain = fixed_chunk_use({}, "halo row", 16384, 1u << 26);
+  EXPECT_EQ(plain.agent, "copy_engine");
+  EXPECT_EQ(plain.chunk_bytes, 16384u);
+  EXPECT_EQ(plain.requested, 0u);
+  EXPECT_EQ(plain.key_size, 1u << 26);
+  EXPECT_EQ(plain.source, "chunk fixed by the decomposition: one halo row of 16384 bytes");
+
+  // a size asked for (--proact-chunk): recorded as asked, not applied
+  const ProactChunkUse sized = fixed_chunk_use({1 << 20, "--proact-chunk 1M (1048576 B)"}, "halo row", 16384, 1u << 26);
+  EXPECT_EQ(sized.agent, "copy_engine");
+  EXPECT_EQ(sized.chunk_bytes, 16384u);
+  EXPECT_EQ(sized.requested, 1u << 20);
+  EXPECT_EQ(sized.source, "--proact-chunk 1M (1048576 B); chunk fixed by the decomposition: one halo row of 16384 bytes");
+
+  // memcpy / inline from a cache: that agent, no chunk, the cache's source
+  const ProactChunkUse mc = fixed_chunk_use({0, "the memcpy agent from c.json", Agent::memcpy}, "halo plane", 262144, 1u << 26);
+  EXPECT_EQ(mc.agent, "memcpy");
+  EXPECT_EQ(mc.chunk_bytes, 0u);
+  EXPECT_EQ(mc.source, "the memcpy agent from c.json");
+  EXPECT_EQ(mc.key_size, 1u << 26);
+  const ProactChunkUse in = fixed_chunk_use({0, "the inline agent from c.json", Agent::inline_store}, "halo row", 16384, 64);
+  EXPECT_EQ(in.agent, "inline");
+  EXPECT_EQ(in.chunk_bytes, 0u);
+  // an agent the apps lack ran as copy engines (chunk_from_cache never asks for one, but it is said)
+  EXPECT_EQ(fixed_chunk_use({0, "", Agent::persistent}, "halo row", 16384, 64).agent, "copy_engine");
 }
 
 // The graph apps: the bench's request wins over GPSM_GRAPH_PROACT_CHUNK, which wins over the
@@ -148,6 +234,14 @@ TEST(ProactBench, GraphChunkResolution) {
   EXPECT_TRUE(has(def.source, "the default chunk (about 16 per GPU, at least 2048 KiB")) << def.source;
   EXPECT_EQ(resolve_chunk({}, "").bytes, 0u);
   EXPECT_THROW(resolve_chunk({}, "12Q"), gpsm::Error);
+  // the memcpy and inline agents ship no chunks: the request as it is, the variable not applied
+  for (Agent a : {Agent::memcpy, Agent::inline_store}) {
+    const ProactChunk r = resolve_chunk({0, "the agent from c.json", a}, "64K");
+    EXPECT_EQ(r.agent, a);
+    EXPECT_EQ(r.bytes, 0u);
+    EXPECT_EQ(r.source, "the agent from c.json");
+  }
+  EXPECT_EQ(env.agent, Agent::copy_engine);
 }
 
 // A recorded app sweep (fixed numbers): memcpy 100 us, proact 64K 90, 256K 80, 1M 81 per
@@ -203,6 +297,65 @@ TEST(ProactBench, RecordedSweepToChoiceToCacheAndBack) {
   TuneCache mc;
   mc.put(*m.entry);
   EXPECT_EQ(chunk_from_cache(mc, "f", m.entry->key).bytes, 0u);
+  EXPECT_EQ(chunk_from_cache(mc, "f", m.entry->key).agent, Agent::memcpy);  // the next proact run runs memcpy's exchange
+}
+
+// memcpy faster than every proact chunk by more than the margin: memcpy (the pagerank on
+// 2xH200), and a cache lookup then gives the next proact run the memcpy agent.
+TEST(ProactBench, MemcpyWinsWhenProactIsSlower) {
+  const std::vector<RunRecord> runs{run_of(Paradigm::memcpy, 4, 57), run_of(Paradigm::p2p_inline, 4, 70),
+                                    run_of(Paradigm::proact, 4, 66, 64 << 10), run_of(Paradigm::proact, 4, 67, 1 << 20)};
+  const TuneDecision d = tune_decision(graph_setup(), runs);
+  ASSERT_TRUE(d.entry.has_value()) << d.line;
+  EXPECT_EQ(d.entry->choice.agent, Agent::memcpy);
+  EXPECT_EQ(d.entry->choice.chunk_bytes, 0u);
+  EXPECT_NEAR(d.entry->choice.time_s, 57e-6, 1e-12);
+  EXPECT_EQ(d.entry->records, 4);  // memcpy, p2p_inline, two proact sizes
+  EXPECT_TRUE(has(d.entry->choice.why, "memcpy: fastest of 4 configurations")) << d.entry->choice.why;
+  TuneCache c;
+  c.put(*d.entry);
+  EXPECT_NO_THROW(gpsm::transfer::cache_from_json(gpsm::transfer::to_json(c)));
+  EXPECT_EQ(chunk_from_cache(c, "f", d.entry->key).agent, Agent::memcpy);
+}
+
+// p2p_inline the fastest by more than the margin: the inline agent (chunk 0, threads 0).
+TEST(ProactBench, InlineWinsWhenP2pInlineIsFastest) {
+  const std::vector<RunRecord> runs{run_of(Paradigm::memcpy, 4, 100), run_of(Paradigm::p2p_inline, 4, 60),
+                                    run_of(Paradigm::proact, 4, 80, 256 << 10)};
+  const TuneDecision d = tune_decision(graph_setup(), runs);
+  ASSERT_TRUE(d.entry.has_value()) << d.line;
+  EXPECT_EQ(d.entry->choice.agent, Agent::inline_store);
+  EXPECT_EQ(d.entry->choice.chunk_bytes, 0u);
+  EXPECT_EQ(d.entry->choice.threads, 0);
+  EXPECT_NEAR(d.entry->choice.time_s, 60e-6, 1e-12);
+  EXPECT_EQ(d.entry->records, 3);
+  // within the margin of a copy-engine chunk, inline is simpler and still wins; memcpy within it beats both
+  const TuneDecision close =
+      tune_decision(graph_setup(), {run_of(Paradigm::p2p_inline, 4, 80.5), run_of(Paradigm::proact, 4, 80, 256 << 10)});
+  ASSERT_TRUE(close.entry.has_value()) << close.line;
+  EXPECT_EQ(close.entry->choice.agent, Agent::inline_store);
+  TuneCache c;
+  c.put(*d.entry);
+  const ProactChunk next = chunk_from_cache(c, "f", d.entry->key);
+  EXPECT_EQ(next.agent, Agent::inline_store);
+  EXPECT_EQ(proact_runs_as(Paradigm::proact, next.agent), Paradigm::p2p_inline);
+}
+
+// A proact run that ran another agent (a cache chose it) is not a copy-engine record: skipped.
+TEST(ProactBench, AProactRunOfAnotherAgentIsNoCopyEngineRecord) {
+  RunRecord as_memcpy = run_of(Paradigm::proact, 4, 50);
+  as_memcpy.out.proact.agent = "memcpy";
+  as_memcpy.out.proact.chunk_bytes = 0;
+  std::vector<RunRecord> runs{run_of(Paradigm::memcpy, 4, 100), as_memcpy, run_of(Paradigm::proact, 4, 80, 256 << 10)};
+  const TuneDecision d = tune_decision(graph_setup(), runs);
+  ASSERT_TRUE(d.entry.has_value()) << d.line;
+  EXPECT_EQ(d.entry->records, 2);  // memcpy and the copy-engine proact run
+  EXPECT_EQ(d.entry->choice.agent, Agent::copy_engine);  // not memcpy at 50 us under the proact label
+  EXPECT_EQ(d.entry->choice.chunk_bytes, 256u << 10);
+  // only runs of another agent: no entry, said
+  const TuneDecision none = tune_decision(graph_setup(), {run_of(Paradigm::memcpy, 4, 100), as_memcpy});
+  EXPECT_FALSE(none.entry.has_value());
+  EXPECT_TRUE(has(none.line, "none of 1 proact run(s) ran copy engines (1 ran the agent a cache chose)")) << none.line;
 }
 
 TEST(ProactBench, NoProactRunNoEntry) {
@@ -218,30 +371,66 @@ TEST(ProactBench, NoProactRunNoEntry) {
   EXPECT_TRUE(has(d.line, "none of 1 proact run(s) succeeded (first: stream waits unsupported)")) << d.line;
 }
 
-// jacobi2d: the decomposition fixes the chunk; the one proact run is the entry, nothing swept.
-TEST(ProactBench, FixedChunkEntryIsTheMeasuredRun) {
+// jacobi2d: the decomposition fixes the chunk; its one proact run is a copy_engine record next to
+// memcpy and p2p_inline in the same choice (the jacobi2d 4096 on 2xH200: proact 66.67 us,
+// memcpy 57.02: memcpy).
+TEST(ProactBench, FixedChunkAppChoosesAmongTheAgents) {
   TuneSetup s = graph_setup();
   s.app = "jacobi2d";
+  s.gpus = 2;
   s.chunk_is_choice = false;
-  RunRecord p = run_of(Paradigm::proact, 4, 55);
+  RunRecord p = run_of(Paradigm::proact, 2, 66.67);
   p.label.clear();
   p.out.proact.requested = 0;
   p.out.proact.chunk_bytes = 16384;
   p.out.proact.source = fixed_chunk_source("halo row", 16384);
-  p.out.proact.key_size = 16384ull * 16384 * 4;
-  const TuneDecision d = tune_decision(s, {run_of(Paradigm::memcpy, 4, 40), p});
+  p.out.proact.key_size = 4096ull * 4096 * 4;
+  const TuneDecision d = tune_decision(s, {run_of(Paradigm::memcpy, 2, 57.02), run_of(Paradigm::p2p_inline, 2, 60), p});
   ASSERT_TRUE(d.entry.has_value()) << d.line;
-  EXPECT_EQ(d.entry->key, (CacheKey{"nvidia-h200-x4", "jacobi2d:4gpu", 16384ull * 16384 * 4}));
-  EXPECT_EQ(d.entry->choice.agent, Agent::copy_engine);
-  EXPECT_EQ(d.entry->choice.chunk_bytes, 16384u);
-  EXPECT_NEAR(d.entry->choice.time_s, 55e-6, 1e-12);  // the proact run's, though memcpy was faster
-  EXPECT_EQ(d.entry->choice.best_time_s, d.entry->choice.time_s);
-  EXPECT_EQ(d.entry->records, 1);
-  EXPECT_EQ(d.entry->choice.why, "chunk fixed by the decomposition: one halo row of 16384 bytes");
-  // and it survives the cache's validation
+  EXPECT_EQ(d.entry->key, (CacheKey{"nvidia-h200-x4", "jacobi2d:2gpu", 4096ull * 4096 * 4}));
+  EXPECT_EQ(d.entry->choice.agent, Agent::memcpy);
+  EXPECT_NEAR(d.entry->choice.time_s, 57.02e-6, 1e-12);
+  EXPECT_EQ(d.entry->records, 3);
+  EXPECT_DOUBLE_EQ(d.entry->margin, 0.03);
   TuneCache c;
   c.put(*d.entry);
   EXPECT_NO_THROW(gpsm::transfer::cache_from_json(gpsm::transfer::to_json(c)));
+  EXPECT_EQ(chunk_from_cache(c, "f", d.entry->key).agent, Agent::memcpy);
+
+  // inline fastest: inline
+  const TuneDecision in = tune_decision(s, {run_of(Paradigm::memcpy, 2, 57), run_of(Paradigm::p2p_inline, 2, 40), p});
+  ASSERT_TRUE(in.entry.has_value()) << in.line;
+  EXPECT_EQ(in.entry->choice.agent, Agent::inline_store);
+
+  // copy engines fastest: copy_engine with the fixed chunk (as run), and the why says it is fixed
+  RunRecord fast = p;
+  fast.out.sec_per_iter = {30e-6, 31e-6, 29e-6};
+  const TuneDecision ce = tune_decision(s, {run_of(Paradigm::memcpy, 2, 57), run_of(Paradigm::p2p_inline, 2, 60), fast});
+  ASSERT_TRUE(ce.entry.has_value()) << ce.line;
+  EXPECT_EQ(ce.entry->choice.agent, Agent::copy_engine);
+  EXPECT_EQ(ce.entry->choice.chunk_bytes, 16384u);
+  EXPECT_EQ(ce.entry->records, 3);
+  EXPECT_NEAR(ce.entry->choice.best_time_s, 30e-6, 1e-12);
+  EXPECT_TRUE(has(ce.entry->choice.why, "fastest of 3 configurations")) << ce.entry->choice.why;
+  EXPECT_TRUE(has(ce.entry->choice.why, "; chunk fixed by the decomposition: one halo row of 16384 bytes"))
+      << ce.entry->choice.why;
+
+  // the proact run alone (memcpy and p2p_inline not run): one record, copy_engine
+  const TuneDecision alone = tune_decision(s, {p});
+  ASSERT_TRUE(alone.entry.has_value()) << alone.line;
+  EXPECT_EQ(alone.entry->records, 1);
+  EXPECT_EQ(alone.entry->choice.agent, Agent::copy_engine);
+
+  // a fixed-chunk app that reports no chunk: no entry
+  RunRecord nochunk = p;
+  nochunk.out.proact.chunk_bytes = 0;
+  EXPECT_FALSE(tune_decision(s, {run_of(Paradigm::memcpy, 2, 57), nochunk}).entry.has_value());
+  // no key size: no entry
+  RunRecord nokey = p;
+  nokey.out.proact.key_size = 0;
+  const TuneDecision nk = tune_decision(s, {run_of(Paradigm::memcpy, 2, 57), nokey});
+  EXPECT_FALSE(nk.entry.has_value());
+  EXPECT_TRUE(has(nk.line, "did not report the size of its cache key")) << nk.line;
 }
 
 TEST(ProactBench, RendersTheTable) {
@@ -297,4 +486,26 @@ TEST(ProactBench, ResultsPointRecordsTheChunk) {
   EXPECT_EQ(pt["proact"]["requested"], 1 << 20);
   EXPECT_EQ(pt["proact"]["key_size"], 4 << 20);
   EXPECT_EQ(pt["proact"]["source"], r.out.proact.source);
+  EXPECT_EQ(pt["proact"]["agent"], "copy_engine");
+
+  // a proact run that ran the memcpy agent: recorded, still in the proact series
+  RunRecord asm_ = run_of(Paradigm::proact, 4, 57);
+  asm_.label.clear();
+  asm_.out.proact = fixed_chunk_use({0, "the memcpy agent from c.json", Agent::memcpy}, "halo row", 16384, 1u << 26);
+  asm_.out.tolerance = 1e-6;
+  const nlohmann::json k = bench_test_json("jacobi2d", "d", p, {m, asm_});
+  ASSERT_EQ(k["series"].size(), 2u);
+  EXPECT_EQ(k["series"][1]["label"], "proact");
+  const auto& q = k["series"][1]["points"][0];
+  EXPECT_EQ(q["proact"]["agent"], "memcpy");
+  EXPECT_EQ(q["proact"]["chunk_bytes"], 0);
+  EXPECT_EQ(q["proact"]["source"], "the memcpy agent from c.json");
+
+  // the table says which agent ran under such a row (and nothing under a copy-engine one)
+  const std::string t = format_table("jacobi2d", p, summarize({m, asm_}));
+  EXPECT_TRUE(has(t, "^ proact ran the memcpy agent: the memcpy paradigm's exchange")) << t;
+  EXPECT_FALSE(has(format_table("pagerank", p, summarize({m, r})), "^ proact ran")) ;
+  RunRecord asi = asm_;
+  asi.out.proact.agent = "inline";
+  EXPECT_TRUE(has(format_table("jacobi2d", p, summarize({asi})), "^ proact ran the inline agent: the p2p_inline paradigm's exchange"));
 }

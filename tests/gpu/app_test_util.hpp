@@ -17,11 +17,11 @@ inline std::unique_ptr<gpsm::apps::App> app_named(const std::string& name) {
   return nullptr;
 }
 
-// chunk: proact's request (bytes 0: not asked, the app's default).
+// chunk: proact's request (bytes 0 and no source: not asked, copy engines with the app's default).
 inline gpsm::apps::RunOutcome run(gpsm::apps::App& app, gpsm::apps::Paradigm p, int gpus,
                                   const gpsm::apps::Problem& prob, const gpsm::apps::ProactChunk& chunk = {}) {
   gpsm::apps::RunRequest r;
-  if (chunk.bytes > 0) r.proact_chunk = [chunk](std::uint64_t) { return chunk; };
+  if (chunk.bytes > 0 || !chunk.source.empty()) r.proact_chunk = [chunk](std::uint64_t) { return chunk; };
   r.paradigm = p;
   r.devices = gpstest::all_devices();
   r.devices.resize(static_cast<std::size_t>(gpus));

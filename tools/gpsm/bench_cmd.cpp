@@ -52,19 +52,21 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--proact-chunk", a.proact_chunk,
                 "proact: bytes per chunk (K, M suffixes) for the apps whose chunk is a choice (pagerank, sssp, als: "
                 "rounded up to whole kernel blocks); wins over GPSM_GRAPH_PROACT_CHUNK; jacobi2d's chunk is one halo "
-                "row whatever this says");
+                "row and heat3d's / wave3d's one edge of halo planes whatever this says");
   c->add_option("--proact-cache", a.proact_cache,
-                "proact: take each run's chunk from the choice cache FILE (key: machine, <app>:<gpus>gpu, the bytes "
-                "the app publishes); a missing entry, or one choosing another agent than copy_engine, leaves the "
-                "app's default (said on stdout)");
+                "proact: take each run's agent and chunk from the choice cache FILE (key: machine, <app>:<gpus>gpu, "
+                "the bytes the app publishes): memcpy runs the app's memcpy exchange, inline its p2p_inline one, "
+                "copy_engine its copy-engine exchange with the entry's chunk; a missing entry, or one choosing an "
+                "agent the apps lack (persistent, device_launch), leaves copy engines and the app's default chunk "
+                "(said on stdout)");
   c->add_option("--proact-tune", a.proact_tune,
-                "proact profiler: per app, size and GPU count run memcpy and proact once per --proact-chunks size "
-                "(apps whose chunk is fixed: proact once), choose (gpsm proact's autotuner) and record the choice in "
-                "the cache FILE (JSON; created or extended)");
+                "proact profiler: per app, size and GPU count run memcpy, p2p_inline and proact once per "
+                "--proact-chunks size (apps whose chunk is fixed: proact once), choose the agent and chunk (gpsm "
+                "proact's autotuner) and record the choice in the cache FILE (JSON; created or extended)");
   c->add_option("--proact-chunks", a.proact_chunks,
                 "--proact-tune's chunk sizes: a power-of-two range LO..HI or a comma list (default 64K..4M)");
   c->add_option("--proact-margin", a.proact_margin,
-                "--proact-tune: noise margin; a simpler configuration within it wins (memcpy over proact)")
+                "--proact-tune: noise margin; a simpler configuration within it wins (memcpy over inline over copy engines)")
       ->capture_default_str();
   return c;
 }
@@ -89,7 +91,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   if (chosen.empty()) throw std::invalid_argument("unknown --app '" + a.app + "' (gpsm bench --list shows the apps)");
   auto paradigms = parse_paradigms(a.paradigm);
   BenchProact proact(a);  // --proact-*: checked (and a cache file read) before any GPU work
-  proact.require_paradigms(paradigms);
+  proact.require_paradigms(paradigms, chosen);
   const auto counts = parse_gpu_counts(a.gpus);
   if (a.reps < 1 || a.warmup < 0 || a.nccheck < 1 || a.iters < 0)
     throw std::invalid_argument("--reps must be >= 1, --warmup >= 0, --nccheck >= 1, --iters >= 0");
@@ -166,7 +168,9 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           }
           if (proact.any() && par == Paradigm::proact && !rec.out.proact.source.empty()) {
             std::cerr << "\r\033[K" << std::flush;
-            std::cout << fmt::format("{}: proact: {}; chunk as built {}\n", head, rec.out.proact.source,
+            std::cout << fmt::format("{}: proact: agent {}: {}; chunk as built {}\n", head,
+                                     rec.out.proact.agent.empty() ? std::string("?") : rec.out.proact.agent,
+                                     rec.out.proact.source,
                                      rec.out.proact.chunk_bytes > 0
                                          ? gpsm::scope::format_size(rec.out.proact.chunk_bytes)
                                          : std::string("(none)"))

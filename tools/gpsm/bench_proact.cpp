@@ -38,17 +38,21 @@ BenchProact::BenchProact(const BenchArgs& a)
     std::error_code ec;
     if (!tuning() && !std::filesystem::exists(file, ec))
       std::cerr << "gpsm bench: --proact-cache " << file
-                << " does not exist: every proact run uses the app's default chunk\n";
+                << " does not exist: every proact run uses copy engines with the app's default chunk\n";
     cache_ = transfer::load_cache(file);
   }
 }
 
-void BenchProact::require_paradigms(std::vector<apps::Paradigm>& ps) const {
+void BenchProact::require_paradigms(std::vector<apps::Paradigm>& ps, const std::vector<apps::App*>& apps) const {
   if (!tuning()) return;
-  for (apps::Paradigm need : {apps::Paradigm::memcpy, apps::Paradigm::proact})
-    if (std::find(ps.begin(), ps.end(), need) == ps.end()) {
+  const bool inline_store = std::any_of(apps.begin(), apps.end(), [](const apps::App* a) {
+    return a->has(apps::Paradigm::p2p_inline);
+  });
+  for (apps::Paradigm need : {apps::Paradigm::memcpy, apps::Paradigm::p2p_inline, apps::Paradigm::proact})
+    if ((need != apps::Paradigm::p2p_inline || inline_store) && std::find(ps.begin(), ps.end(), need) == ps.end()) {
       std::cerr << "gpsm bench: --proact-tune: adding the " << apps::paradigm_name(need)
-                << " paradigm (the choice is made between memcpy and each proact chunk size)\n";
+                << " paradigm (the choice is made between the memcpy agent, the inline agent (p2p_inline) and "
+                   "copy engines at each proact chunk size)\n";
       ps.push_back(need);
     }
   std::sort(ps.begin(), ps.end());  // the canonical order parse_paradigms gives

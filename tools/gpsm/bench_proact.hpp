@@ -23,8 +23,9 @@ class BenchProact {
 
   bool any() const { return chunk_ > 0 || !cache_path_.empty() || tuning(); }
   bool tuning() const { return !tune_path_.empty(); }
-  // --proact-tune needs memcpy (what the choice beat) and proact: added when missing, said on stderr.
-  void require_paradigms(std::vector<apps::Paradigm>& ps) const;
+  // --proact-tune needs memcpy (the memcpy agent), proact (copy engines) and, when one of `apps`
+  // has it, p2p_inline (the inline agent): added when missing, said on stderr.
+  void require_paradigms(std::vector<apps::Paradigm>& ps, const std::vector<apps::App*>& apps) const;
   void set_machine(const std::string& machine) { machine_ = machine; }
 
   // The proact runs of (app, GPU count): one per sweep size when tuning an app whose chunk is a

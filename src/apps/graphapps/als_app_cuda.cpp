@@ -16,6 +16,7 @@
 
 #include "apps/graphapps/graph_app.hpp"
 #include "apps/graphapps/graph_proact_plan.hpp"
+#include "apps/harness/proact_bench.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "scope/cuda_check.hpp"
@@ -169,7 +170,7 @@ RunOutcome AlsApp::run(const RunRequest& req) {
     const std::uint64_t key_size =
         static_cast<std::uint64_t>(d.by_user.rows + d.by_item.rows) * d.params.rank * sizeof(float);
     const ProactChunk chunk = graph_proact_chunk(req, key_size);
-    AlsRun run(ctx, req.paradigm, d, p, chunk.bytes);
+    AlsRun run(ctx, proact_runs_as(req.paradigm, chunk.agent), d, p, chunk.bytes);
     out = timed_graph_run(run, req, [&](RunOutcome& o) -> std::string {
       o.tolerance = elided ? std::numeric_limits<double>::infinity() : kRmseBound;
       if (o.iterations != p.iters) return fmt::format("ran {} epochs, {} requested", o.iterations, p.iters);
@@ -194,7 +195,7 @@ RunOutcome AlsApp::run(const RunRequest& req) {
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence after each" : "") +
                    "; ratings, setup, tracking and verification excluded), divided by the epochs; error: relative RMSE "
                    "difference to the CPU reference" +
-                   exchange_timing_note(req.paradigm, static_cast<int>(req.devices.size())) + (elided ? "; transfers elided, result not checked" : "");
+                   exchange_timing_note(req, chunk) + (elided ? "; transfers elided, result not checked" : "");
     return out;
   });
 }

@@ -68,14 +68,17 @@ class GraphRun {
 };
 
 // The timing strings' note on how the vectors moved, where it is not the plain exchange: proact on
-// more than one GPU ("; ..."), else empty.
-std::string exchange_timing_note(Paradigm p, int gpus);
+// more than one GPU ("; ..."; with the memcpy or inline agent: which paradigm's exchange ran), else
+// empty. chunk: graph_proact_chunk's.
+std::string exchange_timing_note(const RunRequest& req, const ProactChunk& chunk);
 
-// proact: the chunk for this request: RunRequest::proact_chunk asked with the app's key size
-// (the bytes of the vectors it publishes each iteration, docs/proact.md), then resolve_chunk
-// (GPSM_GRAPH_PROACT_CHUNK, the default). Other paradigms: {} (the request is not asked).
+// proact: the agent and chunk for this request: RunRequest::proact_chunk asked with the app's key
+// size (the bytes of the vectors it publishes each iteration, docs/proact.md), then resolve_chunk
+// (GPSM_GRAPH_PROACT_CHUNK, the default). Other paradigms: {} (the request is not asked). The run
+// is built with proact_runs_as(req.paradigm, chunk.agent) (proact_bench.hpp): the memcpy agent
+// builds memcpy's exchange, inline p2p_inline's.
 ProactChunk graph_proact_chunk(const RunRequest& req, std::uint64_t key_size);
-// proact: what the run used, into out.proact (chunk as built by `run`, request, source, key size).
+// proact: what the run used, into out.proact (agent, chunk as built by `run`, request, source, key size).
 void note_proact(RunOutcome& out, const RunRequest& req, const ProactChunk& chunk, std::uint64_t key_size,
                  const GraphRun& run);
 

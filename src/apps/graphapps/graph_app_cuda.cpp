@@ -10,6 +10,7 @@
 
 #include "apps/graphapps/graph_exchange_proact.hpp"
 #include "apps/graphapps/graph_proact_plan.hpp"
+#include "apps/harness/proact_bench.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::graphapps {
@@ -149,16 +150,16 @@ std::string GraphRun::hint_problem() const {
   return "";
 }
 
-std::string exchange_timing_note(Paradigm p, int gpus) {
-  if (p != Paradigm::proact || gpus < 2) return "";
+std::string exchange_timing_note(const RunRequest& req, const ProactChunk& chunk) {
+  if (req.paradigm != Paradigm::proact || req.devices.size() < 2) return "";
+  if (proact_runs_as(req.paradigm, chunk.agent) != Paradigm::proact) return proact_agent_note(req.paradigm, chunk.agent);
   return "; each GPU's rows shipped during its kernel, in chunks, by copy engines waiting on per-chunk ready "
          "counters (the phase ends when its copies are done)";
 }
 
 ProactChunk graph_proact_chunk(const RunRequest& req, std::uint64_t key_size) {
   if (req.paradigm != Paradigm::proact) return {};
-  const ProactChunk asked = req.proact_chunk ? req.proact_chunk(key_size) : ProactChunk{};
-  return resolve_chunk(asked, std::getenv("GPSM_GRAPH_PROACT_CHUNK"));
+  return resolve_chunk(ask_proact_chunk(req, key_size), std::getenv("GPSM_GRAPH_PROACT_CHUNK"));
 }
 
 void note_proact(RunOutcome& out, const RunRequest& req, const ProactChunk& chunk, std::uint64_t key_size,
@@ -168,6 +169,7 @@ void note_proact(RunOutcome& out, const RunRequest& req, const ProactChunk& chun
   out.proact.chunk_bytes = run.proact_chunk_bytes();
   out.proact.source = chunk.source;
   out.proact.key_size = key_size;
+  out.proact.agent = transfer::agent_name(proact_agent_used(chunk.agent));
 }
 
 RunOutcome graph_failed(const std::string& why) {

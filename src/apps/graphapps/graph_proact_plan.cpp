@@ -90,7 +90,8 @@ std::uint64_t parse_chunk_request(const std::string& text) {
 }
 
 ProactChunk resolve_chunk(const ProactChunk& asked, const char* env_value) {
-  if (asked.bytes > 0) return asked;
+  if (asked.bytes > 0 || asked.agent == transfer::Agent::memcpy || asked.agent == transfer::Agent::inline_store)
+    return asked;
   const std::string prefix = asked.source.empty() ? "" : asked.source + "; ";
   if (env_value != nullptr && *env_value != '\0') {
     const std::uint64_t b = parse_chunk_request(env_value);

@@ -88,7 +88,8 @@ std::uint64_t parse_chunk_request(const std::string& text);
 // (--proact-chunk, a cache entry, a --proact-tune point), else GPSM_GRAPH_PROACT_CHUNK
 // (env_value: its text, nullptr when unset; kept for scripts that set it), else 0 (the default
 // split, blocks_per_chunk). The source keeps what the bench said (e.g. why a cache entry was not
-// used) and adds what decided.
+// used) and adds what decided. A request for the memcpy or inline agent is returned as it is (no
+// chunks: GPSM_GRAPH_PROACT_CHUNK does not apply).
 ProactChunk resolve_chunk(const ProactChunk& asked, const char* env_value);
 
 }  // namespace gpsm::apps::graphapps

@@ -13,6 +13,7 @@
 
 #include "apps/graphapps/graph_app.hpp"
 #include "apps/graphapps/graph_proact_plan.hpp"
+#include "apps/harness/proact_bench.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "scope/cuda_check.hpp"
@@ -184,7 +185,7 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
     // proact's cache key size: the rank vector's bytes (one float per vertex)
     const std::uint64_t key_size = static_cast<std::uint64_t>(d.in.rows) * sizeof(float);
     const ProactChunk chunk = graph_proact_chunk(req, key_size);
-    PrRun run(ctx, req.paradigm, d, p, elided && p.tol > 0 ? stop_iters : 0, chunk.bytes);
+    PrRun run(ctx, proact_runs_as(req.paradigm, chunk.agent), d, p, elided && p.tol > 0 ? stop_iters : 0, chunk.bytes);
     out = timed_graph_run(run, req, [&](RunOutcome& o) -> std::string {
       o.tolerance = elided ? std::numeric_limits<double>::infinity() : kL1Bound;
       if (p.tol > 0 && std::abs(o.iterations - stop_iters) > 1)
@@ -203,7 +204,7 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
                    (p.tol > 0 ? ", the per-iteration read of the L1 change included" : "") +
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? ", a GPS fence per iteration" : "") +
                    " (graph, setup, tracking and verification excluded), divided by its iterations" +
-                   exchange_timing_note(req.paradigm, n) + (elided ? "; transfers elided, result not checked" : "");
+                   exchange_timing_note(req, chunk) + (elided ? "; transfers elided, result not checked" : "");
     return out;
   });
 }

@@ -13,6 +13,7 @@
 
 #include "apps/graphapps/graph_app.hpp"
 #include "apps/graphapps/graph_proact_plan.hpp"
+#include "apps/harness/proact_bench.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "scope/cuda_check.hpp"
@@ -172,7 +173,7 @@ RunOutcome SsspApp::run(const RunRequest& req) {
     // proact's cache key size: the distance vector's bytes (one float per vertex)
     const std::uint64_t key_size = static_cast<std::uint64_t>(d.in.rows) * sizeof(float);
     const ProactChunk chunk = graph_proact_chunk(req, key_size);
-    SsspRun run(ctx, req.paradigm, d, p, elided ? d.ref.iterations : 0, chunk.bytes);
+    SsspRun run(ctx, proact_runs_as(req.paradigm, chunk.agent), d, p, elided ? d.ref.iterations : 0, chunk.bytes);
     out = timed_graph_run(run, req, [&](RunOutcome& o) -> std::string {
       o.tolerance = elided ? std::numeric_limits<double>::infinity() : 0.0;
       if (o.iterations != d.ref.iterations)
@@ -189,7 +190,7 @@ RunOutcome SsspApp::run(const RunRequest& req) {
                    (req.paradigm == Paradigm::gps || req.paradigm == Paradigm::gps_all ? " and a GPS fence" : "") +
                    " included (graph, setup, tracking and verification excluded), divided by its iterations; error: "
                    "fraction of distances differing" +
-                   exchange_timing_note(req.paradigm, static_cast<int>(req.devices.size())) + (elided ? "; transfers elided, result not checked" : "");
+                   exchange_timing_note(req, chunk) + (elided ? "; transfers elided, result not checked" : "");
     return out;
   });
 }

@@ -11,6 +11,7 @@
 
 #include "apps/harness/paradigm.hpp"
 #include "apps/stencil/decomp.hpp"
+#include "transfer/agent.hpp"
 
 namespace gpsm::apps {
 
@@ -26,11 +27,16 @@ struct Problem {
   std::string label() const;      // "4096x4096", "256x256x256", or the graph spec
 };
 
-// The proact paradigm's chunk as gpsm bench asks for it (--proact-chunk, --proact-cache, one point
-// of a --proact-tune sweep): bytes 0 leaves the app's default; source says what chose it.
+// The proact paradigm's chunk and agent as gpsm bench asks for them (--proact-chunk, --proact-cache,
+// one point of a --proact-tune sweep): bytes 0 leaves the app's default; source says what chose
+// them. agent: the PROACT agent the run uses (proact_runs_as, proact_bench.hpp): copy_engine is the
+// app's chunked copy-engine exchange; memcpy runs the app's memcpy exchange (bulk copies after the
+// kernel) and inline_store its p2p_inline exchange (peer stores during the kernel), the outcome
+// still labelled proact and ProactChunkUse::agent saying which ran.
 struct ProactChunk {
   std::uint64_t bytes = 0;
   std::string source;
+  transfer::Agent agent = transfer::Agent::copy_engine;
 };
 
 // What a proact run used (recorded in the results file; docs/proact.md, "In gpsm bench").
@@ -40,6 +46,8 @@ struct ProactChunkUse {
                                   // (the largest over ranks and vectors); jacobi2d one halo row
   std::string source;             // what chose it, one line
   std::uint64_t key_size = 0;     // the size of the app's choice-cache key (docs/proact.md)
+  std::string agent;              // the agent the run used: "copy_engine", "memcpy" or "inline"
+                                  // (transfer::agent_name); chunk_bytes is 0 unless copy_engine
 };
 
 enum class RunStatus : std::uint8_t { ok, failed, unsupported };
@@ -66,8 +74,9 @@ struct RunRequest {
   Problem problem;
   int reps = 5, warmup = 1;
   std::function<void(const std::string&)> progress;  // short status lines (may be empty)
-  // proact, apps whose chunk is a choice: asked once the app knows the size of its cache key
-  // (ProactChunkUse::key_size), so a cache lookup can happen inside the run; empty: the default.
+  // proact, every app: asked once the app knows the size of its cache key (ProactChunkUse::key_size),
+  // so a cache lookup can happen inside the run; empty: the default (copy engines, the app's chunk).
+  // Apps whose chunk the decomposition fixes ignore the bytes but honour the agent.
   std::function<ProactChunk(std::uint64_t key_size)> proact_chunk;
 };
 
@@ -83,8 +92,9 @@ class App {
   virtual Problem problem(const std::string& size, int iters) const = 0;
   // Paradigms this app has (the rest report `unsupported` with a reason).
   virtual bool has(Paradigm p) const = 0;
-  // Whether the proact paradigm's chunk size is a free choice (graph apps: RunRequest::proact_chunk
-  // is asked) or fixed by the decomposition (jacobi2d: one halo row; the request is not asked).
+  // Whether the proact paradigm's chunk size is a free choice (graph apps) or fixed by the
+  // decomposition (jacobi2d: one halo row; heat3d, wave3d: one edge of halo planes). Every app asks
+  // RunRequest::proact_chunk for the agent; only the former use its bytes.
   virtual bool proact_chunk_is_choice() const { return false; }
   // Runs warm-ups and timed reps, verifies the last timed rep against the CPU reference (the app
   // caches the reference between runs of the same problem).

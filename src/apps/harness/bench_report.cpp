@@ -41,6 +41,7 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records) {
     s.error = r.out.error;
     s.tolerance = r.out.tolerance;
     s.iterations = r.out.iterations;
+    s.proact_agent = r.out.proact.agent;
     if (s.status == RunStatus::ok) {
       if (r.out.sec_per_iter.empty()) {  // an ok run must have been timed
         s.status = RunStatus::failed;
@@ -104,6 +105,10 @@ std::string format_table(const std::string& app, const Problem& p, const std::ve
     t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9}\n", r.label, r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
                      r.opportunity ? fmt::format("{:.0f}%", 100.0 * *r.opportunity) : "-",
                      bytes_text(r.link_bytes_per_iter), std::isnan(r.error) ? std::string("-") : fmt::format("{:.2e}", r.error));
+    // A proact run that executed another paradigm's exchange (the agent a cache chose) says so.
+    if (!r.proact_agent.empty() && r.proact_agent != "copy_engine")
+      t += fmt::format("  {:<11} {:>4} ^ proact ran the {} agent: the {} paradigm's exchange\n", "", "", r.proact_agent,
+                       r.proact_agent == "inline" ? "p2p_inline" : r.proact_agent);
   }
   return t;
 }
@@ -165,8 +170,8 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
     // The chunk a proact run used and what chose it (an option, the choice cache, a tuning sweep
     // point, the default, or the decomposition), so a result can be traced to its configuration.
     if (const ProactChunkUse& u = records[i].out.proact; u.chunk_bytes > 0 || !u.source.empty())
-      pt["proact"] = {{"chunk_bytes", u.chunk_bytes}, {"requested", u.requested}, {"source", u.source},
-                      {"key_size", u.key_size}};
+      pt["proact"] = {{"agent", u.agent},       {"chunk_bytes", u.chunk_bytes}, {"requested", u.requested},
+                      {"source", u.source},     {"key_size", u.key_size}};
     if (sum[i].speedup) pt["speedup"] = *sum[i].speedup;
     if (sum[i].opportunity) pt["opportunity"] = *sum[i].opportunity;
     // A run timed differently from its series' first one (the 3D `infinite`: which of its two

@@ -33,6 +33,7 @@ struct RunSummary {
   double link_bytes_per_iter = 0;
   double error = 0, tolerance = 0;
   int iterations = 0;
+  std::string proact_agent;  // RunOutcome::proact.agent (proact runs; empty elsewhere)
 };
 
 // One summary per record, in record order. The single-GPU baseline is the fastest ok run at one
@@ -42,7 +43,8 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records);
 // The fastest ok run at `gpus` (nullptr when none).
 const RunSummary* best_at(const std::vector<RunSummary>& s, int gpus);
 
-// Terminal table: one line per run, failed and unsupported ones with their reason. `title`, when
+// Terminal table: one line per run, failed and unsupported ones with their reason; under an ok
+// proact run that ran the memcpy or inline agent, a line saying so. `title`, when
 // given, replaces the parenthesis of the first line (gpsm sim: "simulated on <system>").
 std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s,
                          const std::string& title = "");

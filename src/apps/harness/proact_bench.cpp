@@ -58,20 +58,78 @@ ProactChunk chunk_from_cache(const transfer::TuneCache& cache, const std::string
   using transfer::Agent;
   const transfer::CacheEntry* e = cache.find(key);
   if (e == nullptr)
-    return {0, fmt::format("no entry for key {} in {}: the app's default chunk", describe(key), file)};
-  if (e->choice.agent == Agent::copy_engine)
-    return {e->choice.chunk_bytes,
-            fmt::format("chunk {} B from {} (key {})", e->choice.chunk_bytes, file, describe(key))};
-  // memcpy chosen: proact did not beat the bulk copies by more than the margin; another chunked
-  // agent: a `gpsm proact` synthetic choice stored under this key. Either way the app's exchange
-  // cannot follow it, and a chunk tuned for another mechanism says nothing about copy engines.
-  return {0, fmt::format("{} (key {}) chose the {} agent ({}); the apps' proact exchange only implements copy "
-                         "engines, so this run uses the app's default chunk",
-                         file, describe(key), transfer::agent_name(e->choice.agent), e->choice.why)};
+    return {0, fmt::format("no entry for key {} in {}: the copy_engine agent with the app's default chunk",
+                           describe(key), file)};
+  switch (e->choice.agent) {
+    case Agent::copy_engine:
+      return {e->choice.chunk_bytes,
+              fmt::format("the copy_engine agent, chunk {} B, from {} (key {})", e->choice.chunk_bytes, file,
+                          describe(key))};
+    case Agent::memcpy:
+      return {0,
+              fmt::format("the memcpy agent from {} (key {}: {}): the app's memcpy exchange (bulk copies after "
+                          "the kernel)",
+                          file, describe(key), e->choice.why),
+              Agent::memcpy};
+    case Agent::inline_store:
+      return {0,
+              fmt::format("the inline agent from {} (key {}: {}): the app's p2p_inline exchange (peer stores "
+                          "during the kernel)",
+                          file, describe(key), e->choice.why),
+              Agent::inline_store};
+    default:
+      // A `gpsm proact` synthetic choice stored under this key: the apps' proact runs cannot follow
+      // it, and a chunk tuned for another mechanism says nothing about copy engines.
+      return {0, fmt::format("{} (key {}) chose the {} agent ({}); the apps do not implement it, so this run uses "
+                             "the copy_engine agent with the app's default chunk",
+                             file, describe(key), transfer::agent_name(e->choice.agent), e->choice.why)};
+  }
+}
+
+transfer::Agent proact_agent_used(transfer::Agent asked) {
+  using transfer::Agent;
+  return asked == Agent::memcpy || asked == Agent::inline_store ? asked : Agent::copy_engine;
+}
+
+Paradigm proact_runs_as(Paradigm requested, transfer::Agent asked) {
+  if (requested != Paradigm::proact) return requested;
+  switch (proact_agent_used(asked)) {
+    case transfer::Agent::memcpy: return Paradigm::memcpy;
+    case transfer::Agent::inline_store: return Paradigm::p2p_inline;
+    default: return Paradigm::proact;
+  }
+}
+
+std::string proact_agent_note(Paradigm requested, transfer::Agent asked) {
+  const Paradigm ran = proact_runs_as(requested, asked);
+  if (requested != Paradigm::proact || ran == Paradigm::proact) return "";
+  return fmt::format("; proact ran the {} agent: the {} paradigm's exchange", transfer::agent_name(proact_agent_used(asked)),
+                     paradigm_name(ran));
+}
+
+ProactChunk ask_proact_chunk(const RunRequest& req, std::uint64_t key_size) {
+  if (req.paradigm != Paradigm::proact || !req.proact_chunk) return {};
+  return req.proact_chunk(key_size);
 }
 
 std::string fixed_chunk_source(const std::string& what, std::uint64_t bytes) {
   return fmt::format("chunk fixed by the decomposition: one {} of {} bytes", what, bytes);
+}
+
+ProactChunkUse fixed_chunk_use(const ProactChunk& asked, const std::string& what, std::uint64_t bytes,
+                               std::uint64_t key_size) {
+  ProactChunkUse u;
+  const transfer::Agent used = proact_agent_used(asked.agent);
+  u.agent = transfer::agent_name(used);
+  u.requested = asked.bytes;
+  u.key_size = key_size;
+  if (used != transfer::Agent::copy_engine) {
+    u.source = asked.source;
+    return u;
+  }
+  u.chunk_bytes = bytes;
+  u.source = (asked.source.empty() ? "" : asked.source + "; ") + fixed_chunk_source(what, bytes);
+  return u;
 }
 
 std::string sweep_label(std::uint64_t chunk_bytes) { return "proact@" + short_size(chunk_bytes); }
@@ -81,29 +139,44 @@ TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& run
   TuneDecision d;
   const std::string head = fmt::format("proact-tune: {} on {} GPUs", s.app, s.gpus);
   std::vector<transfer::SweepRecord> records;
-  const RunRecord* first_proact = nullptr;
-  int proact_runs = 0;
+  const RunRecord* first_proact = nullptr;  // the first ok proact run that ran copy engines
+  int proact_runs = 0, other_agent = 0;
   std::string proact_reason;  // the first proact run's, when none succeeded
   for (const RunRecord& r : runs) {
-    if (r.gpus != s.gpus || (r.paradigm != Paradigm::proact && r.paradigm != Paradigm::memcpy)) continue;
+    if (r.gpus != s.gpus ||
+        (r.paradigm != Paradigm::proact && r.paradigm != Paradigm::memcpy && r.paradigm != Paradigm::p2p_inline))
+      continue;
     if (r.paradigm == Paradigm::proact && ++proact_runs == 1) proact_reason = r.out.reason;
     if (!ok_run(r)) continue;
-    if (r.paradigm == Paradigm::proact && first_proact == nullptr) first_proact = &r;
     transfer::SweepRecord x;
     x.time_s = median_s(r.out);
     if (r.paradigm == Paradigm::memcpy) {
       x.agent = Agent::memcpy;
+    } else if (r.paradigm == Paradigm::p2p_inline) {
+      x.agent = Agent::inline_store;
     } else {
+      const ProactChunkUse& u = r.out.proact;
+      if (u.agent != transfer::agent_name(Agent::copy_engine)) {  // ran memcpy or inline: that paradigm's record
+        ++other_agent;
+        continue;
+      }
+      if (first_proact == nullptr) first_proact = &r;
       x.agent = Agent::copy_engine;
-      x.chunk_bytes = r.out.proact.requested != 0 ? r.out.proact.requested : r.out.proact.chunk_bytes;
+      x.chunk_bytes = s.chunk_is_choice && u.requested != 0 ? u.requested : u.chunk_bytes;
     }
-    if (s.chunk_is_choice) records.push_back(x);
+    records.push_back(x);
   }
   if (first_proact == nullptr) {
-    d.line = head + ": no entry: " +
-             (proact_runs == 0 ? std::string("no proact run")
-                               : fmt::format("none of {} proact run(s) succeeded (first: {})", proact_runs,
-                                             proact_reason.empty() ? "no timed rep" : proact_reason));
+    std::string why;
+    if (proact_runs == 0)
+      why = "no proact run";
+    else if (other_agent > 0)
+      why = fmt::format("none of {} proact run(s) ran copy engines ({} ran the agent a cache chose)", proact_runs,
+                        other_agent);
+    else
+      why = fmt::format("none of {} proact run(s) succeeded (first: {})", proact_runs,
+                        proact_reason.empty() ? "no timed rep" : proact_reason);
+    d.line = head + ": no entry: " + why;
     return d;
   }
   const ProactChunkUse& use = first_proact->out.proact;
@@ -119,21 +192,11 @@ TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& run
   e.key = bench_cache_key(s.machine, s.app, s.gpus, use.key_size);
   e.created = s.created;
   e.gpsm_commit = s.gpsm_commit;
-  if (s.chunk_is_choice) {
-    e.choice = transfer::choose_config(records, s.margin);
-    e.margin = s.margin;
-    e.records = static_cast<int>(records.size());
-  } else {
-    // The decomposition fixes the chunk: one measured configuration, recorded as it ran.
-    e.choice.agent = Agent::copy_engine;
-    e.choice.chunk_bytes = use.chunk_bytes;
-    e.choice.threads = 0;
-    e.choice.time_s = median_s(first_proact->out);
-    e.choice.best_time_s = e.choice.time_s;
-    e.choice.why = use.source;
-    e.margin = 0;
-    e.records = 1;
-  }
+  e.choice = transfer::choose_config(records, s.margin);
+  e.margin = s.margin;
+  e.records = static_cast<int>(records.size());
+  // The decomposition fixes the chunk: nothing was swept, and the why says so.
+  if (!s.chunk_is_choice && e.choice.agent == Agent::copy_engine) e.choice.why += "; " + use.source;
   d.line = fmt::format("proact-tune: {}: {}", describe(e.key), e.choice.why);
   d.entry = e;
   return d;

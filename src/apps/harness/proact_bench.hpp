@@ -1,8 +1,9 @@
 #pragma once
 // `gpsm bench`'s PROACT options (docs/proact.md, "In gpsm bench"), in plain C++ (CPU-tested):
-// the chunk an app's proact exchange is asked to use (--proact-chunk, or a --proact-cache lookup
-// by (machine, "<app>:<gpus>gpu", key size)), and how the runs of a --proact-tune sweep become a
-// choice-cache entry (transfer::choose_config over memcpy and one proact run per chunk size).
+// the agent and chunk an app's proact run is asked to use (--proact-chunk, or a --proact-cache
+// lookup by (machine, "<app>:<gpus>gpu", key size)), what the run then executes and records, and
+// how the runs of a --proact-tune sweep become a choice-cache entry (transfer::choose_config over
+// memcpy, p2p_inline and one proact run per chunk size).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,14 +28,35 @@ transfer::CacheKey bench_cache_key(const std::string& machine, const std::string
                                    std::uint64_t key_size);
 std::string describe(const transfer::CacheKey& k);  // "(machine, app, size)"
 
-// The chunk the cache gives an app's proact exchange: a copy_engine entry's chunk; a missing
-// entry, or an entry choosing another agent (the apps' exchanges only implement copy engines),
-// gives the app's default (bytes 0) with a source saying why.
+// What the cache gives an app's proact run: a memcpy entry the memcpy agent, an inline entry the
+// inline agent (bytes 0 both); a copy_engine entry copy engines with its chunk; a missing entry, or
+// an entry choosing an agent the apps do not implement (persistent, device_launch: a `gpsm proact`
+// synthetic choice), copy engines with the app's default chunk (bytes 0). The source says what was
+// chosen, from which file and key, and why.
 ProactChunk chunk_from_cache(const transfer::TuneCache& cache, const std::string& file, const transfer::CacheKey& key);
 
-// The source of a chunk the decomposition fixes (jacobi2d: what = "halo row"; the 3D apps would
-// say "halo plane"): "chunk fixed by the decomposition: one <what> of N bytes".
+// The agent a proact run asked for `asked` runs: memcpy and inline_store as asked, any other
+// (copy_engine, and the agents the apps do not implement) copy_engine.
+transfer::Agent proact_agent_used(transfer::Agent asked);
+// The paradigm whose exchange an app builds its run with: `requested` unless it is proact; proact
+// with the memcpy agent: memcpy; with inline_store: p2p_inline; else proact (copy engines).
+Paradigm proact_runs_as(Paradigm requested, transfer::Agent asked);
+// The timing text's note on a proact run that executed another paradigm's exchange ("; ..."),
+// else empty.
+std::string proact_agent_note(Paradigm requested, transfer::Agent asked);
+// proact: RunRequest::proact_chunk asked with the key size ({} when it is empty: copy engines, the
+// app's default chunk); other paradigms: {} (not asked).
+ProactChunk ask_proact_chunk(const RunRequest& req, std::uint64_t key_size);
+
+// The source of a chunk the decomposition fixes (jacobi2d: what = "halo row"; heat3d: "halo
+// plane"): "chunk fixed by the decomposition: one <what> of N bytes".
 std::string fixed_chunk_source(const std::string& what, std::uint64_t bytes);
+// What a proact run of an app whose chunk the decomposition fixes used, asked `asked`: the agent
+// (proact_agent_used, by name), requested = asked.bytes (not applied), key_size; copy engines:
+// chunk_bytes = `bytes`, source = asked.source (when given) then fixed_chunk_source; another agent:
+// chunk_bytes 0 (no chunks), source = asked.source.
+ProactChunkUse fixed_chunk_use(const ProactChunk& asked, const std::string& what, std::uint64_t bytes,
+                               std::uint64_t key_size);
 
 // The table label of one point of a --proact-tune sweep: "proact@<size>" (e.g. proact@256K).
 std::string sweep_label(std::uint64_t chunk_bytes);
@@ -51,12 +73,15 @@ struct TuneDecision {
   std::optional<transfer::CacheEntry> entry;  // none: nothing to record (line says why)
   std::string line;                           // one line for stdout: the decision, or why there is none
 };
-// From the runs at s.gpus (others ignored). Chunk a choice: a SweepRecord per ok run (memcpy:
-// Agent::memcpy; proact: Agent::copy_engine, its requested chunk, threads 0; time: the median
-// seconds per iteration), chosen by transfer::choose_config(records, s.margin); needs an ok
-// proact run. Chunk fixed: the ok proact run alone (records 1, margin 0, best time = its time,
-// why = its ProactChunkUse::source); no sweep is made up. Either way the key's size is the proact
-// run's key_size (none: no entry).
+// From the runs at s.gpus (others ignored): a SweepRecord per ok run (time: the median seconds per
+// iteration) of memcpy (Agent::memcpy), p2p_inline (Agent::inline_store, chunk 0, threads 0) and
+// proact that ran copy engines (ProactChunkUse::agent "copy_engine"; Agent::copy_engine, threads
+// 0, chunk: apps whose chunk is a choice its requested size (else its chunk as built), fixed-chunk
+// apps their one chunk as built), chosen by transfer::choose_config(records, s.margin). A proact
+// run that ran another agent (a cache chose it) is skipped: it repeats that agent's own paradigm,
+// whose run is the record. Fixed-chunk apps: a copy_engine choice's why ends with the run's
+// source. No entry without an ok copy-engine proact run, or when it reports key size 0 (or, chunk
+// fixed, chunk 0). The key's size is that run's key_size.
 TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& runs);
 
 }  // namespace gpsm::apps

@@ -98,7 +98,8 @@ class JacobiApp final : public App {
   RunOutcome run(const RunRequest& r) override;
 
  private:
-  bool run_in_process(const RunRequest& req, RunOutcome& out, std::vector<float>& got);
+  // par: the paradigm whose run is built (req.paradigm, or what proact's agent runs as).
+  bool run_in_process(const RunRequest& req, Paradigm par, RunOutcome& out, std::vector<float>& got);
   static RunOutcome verify(const RunRequest& req, const JacobiResult& ref, const std::vector<float>& got, RunOutcome out);
   const JacobiResult& reference(const Problem& p, const RunRequest& r) {
     const std::string key = fmt::format("{}:{}:{}:{}", p.label(), p.iters, p.nccheck, p.tol);
@@ -384,6 +385,12 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
     return out;
   }
   const JacobiResult& ref = reference(p, req);
+  // proact: the agent asked for (the chunk is structural, one halo row shipped once its one writer
+  // block is done: a requested size does not apply). Cache key size: one grid array's bytes.
+  const std::uint64_t row = static_cast<std::uint64_t>(p.n[0]) * sizeof(float);
+  const std::uint64_t key_size = static_cast<std::uint64_t>(p.n[0]) * static_cast<std::uint64_t>(p.n[1]) * sizeof(float);
+  const ProactChunk asked = ask_proact_chunk(req, key_size);
+  if (req.paradigm == Paradigm::proact) out.proact = fixed_chunk_use(asked, "halo row", row, key_size);
   std::vector<float> got;
   if (req.paradigm == Paradigm::nvshmem) {
     // One worker process per GPU (jacobi_nvshmem.hpp); no context in this process.
@@ -401,23 +408,16 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
       out.sec_per_iter.clear();
       return out;
     }
-  } else if (!run_in_process(req, out, got)) {
+  } else if (!run_in_process(req, proact_runs_as(req.paradigm, asked.agent), out, got)) {
     return out;
   }
-  if (req.paradigm == Paradigm::proact) {
-    // The chunk is structural (one halo row, shipped once its one writer block is done), so
-    // RunRequest::proact_chunk is not asked. Cache key size: one grid array's bytes.
-    const std::uint64_t row = static_cast<std::uint64_t>(p.n[0]) * sizeof(float);
-    out.proact.chunk_bytes = row;
-    out.proact.source = fixed_chunk_source("halo row", row);
-    out.proact.key_size = static_cast<std::uint64_t>(p.n[0]) * static_cast<std::uint64_t>(p.n[1]) * sizeof(float);
-  }
+  out.timing += proact_agent_note(req.paradigm, asked.agent);
   return verify(req, ref, got, out);
 }
 
 // Every paradigm but nvshmem: a context over the GPUs and a JacobiRun driven from this process.
 // False (and `out` says why) when the run failed.
-bool JacobiApp::run_in_process(const RunRequest& req, RunOutcome& out, std::vector<float>& got) {
+bool JacobiApp::run_in_process(const RunRequest& req, Paradigm par, RunOutcome& out, std::vector<float>& got) {
   const Problem& p = req.problem;
   const int n = static_cast<int>(req.devices.size());
   gps::Settings settings = gps::Settings::from_env();
@@ -427,16 +427,16 @@ bool JacobiApp::run_in_process(const RunRequest& req, RunOutcome& out, std::vect
   };
   try {
     std::unique_ptr<jacobi::JacobiRun> run;
-    switch (req.paradigm) {
+    switch (par) {
       case Paradigm::gps: run = std::make_unique<GpsRun>(ctx, p); break;
       case Paradigm::cpu_free:
-      case Paradigm::infinite: run = std::make_unique<CpuFreeRun>(ctx, p, req.paradigm == Paradigm::infinite && n > 1); break;
+      case Paradigm::infinite: run = std::make_unique<CpuFreeRun>(ctx, p, par == Paradigm::infinite && n > 1); break;
       case Paradigm::nccl: run = jacobi::make_nccl_run(ctx, p); break;
       case Paradigm::rdl: run = jacobi::make_rdl_run(ctx, p); break;
       case Paradigm::proact: run = jacobi::make_proact_run(ctx, p); break;
       case Paradigm::um:
-      case Paradigm::um_hints: run = jacobi::make_um_run(ctx, p, req.paradigm == Paradigm::um_hints); break;
-      default: run = std::make_unique<SlabRun>(ctx, p, req.paradigm); break;
+      case Paradigm::um_hints: run = jacobi::make_um_run(ctx, p, par == Paradigm::um_hints); break;
+      default: run = std::make_unique<SlabRun>(ctx, p, par); break;
     }
     if (const std::string why = run->check(); !why.empty()) throw gpsm::Error("gpsm: " + why);
     out.timing = run->timing();

@@ -448,6 +448,21 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
   }
   const std::vector<float>& ref = reference(p, req);
   if (req.paradigm == Paradigm::nvshmem) return run_nvshmem(req, ref);
+  // proact: the agent asked for. The chunk is structural (one edge: `radius` halo planes, shipped
+  // once every block of its tiles is done): a requested size does not apply. Cache key size: one
+  // grid's bytes.
+  const int radius = stencil3d::radius_of(kind_);
+  std::uint64_t plane = sizeof(float), grid = sizeof(float);
+  for (int d = 0; d < 3; ++d) {
+    grid *= static_cast<std::uint64_t>(p.n[d]);
+    if (d != static_cast<int>(p.axis)) plane *= static_cast<std::uint64_t>(p.n[d]);
+  }
+  const ProactChunk asked = ask_proact_chunk(req, grid);
+  const Paradigm par = proact_runs_as(req.paradigm, asked.agent);  // the paradigm whose run is built
+  if (req.paradigm == Paradigm::proact)
+    out.proact = fixed_chunk_use(
+        asked, radius == 1 ? std::string("halo plane") : fmt::format("edge of {} halo planes", radius),
+        plane * static_cast<std::uint64_t>(radius), grid);
   gps::Context ctx(req.devices, gps::Settings::from_env());
   const std::string loop_timing = "host wall clock of the iteration loop (setup, initial values and verification "
                                   "excluded), divided by its iterations";
@@ -506,7 +521,7 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
       CpuFreeRun run(ctx, kind_, p, false);
       chosen = timed(run, req, "");
       out.timing = kernel_timing;
-    } else if (std::unique_ptr<stencil3d::Run> own = paradigm_run(ctx, kind_, p, req.paradigm)) {
+    } else if (std::unique_ptr<stencil3d::Run> own = paradigm_run(ctx, kind_, p, par)) {
       if (const std::string why = own->check(); !why.empty()) {  // cannot go on these GPUs: said, not run
         out.status = RunStatus::unsupported;
         out.reason = why;
@@ -515,10 +530,11 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
       chosen = timed(*own, req, "");
       out.timing = own->timing().empty() ? loop_timing : own->timing();
     } else {
-      SlabRun run(ctx, kind_, p, req.paradigm);
+      SlabRun run(ctx, kind_, p, par);
       chosen = timed(run, req, "");
       out.timing = run.timing().empty() ? loop_timing : run.timing();
     }
+    out.timing += proact_agent_note(req.paradigm, asked.agent);
   } catch (const gpsm::Error& e) {
     return fail(e.what());
   }
@@ -528,21 +544,6 @@ RunOutcome Stencil3DApp::run(const RunRequest& req) {
   out.error = max_rel_error(chosen.got, ref);
   out.tolerance = 1e-6;
   if (const std::string why = check(chosen, ""); !why.empty()) return fail(why);
-  if (req.paradigm == Paradigm::proact) {
-    // The chunk is structural (one edge: `radius` halo planes, shipped once every block of its
-    // tiles is done), so RunRequest::proact_chunk is not asked. Cache key size: one grid's bytes.
-    const int a = static_cast<int>(p.axis);
-    std::uint64_t plane = sizeof(float), grid = sizeof(float);
-    for (int d = 0; d < 3; ++d) {
-      grid *= static_cast<std::uint64_t>(p.n[d]);
-      if (d != a) plane *= static_cast<std::uint64_t>(p.n[d]);
-    }
-    out.proact.chunk_bytes = plane * static_cast<std::uint64_t>(stencil3d::radius_of(kind_));
-    out.proact.source = fixed_chunk_source(
-        stencil3d::radius_of(kind_) == 1 ? std::string("halo plane") : fmt::format("edge of {} halo planes", stencil3d::radius_of(kind_)),
-        out.proact.chunk_bytes);
-    out.proact.key_size = grid;
-  }
   if (elided) {  // the opportunity bound computes without its neighbours' planes: not a result
     out.tolerance = std::numeric_limits<double>::infinity();
     out.timing += "; transfers elided, result not checked";
