@@ -341,6 +341,7 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
     c.dirty[d] = st.dev[d].dirty;
     c.dirty_any[d] = &st.dev[d].ctl->dirty_any;
   }
+  c.mine = st.dev[rank].replica;
   c.masks = st.dev[rank].masks;
   c.track = st.dev[rank].track;
   c.sys_pages = st.dev[rank].sys_pages;

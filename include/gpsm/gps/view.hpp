@@ -35,6 +35,7 @@ struct LinkCounters {
 
 struct ViewCore {
   char* replica[kMaxDevices] = {};          // replica[d]: device d's copy (peer-mapped)
+  char* mine = nullptr;                     // replica[self]: no dynamic index into the array above
   const std::uint32_t* masks = nullptr;     // per page: subscriber bits | kTrackBit (this device's copy)
   std::uint32_t* dirty[kMaxDevices] = {};   // per device: dirty-word bitmap, one u32 per line
   std::uint32_t* dirty_any[kMaxDevices] = {};
@@ -139,7 +140,7 @@ struct View {
 #if defined(__CUDACC__)
   __device__ __forceinline__ std::uint64_t page_of(std::uint64_t i) const { return (i * sizeof(T)) >> c.page_shift; }
   // Raw pointer into this device's replica (valid for pages it subscribes to).
-  __device__ __forceinline__ T* local() const { return reinterpret_cast<T*>(c.replica[c.self]); }
+  __device__ __forceinline__ T* local() const { return reinterpret_cast<T*>(c.mine); }
 
   __device__ __forceinline__ std::uint32_t mask_of(std::uint64_t page) const {
     const std::uint32_t m = c.masks[page];
@@ -147,17 +148,22 @@ struct View {
     return m & kDeviceBits;
   }
 
+  // The local value is loaded beside the page's mask, not after it: a gather (pagerank's pull)
+  // then waits one memory latency instead of two in a row (measured 2.3x slower per iteration on
+  // one H200 before). The local replica spans every page, so the speculative load is always in
+  // bounds; its value is dropped when this device does not subscribe to the page.
   __device__ __forceinline__ T load(std::uint64_t i) const {
+    const T here = reinterpret_cast<const T*>(c.mine)[i];
     const std::uint32_t m = mask_of(page_of(i));
-    const int src = ((m >> c.self) & 1u) ? c.self : __ffs(m) - 1;
-    return reinterpret_cast<const T*>(c.replica[src])[i];
+    if ((m >> c.self) & 1u) return here;
+    return reinterpret_cast<const T*>(c.replica[__ffs(m) - 1])[i];
   }
 
   __device__ __forceinline__ void store(std::uint64_t i, T v) const {
     const std::uint32_t m = mask_of(page_of(i));
     const std::uint32_t me = 1u << c.self;
     std::uint32_t others = m & ~me;
-    if (m & me) reinterpret_cast<T*>(c.replica[c.self])[i] = v;
+    if (m & me) reinterpret_cast<T*>(c.mine)[i] = v;
     if (others == 0u) return;  // demoted page, or only this device: nothing to publish
     if (c.mode != PublishMode::inline_store && (m & me)) {
       mark_dirty(c.self, i);
