@@ -429,6 +429,10 @@ void ArrayBase::upload(const void* src, std::uint64_t bytes, std::uint64_t offse
     st.ctx->set(r);
     GPSM_CUDA(cudaMemcpy(st.dev[r].replica + offset, src, bytes, cudaMemcpyHostToDevice));
   }
+  // A copy from pageable memory may return before its DMA lands, and the context's streams do
+  // not wait for the legacy stream: without this a kernel launched next could store its results
+  // before the upload overwrote them (seen as NaN ranks, pagerank road:512 on 2xH200).
+  st.ctx->sync_all();
 }
 
 void ArrayBase::download_replica(void* dst, int rank) const {

@@ -159,6 +159,17 @@ struct View {
     return reinterpret_cast<const T*>(c.replica[__ffs(m) - 1])[i];
   }
 
+  // [i, i + n) in this device's replica when it subscribes to every page the range covers (the
+  // pages are marked touched while tracking), else nullptr (load element by element then): one
+  // mask check for a short run such as a factor row, instead of one per element.
+  __device__ __forceinline__ const T* local_span(std::uint64_t i, std::uint64_t n) const {
+    const std::uint64_t first = page_of(i), last = page_of(i + n - 1);
+    const std::uint32_t me = 1u << c.self;
+    std::uint32_t all = mask_of(first);
+    for (std::uint64_t p = first + 1; p <= last; ++p) all &= mask_of(p);
+    return (all & me) ? reinterpret_cast<const T*>(c.mine) + i : nullptr;
+  }
+
   __device__ __forceinline__ void store(std::uint64_t i, T v) const {
     const std::uint32_t m = mask_of(page_of(i));
     const std::uint32_t me = 1u << c.self;

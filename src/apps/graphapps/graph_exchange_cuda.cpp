@@ -102,6 +102,8 @@ void Exchange::upload(int b, const std::vector<float>& slots) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       GPSM_CUDA(cudaMemcpy(rep_[r][b].p, slots.data(), bytes, cudaMemcpyHostToDevice));
     }
+    // pageable copies may return before their DMA lands; the phase streams do not wait for it
+    ctx_.synchronize();
   } else if (managed_[b] != nullptr) {
     ctx_.synchronize();
     std::memcpy(managed_[b], slots.data(), bytes);

@@ -14,19 +14,26 @@ namespace {
 
 template <Access A>
 struct Acc;
+// span(v, e, n): the n elements from e as one readable run (they never cross a rank's chunk), or
+// nullptr where they must be loaded one by one (a GPS page this device does not subscribe to).
 template <>
 struct Acc<Access::local> {
   static __device__ __forceinline__ float load(const VecArg& v, std::int64_t e) { return v.local[e]; }
+  static __device__ __forceinline__ const float* span(const VecArg& v, std::int64_t e, int) { return v.local + e; }
   static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) { v.local[e] = x; }
 };
 template <>
 struct Acc<Access::owner> {
   static __device__ __forceinline__ float load(const VecArg& v, std::int64_t e) { return v.rep[e / v.chunk_elems][e]; }
+  static __device__ __forceinline__ const float* span(const VecArg& v, std::int64_t e, int) {
+    return v.rep[e / v.chunk_elems] + e;
+  }
   static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) { v.local[e] = x; }
 };
 template <>
 struct Acc<Access::push> {
   static __device__ __forceinline__ float load(const VecArg& v, std::int64_t e) { return v.local[e]; }
+  static __device__ __forceinline__ const float* span(const VecArg& v, std::int64_t e, int) { return v.local + e; }
   static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) {
     for (int d = 0; d < v.ranks; ++d) v.rep[d][e] = x;
   }
@@ -34,6 +41,9 @@ struct Acc<Access::push> {
 template <>
 struct Acc<Access::gps> {
   static __device__ __forceinline__ float load(const VecArg& v, std::int64_t e) { return v.view.load(e); }
+  static __device__ __forceinline__ const float* span(const VecArg& v, std::int64_t e, int n) {
+    return v.view.local_span(e, n);
+  }
   static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) { v.view.store(e, x); }
 };
 
@@ -60,10 +70,14 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float sum = 0;
+  // The row's end and each edge's weight are read before the vector: a GPS load branches on its
+  // page's mask, and what the source orders after that branch waits for the mask (the end would
+  // be re-read every edge: the tracking atomics may alias it).
   if (row < a.rows)
-    for (std::int64_t e = a.row_ptr[row] + lane; e < a.row_ptr[row + 1]; e += lanes) {
+    for (std::int64_t e = a.row_ptr[row] + lane, end = a.row_ptr[row + 1]; e < end; e += lanes) {
       const std::int32_t j = a.col[e];
-      sum += Acc<A>::load(x, j) * inv_deg[j];
+      const float w = inv_deg[j];
+      sum += Acc<A>::load(x, j) * w;
     }
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
   if (row < a.rows && lane == 0) {
@@ -82,9 +96,12 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float d = __int_as_float(0x7f800000);  // +inf
-  if (row < a.rows)
-    for (std::int64_t e = a.row_ptr[row] + lane; e < a.row_ptr[row + 1]; e += lanes)
-      d = fminf(d, Acc<A>::load(x, a.col[e]) + a.val[e]);
+  if (row < a.rows)  // edge data before the vector, as pagerank_kernel
+    for (std::int64_t e = a.row_ptr[row] + lane, end = a.row_ptr[row + 1]; e < end; e += lanes) {
+      const std::int32_t j = a.col[e];
+      const float w = a.val[e];
+      d = fminf(d, Acc<A>::load(x, j) + w);
+    }
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
   if (row < a.rows && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
@@ -105,15 +122,23 @@ __device__ __forceinline__ void sgd_row(const CsrArg& a, const VecArg& own, cons
   float p[kSgdRank], q[kSgdRank];
 #pragma unroll
   for (int f = 0; f < kSgdRank; ++f) p[f] = Acc<A>::load(own, at + f);
-  for (std::int64_t e = a.row_ptr[row]; e < a.row_ptr[row + 1]; ++e) {
+  for (std::int64_t e = a.row_ptr[row], end = a.row_ptr[row + 1]; e < end; ++e) {
     const std::int64_t c = static_cast<std::int64_t>(a.col[e]) * kSgdRank;
+    const float rating = a.val[e];
+    // One page check per factor row (GPS), not one per element; a row on a page this GPU does not
+    // subscribe to is loaded element by element from its home.
+    const float* qs = Acc<A>::span(other, c, kSgdRank);
+    if (qs != nullptr) {
+#pragma unroll
+      for (int f = 0; f < kSgdRank; ++f) q[f] = qs[f];
+    } else {
+#pragma unroll
+      for (int f = 0; f < kSgdRank; ++f) q[f] = Acc<A>::load(other, c + f);
+    }
     float pred = 0;
 #pragma unroll
-    for (int f = 0; f < kSgdRank; ++f) {
-      q[f] = Acc<A>::load(other, c + f);
-      pred += p[f] * q[f];
-    }
-    const float err = a.val[e] - pred;
+    for (int f = 0; f < kSgdRank; ++f) pred += p[f] * q[f];
+    const float err = rating - pred;
 #pragma unroll
     for (int f = 0; f < kSgdRank; ++f) p[f] += lr * (err * q[f] - lambda * p[f]);
   }
