@@ -5,15 +5,18 @@
 # a choice) also sweep proact's chunk sizes and record the choice of every app in FILE
 # (gpsm bench --proact-tune; the stencils record their structural chunk).
 # Results: $OUT/proact-<app>.json, tables in $OUT/proact-apps.log.
-# Usage: scripts/device-proact-apps.sh [--limit SECONDS] [--gpus 1,4] [--tune FILE] [--chunks LIST] [--apps "jacobi2d heat3d ..."]
+# With --cache FILE (a --tune file), every proact run takes its agent and chunk from FILE (the
+# profiler's choice: memcpy, inline or copy engines; docs/proact.md).
+# Usage: scripts/device-proact-apps.sh [--limit SECONDS] [--gpus 1,4] [--tune FILE | --cache FILE] [--chunks LIST] [--apps "jacobi2d heat3d ..."]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-limit=45; gpus=1,4; tune=; chunks=256K..8M; apps="jacobi2d heat3d wave3d pagerank sssp als"
+limit=45; gpus=1,4; tune=; cache=; chunks=256K..8M; apps="jacobi2d heat3d wave3d pagerank sssp als"
 while [ $# -gt 0 ]; do
   case $1 in
     --limit) limit=$2; shift 2;;
     --gpus) gpus=$2; shift 2;;
     --tune) tune=$2; shift 2;;
+    --cache) cache=$2; shift 2;;
     --chunks) chunks=$2; shift 2;;
     --apps) apps=$2; shift 2;;
     *) echo "device-proact-apps: unknown argument $1 (see the header of $0)" >&2; exit 2;;
@@ -35,6 +38,8 @@ for app in $apps; do
   if [ -n "$tune" ]; then
     targs=(--proact-tune "$tune")
     case $app in pagerank|sssp|als) targs+=(--proact-chunks "$chunks");; esac
+  elif [ -n "$cache" ]; then
+    targs=(--proact-cache "$cache")
   fi
   t0=$(date +%s)
   echo "command: build/bin/gpsm bench --app $app --size $size ${extra[*]} --gpus $gpus --paradigm single,memcpy,p2p_inline,proact,infinite ${targs[*]} --json \$OUT/proact-$app.json" | tee -a "$log"
