@@ -47,6 +47,26 @@ struct Acc<Access::gps> {
   static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) { v.view.store(e, x); }
 };
 
+// Four gathers at once: every kind's loads issue before any is used; GPS starts the four loads
+// (value and page mask each) before it branches on any mask (View::start_load).
+template <Access A>
+struct Gather4 {
+  static __device__ __forceinline__ void run(const VecArg& v, const std::int32_t (&j)[4], float (&x)[4]) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x[k] = Acc<A>::load(v, j[k]);
+  }
+};
+template <>
+struct Gather4<Access::gps> {
+  static __device__ __forceinline__ void run(const VecArg& v, const std::int32_t (&j)[4], float (&x)[4]) {
+    typename gps::View<float>::Started s[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) s[k] = v.view.start_load(j[k]);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x[k] = v.view.finish_load(s[k], j[k]);
+  }
+};
+
 constexpr int kThreads = kGraphThreads;
 
 // proact, after the block's rows (Algorithm 1, lines 3-8, counting up): every thread of the block
@@ -73,12 +93,26 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
   // The row's end and each edge's weight are read before the vector: a GPS load branches on its
   // page's mask, and what the source orders after that branch waits for the mask (the end would
   // be re-read every edge: the tracking atomics may alias it).
-  if (row < a.rows)
-    for (std::int64_t e = a.row_ptr[row] + lane, end = a.row_ptr[row + 1]; e < end; e += lanes) {
+  if (row < a.rows) {
+    std::int64_t e = a.row_ptr[row] + lane;
+    const std::int64_t end = a.row_ptr[row + 1];
+    for (; e + 3 * lanes < end; e += 4 * lanes) {
+      std::int32_t j[4];
+      float w[4], v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) j[k] = a.col[e + k * lanes];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) w[k] = inv_deg[j[k]];
+      Gather4<A>::run(x, j, v);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) sum += v[k] * w[k];
+    }
+    for (; e < end; e += lanes) {
       const std::int32_t j = a.col[e];
       const float w = inv_deg[j];
       sum += Acc<A>::load(x, j) * w;
     }
+  }
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
   if (row < a.rows && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
@@ -96,12 +130,27 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float d = __int_as_float(0x7f800000);  // +inf
-  if (row < a.rows)  // edge data before the vector, as pagerank_kernel
-    for (std::int64_t e = a.row_ptr[row] + lane, end = a.row_ptr[row + 1]; e < end; e += lanes) {
+  if (row < a.rows) {  // edge data before the vector, four gathers at once, as pagerank_kernel
+    std::int64_t e = a.row_ptr[row] + lane;
+    const std::int64_t end = a.row_ptr[row + 1];
+    for (; e + 3 * lanes < end; e += 4 * lanes) {
+      std::int32_t j[4];
+      float w[4], v[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        j[k] = a.col[e + k * lanes];
+        w[k] = a.val[e + k * lanes];
+      }
+      Gather4<A>::run(x, j, v);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) d = fminf(d, v[k] + w[k]);
+    }
+    for (; e < end; e += lanes) {
       const std::int32_t j = a.col[e];
       const float w = a.val[e];
       d = fminf(d, Acc<A>::load(x, j) + w);
     }
+  }
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
   if (row < a.rows && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
