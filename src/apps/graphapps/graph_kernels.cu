@@ -166,9 +166,9 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
 // once their thread stored them, so proact can ship them while other blocks still run).
 template <Access A>
 __device__ __forceinline__ void sgd_row(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda,
-                                        std::int64_t row) {
+                                        std::int64_t row, float (&p)[kSgdRank]) {
   const std::int64_t at = (a.first_slot + row) * kSgdRank;
-  float p[kSgdRank], q[kSgdRank];
+  float q[kSgdRank];
 #pragma unroll
   for (int f = 0; f < kSgdRank; ++f) p[f] = Acc<A>::load(own, at + f);
   for (std::int64_t e = a.row_ptr[row], end = a.row_ptr[row + 1]; e < end; ++e) {
@@ -191,20 +191,49 @@ __device__ __forceinline__ void sgd_row(const CsrArg& a, const VecArg& own, cons
 #pragma unroll
     for (int f = 0; f < kSgdRank; ++f) p[f] += lr * (err * q[f] - lambda * p[f]);
   }
-#pragma unroll
-  for (int f = 0; f < kSgdRank; ++f) Acc<A>::store(own, at + f, p[f]);
 }
 
-// A thread per row: block b rows [b kThreads, (b + 1) kThreads).
+// Paradigms whose stores cross the links (p2p_inline, gps) publish a block's rows from shared
+// memory, consecutive threads on consecutive words: a thread storing its own 64-B row would put
+// one 4-B write per thread and word on the link, the staged rows go as whole 128-B lines.
+template <Access A>
+constexpr bool kStageRows = A == Access::push || A == Access::gps;
+constexpr int kTileStride = kSgdRank + 1;  // padded: the row-wise writes do not share banks
+
+// A thread per row: block b rows [b kThreads, (b + 1) kThreads), contiguous in `own`.
 template <Access A, bool kReady>
 __global__ void sgd_kernel(CsrArg a, VecArg own, VecArg other, float lr, float lambda, ReadyArg rd) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if constexpr (kReady) {
-    if (row < a.rows) sgd_row<A>(a, own, other, lr, lambda, row);
+  float p[kSgdRank];
+  if constexpr (kStageRows<A>) {
+    __shared__ float tile[kThreads * kTileStride];
+    if (row < a.rows) {
+      sgd_row<A>(a, own, other, lr, lambda, row, p);
+#pragma unroll
+      for (int f = 0; f < kSgdRank; ++f) tile[threadIdx.x * kTileStride + f] = p[f];
+    }
+    __syncthreads();
+    const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x;
+    const std::int64_t left = a.rows - first;
+    const int words = static_cast<int>(left < blockDim.x ? left : blockDim.x) * kSgdRank;
+    const std::int64_t base = (a.first_slot + first) * kSgdRank;
+    for (int k = threadIdx.x; k < words; k += blockDim.x)
+      Acc<A>::store(own, base + k, tile[(k / kSgdRank) * kTileStride + k % kSgdRank]);
+    if constexpr (kReady) block_rows_done(rd);
+  } else if constexpr (kReady) {
+    if (row < a.rows) {
+      sgd_row<A>(a, own, other, lr, lambda, row, p);
+      const std::int64_t at = (a.first_slot + row) * kSgdRank;
+#pragma unroll
+      for (int f = 0; f < kSgdRank; ++f) Acc<A>::store(own, at + f, p[f]);
+    }
     block_rows_done(rd);  // every thread of the block, those past the last row included
   } else {
     if (row >= a.rows) return;
-    sgd_row<A>(a, own, other, lr, lambda, row);
+    sgd_row<A>(a, own, other, lr, lambda, row, p);
+    const std::int64_t at = (a.first_slot + row) * kSgdRank;
+#pragma unroll
+    for (int f = 0; f < kSgdRank; ++f) Acc<A>::store(own, at + f, p[f]);
   }
 }
 
