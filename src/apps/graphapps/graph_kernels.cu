@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "apps/graphapps/graph_proact_plan.hpp"
@@ -68,6 +71,7 @@ struct Gather4<Access::gps> {
 };
 
 constexpr int kThreads = kGraphThreads;
+constexpr int kDefaultGather = 4;
 
 // proact, after the block's rows (Algorithm 1, lines 3-8, counting up): every thread of the block
 // reaches it; the barrier makes the block's stores cumulative for thread 0, whose system-scope
@@ -83,7 +87,7 @@ __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
 // shuffles. kReady: proact's counting (block_rows_done), compiled out of the other paradigms.
-template <Access A, bool kReady>
+template <Access A, bool kReady, int kGather>
 __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
                                 float damping, double* change, int lanes, ReadyArg rd) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -96,7 +100,7 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
   if (row < a.rows) {
     std::int64_t e = a.row_ptr[row] + lane;
     const std::int64_t end = a.row_ptr[row + 1];
-    for (; e + 3 * lanes < end; e += 4 * lanes) {
+    for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
       std::int32_t j[4];
       float w[4], v[4];
 #pragma unroll
@@ -124,7 +128,7 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
 }
 
 // Rows mapped to blocks as pagerank_kernel's.
-template <Access A, bool kReady>
+template <Access A, bool kReady, int kGather>
 __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lanes, ReadyArg rd) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t row = t / lanes;
@@ -133,7 +137,7 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
   if (row < a.rows) {  // edge data before the vector, four gathers at once, as pagerank_kernel
     std::int64_t e = a.row_ptr[row] + lane;
     const std::int64_t end = a.row_ptr[row + 1];
-    for (; e + 3 * lanes < end; e += 4 * lanes) {
+    for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
       std::int32_t j[4];
       float w[4], v[4];
 #pragma unroll
@@ -237,6 +241,17 @@ __global__ void sgd_kernel(CsrArg a, VecArg own, VecArg other, float lr, float l
   }
 }
 
+// GPSM_GRAPH_GATHER: gathers each thread keeps in flight in pagerank and sssp, 1 (the plain edge
+// loop) or 4 (Gather4); every paradigm runs the same loop. Read at each launch (cheap, and a test
+// can change it); anything else is an error naming the variable.
+int gather_width() {
+  const char* v = std::getenv("GPSM_GRAPH_GATHER");
+  if (v == nullptr || *v == '\0') return kDefaultGather;
+  if (std::string(v) == "1") return 1;
+  if (std::string(v) == "4") return 4;
+  throw Error(fmt::format("gpsm: GPSM_GRAPH_GATHER='{}': expected 1 or 4", v));
+}
+
 unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
 
 // Calls f.template operator()<A, kReady>() for the run-time kind (C++17: a generic lambda taking
@@ -269,10 +284,16 @@ void dispatch(Access k, const ReadyArg& rd, std::int64_t rows_per_block, const c
 void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const float* inv_deg, float base,
                      float damping, double* change, int lanes, cudaStream_t s, const ReadyArg& ready) {
   if (a.rows == 0) return;
+  const bool four = gather_width() == 4;
   dispatch(x.kind, ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
     using T = decltype(tag);
-    pagerank_kernel<T::value, T::ready>
-        <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
+    if (four) {
+      pagerank_kernel<T::value, T::ready, 4>
+          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
+    } else {
+      pagerank_kernel<T::value, T::ready, 1>
+          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
+    }
   });
   GPSM_CUDA(cudaGetLastError());
 }
@@ -280,9 +301,14 @@ void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const fl
 void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed, int lanes, cudaStream_t s,
                  const ReadyArg& ready) {
   if (a.rows == 0) return;
+  const bool four = gather_width() == 4;
   dispatch(x.kind, ready, rows_per_block(lanes), "sssp", [&](auto tag) {
     using T = decltype(tag);
-    sssp_kernel<T::value, T::ready><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
+    if (four) {
+      sssp_kernel<T::value, T::ready, 4><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
+    } else {
+      sssp_kernel<T::value, T::ready, 1><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
+    }
   });
   GPSM_CUDA(cudaGetLastError());
 }
