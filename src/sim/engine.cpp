@@ -13,6 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "sim/march.hpp"
+#include "sim/um.hpp"
+
 namespace gpsm::sim {
 
 const char* sim_paradigm_name(SimParadigm p) {
@@ -80,13 +83,7 @@ namespace {
 constexpr std::uint64_t kLine = 128;          // bytes: coalescing unit of a warp, write queue entry
 constexpr double kSector = 32;                // bytes: DRAM access granularity of a scattered load
 constexpr double kSaturatingOccupancy = 0.5;  // fraction of a full wave that saturates HBM
-constexpr double kUmFaultConcurrency = 1;     // UM faults a GPU services at once (serialized)
-// UM thrashing mitigation, as the CUDA driver does it: a page that has moved between GPUs this
-// many times is pinned where it is and mapped remotely for the others (their accesses then go
-// over the link at access granularity, no more faults). Without it a shared boundary page
-// ping-pongs every iteration: the model predicted 3x the measured um time on 4xH200
-// (jacobi2d 4096^2, 2 and 4 GPUs).
-constexpr int kUmThrashMoves = 2;
+constexpr double kUmFaultConcurrency = 1;     // UM fault batches a GPU services at once (serialized)
 constexpr std::size_t kGpsProfileIterations = 2;  // GPS profiling phase: the first two iterations
 
 // A run normalized to a non-negative stride, with its lowest address.
@@ -351,7 +348,12 @@ struct LocalAcc {
   double store_dram = 0;
   double flops = 0;
   double weight = 0, recorded = 0;  // sum of block weights, blocks recorded
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;  // contiguous loads (recorded)
+  double steps = 0;                 // weighted serial steps of the blocks (marching kernels)
+  ByteRanges intervals;             // contiguous loads (recorded)
+  // L1 reuse of a marching block (docs/sim.md "L2 hit model"): its loads after its L1, each distinct
+  // byte of the block's loads once (l1_load, weighted); `block` collects the current block's.
+  double l1_load = 0;
+  ByteRanges block;
 
   void add_load(const Span& s, double w) {
     load += s.payload() * w;
@@ -359,14 +361,11 @@ struct LocalAcc {
     // float4 row's west/east scalars at stride 16 read the lines its centre loads read): it
     // joins the footprint. Only sparser runs pay a sector per operation.
     if (s.contiguous() || (s.stride > 0 && double(s.stride) <= kSector)) {
-      if (!intervals.empty() && s.lo <= intervals.back().second && s.hi >= intervals.back().first) {
-        intervals.back().first = std::min(intervals.back().first, s.lo);
-        intervals.back().second = std::max(intervals.back().second, s.hi);
-      } else {
-        intervals.emplace_back(s.lo, s.hi);
-      }
+      add_range(intervals, s.lo, s.hi);
+      add_range(block, s.lo, s.hi);
     } else {
       dram_extra += (s.stride == 0 ? double(s.bytes) : double(s.count) * std::max<double>(s.bytes, kSector)) * w;
+      l1_load += s.payload() * w;  // scattered: no reuse assumed in L1 either
     }
   }
   void add_store(const Span& s, double w) {
@@ -376,23 +375,13 @@ struct LocalAcc {
     const bool scattered = (!s.contiguous() && s.stride != 0) || (s.count == 1 && double(s.bytes) < kSector);
     store_dram += (scattered ? double(s.count) * std::max<double>(s.bytes, kSector) : s.payload()) * w;
   }
-  // Distinct bytes of the contiguous loads: every re-read within the kernel hits L2.
-  double footprint() {
-    if (intervals.empty()) return 0;
-    std::sort(intervals.begin(), intervals.end());
-    double u = 0;
-    std::uint64_t a = intervals[0].first, b = intervals[0].second;
-    for (const auto& iv : intervals) {
-      if (iv.first > b) {
-        u += double(b - a);
-        a = iv.first;
-        b = iv.second;
-      } else {
-        b = std::max(b, iv.second);
-      }
-    }
-    return u + double(b - a);
+  void end_block(double w, std::uint32_t serial_steps) {
+    l1_load += distinct_bytes(block) * w;
+    block.clear();
+    steps += double(serial_steps) * w;
   }
+  // Distinct bytes of the contiguous loads: every re-read within the kernel hits L2.
+  double footprint() { return distinct_bytes(intervals); }
 };
 
 // Waves of thread blocks: the fraction of the roofline time a kernel of `blocks` blocks takes
@@ -404,21 +393,49 @@ double wave_factor(double blocks, double wave) {
   return (full * wave + (rem > 0 ? std::max(rem, kSaturatingOccupancy * wave) : 0)) / blocks;
 }
 
-double kernel_seconds(LocalAcc& a, const GpuParams& gp, double grid_blocks, double wave) {
+// A kernel's bytes: `dram` through HBM, `l2` through L2 (after L1 for a marching kernel).
+struct KernelBytes {
+  double dram = 0, l2 = 0;
+};
+KernelBytes kernel_bytes(LocalAcc& a, bool marching) {
   const double scale = a.recorded > 0 ? a.weight / a.recorded : 1;  // sampled blocks' footprint
-  const double dram = a.footprint() * scale + a.dram_extra + a.store_dram;
-  const double through_l2 = a.load + a.store;
-  const double roof = std::max({dram / (gp.hbm_GBps * 1e9), through_l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9)});
+  KernelBytes b;
+  b.dram = a.footprint() * scale + a.dram_extra + a.store_dram;
+  // A marching block's neighbour rows along the other axis and its x edges are other warps' and
+  // lanes' centres of the same plane, loaded by the block a step before: they come from L1, so
+  // its L2 traffic is its distinct bytes (wave3d 256^3: 537 MB through L2 at 7 TB/s, 76 us, where
+  // the step ran at its DRAM bound, 55 us; docs/sim.md 2026-11-22). Other kernels: every load.
+  b.l2 = (marching ? a.l1_load : a.load) + a.store;
+  return b;
+}
+
+double kernel_seconds(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
+  const double roof = std::max({b.dram / (gp.hbm_GBps * 1e9), b.l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9)});
   return roof * wave_factor(grid_blocks, wave);
+}
+
+// One march step (docs/sim.md "Serial bound"): serial_step_us when the GPU gives one (> 0), else
+// derived from the residency (march_step_seconds), so that it follows the plan's blocks per SM
+// without a fit: the blocks resident at once (the kernel's wave, or its grid if smaller) share
+// the HBM, each moving per step the bytes a block asks of the memory system beyond its L1 (its
+// distinct loads and its stores, over its steps, priming included). heat3d's step: 8.0-8.8 KB
+// per step from the trace, the estimate's 8 KiB (a plane loaded, one stored) that replaced the
+// 1.18 us fitted on the 4-blocks-per-SM step. The kernel's DRAM bytes per step instead (its L2
+// footprint: a chunk's priming planes, which the chunk below also loads, count once) gave heat3d
+// 6.3-7.6 KB and missed its 2- and 4-GPU runs by 19-33 %.
+double step_seconds(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
+  if (gp.serial_step_us > 0) return gp.serial_step_us * 1e-6;
+  if (!(a.steps > 0)) return 0;
+  return march_step_seconds(std::min(grid_blocks, wave), b.l2 / a.steps, gp.hbm_GBps);
 }
 
 // The latency bound of a kernel whose blocks march (serial_steps): block b runs in slot
 // b % wave after the blocks before it in that slot, so a slot's time is the sum of its blocks'
-// steps x serial_step_us, and the kernel takes at least its busiest slot. A sampled kernel (not
+// steps x the step time, and the kernel takes at least its busiest slot. A sampled kernel (not
 // every block recorded) takes the mean recorded block's steps times the blocks per slot, or its
 // longest recorded block if that is more (thin edge items and long interior items share slots).
-double serial_seconds(const KernelTrace& k, const GpuParams& gp, double wave) {
-  if (!(gp.serial_step_us > 0) || k.blocks.empty() || wave < 1) return 0;
+double serial_seconds(const KernelTrace& k, double step_s, double wave) {
+  if (!(step_s > 0) || k.blocks.empty() || wave < 1) return 0;
   const auto slots = static_cast<std::size_t>(wave);
   double worst = 0;
   if (k.blocks.size() >= k.grid_blocks) {
@@ -434,7 +451,7 @@ double serial_seconds(const KernelTrace& k, const GpuParams& gp, double wave) {
     }
     worst = std::max(longest, weight > 0 ? sum / weight * double(k.grid_blocks) / wave : 0.0);
   }
-  return worst * gp.serial_step_us * 1e-6;
+  return worst * step_s;
 }
 
 struct Engine {
@@ -457,16 +474,9 @@ struct Engine {
 
   bool host_driven() const { return p != SimParadigm::infinite; }
 
-  // ---- UM page state (um, um_hints): per managed allocation, per page ----
-  struct Pages {
-    int alloc = -1;
-    std::uint64_t n = 0;
-    std::vector<int> owner;            // um: where the page is now; um_hints: preferred location
-    std::vector<int> moves;            // um: migrations between GPUs so far (pinned at kUmThrashMoves)
-    std::vector<double> load, store;   // this iteration, [page * G + gpu]
-  };
-  std::vector<Pages> pages;   // by managed allocation
-  std::vector<int> pages_of;  // allocation -> index in pages, or -1
+  // ---- UM page state (um, um_hints): per managed allocation, per page (sim/um.hpp) ----
+  std::vector<UmPages> pages;  // by managed allocation
+  std::vector<int> pages_of;   // allocation -> index in pages, or -1
   double page_bytes() const { return std::max(sys.gpu.page_bytes, 4096.0); }
 
   void setup_pages() {
@@ -474,15 +484,8 @@ struct Engine {
     for (std::size_t i = 0; i < t.allocations.size(); ++i) {
       const Allocation& a = t.allocations[i];
       if (a.kind != MemKind::managed) continue;
-      Pages pg;
-      pg.alloc = int(i);
-      pg.n = (a.bytes + std::uint64_t(page_bytes()) - 1) / std::uint64_t(page_bytes());
-      pg.owner.assign(pg.n, a.gpu);
-      pg.moves.assign(pg.n, 0);
-      pg.load.assign(pg.n * G, 0);
-      pg.store.assign(pg.n * G, 0);
       pages_of[i] = int(pages.size());
-      pages.push_back(std::move(pg));
+      pages.emplace_back(int(i), a.base, a.bytes, std::uint64_t(page_bytes()), G, a.gpu);
     }
     if (pages.empty() || t.iterations.empty()) return;
     // First touch (before the timed loop, as the bench's um and um_hints do): iteration 0's
@@ -494,33 +497,16 @@ struct Engine {
           const int a = index.find(s.lo);
           if (a >= 0 && pages_of[a] >= 0) touch(pages[pages_of[a]], s, k.gpu, r.op, b.weight);
         }
-    for (Pages& pg : pages) {
-      for (std::uint64_t i = 0; i < pg.n; ++i) pg.owner[i] = decided_owner(pg, i, pg.owner[i]);
-      std::fill(pg.load.begin(), pg.load.end(), 0.0);
-      std::fill(pg.store.begin(), pg.store.end(), 0.0);
-    }
+    for (UmPages& pg : pages) pg.place_first_touch();
   }
-  void touch(Pages& pg, const Span& s, int gpu, Op op, double w) {
+  void touch(UmPages& pg, const Span& s, int gpu, Op op, double w) {
     const std::uint64_t base = t.allocations[pg.alloc].base, pb = std::uint64_t(page_bytes());
     Span rel = s;
     rel.lo -= base;
     rel.hi -= base;
     split_by(rel, pb, [&](const Span& piece) {
-      const std::uint64_t page = std::min<std::uint64_t>(piece.lo / pb, pg.n - 1);
-      const double bytes = piece.payload() * w;
-      if (op != Op::store) pg.load[page * G + gpu] += bytes;
-      if (op != Op::load) pg.store[page * G + gpu] += bytes;
+      pg.add(piece.lo / pb, gpu, op != Op::store, op != Op::load, piece.payload() * w);
     });
-  }
-  int decided_owner(const Pages& pg, std::uint64_t i, int fallback) const {
-    int best = -1;
-    double bs = 0;
-    for (int g = 0; g < G; ++g)
-      if (pg.store[i * G + g] > bs) bs = pg.store[i * G + g], best = g;
-    if (best >= 0) return best;
-    for (int g = 0; g < G; ++g)
-      if (pg.load[i * G + g] > bs) bs = pg.load[i * G + g], best = g;
-    return best >= 0 ? best : fallback;
   }
 
   // ---- GPS subscriptions: per replica group, per GPU, pages (gps_page_bytes) it loads ----
@@ -651,7 +637,7 @@ SimResult Engine::run() {
           if (hints && managed) {
             // um_hints: each page lives on its preferred location; other GPUs reach it through
             // accessed-by mappings, load by load and store by store
-            Pages& pg = pages[pages_of[ai]];
+            UmPages& pg = pages[pages_of[ai]];
             Span rel = s;
             rel.lo -= a->base;
             rel.hi -= a->base;
@@ -737,6 +723,7 @@ SimResult Engine::run() {
               break;
           }
         }
+        acc.end_block(w, b.serial_steps);
       }
       // A marching kernel's tail is its serial bound's business: its plan balances the slots by
       // marched planes (a block beyond the first wave starts when a slot frees up), so its
@@ -744,8 +731,11 @@ SimResult Engine::run() {
       // 528 slots) was charged 1.375x the roofline on top of a balanced plan.
       bool marching = false;
       for (const BlockTrace& b : k.blocks) marching = marching || b.serial_steps > 0;
-      marching = marching && gp.serial_step_us > 0;
-      const double tk = std::max(kernel_seconds(acc, gp, grid, marching ? 0.0 : kwave), serial_seconds(k, gp, kwave));
+      const bool serial = marching && gp.serial_step_us >= 0;  // < 0: the serial bound is not modelled
+      const KernelBytes kb = kernel_bytes(acc, marching);
+      const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
+      const double tk =
+          std::max(kernel_seconds(acc, kb, gp, grid, serial ? 0.0 : kwave), serial_seconds(k, step_s, kwave));
       launches[g] += o.graph_launch && !it.host_sync ? graph_node : launch;
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
@@ -809,23 +799,9 @@ SimResult Engine::run() {
           xfer[g] = proact_end[g] - kern[g];
           break;
         case SimParadigm::um: {
-          double faults = 0, migrated = 0, remote = 0;
-          for (const Pages& pg : pages)
-            for (std::uint64_t i = 0; i < pg.n; ++i) {
-              const int o0 = pg.owner[i];
-              const bool by_g = pg.load[i * G + g] > 0 || pg.store[i * G + g] > 0;
-              if (!by_g) continue;
-              if (pg.moves[i] >= kUmThrashMoves) {  // pinned: remote accesses, no faults
-                if (g != o0) remote += pg.load[i * G + g] + pg.store[i * G + g];
-                continue;
-              }
-              bool others = false;
-              for (int h = 0; h < G; ++h)
-                if (h != o0 && (pg.load[i * G + h] > 0 || pg.store[i * G + h] > 0)) others = true;
-              // a non-owner faults the page over; the owner faults it back when it ends there
-              if (g != o0 || (others && decided_owner(pg, i, o0) == o0)) faults += 1, migrated += page_bytes();
-            }
-          const double fault_s = faults * gp.fault_us * 1e-6 / kUmFaultConcurrency;
+          const UmFaults f = um_faults(pages, g);
+          const double migrated = f.faults * page_bytes(), remote = f.remote;
+          const double fault_s = f.batches * gp.fault_us * 1e-6 / kUmFaultConcurrency;
           const double mig_wire = migrated > 0 ? lm.write_wire(L, page_bytes()) * (migrated / page_bytes()) : 0;
           const double remote_wire = remote > 0 ? lm.write_wire(L, remote) : 0;
           wire += mig_wire + remote_wire;
@@ -844,20 +820,7 @@ SimResult Engine::run() {
       }
     }
     if (um)  // page ownership after the iteration
-      for (Pages& pg : pages) {
-        for (std::uint64_t i = 0; i < pg.n; ++i) {
-          if (pg.moves[i] >= kUmThrashMoves) continue;  // pinned
-          // A page another GPU faulted over this iteration moved (there, and back to its writer
-          // or on to the next toucher): that counts toward the driver's thrashing detection.
-          bool others = false;
-          for (int h = 0; h < G; ++h)
-            if (h != pg.owner[i] && (pg.load[i * G + h] > 0 || pg.store[i * G + h] > 0)) others = true;
-          if (others) ++pg.moves[i];
-          pg.owner[i] = decided_owner(pg, i, pg.owner[i]);
-        }
-        std::fill(pg.load.begin(), pg.load.end(), 0.0);
-        std::fill(pg.store.begin(), pg.store.end(), 0.0);
-      }
+      for (UmPages& pg : pages) pg.end_iteration();
     int slow = 0;
     for (int g = 1; g < G; ++g)
       if (gpu_t[g] > gpu_t[slow]) slow = g;
@@ -893,7 +856,7 @@ SimResult Engine::run() {
   r.exposed_transfer_s = sum_exposed / n;
   switch (p) {
     case SimParadigm::memcpy: r.model = "kernel (halo stored locally), then copy-engine copies of the halo bytes, not overlapped; launch + host sync"; break;
-    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults (fault_us, serialized) and migrates (page_bytes over the link)"; break;
+    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, serialized); read-shared pages pin after 2 moves, write-shared ones keep migrating"; break;
     case SimParadigm::um_hints: r.model = "managed pages on their preferred location; other GPUs load/store them remotely at line granularity, no faults"; break;
     case SimParadigm::rdl: r.model = "halo read by the neighbour during its kernel (one read per 128-B line), a link round trip exposed per wave of reading blocks"; break;
     case SimParadigm::p2p_inline: r.model = "remote stores, one write per (run, 128-B line), overlapped with the kernel"; break;

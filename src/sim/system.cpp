@@ -57,9 +57,9 @@ GpuParams h200() {
   g.sync_us = 6.8;         // our scope run: "launch+sync" 8.41 us minus the launch
   g.issue_us = 6;          // estimate as for V100 (not measured: host API time per call)
   g.readback_us = 3;       // estimate as for V100
-  g.serial_step_us = 1.18; // fitted to one run (4a1d8ee405f6): heat3d 256^3 on 4 GPUs (transfers elided), 13
-                           // march steps per block slot in 15.30 us; the 2-GPU and wave3d runs give
-                           // 1.15-1.47 us (docs/sim.md)
+  g.serial_step_us = 0;    // derived from the residency (sim/march.hpp): 132 SMs x 4 blocks x 8 KiB per step
+                           // / 3.53 TB/s = 1.22 us for heat3d's step at 4 blocks per SM, where 1.18 us was
+                           // fitted before (4a1d8ee405f6); the fit missed the 5-block step by 19-24 %
   g.graph_node_us = 0.5;   // bound from our runs (4a1d8ee405f6): heat3d 256^3 on one H200 took 45.44 us per
                            // iteration as a graph of step kernels, the kernel alone 45.28 us (ncu)
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,

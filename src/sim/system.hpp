@@ -24,7 +24,9 @@ struct GpuParams {
   double readback_us = 3;      // extra host time per GPU when the iteration's result is read back
   double graph_node_us = 0.5;  // a kernel node's start after its dependencies, inside a CUDA graph
   double serial_step_us = 0;   // one dependent memory step of a block (a march plane): a kernel takes at
-                               // least its busiest block slot's steps x this; 0: not modelled
+                               // least its busiest block slot's steps x this. 0: derived per kernel from
+                               // its residency (Engine: resident blocks x bytes per block-step / HBM);
+                               // > 0: this fixed time; < 0: the serial bound is not modelled
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
   double page_bytes = 64 << 10;// UM migration granularity
 };

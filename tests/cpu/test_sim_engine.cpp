@@ -516,7 +516,7 @@ TEST(SimEngine, GraphLaunchedLoopsPayNoHostIssue) {
 TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
   const TestLink l;
   System s = two_gpus();  // 4 SMs
-  s.gpu.serial_step_us = 0;
+  s.gpu.serial_step_us = -1;  // not modelled
   Trace t = slabs({}, 1, 8);
   const SimResult roof = sim(t, SimParadigm::infinite, l, {}, s);
   for (auto& k : t.iterations[0].kernels) {
@@ -541,12 +541,12 @@ TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
   EXPECT_GE(sampled.sec_per_iter, 400e-6 - 1e-9);
   EXPECT_NEAR(sampled.sec_per_iter, std::max(sim(half, SimParadigm::infinite, l, {}, [&] {
                                                 System z = s;
-                                                z.gpu.serial_step_us = 0;
+                                                z.gpu.serial_step_us = -1;
                                                 return z;
                                               }()).sec_per_iter,
                                               400e-6),
               1e-9);
-  s.gpu.serial_step_us = 0;  // not modelled: the roofline alone
+  s.gpu.serial_step_us = -1;  // not modelled: the roofline alone
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter, 1e-12);
 }
 
@@ -582,4 +582,162 @@ TEST(SimEngine, LongerRunsWeighBytesLikeTime) {
   const SimResult um = sim(um_pingpong_trace(), SimParadigm::um, l, o);
   EXPECT_LE(um.useful_bytes_per_iter, um.link_bytes_per_iter);
   EXPECT_NEAR(um.useful_bytes_per_iter, 4096, 0.01 * 4096);  // the pinned page's 4 KiB per iteration
+}
+
+namespace {
+
+// One GPU, one kernel of `blocks` blocks (blocks_per_sm of them per SM); block b loads and stores
+// its own 4 KiB and marches steps(b) steps.
+template <class Steps>
+Trace marching_kernel(std::uint32_t blocks, std::uint32_t per_sm, Steps steps) {
+  Trace t;
+  t.gpus = 1;
+  t.allocations = {{"slab", MemKind::device, 0, -1, 0, kSlab}};
+  IterationTrace it;
+  it.host_sync = true;
+  KernelTrace k;
+  k.gpu = 0;
+  k.grid_blocks = blocks;
+  k.blocks_per_sm = per_sm;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    BlockTrace bt;
+    bt.block = b;
+    bt.serial_steps = steps(b);
+    bt.runs = {run(Op::load, b * 4096, 1024), run(Op::store, kSlab / 2 + b * 4096, 1024)};
+    k.blocks.push_back(bt);
+  }
+  it.kernels = {k};
+  t.iterations = {it};
+  return t;
+}
+
+System one_gpu() {
+  System s = two_gpus();  // 4 SMs, HBM 100 GB/s, L2 1000 GB/s
+  s.gpus = 1;
+  return s;
+}
+
+}  // namespace
+
+// serial_step_us = 0: a step's time is derived, resident blocks x bytes per block-step / HBM, so
+// it follows the residency. 8 blocks, each 4 KiB loaded and 4 KiB stored; block 5 marches 12
+// steps, the others 4: 40 steps, 65536 B, 1638.4 B per step.
+TEST(SimEngine, MarchStepIsDerivedFromTheResidency) {
+  const TestLink l;
+  System s = one_gpu();
+  s.gpu.serial_step_us = 0;
+  const auto steps = [](std::uint32_t b) { return b == 5 ? 12u : 4u; };
+  // 1 block per SM: 4 resident, a step 4 x 1638.4 B / 100 GB/s = 65.536 ns; slot 1 holds blocks 1
+  // and 5, 16 steps: 1.048576 us, above the DRAM roofline (65536 B / 100 GB/s = 0.65536 us).
+  EXPECT_NEAR(sim(marching_kernel(8, 1, steps), SimParadigm::infinite, l, {}, s).sec_per_iter, 16 * 4 * 1638.4 / 100e9,
+              1e-15);
+  // 2 blocks per SM: all 8 resident, each step twice as long; the busiest slot is block 5 alone.
+  EXPECT_NEAR(sim(marching_kernel(8, 2, steps), SimParadigm::infinite, l, {}, s).sec_per_iter, 12 * 8 * 1638.4 / 100e9,
+              1e-15);
+  // 4 blocks per SM: 16 slots, but only the 8 blocks of the grid are resident: as at 2 per SM.
+  EXPECT_NEAR(sim(marching_kernel(8, 4, steps), SimParadigm::infinite, l, {}, s).sec_per_iter, 12 * 8 * 1638.4 / 100e9,
+              1e-15);
+  // A given serial_step_us is taken as it is: 16 steps x 1 us.
+  s.gpu.serial_step_us = 1;
+  EXPECT_NEAR(sim(marching_kernel(8, 1, steps), SimParadigm::infinite, l, {}, s).sec_per_iter, 16e-6, 1e-15);
+}
+
+// A marching block's rows along the other axis are its other warps' centres (L1 hits): its L2
+// traffic is its distinct loads plus its stores. Each block loads its 4-KiB row and the rows
+// 512 B below and above it (12 KiB of loads, 5 KiB distinct) and stores 4 KiB; HBM is made fast
+// so that L2 (1000 GB/s) bounds the kernel.
+TEST(SimEngine, MarchingBlocksReadTheirNeighbourRowsFromL1) {
+  const TestLink l;
+  System s = one_gpu();
+  s.gpu.hbm_GBps = 1e6;
+  s.gpu.serial_step_us = -1;  // the serial bound is not modelled: the L2 bound alone
+  const auto kernel = [](std::uint32_t steps) {
+    Trace t = marching_kernel(8, 2, [&](std::uint32_t) { return steps; });
+    for (auto& b : t.iterations[0].kernels[0].blocks) {
+      const std::uint64_t row = 8192 + std::uint64_t(b.block) * 8192;
+      b.runs = {run(Op::load, row, 1024), run(Op::load, row - 512, 1024), run(Op::load, row + 512, 1024),
+                run(Op::store, kSlab / 2 + row, 1024)};
+    }
+    return t;
+  };
+  EXPECT_NEAR(sim(kernel(3), SimParadigm::infinite, l, {}, s).sec_per_iter, 8 * (5120 + 4096) / 1000e9, 1e-15);
+  // The same blocks not marching (a plain kernel): every load through L2.
+  EXPECT_NEAR(sim(kernel(0), SimParadigm::infinite, l, {}, s).sec_per_iter, 8 * (3 * 4096 + 4096) / 1000e9, 1e-15);
+}
+
+// A page stored by both GPUs in one iteration keeps migrating between them every iteration (it
+// never pins, unlike the read-shared page of UmFaultsPingPongSharedPagesAndHintsDoNot). GPU 0
+// stores page 0 and the first KiB of page 1, GPU 1 the other 3 KiB of page 1 and page 2: page 1
+// lives on GPU 1 (most stores); each iteration GPU 0 faults it over and GPU 1 faults it back.
+TEST(SimEngine, UmWriteSharedPagesKeepMigrating) {
+  const TestLink l;
+  const auto trace = [](bool gpu0_loads) {
+    Trace t;
+    t.gpus = 2;
+    t.layout = "grid";
+    t.allocations = {{"grid", MemKind::managed, 0, -1, 0, 8 * 4096}};
+    for (int i = 0; i < 4; ++i) {
+      IterationTrace it;
+      it.host_sync = true;
+      KernelTrace k0, k1;
+      k0.gpu = 0, k1.gpu = 1;
+      k0.grid_blocks = k1.grid_blocks = 1;
+      BlockTrace b0, b1;
+      b0.runs = {run(Op::store, 0, 1280)};  // 5 KiB
+      if (gpu0_loads) b0.runs.push_back(run(Op::load, 4096, 256));  // its KiB of page 1, loaded too
+      b1.runs = {run(Op::store, 5120, 1792)};  // 7 KiB
+      k0.blocks = {b0};
+      k1.blocks = {b1};
+      it.kernels = {k0, k1};
+      t.iterations.push_back(it);
+    }
+    return t;
+  };
+  const double page = 4096 + 16 * 24;  // one migration's wire bytes
+  // Every iteration: GPU 1 (slower kernel: 7 KiB stored, 71.68 ns, x4 for one block on a wave of
+  // 8) waits for one fault (20 us; the migration's 0.448 us on the link hides under it):
+  // launch 5 + 0.28672 + 20, then the host's sync, 8 us.
+  SimOptions longer;
+  longer.run_iters = 1000;
+  for (const SimOptions& o : {SimOptions{}, longer}) {
+    const SimResult um = sim(trace(false), SimParadigm::um, l, o);
+    EXPECT_NEAR(um.sec_per_iter, (5 + 4 * 7168 / 100e3 + 20 + 8) * 1e-6, 1e-12);
+    EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 2 * page);
+  }
+  // GPU 0 also loads its KiB of page 1 (as wave3d loads a plane's previous values before storing
+  // over them): its loads and its stores fault apart, two faults a step. GPU 0: 1 KiB loaded and
+  // 5 KiB stored (61.44 ns, x4), two faults: 5 + 0.24576 + 40 + 8 us; three migrations.
+  const SimResult ls = sim(trace(true), SimParadigm::um, l, longer);
+  EXPECT_NEAR(ls.sec_per_iter, (5 + 4 * 6144 / 100e3 + 40 + 8) * 1e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(ls.link_bytes_per_iter, 3 * page);
+}
+
+// Faults of one GPU to contiguous pages are one batch (one fault_us), also across two managed
+// allocations that abut (the trace's per-span pieces of one real buffer). Pages 0-3 (allocation
+// A) are GPU 0's, pages 4-7 (B) GPU 1's; GPU 1 loads A's pages 1 and 3, GPU 0 loads B's page 4.
+// GPU 0 faults page 4 over and pages 1 and 3 back: batches {1}, {3, 4}: 2 x 20 us, where one
+// fault each would be 60 us. GPU 1 the same: pages 1 and 3 over, 4 back.
+TEST(SimEngine, UmFaultsToContiguousPagesAreOneBatch) {
+  const TestLink l;
+  Trace t;
+  t.gpus = 2;
+  t.layout = "grid";
+  t.allocations = {{"A", MemKind::managed, 0, -1, 0, 4 * 4096}, {"B", MemKind::managed, 1, -1, 4 * 4096, 4 * 4096}};
+  IterationTrace it;
+  it.host_sync = true;
+  KernelTrace k0, k1;
+  k0.gpu = 0, k1.gpu = 1;
+  k0.grid_blocks = k1.grid_blocks = 1;
+  BlockTrace b0, b1;
+  b0.runs = {run(Op::store, 0, 4096), run(Op::load, 4 * 4096, 1024)};
+  b1.runs = {run(Op::store, 4 * 4096, 4096), run(Op::load, 1 * 4096, 1024), run(Op::load, 3 * 4096, 1024)};
+  k0.blocks = {b0};
+  k1.blocks = {b1};
+  it.kernels = {k0, k1};
+  t.iterations = {it};
+  const SimResult um = sim(t, SimParadigm::um, l);
+  // The slower GPU is GPU 1: 8 KiB loaded + 16 KiB stored at 100 GB/s, x4 (one block on a wave
+  // of 8): 0.98304 us; 5 us launch, 2 batches x 20 us, 8 us sync. Six migrations in all.
+  EXPECT_NEAR(um.sec_per_iter, (5 + 4 * 24576 / 100e3 + 2 * 20 + 8) * 1e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 6 * (4096 + 16 * 24));
 }

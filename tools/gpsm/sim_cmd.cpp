@@ -118,7 +118,8 @@ nlohmann::json system_json(const sim::System& s) {
           {"gpu", {{"name", s.gpu.name}, {"sms", s.gpu.sms}, {"clock_GHz", s.gpu.clock_GHz}, {"hbm_GBps", s.gpu.hbm_GBps},
                    {"l2_bytes", s.gpu.l2_bytes}, {"l2_GBps", s.gpu.l2_GBps}, {"flops_G", s.gpu.flops_G},
                    {"blocks_per_sm", s.gpu.blocks_per_sm}, {"launch_us", s.gpu.launch_us}, {"sync_us", s.gpu.sync_us},
-                   {"fault_us", s.gpu.fault_us}, {"page_bytes", s.gpu.page_bytes}}},
+                   {"fault_us", s.gpu.fault_us}, {"page_bytes", s.gpu.page_bytes},
+                   {"serial_step_us", s.gpu.serial_step_us}}},
           {"topology", s.topology == sim::Topology::direct     ? "direct"
                        : s.topology == sim::Topology::nvswitch ? "nvswitch"
                                                                : "switch_tree"},
