@@ -84,6 +84,33 @@ __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
   }
 }
 
+// A row's edges e = row_ptr[row] + lane, + lanes, ... : use(vector value at col[e], weight(e, j)).
+// The row's end and each edge's weight are read before the vector: a GPS load branches on its
+// page's mask, and what the source orders after that branch waits for the mask (the end would be
+// re-read every edge: the tracking atomics may alias it). kGather 4: four edges at once (Gather4).
+template <Access A, int kGather, class Weight, class Use>
+__device__ __forceinline__ void for_row_edges(const CsrArg& a, const VecArg& x, std::int64_t row, int lane, int lanes,
+                                              Weight weight, Use use) {
+  std::int64_t e = a.row_ptr[row] + lane;
+  const std::int64_t end = a.row_ptr[row + 1];
+  for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
+    std::int32_t j[4];
+    float w[4], v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) j[k] = a.col[e + k * lanes];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = weight(e + k * lanes, j[k]);
+    Gather4<A>::run(x, j, v);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) use(v[k], w[k]);
+  }
+  for (; e < end; e += lanes) {
+    const std::int32_t j = a.col[e];
+    const float w = weight(e, j);
+    use(Acc<A>::load(x, j), w);
+  }
+}
+
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
 // shuffles. kReady: proact's counting (block_rows_done), compiled out of the other paradigms.
@@ -94,29 +121,10 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float sum = 0;
-  // The row's end and each edge's weight are read before the vector: a GPS load branches on its
-  // page's mask, and what the source orders after that branch waits for the mask (the end would
-  // be re-read every edge: the tracking atomics may alias it).
-  if (row < a.rows) {
-    std::int64_t e = a.row_ptr[row] + lane;
-    const std::int64_t end = a.row_ptr[row + 1];
-    for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
-      std::int32_t j[4];
-      float w[4], v[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) j[k] = a.col[e + k * lanes];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) w[k] = inv_deg[j[k]];
-      Gather4<A>::run(x, j, v);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) sum += v[k] * w[k];
-    }
-    for (; e < end; e += lanes) {
-      const std::int32_t j = a.col[e];
-      const float w = inv_deg[j];
-      sum += Acc<A>::load(x, j) * w;
-    }
-  }
+  if (row < a.rows)
+    for_row_edges<A, kGather>(
+        a, x, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
+        [&](float v, float w) { sum += v * w; });
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
   if (row < a.rows && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
@@ -134,27 +142,10 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float d = __int_as_float(0x7f800000);  // +inf
-  if (row < a.rows) {  // edge data before the vector, four gathers at once, as pagerank_kernel
-    std::int64_t e = a.row_ptr[row] + lane;
-    const std::int64_t end = a.row_ptr[row + 1];
-    for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
-      std::int32_t j[4];
-      float w[4], v[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        j[k] = a.col[e + k * lanes];
-        w[k] = a.val[e + k * lanes];
-      }
-      Gather4<A>::run(x, j, v);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) d = fminf(d, v[k] + w[k]);
-    }
-    for (; e < end; e += lanes) {
-      const std::int32_t j = a.col[e];
-      const float w = a.val[e];
-      d = fminf(d, Acc<A>::load(x, j) + w);
-    }
-  }
+  if (row < a.rows)
+    for_row_edges<A, kGather>(
+        a, x, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
+        [&](float v, float w) { d = fminf(d, v + w); });
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
   if (row < a.rows && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
