@@ -69,12 +69,13 @@ void ContextImpl::fence() {
     }
     // A strong access since the last fence went to the page's home copy only; a fence_async()
     // in between let other replicas' readers go on with their stale copy of that page.
-    for (const Control& s : snap)
-      if (after_async && s.sys_any != 0u)
-        throw gpsm::Error("gpsm: array '" + a->name +
-                          "': a system-scope access hit a replicated page between fence_async() calls; "
-                          "fence_async() cannot demote such pages, so other replicas may have been read "
-                          "stale. Keep flags and counters outside GPS memory, or use fence()");
+    if (after_async)
+      for (const Control& s : snap)
+        if (s.sys_any != 0u)
+          throw gpsm::Error("gpsm: array '" + a->name +
+                            "': a system-scope access hit a replicated page between fence_async() calls; "
+                            "fence_async() cannot demote such pages, so other replicas may have been read "
+                            "stale. Keep flags and counters outside GPS memory, or use fence()");
     a->demote_strong_pages(snap);
   }
 }

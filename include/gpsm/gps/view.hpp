@@ -142,11 +142,12 @@ struct View {
   // Raw pointer into this device's replica (valid for pages it subscribes to).
   __device__ __forceinline__ T* local() const { return reinterpret_cast<T*>(c.mine); }
 
-  __device__ __forceinline__ std::uint32_t mask_of(std::uint64_t page) const {
-    const std::uint32_t m = c.masks[page];
+  // A page's mask as read: marks the page touched while tracking, returns the subscriber bits.
+  __device__ __forceinline__ std::uint32_t seen(std::uint32_t m, std::uint64_t page) const {
     if (m & kTrackBit) detail::mark_page(c.track, page);
     return m & kDeviceBits;
   }
+  __device__ __forceinline__ std::uint32_t mask_of(std::uint64_t page) const { return seen(c.masks[page], page); }
 
   // The local value is loaded beside the page's mask, not after it. The local replica spans every
   // page, so the speculative load is always in bounds; its value is dropped when this device does
@@ -166,9 +167,9 @@ struct View {
     return Started{reinterpret_cast<const T*>(c.mine)[i], c.masks[page_of(i)]};
   }
   __device__ __forceinline__ T finish_load(const Started& s, std::uint64_t i) const {
-    if (s.mask & kTrackBit) detail::mark_page(c.track, page_of(i));
-    if ((s.mask >> c.self) & 1u) return s.here;
-    return reinterpret_cast<const T*>(c.replica[__ffs(s.mask & kDeviceBits) - 1])[i];
+    const std::uint32_t m = seen(s.mask, page_of(i));
+    if ((m >> c.self) & 1u) return s.here;
+    return reinterpret_cast<const T*>(c.replica[__ffs(m) - 1])[i];
   }
 
   // [i, i + n) in this device's replica when it subscribes to every page the range covers (the

@@ -86,7 +86,6 @@ class Exchange {
   std::vector<std::array<DevBuf<float>, 2>> rep_;  // [rank][buffer]: replicated paradigms
   std::array<float*, 2> managed_{nullptr, nullptr};
   std::vector<gps::Array<float>> gps_;
-  bool async_fence_ = false;  // gps arrays publish inline: phases end with Context::fence_async()
   std::unique_ptr<ProactShipper> proact_;
   std::string hint_problem_;
 };

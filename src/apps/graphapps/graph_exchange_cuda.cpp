@@ -61,7 +61,6 @@ Exchange::Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buff
       o.name = name + (b == 0 ? "_a" : "_b");
       gps_.push_back(ctx.alloc<float>(elems, o));
     }
-    async_fence_ = gps_.front().mode() == gps::PublishMode::inline_store;
   } else {
     throw Error(std::string("gpsm: the graph apps have no ") + paradigm_name(par) + " exchange");
   }
@@ -157,7 +156,7 @@ void Exchange::after_kernel(int r, int b) {
 
 void Exchange::after_phase(int b) {
   if (gps_kind(par_)) {
-    if (async_fence_) {
+    if (gps_.front().mode() == gps::PublishMode::inline_store) {
       ctx_.fence_async();
     } else {
       ctx_.fence();

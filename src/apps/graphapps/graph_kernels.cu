@@ -215,32 +215,30 @@ __global__ void sgd_kernel(CsrArg a, VecArg own, VecArg other, float lr, float l
     for (int k = threadIdx.x; k < words; k += blockDim.x)
       Acc<A>::store(own, base + k, tile[(k / kSgdRank) * kTileStride + k % kSgdRank]);
     if constexpr (kReady) block_rows_done(rd);
-  } else if constexpr (kReady) {
+  } else {
     if (row < a.rows) {
       sgd_row<A>(a, own, other, lr, lambda, row, p);
       const std::int64_t at = (a.first_slot + row) * kSgdRank;
 #pragma unroll
       for (int f = 0; f < kSgdRank; ++f) Acc<A>::store(own, at + f, p[f]);
     }
-    block_rows_done(rd);  // every thread of the block, those past the last row included
-  } else {
-    if (row >= a.rows) return;
-    sgd_row<A>(a, own, other, lr, lambda, row, p);
-    const std::int64_t at = (a.first_slot + row) * kSgdRank;
-#pragma unroll
-    for (int f = 0; f < kSgdRank; ++f) Acc<A>::store(own, at + f, p[f]);
+    if constexpr (kReady) block_rows_done(rd);  // every thread of the block, those past the last row included
   }
 }
 
 // GPSM_GRAPH_GATHER: gathers each thread keeps in flight in pagerank and sssp, 1 (the plain edge
-// loop) or 4 (Gather4); every paradigm runs the same loop. Read at each launch (cheap, and a test
-// can change it); anything else is an error naming the variable.
-int gather_width() {
+// loop) or 4 (Gather4); every paradigm runs the same loop. Read once per process, not per launch;
+// anything else is an error naming the variable.
+int parse_gather_width() {
   const char* v = std::getenv("GPSM_GRAPH_GATHER");
   if (v == nullptr || *v == '\0') return kDefaultGather;
   if (std::string(v) == "1") return 1;
   if (std::string(v) == "4") return 4;
   throw Error(fmt::format("gpsm: GPSM_GRAPH_GATHER='{}': expected 1 or 4", v));
+}
+int gather_width() {
+  static const int width = parse_gather_width();  // a throw leaves it unset: the next launch throws again
+  return width;
 }
 
 unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }

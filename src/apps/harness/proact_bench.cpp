@@ -66,17 +66,14 @@ ProactChunk chunk_from_cache(const transfer::TuneCache& cache, const std::string
               fmt::format("the copy_engine agent, chunk {} B, from {} (key {})", e->choice.chunk_bytes, file,
                           describe(key))};
     case Agent::memcpy:
+    case Agent::inline_store: {
+      const Agent a = e->choice.agent;
       return {0,
-              fmt::format("the memcpy agent from {} (key {}: {}): the app's memcpy exchange (bulk copies after "
-                          "the kernel)",
-                          file, describe(key), e->choice.why),
-              Agent::memcpy};
-    case Agent::inline_store:
-      return {0,
-              fmt::format("the inline agent from {} (key {}: {}): the app's p2p_inline exchange (peer stores "
-                          "during the kernel)",
-                          file, describe(key), e->choice.why),
-              Agent::inline_store};
+              fmt::format("the {} agent from {} (key {}: {}): the app's {} exchange ({})", transfer::agent_name(a), file,
+                          describe(key), e->choice.why, paradigm_name(proact_runs_as(Paradigm::proact, a)),
+                          a == Agent::memcpy ? "bulk copies after the kernel" : "peer stores during the kernel"),
+              a};
+    }
     default:
       // A `gpsm proact` synthetic choice stored under this key: the apps' proact runs cannot follow
       // it, and a chunk tuned for another mechanism says nothing about copy engines.
