@@ -38,7 +38,7 @@ ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_s
       c->set(r);
       auto& d = dev[r];
       alloc_zeroed(d.replica, g.padded_bytes());
-      alloc_zeroed(d.masks, g.pages() * sizeof(std::uint32_t));
+      alloc_zeroed(d.masks, (g.pages() + 1) * sizeof(std::uint32_t));  // + the whole-array word
       alloc_zeroed(d.dirty, g.lines() * sizeof(std::uint32_t));
       alloc_zeroed(d.track, g.page_bitmap_words() * sizeof(std::uint32_t));
       alloc_zeroed(d.sys_pages, g.page_bitmap_words() * sizeof(std::uint32_t));
@@ -82,10 +82,14 @@ void ArrayState::check_live(const char* what) const {
                       (name.empty() ? "" : ": '" + name + "'"));
 }
 
+// The word after the last page's mask holds the devices subscribed to every page (ViewCore::whole),
+// none while tracking: a view whose bit is set loads straight from its replica. It is rewritten
+// with the masks, only between kernels, so a kernel may read it once.
 void ArrayState::upload_masks() {
   std::vector<std::uint32_t> m = table.masks();
   if (ctx->tracking)
     for (auto& x : m) x |= kTrackBit;
+  m.push_back(ctx->tracking ? 0u : table.on_every_page());
   for (int r = 0; r < ctx->size(); ++r) {
     ctx->set(r);
     GPSM_CUDA(cudaMemcpy(dev[r].masks, m.data(), m.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
@@ -343,6 +347,7 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
   }
   c.mine = st.dev[rank].replica;
   c.masks = st.dev[rank].masks;
+  c.whole = st.dev[rank].masks + st.g.pages();
   c.track = st.dev[rank].track;
   c.sys_pages = st.dev[rank].sys_pages;
   c.sys_any = &st.dev[rank].ctl->sys_any;

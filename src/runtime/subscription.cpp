@@ -58,6 +58,12 @@ int SubscriptionTable::home(std::uint64_t page) const {
   return lowest_bit(masks_[page]);
 }
 
+std::uint32_t SubscriptionTable::on_every_page() const {
+  std::uint32_t all = all_devices(devices_);
+  for (std::uint32_t m : masks_) all &= m;
+  return all;
+}
+
 bool SubscriptionTable::demoted(std::uint64_t page) const {
   if (page >= masks_.size())
     throw Error("gpsm: page " + std::to_string(page) + " is out of range (the allocation has " +

@@ -287,6 +287,22 @@ TEST(GpsSubscription, Summary) {
   EXPECT_TRUE(e.pages_per_device.empty());
 }
 
+// The whole-array word behind View::whole_local: only devices on every page, and it follows
+// unsubscribe and demotion.
+TEST(GpsSubscription, OnEveryPage) {
+  SubscriptionTable t(4, 3);
+  EXPECT_EQ(t.on_every_page(), 0b111u);
+  t.unsubscribe(PageRange{2, 3}, 1);
+  EXPECT_EQ(t.on_every_page(), 0b101u);
+  t.demote(PageRange{3, 4});  // home 0 keeps page 3
+  EXPECT_EQ(t.on_every_page(), 0b001u);
+  t.assign({0b110, 0b011, 0b111, 0b010});
+  EXPECT_EQ(t.on_every_page(), 0b010u);
+  t.assign({0b110, 0b011, 0b101, 0b010});
+  EXPECT_EQ(t.on_every_page(), 0u);
+  EXPECT_EQ(SubscriptionTable().on_every_page(), 0u);
+}
+
 TEST(GpsSubscription, AddedRanges) {
   const std::vector<std::uint32_t> before{0b01, 0b01, 0b11, 0b01, 0b10, 0b10, 0b01};
   const std::vector<std::uint32_t> after{0b11, 0b11, 0b11, 0b11, 0b10, 0b01, 0b11};

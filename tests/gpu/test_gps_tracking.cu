@@ -36,6 +36,10 @@ __global__ void read_everything(View<float> v, float* sink) {
   if (acc == -1.f) *sink = acc;
 }
 
+__global__ void whole_local_flag(View<float> v, int* out) {
+  *out = v.whole_local() == v.local() ? 1 : (v.whole_local() == nullptr ? 0 : -1);
+}
+
 __global__ void atomics_kernel(View<unsigned> add32, View<unsigned long long> add64, View<int> mn, View<int> mx,
                                View<float> fadd, View<unsigned> cas, int rank, int per_thread, std::uint64_t slots) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -136,6 +140,42 @@ TEST(GpsTracking, AllToAllPatternKeepsEveryone) {
   ctx.tracking_stop();
   for (std::uint64_t p = 0; p < x.subscriptions().pages(); ++p)
     EXPECT_EQ(x.subscriptions().mask(p), (1u << n) - 1) << "page " << p;
+}
+
+// View::whole_local (loads without a mask check) holds exactly while this device subscribes to
+// every page and tracking is off; it follows unsubscribe and re-subscribe.
+TEST(GpsTracking, WholeLocalFollowsSubscriptions) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  auto x = ctx.alloc<float>(4 * (kDefaultPageBytes / 4));
+  std::vector<DeviceVec<int>> flag;
+  for (int r = 0; r < n; ++r) flag.emplace_back(ctx.device(r), 1);
+  auto flags = [&] {
+    std::vector<int> f;
+    for (int r = 0; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      whole_local_flag<<<1, 1, 0, ctx.stream(r)>>>(x.view(r), flag[r].p);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.synchronize();
+    for (int r = 0; r < n; ++r) f.push_back(flag[r].download()[0]);
+    return f;
+  };
+  EXPECT_EQ(flags(), std::vector<int>(n, 1));
+  x.unsubscribe_bytes(2 * x.page_bytes(), 3 * x.page_bytes(), 1);
+  std::vector<int> want(n, 1);
+  want[1] = 0;
+  EXPECT_EQ(flags(), want);
+  ctx.tracking_start();
+  EXPECT_EQ(flags(), std::vector<int>(n, 0));
+  ctx.tracking_stop();  // nothing touched: every page keeps only its home, rank 0
+  want.assign(n, 0);
+  want[0] = 1;
+  EXPECT_EQ(flags(), want);
+  x.subscribe_bytes(0, x.bytes(), 1);
+  want[1] = 1;
+  EXPECT_EQ(flags(), want);
 }
 
 class GpsAtomics : public ::testing::TestWithParam<PublishMode> {};

@@ -24,6 +24,9 @@ class SubscriptionTable {
   // A page with one subscriber is demoted: a plain local page, nothing is published.
   bool demoted(std::uint64_t page) const;
   const std::vector<std::uint32_t>& masks() const { return masks_; }
+  // The devices subscribed to every page (the AND of all masks): such a device's loads are all
+  // local, so its views may skip the per-page mask check (View::whole_local).
+  std::uint32_t on_every_page() const;
 
   // Add `device` to the pages in range. Returns the pages it was not subscribed to before (whose
   // replica the runtime must fill from the home) as merged runs.

@@ -37,6 +37,7 @@ struct ViewCore {
   char* replica[kMaxDevices] = {};          // replica[d]: device d's copy (peer-mapped)
   char* mine = nullptr;                     // replica[self]: no dynamic index into the array above
   const std::uint32_t* masks = nullptr;     // per page: subscriber bits | kTrackBit (this device's copy)
+  const std::uint32_t* whole = nullptr;     // devices subscribed to every page; 0 while tracking
   std::uint32_t* dirty[kMaxDevices] = {};   // per device: dirty-word bitmap, one u32 per line
   std::uint32_t* dirty_any[kMaxDevices] = {};
   std::uint32_t* track = nullptr;           // this device's touched-page bitmap
@@ -170,6 +171,14 @@ struct View {
     const std::uint32_t m = seen(s.mask, page_of(i));
     if ((m >> c.self) & 1u) return s.here;
     return reinterpret_cast<const T*>(c.replica[__ffs(m) - 1])[i];
+  }
+
+  // This device's whole replica when it subscribes to every page and tracking is off, else
+  // nullptr: a gather reads straight from it, with no mask per load (one read per thread instead
+  // of one per element; on one H200 the per-load mask branch doubles pagerank's pull on a
+  // power-law graph). The word only changes between kernels (subscribe, demotion, tracking).
+  __device__ __forceinline__ const T* whole_local() const {
+    return ((__ldg(c.whole) >> c.self) & 1u) ? reinterpret_cast<const T*>(c.mine) : nullptr;
   }
 
   // [i, i + n) in this device's replica when it subscribes to every page the range covers (the

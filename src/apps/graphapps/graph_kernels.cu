@@ -88,9 +88,19 @@ __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
 // The row's end and each edge's weight are read before the vector: a GPS load branches on its
 // page's mask, and what the source orders after that branch waits for the mask (the end would be
 // re-read every edge: the tracking atomics may alias it). kGather 4: four edges at once (Gather4).
+// GPS: a device subscribed to every page of x (View::whole_local) runs the local loop, with no mask
+// per gather (one word read per thread).
 template <Access A, int kGather, class Weight, class Use>
 __device__ __forceinline__ void for_row_edges(const CsrArg& a, const VecArg& x, std::int64_t row, int lane, int lanes,
                                               Weight weight, Use use) {
+  if constexpr (A == Access::gps) {
+    if (const float* all = x.view.whole_local()) {
+      VecArg mine = x;
+      mine.local = const_cast<float*>(all);
+      for_row_edges<Access::local, kGather>(a, mine, row, lane, lanes, weight, use);
+      return;
+    }
+  }
   std::int64_t e = a.row_ptr[row] + lane;
   const std::int64_t end = a.row_ptr[row + 1];
   for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
