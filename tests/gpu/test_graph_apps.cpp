@@ -89,6 +89,20 @@ TEST(GraphAppsGpu, SsspEveryParadigm) {
   every_paradigm("sssp", {"rmat:11", "road:40@nnz"}, 30, 0.0);
 }
 
+// Hub rows split into block segments (apps/graphapps/row_segments.hpp), forced onto most rows:
+// GPSM_GRAPH_SPLIT=2 splits every row of more than 2 x lanes edges (32 on rmat:13), and its
+// largest row (1502 edges) takes two segments. Every paradigm still matches the reference
+// (distances exactly), tracking (gps) included.
+TEST(GraphAppsGpu, SplitRowsEveryParadigm) {
+  GPSM_REQUIRE_GPUS(1);
+  struct EnvGuard {
+    EnvGuard() { setenv("GPSM_GRAPH_SPLIT", "2", 1); }
+    ~EnvGuard() { unsetenv("GPSM_GRAPH_SPLIT"); }
+  } split;
+  every_paradigm("pagerank", {"rmat:13"}, 10, 1e-4);
+  every_paradigm("sssp", {"rmat:13"}, 30, 0.0);
+}
+
 TEST(GraphAppsGpu, AlsEveryParadigm) {
   GPSM_REQUIRE_GPUS(1);
   every_paradigm("als", {"ratings:3000x400x12", "ratings:2000x500x8@nnz"}, 3, 1e-3);

@@ -122,7 +122,14 @@ struct DeviceSlice {
   DevBuf<std::int32_t> col;
   DevBuf<float> val;
   std::int64_t rows = 0, nnz = 0;
+  // pagerank, sssp: rows longer than long_row edges run as block segments (row_segments.hpp)
+  std::int64_t long_row = 0, nsegs = 0;
+  DevBuf<RowSegment> segs;
+  DevBuf<float> partial;
+  DevBuf<unsigned> done;
   void upload(int dev, const Slice& s);
+  // Splits the rows with more than longer_than edges (after upload; s is the uploaded slice).
+  void split_long_rows(int dev, const Slice& s, std::int64_t longer_than);
   CsrArg arg(std::int64_t first_slot) const;
 };
 

@@ -276,6 +276,21 @@ void DeviceSlice::upload(int dev, const Slice& s) {
     val.alloc(dev, s.val.size());
     GPSM_CUDA(cudaMemcpy(val.p, s.val.data(), s.val.size() * sizeof(float), cudaMemcpyHostToDevice));
   }
+  GPSM_CUDA(cudaDeviceSynchronize());  // pageable copies: the DMA is done before any stream reads it
+}
+
+void DeviceSlice::split_long_rows(int dev, const Slice& s, std::int64_t longer_than) {
+  const std::vector<RowSegment> v = graphapps::split_long_rows(s.row_ptr, longer_than);
+  long_row = longer_than;
+  nsegs = static_cast<std::int64_t>(v.size());
+  if (v.empty()) return;
+  const std::int64_t split = split_rows(v);
+  segs.alloc(dev, v.size());
+  partial.alloc(dev, v.size());
+  done.alloc(dev, static_cast<std::size_t>(split));
+  GPSM_CUDA(cudaMemcpy(segs.p, v.data(), v.size() * sizeof(RowSegment), cudaMemcpyHostToDevice));
+  GPSM_CUDA(cudaMemset(done.p, 0, static_cast<std::size_t>(split) * sizeof(unsigned)));
+  GPSM_CUDA(cudaDeviceSynchronize());
 }
 
 CsrArg DeviceSlice::arg(std::int64_t first_slot) const {
@@ -285,6 +300,11 @@ CsrArg DeviceSlice::arg(std::int64_t first_slot) const {
   a.val = val.p;
   a.rows = rows;
   a.first_slot = first_slot;
+  a.long_row = nsegs > 0 ? long_row : 0;
+  a.segs = segs.p;
+  a.nsegs = nsegs;
+  a.partial = partial.p;
+  a.done = done.p;
   return a;
 }
 

@@ -84,25 +84,23 @@ __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
   }
 }
 
-// A row's edges e = row_ptr[row] + lane, + lanes, ... : use(vector value at col[e], weight(e, j)).
-// The row's end and each edge's weight are read before the vector: a GPS load branches on its
-// page's mask, and what the source orders after that branch waits for the mask (the end would be
-// re-read every edge: the tracking atomics may alias it). kGather 4: four edges at once (Gather4).
-// GPS: a device subscribed to every page of x (View::whole_local) runs the local loop, with no mask
-// per gather (one word read per thread).
+// Edges e, e + lanes, ... < end: use(vector value at col[e], weight(e, j)). The end and each
+// edge's weight are read before the vector: a GPS load branches on its page's mask, and what the
+// source orders after that branch waits for the mask (the end would be re-read every edge: the
+// tracking atomics may alias it). kGather 4: four edges at once (Gather4). GPS: a device
+// subscribed to every page of x (View::whole_local) runs the local loop, with no mask per gather
+// (one word read per thread).
 template <Access A, int kGather, class Weight, class Use>
-__device__ __forceinline__ void for_row_edges(const CsrArg& a, const VecArg& x, std::int64_t row, int lane, int lanes,
-                                              Weight weight, Use use) {
+__device__ __forceinline__ void for_edges(const CsrArg& a, const VecArg& x, std::int64_t e, const std::int64_t end,
+                                          int lanes, Weight weight, Use use) {
   if constexpr (A == Access::gps) {
     if (const float* all = x.view.whole_local()) {
       VecArg mine = x;
       mine.local = const_cast<float*>(all);
-      for_row_edges<Access::local, kGather>(a, mine, row, lane, lanes, weight, use);
+      for_edges<Access::local, kGather>(a, mine, e, end, lanes, weight, use);
       return;
     }
   }
-  std::int64_t e = a.row_ptr[row] + lane;
-  const std::int64_t end = a.row_ptr[row + 1];
   for (; kGather == 4 && e + 3 * lanes < end; e += 4 * lanes) {
     std::int32_t j[4];
     float w[4], v[4];
@@ -121,6 +119,92 @@ __device__ __forceinline__ void for_row_edges(const CsrArg& a, const VecArg& x, 
   }
 }
 
+// A row's edges, lane `lane` of `lanes`; false (nothing read) when the row is split into block
+// segments (row_segments.hpp), which write it instead.
+template <Access A, int kGather, class Weight, class Use>
+__device__ __forceinline__ bool for_row_edges(const CsrArg& a, const VecArg& x, std::int64_t row, int lane, int lanes,
+                                              Weight weight, Use use) {
+  const std::int64_t begin = a.row_ptr[row], end = a.row_ptr[row + 1];
+  if (a.long_row > 0 && end - begin > a.long_row) return false;
+  for_edges<A, kGather>(a, x, begin + lane, end, lanes, weight, use);
+  return true;
+}
+
+// Every thread of the block calls it; thread 0 gets op over the block's values.
+template <class Op>
+__device__ __forceinline__ float block_reduce(float v, Op op) {
+  __shared__ float warps[kThreads / 32];
+  for (int off = 16; off > 0; off /= 2) v = op(v, __shfl_down_sync(0xffffffffu, v, off));
+  if ((threadIdx.x & 31u) == 0) warps[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int w = 1; w < kThreads / 32; ++w) v = op(v, warps[w]);
+  return v;
+}
+
+// Thread 0 of segment k's block leaves the block's partial; in the row's last block to finish it
+// returns true with the row's partials combined in segment order (the same value every run) and
+// resets the row's counter for the next launch (threadFenceReduction's pattern).
+template <class Op>
+__device__ __forceinline__ bool segment_finish(const CsrArg& a, std::int64_t k, float part, Op op, float* row_value) {
+  const RowSegment& s = a.segs[k];
+  a.partial[k] = part;
+  __threadfence();
+  if (atomicAdd(&a.done[s.split], 1u) != static_cast<unsigned>(s.count - 1)) return false;
+  __threadfence();
+  const volatile float* p = a.partial + s.first;
+  float v = p[0];
+  for (int i = 1; i < s.count; ++i) v = op(v, p[i]);
+  a.done[s.split] = 0u;
+  *row_value = v;
+  return true;
+}
+
+struct Plus {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct Min {
+  __device__ float operator()(float a, float b) const { return fminf(a, b); }
+};
+
+// One block per segment of a split row, four gathers in flight per thread (a segment is 4 edges
+// a thread). Rows as pagerank_kernel's.
+template <Access A>
+__global__ void pagerank_segments(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
+                                  float damping, double* change) {
+  const RowSegment s = a.segs[blockIdx.x];
+  float sum = 0;
+  for_edges<A, 4>(
+      a, x, s.begin + threadIdx.x, s.end, kThreads, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
+      [&](float v, float w) { sum += v * w; });
+  sum = block_reduce(sum, Plus{});
+  float total;
+  if (threadIdx.x == 0 && segment_finish(a, blockIdx.x, sum, Plus{}, &total)) {
+    const std::int64_t slot = a.first_slot + s.row;
+    const float v = base + damping * total;
+    Acc<A>::store(y, slot, v);
+    if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
+  }
+}
+
+template <Access A>
+__global__ void sssp_segments(CsrArg a, VecArg x, VecArg y, int* changed) {
+  const RowSegment s = a.segs[blockIdx.x];
+  float d = __int_as_float(0x7f800000);  // +inf
+  for_edges<A, 4>(
+      a, x, s.begin + threadIdx.x, s.end, kThreads, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
+      [&](float v, float w) { d = fminf(d, v + w); });
+  d = block_reduce(d, Min{});
+  float best;
+  if (threadIdx.x == 0 && segment_finish(a, blockIdx.x, d, Min{}, &best)) {
+    const std::int64_t slot = a.first_slot + s.row;
+    const float old = Acc<A>::load(x, slot);
+    const float v = fminf(old, best);
+    Acc<A>::store(y, slot, v);
+    if (v < old) *changed = 1;
+  }
+}
+
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
 // shuffles. kReady: proact's counting (block_rows_done), compiled out of the other paradigms.
@@ -131,12 +215,12 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float sum = 0;
-  if (row < a.rows)
-    for_row_edges<A, kGather>(
-        a, x, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
-        [&](float v, float w) { sum += v * w; });
+  const bool mine =
+      row < a.rows && for_row_edges<A, kGather>(
+                          a, x, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
+                          [&](float v, float w) { sum += v * w; });
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
-  if (row < a.rows && lane == 0) {
+  if (mine && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
     const float v = base + damping * sum;
     Acc<A>::store(y, slot, v);
@@ -152,12 +236,12 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float d = __int_as_float(0x7f800000);  // +inf
-  if (row < a.rows)
-    for_row_edges<A, kGather>(
-        a, x, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
-        [&](float v, float w) { d = fminf(d, v + w); });
+  const bool mine =
+      row < a.rows && for_row_edges<A, kGather>(
+                          a, x, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
+                          [&](float v, float w) { d = fminf(d, v + w); });
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
-  if (row < a.rows && lane == 0) {
+  if (mine && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
     const float old = Acc<A>::load(x, slot);
     const float v = fminf(old, d);
@@ -286,6 +370,9 @@ void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const fl
   const bool four = gather_width() == 4;
   dispatch(x.kind, ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
     using T = decltype(tag);
+    if (a.nsegs > 0)  // before the row kernel: its blocks' proact counts then cover the split rows too
+      pagerank_segments<T::value>
+          <<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change);
     if (four) {
       pagerank_kernel<T::value, T::ready, 4>
           <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
@@ -303,6 +390,7 @@ void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed
   const bool four = gather_width() == 4;
   dispatch(x.kind, ready, rows_per_block(lanes), "sssp", [&](auto tag) {
     using T = decltype(tag);
+    if (a.nsegs > 0) sssp_segments<T::value><<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, changed);
     if (four) {
       sssp_kernel<T::value, T::ready, 4><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
     } else {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpsm/gps/config.hpp"
+#include "apps/graphapps/row_segments.hpp"
 #include "apps/graphapps/vec_layout.hpp"  // lanes_for
 #include "gpsm/gps/view.hpp"
 
@@ -36,6 +37,14 @@ struct CsrArg {
   const float* val = nullptr;
   std::int64_t rows = 0;
   std::int64_t first_slot = 0;  // slot row of local row 0 in the written vector
+  // pagerank, sssp: rows with more than long_row edges (0: none) are split (row_segments.hpp):
+  // segs[0, nsegs) run as blocks before the row kernel, which skips those rows; partial holds one
+  // value per segment, done one finish counter per split row (zero between launches).
+  std::int64_t long_row = 0;
+  const RowSegment* segs = nullptr;
+  std::int64_t nsegs = 0;
+  float* partial = nullptr;
+  unsigned* done = nullptr;
 };
 
 constexpr int kSgdRank = 16;  // factor length the SGD kernel is compiled for
