@@ -71,25 +71,6 @@ struct Gather4<Access::gps> {
 };
 
 constexpr int kThreads = kGraphThreads;
-
-// Paradigms whose stores cross the links (p2p_inline, gps) publish a block's rows from shared
-// memory, consecutive threads on consecutive words. Stored where they are computed, sgd's 64-B
-// rows go out as one 4-B write per thread and word, and pagerank's and sssp's rows (one lane in
-// `lanes` stores) as a few 4-B writes per 32-B sector: 4x memcpy's link bytes on rmat:23
-// (134.22 MB against 33.55 MB per iteration, 2xH200); staged they go as whole sectors and lines.
-template <Access A>
-constexpr bool kStageRows = A == Access::push || A == Access::gps;
-
-// The block's rows (kThreads / lanes of them) stored from shared memory by its first threads;
-// keep[k] false: row k is not this kernel's (past the last row, or split into segments).
-template <Access A>
-__device__ __forceinline__ void store_block_rows(const CsrArg& a, const VecArg& y, int lanes, const float* tile,
-                                                 const bool* keep) {
-  __syncthreads();
-  const int rows = kThreads / lanes;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * rows + threadIdx.x;
-  if (static_cast<int>(threadIdx.x) < rows && keep[threadIdx.x]) Acc<A>::store(y, a.first_slot + row, tile[threadIdx.x]);
-}
 constexpr int kDefaultGather = 1;  // measured beside 4 on 2xH200 (docs/graphs.md, "The GPS load path")
 
 // proact, after the block's rows (Algorithm 1, lines 3-8, counting up): every thread of the block
@@ -239,20 +220,12 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
                           a, x, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
                           [&](float v, float w) { sum += v * w; });
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
-  __shared__ float tile[kStageRows<A> ? kThreads : 1];
-  __shared__ bool keep[kStageRows<A> ? kThreads : 1];
-  if (lane == 0) {
+  if (mine && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
     const float v = base + damping * sum;
-    if constexpr (kStageRows<A>) {
-      tile[threadIdx.x / lanes] = v;
-      keep[threadIdx.x / lanes] = mine;
-    } else if (mine) {
-      Acc<A>::store(y, slot, v);
-    }
-    if (mine && change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
+    Acc<A>::store(y, slot, v);
+    if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
   }
-  if constexpr (kStageRows<A>) store_block_rows<A>(a, y, lanes, tile, keep);
   if constexpr (kReady) block_rows_done(rd);
 }
 
@@ -268,21 +241,13 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
                           a, x, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
                           [&](float v, float w) { d = fminf(d, v + w); });
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
-  __shared__ float tile[kStageRows<A> ? kThreads : 1];
-  __shared__ bool keep[kStageRows<A> ? kThreads : 1];
-  if (lane == 0) {
+  if (mine && lane == 0) {
     const std::int64_t slot = a.first_slot + row;
-    const float old = mine ? Acc<A>::load(x, slot) : 0.0f;
+    const float old = Acc<A>::load(x, slot);
     const float v = fminf(old, d);
-    if constexpr (kStageRows<A>) {
-      tile[threadIdx.x / lanes] = v;
-      keep[threadIdx.x / lanes] = mine;
-    } else if (mine) {
-      Acc<A>::store(y, slot, v);
-    }
-    if (mine && v < old) *changed = 1;
+    Acc<A>::store(y, slot, v);
+    if (v < old) *changed = 1;
   }
-  if constexpr (kStageRows<A>) store_block_rows<A>(a, y, lanes, tile, keep);
   if constexpr (kReady) block_rows_done(rd);
 }
 
@@ -317,6 +282,11 @@ __device__ __forceinline__ void sgd_row(const CsrArg& a, const VecArg& own, cons
   }
 }
 
+// Paradigms whose stores cross the links (p2p_inline, gps) publish a block's rows from shared
+// memory, consecutive threads on consecutive words: a thread storing its own 64-B row would put
+// one 4-B write per thread and word on the link, the staged rows go as whole 128-B lines.
+template <Access A>
+constexpr bool kStageRows = A == Access::push || A == Access::gps;
 constexpr int kTileStride = kSgdRank + 1;  // padded: the row-wise writes do not share banks
 
 // A thread per row: block b rows [b kThreads, (b + 1) kThreads), contiguous in `own`.
