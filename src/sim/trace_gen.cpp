@@ -361,7 +361,8 @@ constexpr int kTx = apps::stencil3d::kStepTx, kTy = apps::stencil3d::kStepTy;  /
 // registers allocated per warp in units of 256). The marching step since e7d5ccc: ptxas sm_90 gives
 // heat3d's float4 step 48 registers (8 warps x 1536 = 12288 a block: 5 blocks) and wave3d's 60
 // (rounded to 64: 16384 a block: 4 blocks); before, ncu at 4a1d8ee405f6 showed 64 and 75 registers,
-// 4 and 3 blocks. The plan's target is 132 SMs x these, as the launcher's is.
+// 4 and 3 blocks. The plan's target is the request's SMs x these, as the launcher's is (V100 has
+// the same 64K registers and 2048 threads per SM, so these counts are kept there too).
 constexpr int kHeatBlocksPerSm = 5, kWaveBlocksPerSm = 4;
 // rdl's remote variants of the float4 step (stencil3d_kernels.cu kPlanes / kColumns, ptxas sm_90
 // at 46aaba6): kPlanes heat3d 56 (march along z) / 54 (along y) registers: 14336 a block, 4
@@ -690,7 +691,7 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result, bool rd
       else if (st.sources() && box.axis == 0)
         per_sm = kWave ? kWaveColumnsBlocksPerSm : kHeatColumnsBlocksPerSm;
       const bool pushes = st.lower.dst != nullptr || st.upper.dst != nullptr;
-      const Plan p = make_plan(R, vec ? 4 : 1, box, pushes, i64{132} * per_sm);
+      const Plan p = make_plan(R, vec ? 4 : 1, box, pushes, i64{r.sms} * per_sm);
       KernelTrace kt;
       kt.name = kWave ? "wave3d_step" : "heat3d_step";
       kt.gpu = g;
@@ -782,7 +783,7 @@ Trace stencil3d_grid_march(const TraceRequest& r, std::vector<float>* result) {
       // sub-box starts 16-byte aligned (the grid starts on a page)
       const bool vec = sb.box.n[0] % 4 == 0 && sb.sy % 4 == 0 && sb.sz % 4 == 0 && sb.offset % 4 == 0;
       const int per_sm = kWave ? kWaveBlocksPerSm : kHeatBlocksPerSm;
-      const Plan p = make_plan(R, vec ? 4 : 1, sb.box, false, i64{132} * per_sm);
+      const Plan p = make_plan(R, vec ? 4 : 1, sb.box, false, i64{r.sms} * per_sm);
       KernelTrace kt;
       kt.name = kWave ? "wave3d_step" : "heat3d_step";
       kt.gpu = g;
@@ -910,7 +911,9 @@ Trace scatter(const TraceRequest& r, std::vector<float>* result) {
       add_replicas(t, G, b, static_cast<u64>(N * 4));
     } else {
       for (int g = 0; g < G; ++g) {
-        const bool slabs = r.layout == "slabs";
+        // rdl's "remote" layout replays the slabs trace (make_trace); as managed spans at grid_base
+        // its slab_base addresses fell in no allocation and every remote store counted as local
+        const bool slabs = r.layout == "slabs" || r.layout == "remote";
         t.allocations.push_back({(slabs ? name("gpu", g, b == 0 ? "buf0" : "buf1")
                                         : "grid.buf" + std::to_string(b) + ".gpu" + std::to_string(g)),
                                  slabs ? MemKind::device : MemKind::managed, g, -1,
@@ -972,6 +975,7 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
   if (!(r.sample > 0 && r.sample <= 1)) bad("sample must be in (0, 1] (got " + std::to_string(r.sample) + ")");
   if (r.problem.iters < 0) bad("iters must be >= 0");
   if (r.problem.nccheck < 1) bad("nccheck must be >= 1");
+  if (r.sms < 1) bad("sms must be >= 1 (got " + std::to_string(r.sms) + ")");
   // "remote" (rdl): the 3D apps' boxes without pushes, halo cells loaded from the neighbours;
   // jacobi2d and scatter have no trace of their own for it and replay the slabs trace (the
   // engine's rdl turns its remote stores into the neighbour's remote loads).

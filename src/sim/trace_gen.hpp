@@ -25,6 +25,11 @@ struct TraceRequest {
   // own replica (gps_hw, finepack: the simulator decides subscriptions and publishes).
   std::string layout = "slabs";
   double sample = 1.0;            // fraction of blocks recorded (1: all), each recorded block weighted
+  // SMs of the GPU the 3D step's launch plans for: its work items go to sms x the kernel's
+  // blocks per SM slots, as the launcher's do on the device it runs on (stencil3d_kernels.cu
+  // resident_blocks). The simulator passes the simulated GPU's (V100: 80); a plan made for the
+  // H200's 132 and replayed on 80 SMs marches in two rounds.
+  int sms = 132;
 };
 
 // Throws std::invalid_argument on an unknown app/layout or a problem too small for `gpus`.

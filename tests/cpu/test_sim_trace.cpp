@@ -14,6 +14,7 @@
 
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
+#include "apps/stencil3d/stencil3d_plan.hpp"
 #include "gpsm/error.hpp"
 #include "sim/trace.hpp"
 #include "sim/trace_gen.hpp"
@@ -358,6 +359,35 @@ TEST(SimTrace, Stencil3DBlocksCarryTheirMarchSteps) {
   }
 }
 
+// The 3D step plans for the request's SMs (sms x blocks per SM slots), as the launcher plans for
+// its device: a plan made for 132 SMs and replayed on one SM's 5 slots stacks its 30 short items
+// six to a slot (36 steps); the plan for 5 slots has fewer, longer items and a shorter busiest slot.
+TEST(SimTrace, Stencil3DPlanFollowsTheRequestsSms) {
+  const auto busiest = [](const KernelTrace& k, std::uint32_t slots) {
+    std::vector<std::uint32_t> slot(slots, 0);
+    for (const BlockTrace& b : k.blocks) slot[b.block % slots] += b.serial_steps;
+    return *std::max_element(slot.begin(), slot.end());
+  };
+  TraceRequest r = s3d_req("heat3d", 64, 24, 40, apps::Axis::z, 1, 1);
+  const KernelTrace wide = make_trace(r).iterations[0].kernels[0];  // default: 132 SMs
+  r.sms = 1;
+  const KernelTrace narrow = make_trace(r).iterations[0].kernels[0];
+  ASSERT_EQ(wide.blocks_per_sm, 5u);
+  ASSERT_EQ(narrow.blocks_per_sm, 5u);
+  apps::stencil3d::Box box;
+  box.n[0] = 64;
+  box.n[1] = 24;
+  box.n[2] = 40;
+  box.axis = 2;
+  box.count = 38;
+  EXPECT_EQ(wide.grid_blocks, apps::stencil3d::make_plan(1, 4, box, false, 132 * 5).items);
+  EXPECT_EQ(narrow.grid_blocks, apps::stencil3d::make_plan(1, 4, box, false, 5).items);
+  EXPECT_EQ(busiest(wide, 5), 36u);  // 30 items of 4 planes + 2 priming, 6 per slot
+  EXPECT_LT(busiest(narrow, 5), busiest(wide, 5));
+  r.sms = 0;
+  EXPECT_THROW(make_trace(r), std::invalid_argument);
+}
+
 TEST(SimTrace, Stencil3DComputesTheReference) {
   for (const char* app : {"heat3d", "wave3d"}) {
     const bool wave = std::string(app) == "wave3d";
@@ -639,6 +669,13 @@ TEST(SimTrace, ScatterStoresAQuarterToOtherGpusPartitions) {
   EXPECT_EQ(v_slabs, v_grid);
   EXPECT_EQ(v_slabs, v_repl);
   expect_same(t, make_trace(scatter_req(n, G, 2, "slabs")));
+  // rdl's "remote" layout replays the slabs trace: the same allocations and runs, so its remote
+  // stores land in the other GPUs' partitions (they once fell in no allocation: rdl on scatter
+  // moved nothing over the link).
+  Trace remote = make_trace(scatter_req(n, G, 2, "remote"));
+  EXPECT_EQ(remote.layout, "remote");
+  remote.layout = "slabs";
+  expect_same(t, remote);
   TraceRequest other = scatter_req(n, G, 2, "slabs");
   other.problem.seed = 4;
   EXPECT_NE(make_trace(other).iterations[0].kernels[0].blocks[0].runs[1].addr,

@@ -297,6 +297,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
           req.gpus = g;
           req.layout = layout;
           req.sample = sample;
+          req.sms = sys.gpu.sms;  // the 3D step plans for the simulated GPU, as the launcher for its device
           try {
             traces[layout] = sim::make_trace(req);
           } catch (const std::invalid_argument& e) {
