@@ -580,6 +580,9 @@ SimResult Engine::run() {
     for (auto& row : W) std::fill(row.begin(), row.end(), 0.0);
     for (auto& row : P) std::fill(row.begin(), row.end(), 0.0);
     std::vector<double> kern(G, 0), launches(G, 0), exposed(G, 0), proact_end(G, 0), read_waves(G, 0);
+    // Marching kernels' dependent remote loads (rdl, um_hints): per reading GPU, the time its
+    // blocks wait for them, on the kernel's critical path (march_read_wait below).
+    std::vector<double> read_wait(G, 0);
     double useful = 0, extra_wire = 0;
 
     for (const KernelTrace& k : it.kernels) {
@@ -591,11 +594,15 @@ SimResult Engine::run() {
       const double kwave = k.blocks_per_sm > 0 ? double(std::max(sys.gpu.sms, 1)) * k.blocks_per_sm : wave;
       const double n_waves = std::max(1.0, std::ceil(grid / kwave));
       // rdl exposure: waves holding blocks that wait on remote loads, per reading GPU
-      std::vector<double> last_wave(G, -1);
+      std::vector<double> last_wave(G, -1), waves_read_here(G, 0);
+      // remote read wire bytes per (reader, owner, wave): the bursts of a marching kernel
+      std::vector<std::vector<std::vector<double>>> burst(
+          G, std::vector<std::vector<double>>(G, std::vector<double>(std::size_t(n_waves), 0.0)));
       auto remote_read_in_wave = [&](int reader, double wave_idx) {
         if (wave_idx != last_wave[reader]) {
           last_wave[reader] = wave_idx;
           read_waves[reader] += 1;
+          waves_read_here[reader] += 1;
         }
       };
       // proact chunks: (dst, bytes, ready wave)
@@ -605,7 +612,11 @@ SimResult Engine::run() {
       std::vector<double> chunk_wave(G, 0);
 
       auto remote_read = [&](int owner, int reader, const Span& s, double w, double wave_idx) {
-        line_transactions(s, [&](double pay, double n) { W[owner][reader] += lm.read_wire(L, pay) * n * w; });
+        line_transactions(s, [&](double pay, double n) {
+          const double wire = lm.read_wire(L, pay) * n * w;
+          W[owner][reader] += wire;
+          burst[reader][owner][std::size_t(std::min(wave_idx, n_waves - 1))] += wire;
+        });
         useful += s.payload() * w;
         remote_read_in_wave(reader, wave_idx);
       };
@@ -736,6 +747,28 @@ SimResult Engine::run() {
       const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
       const double tk =
           std::max(kernel_seconds(acc, kb, gp, grid, serial ? 0.0 : kwave), serial_seconds(k, step_s, kwave));
+      if (marching) {
+        // Dependent remote loads of a march (rdl's remote planes, um_hints' accessed-by pages):
+        // a reading block cannot take its next step before its remote plane arrives, and all
+        // reading blocks of a wave ask at once, so they wait a round trip plus the burst's wire
+        // time through the link (PCIe reads: a request TLP out, completions back), not one
+        // round trip. A wave's bursts from different owners come at different points of the
+        // march (the lower halo primes the first chunk, the upper one ends the last), so the
+        // wave waits for its largest. This replaces the one round trip per reading wave below.
+        for (int rd = 0; rd < G; ++rd) {
+          double wait = 0;
+          for (std::size_t wv = 0; wv < std::size_t(n_waves); ++wv) {
+            double worst = 0;
+            for (int ow = 0; ow < G; ++ow)
+              if (burst[rd][ow][wv] > 0) worst = std::max(worst, 2 * lat + lm.wire_time(L, burst[rd][ow][wv]));
+            wait += worst;
+          }
+          if (wait > 0) {
+            read_wait[rd] += wait;
+            read_waves[rd] = std::max(0.0, read_waves[rd] - waves_read_here[rd]);
+          }
+        }
+      }
       launches[g] += o.graph_launch && !it.host_sync ? graph_node : launch;
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
@@ -814,7 +847,8 @@ SimResult Engine::run() {
           xfer[g] = link_t[g];
           const double rtt = 2 * lat;
           exposed[g] = read_waves[g] * rtt + (link_t[g] > 0 ? lat : 0);
-          gpu_t[g] = launches[g] + std::max(kern[g], link_t[g]) + exposed[g];
+          // a march's remote-load waits lengthen its critical path (they are in link_t too)
+          gpu_t[g] = launches[g] + std::max(kern[g] + read_wait[g], link_t[g]) + exposed[g];
           break;
         }
       }

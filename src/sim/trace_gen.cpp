@@ -773,6 +773,8 @@ Trace stencil3d_grid_march(const TraceRequest& r, std::vector<float>* result) {
     for (int g = 0; g < G; ++g) {
       const apps::Slab3D sg = apps::slab3d(n, r.problem.axis, R, G, g);
       const apps::stencil3d::SubBox sb = apps::stencil3d::sub_box(sg);
+      if (replicas_layout(r))  // gps_hw / finepack: GPU g's kernel reads and writes its own replicas
+        for (int b = 0; b < 2; ++b) B[b].base = replica_base(g, b);
       StepArgs st;
       st.in = &B[ib];
       st.out = &B[ob];
@@ -794,79 +796,6 @@ Trace stencil3d_grid_march(const TraceRequest& r, std::vector<float>* result) {
                    : run_item<kWave, 1>(m, st, sb.box, p, static_cast<i64>(w));
       });
       mark_march_steps(kt, p, R);
-      iter.kernels.push_back(std::move(kt));
-    }
-    t.iterations.push_back(std::move(iter));
-  }
-  if (result != nullptr) *result = B[r.problem.iters % 2].v;
-  return t;
-}
-
-// gps (replicas layout; and the grid layout's earlier um model, kept for gps_hw / finepack): rank
-// g updates its owned region with the grid sweep's thread layout (stencil3d_grid_kernels.cu: a
-// block = 32 x-cells x 8 y-rows of one z plane, a thread per cell), loading every operand through
-// update_cell's accessor order (heat_cell / wave_cell), as the bench's gps paradigm does.
-template <bool kWave>
-Trace stencil3d_grid(const TraceRequest& r, std::vector<float>* result) {
-  constexpr int R = kWave ? 2 : 1;
-  const int G = r.gpus;
-  const i64* n = r.problem.n;
-  const int a = static_cast<int>(r.problem.axis);
-  Trace t;
-  std::vector<apps::Slab3D> s;
-  for (int g = 0; g < G; ++g) s.push_back(apps::slab3d(n, r.problem.axis, R, G, g));
-  const i64 sy = n[0], sz = n[0] * n[1];
-  std::array<Buf, 2> B;
-  init_grid_3d<kWave>(r, t, B);
-  Recorder rec;
-  const Acc m{rec};
-  for (int it = 0; it < r.problem.iters; ++it) {
-    const Buf& in = B[it % 2];
-    Buf& out = B[1 - it % 2];
-    IterationTrace iter;
-    for (int g = 0; g < G; ++g) {
-      i64 lo[3], hi[3];
-      for (int d = 0; d < 3; ++d) {
-        lo[d] = R;
-        hi[d] = n[d] - R;
-      }
-      lo[a] = s[g].first;
-      hi[a] = s[g].first + s[g].count;
-      const i64 gx = ceil_div(hi[0] - lo[0], 32), gy = ceil_div(hi[1] - lo[1], 8), gz = hi[2] - lo[2];
-      if (replicas_layout(r))  // GPU g's kernel reads and writes its own replicas
-        for (int b = 0; b < 2; ++b) B[b].base = replica_base(g, b);
-      KernelTrace kt;
-      kt.name = replicas_layout(r) ? (kWave ? "wave3d_gps_sweep" : "heat3d_gps_sweep")
-                                   : (kWave ? "wave3d_grid_sweep" : "heat3d_grid_sweep");
-      kt.gpu = g;
-      kt.threads_per_block = 256;
-      run_kernel(kt, static_cast<u64>(gx * gy * gz), r.sample, rec, [&](u64 blk) {
-        const i64 bx = static_cast<i64>(blk) % gx, by = (static_cast<i64>(blk) / gx) % gy,
-                  bz = static_cast<i64>(blk) / (gx * gy);
-        const i64 z = lo[2] + bz;
-        i64 cells = 0;
-        for (int ty = 0; ty < 8; ++ty) {
-          const i64 y = lo[1] + by * 8 + ty;
-          if (y >= hi[1]) break;
-          for (int tx = 0; tx < 32; ++tx) {
-            const i64 x = lo[0] + bx * 32 + tx;
-            if (x >= hi[0]) break;
-            const i64 i = z * sz + y * sy + x;
-            int slot = 0;
-            const auto at = [&](int d, int k) {
-              return m.ld(slot++, in, i + k * (d == 0 ? 1 : d == 1 ? sy : sz));
-            };
-            if constexpr (kWave) {
-              const float prev = m.ld(kSlots - 2, out, i);
-              m.st(kSlots - 1, out, i, apps::wave_cell(prev, at));
-            } else {
-              m.st(kSlots - 1, out, i, apps::heat_cell(at));
-            }
-            ++cells;
-          }
-        }
-        return static_cast<double>(cells) * (kWave ? kWaveFlops : kHeatFlops);
-      });
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));
@@ -997,10 +926,8 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
     const bool wave = r.app == "wave3d";
     if (slabs)
       t = wave ? stencil3d_slabs<true>(r, result, remote) : stencil3d_slabs<false>(r, result, remote);
-    else if (r.layout == "grid")
+    else  // grid (um, um_hints) and replicas (gps_hw, finepack): the same marching step
       t = wave ? stencil3d_grid_march<true>(r, result) : stencil3d_grid_march<false>(r, result);
-    else
-      t = wave ? stencil3d_grid<true>(r, result) : stencil3d_grid<false>(r, result);
     t.problem = std::to_string(r.problem.n[0]) + "x" + std::to_string(r.problem.n[1]) + "x" +
                 std::to_string(r.problem.n[2]);
   } else {

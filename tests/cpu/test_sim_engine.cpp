@@ -741,3 +741,35 @@ TEST(SimEngine, UmFaultsToContiguousPagesAreOneBatch) {
   EXPECT_NEAR(um.sec_per_iter, (5 + 4 * 24576 / 100e3 + 2 * 20 + 8) * 1e-6, 1e-12);
   EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 6 * (4096 + 16 * 24));
 }
+
+// A marching kernel's remote loads (rdl's halo planes) are dependent steps: all reading blocks of
+// a wave ask at once, so they wait a round trip plus the burst's wire time through the link, not
+// a round trip alone. Each of GPU 0's 8 marching blocks (one wave) loads 4 KiB of GPU 1's slab:
+// 8 x 32 lines x (16 + 128 + 24) = 43008 wire bytes at 10 GB/s = 4.30 us, plus the 2-us round trip.
+TEST(SimEngine, MarchingRemoteLoadsWaitForTheirBurst) {
+  const TestLink l;
+  System s = two_gpus();  // a wave of 8
+  s.gpu.serial_step_us = 0.01;  // short steps: the roofline and the waits decide
+  auto trace = [](bool remote) {
+    Trace t = slabs({}, 1, 8);
+    t.layout = "remote";
+    for (auto& k : t.iterations[0].kernels) {
+      for (auto& b : k.blocks) {
+        b.serial_steps = 4;
+        if (k.gpu == 0)  // the halo: GPU 1's slab (remote), or GPU 0's own (local, same bytes)
+          b.runs.push_back(run(Op::load, (remote ? kSlab : 0) + 65536 + b.block * 4096, 1024));
+      }
+    }
+    return t;
+  };
+  const SimResult local = sim(trace(false), SimParadigm::rdl, l, {}, s);
+  const SimResult rdl = sim(trace(true), SimParadigm::rdl, l, {}, s);
+  EXPECT_DOUBLE_EQ(rdl.link_bytes_per_iter, 8 * 32 * (16 + 128 + 24));
+  const double burst = 8 * 32 * (16 + 128 + 24) / 10e9;
+  // the local variant moves the halo through HBM (4 KiB x 8 at 100 GB/s = 0.33 us) where rdl does
+  // not; the wait (2 us + 4.30 us) and the last latency (1 us) come on top
+  EXPECT_GE(rdl.sec_per_iter - local.sec_per_iter, 2e-6 + burst + 1e-6 - 8 * 4096 / 100e9 - 1e-9);
+  // Before 2026-11-22 the wave paid the round trip alone (2 us): on PCIe 4 that made rdl's heat3d
+  // halo (256 KB per side) cost ~1.3 us where its link needs ~10 us.
+  EXPECT_GT(rdl.sec_per_iter - local.sec_per_iter, 2e-6 + 1e-6);
+}
