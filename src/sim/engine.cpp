@@ -629,9 +629,19 @@ SimResult Engine::run() {
         line_masks(s, [&](std::uint64_t line, const Mask& m) { q.store(line, m, w); });
       };
 
+      // A marching block's contiguous remote loads, per owner: they pass its L1 as its local
+      // loads do (its neighbour rows and edges are other warps' centres, loaded a step before),
+      // so each distinct byte crosses the link once per block (charged at the block's end).
+      std::vector<ByteRanges> block_remote(G);
       for (const BlockTrace& b : k.blocks) {
         const double w = b.weight;
         const double wave_idx = std::floor(double(b.block) / kwave);
+        const bool l1 = b.serial_steps > 0;
+        // a demand load of another GPU's memory (rdl's remote planes, um_hints' accessed-by pages)
+        auto remote_load = [&](int owner, const Span& x) {
+          if (l1 && x.contiguous()) add_range(block_remote[owner], x.lo, x.hi);
+          else remote_read(owner, g, x, w, wave_idx);
+        };
         acc.flops += b.flops * w;
         acc.weight += w;
         acc.recorded += 1;
@@ -661,7 +671,8 @@ SimResult Engine::run() {
               if (home == g || home < 0 || home >= G) {
                 local(abs);
               } else {
-                if (ld) remote_read(home, g, abs, w, wave_idx);
+                if (ld && !st) remote_load(home, abs);
+                else if (ld) remote_read(home, g, abs, w, wave_idx);
                 if (st) remote_write(g, home, abs, w);
               }
             });
@@ -700,7 +711,7 @@ SimResult Engine::run() {
             continue;
           }
           if (ld && !st) {  // remote demand load (any paradigm)
-            remote_read(dst, g, s, w, wave_idx);
+            remote_load(dst, s);
             continue;
           }
           // a remote store / atomic: a halo push in the slabs layout
@@ -733,6 +744,22 @@ SimResult Engine::run() {
               remote_write(g, dst, s, w);
               break;
           }
+        }
+        for (int ow = 0; ow < G; ++ow) {  // the block's distinct remote load bytes
+          ByteRanges& rr = block_remote[ow];
+          if (rr.empty()) continue;
+          for (const auto& [lo, hi] : merged(rr))
+            for (std::uint64_t a = lo; a < hi;) {  // one contiguous span each (Span's bytes: 32 bits)
+              Span x;
+              x.lo = a;
+              x.hi = std::min<std::uint64_t>(hi, a + (std::uint64_t{1} << 30));
+              x.count = 1;
+              x.bytes = std::uint32_t(x.hi - x.lo);
+              x.stride = x.bytes;
+              remote_read(ow, g, x, w, wave_idx);
+              a = x.hi;
+            }
+          rr.clear();
         }
         acc.end_block(w, b.serial_steps);
       }

@@ -31,6 +31,15 @@ double distinct_bytes(ByteRanges& r) {
   return u + double(b - a);
 }
 
+ByteRanges merged(ByteRanges& r) {
+  ByteRanges out;
+  std::sort(r.begin(), r.end());
+  for (const auto& iv : r)
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  return out;
+}
+
 double march_step_seconds(double resident, double bytes_per_step, double hbm_GBps) {
   if (!(resident > 0) || !(bytes_per_step > 0) || !(hbm_GBps > 0)) return 0;
   return resident * bytes_per_step / (hbm_GBps * 1e9);

@@ -17,6 +17,9 @@ void add_range(ByteRanges& r, std::uint64_t lo, std::uint64_t hi);
 // Distinct bytes of the ranges (their union's length). Sorts `r`.
 double distinct_bytes(ByteRanges& r);
 
+// The union of the ranges as ascending disjoint ranges (touching ones joined). Sorts `r`.
+ByteRanges merged(ByteRanges& r);
+
 // One step of a march (a block's dependent plane: load the next plane, store the current one),
 // when `resident` blocks march at once and each moves `bytes_per_step` through DRAM per step:
 // the steps of all resident blocks share the HBM, so a step takes resident x bytes / HBM. With

@@ -374,6 +374,38 @@ TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
   EXPECT_LT(hints.sec_per_iter, um.sec_per_iter);
 }
 
+// A marching block's remote loads pass its L1 as its local ones do: a remote row it loads three
+// times (as a centre and as two neighbours' rows) crosses the link once; a block that does not
+// march pays every load. Before: 3 reads of the row for the marching block too.
+TEST(SimEngine, MarchingBlocksReadEachRemoteByteOnce) {
+  TestLink l;
+  auto trace = [](std::uint32_t steps) {
+    Trace t;
+    t.app = "hand";
+    t.gpus = 2;
+    t.layout = "remote";
+    t.allocations = {{"slab0", MemKind::device, 0, -1, 0, kSlab}, {"slab1", MemKind::device, 1, -1, kSlab, kSlab}};
+    IterationTrace it;
+    for (int g = 0; g < 2; ++g) {
+      KernelTrace k;
+      k.gpu = g;
+      k.grid_blocks = 1;
+      BlockTrace b;
+      b.serial_steps = steps;
+      b.runs = {run(Op::load, g * kSlab, 1024), run(Op::store, g * kSlab + 4096, 1024)};
+      if (g == 0)
+        for (int r = 0; r < 3; ++r) b.runs.push_back(run(Op::load, kSlab + 8192, 128));  // 512 B, 3 times
+      k.blocks = {b};
+      it.kernels.push_back(k);
+    }
+    t.iterations = {it, it};
+    return t;
+  };
+  const double row = 4 * (16 + 128 + 24);  // 512 B: 4 line reads
+  EXPECT_DOUBLE_EQ(sim(trace(4), SimParadigm::rdl, l).link_bytes_per_iter, row);
+  EXPECT_DOUBLE_EQ(sim(trace(0), SimParadigm::rdl, l).link_bytes_per_iter, 3 * row);
+}
+
 TEST(SimEngine, ProactSendsChunksAndOverlapsThem) {
   TestLink l;
   const Trace t = slabs({run(Op::store, kSlab, 256)});  // 1 KiB per direction, produced in wave 0

@@ -18,6 +18,18 @@ TEST(SimMarch, DistinctBytesCountEachByteOnce) {
   EXPECT_DOUBLE_EQ(distinct_bytes(none), 0);
 }
 
+// The union as disjoint ranges, ascending (a marching block's remote loads, charged once each).
+TEST(SimMarch, MergedRangesAreTheUnion) {
+  ByteRanges r = {{1000, 2000}, {0, 100}, {1500, 2500}, {2500, 2600}, {50, 150}, {3000, 3001}};
+  const ByteRanges m = merged(r);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0], std::make_pair(std::uint64_t{0}, std::uint64_t{150}));
+  EXPECT_EQ(m[1], std::make_pair(std::uint64_t{1000}, std::uint64_t{2600}));
+  EXPECT_EQ(m[2], std::make_pair(std::uint64_t{3000}, std::uint64_t{3001}));
+  ByteRanges none;
+  EXPECT_TRUE(merged(none).empty());
+}
+
 // A step: resident blocks x bytes per block-step / HBM. docs/sim.md's numbers: 132 SMs x 4 blocks
 // x 8 KiB at 3.53 TB/s = 1.2253 us (the 1.18 us fitted on that kernel), at 5 blocks 1.5316 us.
 TEST(SimMarch, StepTimeFollowsTheResidency) {
