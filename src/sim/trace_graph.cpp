@@ -47,13 +47,29 @@ u64 replica_base(int g, int b) { return (u64{1} << 47) + (static_cast<u64>(g) <<
 // Sampling: trace_gen.cpp's rule (chunks of 64 consecutive blocks, chunk c recorded when
 // floor((c + 1) s) > floor(c s)), and the first and last chunk of every kernel always: they hold
 // the rows next to the GPU's part boundaries, which the neighbours read on a road grid (GPS
-// subscriptions come from the recorded blocks only).
+// subscriptions come from the recorded blocks only). The boundary chunks stand for themselves
+// (weight 1: their remote reads and published pages are not multiplied), the rule's chunks for
+// the rest of the blocks.
 constexpr u64 kSampleChunk = 64;
-bool sampled(u64 b, u64 grid, double s) {
-  if (s >= 1) return true;
+enum class Pick { no, rule, boundary };
+Pick sampled(u64 b, u64 grid, double s) {
+  if (s >= 1) return Pick::rule;
   const u64 c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
-  if (c == 0 || c + 1 == chunks) return true;
-  return std::floor(static_cast<double>(c + 1) * s) > std::floor(static_cast<double>(c) * s);
+  if (c == 0 || c + 1 == chunks) return Pick::boundary;
+  return std::floor(static_cast<double>(c + 1) * s) > std::floor(static_cast<double>(c) * s) ? Pick::rule : Pick::no;
+}
+// Weights of a kernel's recorded blocks (boundary[i]: block i was a boundary pick).
+void set_weights(KernelTrace& kt, const std::vector<char>& boundary) {
+  double nb = 0;
+  for (char x : boundary) nb += x;
+  const double rule = double(kt.blocks.size()) - nb;
+  if (rule < 1) {  // only boundary chunks: they stand for every block
+    const double w = kt.blocks.empty() ? 1.0 : double(kt.grid_blocks) / double(kt.blocks.size());
+    for (auto& b : kt.blocks) b.weight = w;
+    return;
+  }
+  const double w = (double(kt.grid_blocks) - nb) / rule;
+  for (std::size_t i = 0; i < kt.blocks.size(); ++i) kt.blocks[i].weight = boundary[i] ? 1.0 : w;
 }
 
 // A warp's accesses, grouped by instruction (slot, and the loop iteration k of a lane's edge
@@ -263,8 +279,11 @@ struct GraphRun {
       kt.gpu = g;
       kt.grid_blocks = static_cast<std::uint32_t>(sg.size());
       kt.threads_per_block = kThreads;
+      std::vector<char> boundary;
       for (u64 k = 0; k < sg.size(); ++k) {
-        if (!sampled(k, sg.size(), sample)) continue;
+        const Pick pick = sampled(k, sg.size(), sample);
+        if (pick == Pick::no) continue;
+        boundary.push_back(pick == Pick::boundary);
         const ga::RowSegment& s = sg[k];
         BlockTrace bt;
         bt.block = static_cast<std::uint32_t>(k);
@@ -298,8 +317,7 @@ struct GraphRun {
         }
         kt.blocks.push_back(std::move(bt));
       }
-      const double wt = kt.blocks.empty() ? 1.0 : double(kt.grid_blocks) / double(kt.blocks.size());
-      for (auto& b : kt.blocks) b.weight = wt;
+      set_weights(kt, boundary);
       iter.kernels.push_back(std::move(kt));
     }
     // The row kernel: block b, thread t: row (b 256 + t) / lanes, lane (b 256 + t) % lanes.
@@ -310,8 +328,11 @@ struct GraphRun {
     if (grid > UINT32_MAX) bad("kernel " + kt.name + " has more than 2^32 blocks");
     kt.grid_blocks = static_cast<std::uint32_t>(grid);
     kt.threads_per_block = kThreads;
+    std::vector<char> boundary;
     for (u64 b = 0; b < grid; ++b) {
-      if (!sampled(b, grid, sample)) continue;
+      const Pick pick = sampled(b, grid, sample);
+      if (pick == Pick::no) continue;
+      boundary.push_back(pick == Pick::boundary);
       BlockTrace bt;
       bt.block = static_cast<std::uint32_t>(b);
       for (int wp = 0; wp < kThreads / kWarp; ++wp) {
@@ -342,8 +363,7 @@ struct GraphRun {
       }
       kt.blocks.push_back(std::move(bt));
     }
-    const double wt = kt.blocks.empty() ? 1.0 : double(kt.grid_blocks) / double(kt.blocks.size());
-    for (auto& b : kt.blocks) b.weight = wt;
+    set_weights(kt, boundary);
     iter.kernels.push_back(std::move(kt));
   }
 };

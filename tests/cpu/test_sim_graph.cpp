@@ -214,3 +214,24 @@ TEST(SimGraph, DeterministicTraceAndSimulation) {
 }
 
 }  // namespace
+
+namespace {
+TEST(SimGraph, SampledBoundaryChunksStandForThemselves) {
+  // road:256 on 2 GPUs sampled: the boundary rows' pages are published at their real size (the
+  // full trace's payload), not multiplied by the sampling weight; block weights sum to the grid
+  TraceRequest r = req("pagerank", "replicas", 2);
+  r.problem.graph = "road:256";
+  const System s = preset("h200x4", 2);
+  const Trace full = make_trace(r);
+  r.sample = 0.05;
+  const Trace part = make_trace(r);
+  for (const KernelTrace& k : part.iterations[0].kernels) {
+    double w = 0;
+    for (const BlockTrace& b : k.blocks) w += b.weight;
+    EXPECT_NEAR(w, double(k.grid_blocks), 1e-6) << k.name;
+    EXPECT_LT(k.blocks.size(), k.grid_blocks) << k.name;
+  }
+  EXPECT_DOUBLE_EQ(simulate(part, s, SimParadigm::gps_hw, SimOptions{}).useful_bytes_per_iter,
+                   simulate(full, s, SimParadigm::gps_hw, SimOptions{}).useful_bytes_per_iter);
+}
+}  // namespace
