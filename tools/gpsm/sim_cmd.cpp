@@ -35,8 +35,8 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
                                "Simulate apps on a multi-GPU system (no GPU needed): trace-driven, every paradigm "
                                "including the GPS and FinePack hardware; prints gpsm bench's table, marked simulated");
   c->add_option("--app", a.app,
-                "jacobi2d, heat3d, wave3d, scatter (synthetic 4-B scattered stores, 25 % to other GPUs) or all "
-                "(the three stencils)")
+                "jacobi2d, heat3d, wave3d, scatter (synthetic 4-B scattered stores, 25 % to other GPUs), pagerank, "
+                "sssp (--size a graph spec as gpsm bench: rmat:20, road:1024, @nnz) or all (the three stencils)")
       ->capture_default_str();
   c->add_option("--gpus", a.gpus, "GPU counts, comma-separated")->capture_default_str();
   c->add_option("--system", a.system, "A preset (see --list) or a gpsm scope machine_model.json")->capture_default_str();
@@ -139,7 +139,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     std::cout << "paradigms (--paradigm):";
     for (auto p : sim::parse_sim_paradigms("all")) std::cout << " " << sim::sim_paradigm_name(p);
     std::cout << "\napps (--app): jacobi2d, heat3d, wave3d, scatter (default size " << kScatterDefaultSize
-              << " elements)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
+              << " elements), pagerank, sssp (graph specs as gpsm bench)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
                  "[bytes 2..6]\n";
     return 0;
   }
@@ -153,7 +153,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   }
   if (a.app == "scatter") chosen.push_back({"scatter", kScatterDescription, nullptr});
   if (chosen.empty())
-    throw std::invalid_argument("unknown --app '" + a.app + "' (jacobi2d, heat3d, wave3d, scatter or all)");
+    throw std::invalid_argument("unknown --app '" + a.app + "' (jacobi2d, heat3d, wave3d, scatter, pagerank, sssp or all)");
   const auto paradigms = sim::parse_sim_paradigms(a.paradigm);
   const auto counts = parse_gpu_counts(a.gpus);
   const Axis axis = parse_axis(a.axis);
@@ -274,7 +274,8 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     const SimApp* app = problems[pi].first;
     const Problem& p = problems[pi].second;
     double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(p.n[2] > 0 ? p.n[2] : 1);
-    const double sample = sample_fixed > 0 ? sample_fixed : std::min(1.0, double(1 << 24) / cells);
+    // graph apps (p.graph set): 0 = auto, by edges (sim/trace_graph.hpp kGraphAutoEdges)
+    const double sample = sample_fixed > 0 ? sample_fixed : !p.graph.empty() ? 0.0 : std::min(1.0, double(1 << 24) / cells);
     // The length of the run the bench would make, so UM's start-up faults weigh as there;
     // scatter (no bench app): the traced iterations alone.
     const int run_iters = a.run_iters >= 0 ? a.run_iters : app->app != nullptr ? app->app->problem(p.label(), 0).iters : 0;
