@@ -454,6 +454,23 @@ double serial_seconds(const KernelTrace& k, double step_s, double wave) {
   return worst * step_s;
 }
 
+// The chain bound of a kernel whose threads load in dependent chains (chain_steps: a gather
+// kernel's row_ptr, col[e], x[col], ...; docs/sim.md "Chain bound"): a block holds its slot until
+// its longest thread has waited its chain_steps load latencies one after another, and the block
+// scheduler hands a free slot the next block, so the kernel takes at least the longest block's
+// chain and at least its blocks' chains spread evenly over the `wave` slots (the list-scheduling
+// lower bound: sum of chains / slots), each step one load latency. Sampled kernels: the recorded
+// blocks stand for `weight` blocks each. 0 when no block gives a chain or the latency is 0.
+double chain_seconds(const KernelTrace& k, double latency_s, double wave) {
+  if (!(latency_s > 0) || k.blocks.empty() || wave < 1) return 0;
+  double longest = 0, sum = 0;
+  for (const BlockTrace& b : k.blocks) {
+    longest = std::max(longest, double(b.chain_steps));
+    sum += double(b.chain_steps) * b.weight;
+  }
+  return std::max(longest, sum / wave) * latency_s;
+}
+
 struct Engine {
   const Trace& t;
   System sys;  // link scaled
@@ -772,8 +789,8 @@ SimResult Engine::run() {
       const bool serial = marching && gp.serial_step_us >= 0;  // < 0: the serial bound is not modelled
       const KernelBytes kb = kernel_bytes(acc, marching);
       const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
-      const double tk =
-          std::max(kernel_seconds(acc, kb, gp, grid, serial ? 0.0 : kwave), serial_seconds(k, step_s, kwave));
+      const double tk = std::max({kernel_seconds(acc, kb, gp, grid, serial ? 0.0 : kwave), serial_seconds(k, step_s, kwave),
+                                  chain_seconds(k, gp.load_latency_ns * 1e-9, kwave)});
       if (marching) {
         // Dependent remote loads of a march (rdl's remote planes, um_hints' accessed-by pages):
         // a reading block cannot take its next step before its remote plane arrives, and all

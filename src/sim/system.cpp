@@ -62,6 +62,11 @@ GpuParams h200() {
                            // fitted before (4a1d8ee405f6); the fit missed the 5-block step by 19-24 %
   g.graph_node_us = 0.5;   // bound from our runs (4a1d8ee405f6): heat3d 256^3 on one H200 took 45.44 us per
                            // iteration as a graph of step kernels, the kernel alone 45.28 us (ncu)
+  g.load_latency_ns = 260; // our scope run: um_fault_latency "gpuN resident" from the host (a one-thread
+                           // pointer chase through the GPU's own memory, a new 2 MiB region per hop, after
+                           // prefetching), medians 253-272 ns over the 4 GPUs, median 260 ns. A miss to HBM
+                           // (perhaps with a TLB miss): the same run's L2-resident chase (lat_peer_load
+                           // gpu0->gpu0, 16384 nodes 4 KiB apart) took 143 ns a hop
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
                            // median 40.0
   g.page_bytes = 64 << 10;
@@ -209,7 +214,7 @@ System from_machine_model(const std::string& path) {
         p.src != p.dst && p.peak_GBps > 0)
       peer.push_back(p.peak_GBps);
   }
-  std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us;
+  std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us;
   for (const auto& l : m.latencies) {
     if (is_gpu(l.src)) gpus.insert(l.src);
     if (is_gpu(l.dst)) gpus.insert(l.dst);
@@ -218,6 +223,9 @@ System from_machine_model(const std::string& path) {
     if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 5 &&
         l.name.compare(l.name.size() - 5, 5, "fault") == 0)
       fault_us.push_back(l.median_us);
+    if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 9 &&
+        l.name.compare(l.name.size() - 9, 9, " resident") == 0 && l.src == "host")
+      resident_us.push_back(l.median_us);  // a chase through the GPU's own memory: its load latency
     if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "back-to-back"))
       launch_us.push_back(l.median_us);
     if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "launch+sync"))
@@ -250,6 +258,7 @@ System from_machine_model(const std::string& path) {
   s.link.raw_GBps = raw_from_payload_GBps(s.link, peer_GBps);
   if (!peer_load_us.empty()) s.link.latency_ns = median(peer_load_us) * 1e3 / 2;  // one way
   if (!fault_us.empty()) s.gpu.fault_us = median(fault_us);
+  if (!resident_us.empty()) s.gpu.load_latency_ns = median(resident_us) * 1e3;
   if (!launch_us.empty()) s.gpu.launch_us = median(launch_us);
   if (!launch_sync_us.empty() && !launch_us.empty())
     s.gpu.sync_us = std::max(0.0, median(launch_sync_us) - median(launch_us));

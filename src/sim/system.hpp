@@ -27,6 +27,9 @@ struct GpuParams {
                                // least its busiest block slot's steps x this. 0: derived per kernel from
                                // its residency (Engine: resident blocks x bytes per block-step / HBM);
                                // > 0: this fixed time; < 0: the serial bound is not modelled
+  double load_latency_ns = 0;  // one dependent load from the GPU's own memory (a pointer chase's
+                               // hop): a kernel whose threads load in chains (BlockTrace::chain_steps)
+                               // takes at least its chains x this (Engine). 0: not modelled
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
   double page_bytes = 64 << 10;// UM migration granularity
 };

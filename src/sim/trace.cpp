@@ -30,7 +30,8 @@ int allocation_of(const Trace& t, std::uint64_t addr) {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'T', 'R', 'C', '\0'};
-constexpr std::uint32_t kVersion = 3;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block
+constexpr std::uint32_t kVersion = 4;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
+                                       // 4: chain_steps per block
 constexpr std::size_t kRunBytes = 22;  // u8 op, u8 bytes, u32 count, u64 addr, i64 stride
 
 // Little-endian writer into a buffer flushed to the file in 4-MiB pieces.
@@ -186,6 +187,7 @@ void write_trace(const Trace& t, const std::string& path) {
         w.f64(b.weight);
         w.f64(b.flops);
         w.u32(b.serial_steps);
+        w.u32(b.chain_steps);
         w.u32(static_cast<std::uint32_t>(b.runs.size()));
         for (const AccessRun& r : b.runs) {
           w.u8(static_cast<std::uint8_t>(r.op));
@@ -215,10 +217,11 @@ Trace read_trace(const std::string& path) {
   for (char& c : magic) c = static_cast<char>(r.u8());
   if (std::memcmp(magic, kMagic, 8) != 0) r.fail("bad magic (not a gpsm sim trace: expected \"GPSMTRC\\0\")");
   const std::uint32_t version = r.u32();
-  if (version != kVersion && version != 2)  // version 2 files read with blocks_per_sm and serial_steps 0
-    r.fail("unsupported version " + std::to_string(version) + " (this gpsm reads versions 2 and " +
+  // version 2 files read with blocks_per_sm and serial_steps 0, versions 2 and 3 with chain_steps 0
+  if (version < 2 || version > kVersion)
+    r.fail("unsupported version " + std::to_string(version) + " (this gpsm reads versions 2 to " +
            std::to_string(kVersion) + ")");
-  const bool v3 = version >= 3;
+  const bool v3 = version >= 3, v4 = version >= 4;
   Trace t;
   t.app = r.str();
   t.problem = r.str();
@@ -267,6 +270,7 @@ Trace read_trace(const std::string& path) {
         bt.weight = r.f64();
         bt.flops = r.f64();
         if (v3) bt.serial_steps = r.u32();
+        if (v4) bt.chain_steps = r.u32();
         const std::uint32_t nr = r.count(kRunBytes, "runs");
         bt.runs.resize(nr);
         for (std::uint32_t j = 0; j < nr; ++j) {

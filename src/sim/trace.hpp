@@ -43,6 +43,11 @@ struct BlockTrace {
   // Dependent memory steps the block takes one after another: a marching block's planes, the
   // register queue's priming included (each step's loads wait for the step before). 0: not given.
   std::uint32_t serial_steps = 0;
+  // Dependent loads of the block's longest thread: loads each of which waits for the one before
+  // (a gather kernel's row_ptr, then per edge iteration col[e] and the x[col] it names). The
+  // kernel takes at least its blocks' chains x the GPU's load latency (docs/sim.md "Chain
+  // bound"). 0: not given (the kernel is not latency-bound; traces before version 4).
+  std::uint32_t chain_steps = 0;
   std::vector<AccessRun> runs;
 };
 
@@ -79,7 +84,7 @@ struct Trace {
 // Which allocation holds `addr` (index into t.allocations), or -1.
 int allocation_of(const Trace& t, std::uint64_t addr);
 
-// Binary file (magic "GPSMTRC", version 1; docs/sim.md). Throws gpsm::Error naming the file and
+// Binary file (magic "GPSMTRC", version 4; reads 2 and 3; docs/sim.md). Throws gpsm::Error naming the file and
 // what is wrong on a malformed or truncated file.
 void write_trace(const Trace& t, const std::string& path);
 Trace read_trace(const std::string& path);

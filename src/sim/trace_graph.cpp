@@ -301,17 +301,23 @@ struct GraphRun {
               w.add(sX, i, Op::load, 4, x_addr(g, xb, j));
               bt.flops += 2;
             }
+            // Dependent loads (docs/sim.md "Chain bound"): the record, then per group of four
+            // edges (for_edges' Gather4) and per edge of the rest, col and then the gather.
+            std::uint32_t chain = 1 + static_cast<std::uint32_t>(2 * (i / 4 + i % 4));
             if (t == 0) {  // thread 0: the partial, the finish counter; the row's last segment finishes it
               w.add(sPartial, 0, Op::store, 4, arr_base(g, aPartial) + k * 4);
               w.add(sDone, 0, Op::atomic, 4, arr_base(g, aDone) + static_cast<u64>(s.split) * 4);
+              chain += 1;  // segment_finish waits for the counter's old value
               if (static_cast<i64>(k) == s.first + s.count - 1) {
                 for (i64 p = 0; p < s.count; ++p)
                   w.add(sPartial, 1, Op::load, 4, arr_base(g, aPartial) + static_cast<u64>(s.first + p) * 4);
                 w.add(sDone, 1, Op::store, 4, arr_base(g, aDone) + static_cast<u64>(s.split) * 4);
                 finish_row(w, g, xb, yb, first_slot + s.row, changed(v0 + s.row));
                 bt.flops += 2 + s.count;
+                chain += pagerank ? 1 : 2;  // the partials; sssp: then the old value
               }
             }
+            bt.chain_steps = std::max(bt.chain_steps, chain);
           }
           w.flush(bt);
         }
@@ -345,6 +351,7 @@ struct GraphRun {
           w.add(sRp0, 0, Op::load, 8, arr_base(g, aRowPtr) + static_cast<u64>(row) * 8);
           w.add(sRp1, 0, Op::load, 8, arr_base(g, aRowPtr) + static_cast<u64>(row + 1) * 8);
           const i64 begin = in.row_ptr[v] - e0, end = in.row_ptr[v + 1] - e0;
+          bt.chain_steps = std::max<std::uint32_t>(bt.chain_steps, 1);  // row_ptr
           if (long_row > 0 && end - begin > long_row) continue;  // a split row: its segments write it
           i64 k = 0;
           for (i64 el = begin + lane; el < end; el += lanes, ++k) {
@@ -354,6 +361,12 @@ struct GraphRun {
             w.add(sX, k, Op::load, 4, x_addr(g, xb, j));
             bt.flops += 2;
           }
+          // Dependent loads (docs/sim.md "Chain bound"): row_ptr, then per edge iteration col[e]
+          // and the x[col] (and inv_deg[col]) it names: the plain edge loop (GPSM_GRAPH_GATHER
+          // 1, the default) issues an iteration's col load after the previous iteration's use.
+          // sssp's finishing lane then loads the old value.
+          const std::uint32_t chain = static_cast<std::uint32_t>(1 + 2 * k + (lane == 0 && !pagerank ? 1 : 0));
+          bt.chain_steps = std::max(bt.chain_steps, chain);
           if (lane == 0) {
             finish_row(w, g, xb, yb, first_slot + row, changed(v));
             bt.flops += 2;

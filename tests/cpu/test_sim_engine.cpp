@@ -582,6 +582,75 @@ TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter, 1e-12);
 }
 
+// Chains of dependent loads (BlockTrace::chain_steps): a kernel takes at least
+// max(longest block chain, sum of the blocks' chains / wave slots) x load_latency_ns, the
+// wave from the kernel's own blocks_per_sm; where its roofline is longer, the roofline.
+TEST(SimEngine, ChainedLoadsAreBoundByTheLoadLatency) {
+  const TestLink l;
+  System s = two_gpus();  // 4 SMs x 2 blocks: a wave of 8
+  Trace t = slabs({}, 1, 16);
+  const SimResult roof = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_LT(roof.sec_per_iter, 5e-6);
+  s.gpu.load_latency_ns = 1000;
+  // no chains (an old trace): the latency changes nothing
+  EXPECT_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter);
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) b.chain_steps = 10;
+  // 16 blocks x 10 steps on 8 slots: 20 steps of 1 us
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 20e-6, 1e-12);
+  // the kernel's own residency: 1 block per SM, 4 slots: 40 steps
+  for (auto& k : t.iterations[0].kernels) k.blocks_per_sm = 1;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 40e-6, 1e-12);
+  for (auto& k : t.iterations[0].kernels) k.blocks_per_sm = 0;
+  // one long block: 15 x 10 + 50 = 200 steps / 8 = 25, but block 3 alone takes 50
+  for (auto& k : t.iterations[0].kernels) k.blocks[3].chain_steps = 50;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 50e-6, 1e-12);
+  // sampled: blocks 1 (10 steps) and 3 (50) recorded, 8 blocks each: 480 / 8 = 60 steps
+  Trace half = t;
+  for (auto& k : half.iterations[0].kernels) {
+    std::vector<BlockTrace> keep;
+    for (auto& b : k.blocks)
+      if (b.block == 1 || b.block == 3) keep.push_back(b);
+    for (auto& b : keep) b.weight = 8;
+    k.blocks = keep;
+  }
+  EXPECT_NEAR(sim(half, SimParadigm::infinite, l, {}, s).sec_per_iter, 60e-6, 1e-12);
+  // bandwidth-bound: at 1 ns a step the chains (at most 50 ns) stay under the roofline
+  s.gpu.load_latency_ns = 1;
+  EXPECT_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter);
+  // not modelled (0): the roofline
+  s.gpu.load_latency_ns = 0;
+  EXPECT_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter);
+}
+
+// The stencil traces give no chains: their simulation does not depend on the load latency.
+TEST(SimEngine, StencilTracesIgnoreTheLoadLatency) {
+  System h = preset("h200x4", 2);
+  ASSERT_GT(h.gpu.load_latency_ns, 0);
+  System z = h;
+  z.gpu.load_latency_ns = 0;
+  for (const char* app : {"jacobi2d", "heat3d"}) {
+    TraceRequest r;
+    r.app = app;
+    r.gpus = 2;
+    r.problem.iters = 2;
+    r.problem.tol = 0;
+    const bool j = std::string(app) == "jacobi2d";
+    r.problem.n[0] = j ? 64 : 32;
+    r.problem.n[1] = j ? 64 : 32;
+    r.problem.n[2] = j ? 0 : 32;
+    const Trace t = make_trace(r);
+    for (const auto& it : t.iterations)
+      for (const auto& k : it.kernels)
+        for (const auto& b : k.blocks) ASSERT_EQ(b.chain_steps, 0u) << app;
+    for (SimParadigm p : {SimParadigm::memcpy, SimParadigm::p2p_inline, SimParadigm::infinite}) {
+      const SimResult a = simulate(t, h, p, {}), b = simulate(t, z, p, {});
+      EXPECT_EQ(a.sec_per_iter, b.sec_per_iter) << app << " " << sim_paradigm_name(p);
+      EXPECT_EQ(a.link_bytes_per_iter, b.link_bytes_per_iter) << app;
+    }
+  }
+}
+
 // A marching kernel's tail wave is left to its serial bound: 9 blocks on a wave of 4 (a tail of
 // 1 < half a wave) cost a plain kernel 10 / 9 of its roofline; marching (1 step each, far below
 // the roofline) they cost the roofline alone.

@@ -197,6 +197,41 @@ TEST(SimGraph, HubRowsRunAsSegmentBlocks) {
   EXPECT_EQ(col, 8000.0);  // 1999 x 4 B = 7996 B, in 250 sectors of 32 B
 }
 
+// Dependent-load chains (docs/sim.md "Chain bound"): a row thread loads row_ptr, then per edge
+// iteration col and the gather (pagerank: 1 + 2 = 3 with one edge per row; sssp's finishing lane
+// then the old value: 4). Hub segments: the record, then per group of four edges and per edge of
+// the rest col and the gather; thread 0 waits for the finish counter, the last segment's for the
+// partials (and sssp's old value).
+TEST(SimGraph, ChainStepsPerBlock) {
+  const graph::Csr in = two_gpu_graph();
+  for (const char* app : {"pagerank", "sssp"}) {
+    const Trace t = graph_trace_csr(req(app, "slabs", 2, 1), in, inv_deg_of(in), 5, nullptr);
+    for (const KernelTrace& k : t.iterations[0].kernels) {
+      if (k.name == "sssp_clear_changed") {
+        EXPECT_EQ(k.blocks.at(0).chain_steps, 0u);
+        continue;
+      }
+      ASSERT_EQ(k.blocks.size(), 1u) << k.name;
+      EXPECT_EQ(k.blocks[0].chain_steps, std::string(app) == "pagerank" ? 3u : 4u) << k.name;
+    }
+  }
+  std::vector<std::pair<int, int>> e;  // row 0 <- 1999 vertices: segments of 1024 and 975 edges
+  for (int c = 1; c < 2000; ++c) e.push_back({0, c});
+  const graph::Csr hub = csr(2000, e);
+  for (const char* app : {"pagerank", "sssp"}) {
+    const Trace t = graph_trace_csr(req(app, "slabs", 1, 1), hub, inv_deg_of(hub), 0, nullptr);
+    const KernelTrace& seg = t.iterations[0].kernels.at(std::string(app) == "pagerank" ? 0 : 1);
+    ASSERT_EQ(seg.blocks.size(), 2u) << app;
+    // segment 0: 4 edges a thread (one Gather4 group): 1 + 2; thread 0 + the counter: 4
+    EXPECT_EQ(seg.blocks[0].chain_steps, 4u) << app;
+    // segment 1: threads 207.. have 3 edges (no group, 3 single edges): 1 + 2 x 3 = 7 (thread 0:
+    // 4 edges, 1 + 2 + the counter + the partials (+ sssp's old value) = 5 or 6)
+    EXPECT_EQ(seg.blocks[1].chain_steps, 7u) << app;
+    const KernelTrace& rows = t.iterations[0].kernels.back();
+    for (const BlockTrace& b : rows.blocks) EXPECT_EQ(b.chain_steps, std::string(app) == "pagerank" ? 1u : 2u) << app;
+  }
+}
+
 TEST(SimGraph, DeterministicTraceAndSimulation) {
   TraceRequest r = req("sssp", "replicas", 2);
   r.problem.graph = "road:64";

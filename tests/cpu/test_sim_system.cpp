@@ -112,6 +112,9 @@ TEST(SimSystem, FromMachineModelH200) {
   // One way = half the measured peer-load round trip (0.854 us).
   EXPECT_NEAR(s.link.latency_ns, 427, 2);
   EXPECT_NEAR(s.gpu.fault_us, 40, 1);
+  // The median of the 4 GPUs' "resident" chases from the host: 253-272 ns, median 260.1.
+  EXPECT_NEAR(s.gpu.load_latency_ns, 260.1, 0.1);
+  EXPECT_NEAR(s.gpu.load_latency_ns, preset("h200x4").gpu.load_latency_ns, 0.5);
   EXPECT_NEAR(s.gpu.launch_us, 1.6, 0.01);
   EXPECT_NE(s.description.find("machine_model.json"), std::string::npos);
   // Matches the preset made from the same measurements.

@@ -63,6 +63,7 @@ void expect_same(const Trace& a, const Trace& b) {
         EXPECT_EQ(x.blocks[b].weight, y.blocks[b].weight);
         EXPECT_EQ(x.blocks[b].flops, y.blocks[b].flops);
         EXPECT_EQ(x.blocks[b].serial_steps, y.blocks[b].serial_steps);
+        EXPECT_EQ(x.blocks[b].chain_steps, y.blocks[b].chain_steps);
         ASSERT_EQ(x.blocks[b].runs.size(), y.blocks[b].runs.size());
         for (size_t r = 0; r < x.blocks[b].runs.size(); ++r)
           EXPECT_TRUE(same_run(x.blocks[b].runs[r], y.blocks[b].runs[r])) << "iter " << i << " kernel " << k << " block " << b << " run " << r;
@@ -162,11 +163,50 @@ TEST(SimTrace, WriteReadRoundTrip) {
   t.iterations[1].kernels[1].blocks[0].weight = 2.5;
   t.iterations[1].kernels[1].blocks_per_sm = 3;
   t.iterations[1].kernels[1].blocks[0].serial_steps = 19;
+  t.iterations[1].kernels[1].blocks[0].chain_steps = 7;
   const std::string p = tmp_path("rt");
   write_trace(t, p);
   const Trace u = read_trace(p);
   expect_same(t, u);
   EXPECT_EQ(t.total_runs(), u.total_runs());
+  std::remove(p.c_str());
+}
+
+// A version-3 file (no chain_steps per block) still reads, with chain_steps 0: the file of a
+// one-block trace with the block's chain field (the 4 bytes before its run count, the file's
+// last 4 bytes when it has no runs) cut out and the version set to 3.
+TEST(SimTrace, Version3FileReadsWithChainStepsZero) {
+  Trace t;
+  t.app = "scatter";
+  t.problem = "hand";
+  t.gpus = 1;
+  t.layout = "slabs";
+  t.allocations.push_back({"gpu0.a", MemKind::device, 0, -1, 0, 4096});
+  t.iterations.resize(1);
+  KernelTrace k;
+  k.name = "k";
+  k.grid_blocks = 1;
+  BlockTrace b;
+  b.serial_steps = 5;
+  b.chain_steps = 9;
+  k.blocks.push_back(b);
+  t.iterations[0].kernels.push_back(k);
+  const std::string p = tmp_path("v3");
+  write_trace(t, p);
+  std::vector<char> d = file_bytes(p);
+  ASSERT_GT(d.size(), 16u);
+  EXPECT_EQ(d[8], 4);  // written as version 4
+  // last 12 bytes: serial_steps 5, chain_steps 9, run count 0
+  EXPECT_EQ(d[d.size() - 12], 5);
+  EXPECT_EQ(d[d.size() - 8], 9);
+  d.erase(d.end() - 8, d.end() - 4);
+  d[8] = 3;
+  put_bytes(p, d);
+  const Trace u = read_trace(p);
+  ASSERT_EQ(u.iterations.size(), 1u);
+  ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u);
+  EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
+  EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, 0u);
   std::remove(p.c_str());
 }
 
@@ -189,10 +229,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 4;  // version 4 (this gpsm writes 3 and reads 2 and 3)
+  d[8] = 5;  // version 5 (this gpsm writes 4 and reads 2 to 4)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 5"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);
