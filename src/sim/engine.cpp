@@ -456,19 +456,36 @@ double serial_seconds(const KernelTrace& k, double step_s, double wave) {
 
 // The chain bound of a kernel whose threads load in dependent chains (chain_steps: a gather
 // kernel's row_ptr, col[e], x[col], ...; docs/sim.md "Chain bound"): a block holds its slot until
-// its longest thread has waited its chain_steps load latencies one after another, and the block
+// its longest thread has waited its chain load latencies one after another, and the block
 // scheduler hands a free slot the next block, so the kernel takes at least the longest block's
 // chain and at least its blocks' chains spread evenly over the `wave` slots (the list-scheduling
-// lower bound: sum of chains / slots), each step one load latency. Sampled kernels: the recorded
-// blocks stand for `weight` blocks each. 0 when no block gives a chain or the latency is 0.
-double chain_seconds(const KernelTrace& k, double latency_s, double wave) {
+// lower bound: sum of chains / slots). Sampled kernels: the recorded blocks stand for `weight`
+// blocks each. 0 when no block gives a chain or the HBM latency is 0.
+// A step's latency: the gathers (gather_steps) hit the L2 with probability
+// hit = min(1, l2_bytes / gather_bytes) and take hit x l2 + (1 - hit) x hbm; the other steps
+// (row_ptr, col[e]: streamed, each line read once; the old value, the partials) take the HBM
+// latency. The hit fraction is what an L2 of C bytes gives references spread uniformly over F
+// bytes (it holds C / F of them at any time; LRU under independent uniform references hits C / F
+// exactly), so it is 1 where the gathered arrays fit and falls continuously past it; skewed
+// (power-law) gathers hit more than that, so beyond the L2 this leans to the HBM latency. The
+// streamed col lines pass through the L2 too, but each once: between two gathers of one x line
+// far fewer of them arrive than the L2 holds, so they are left out of the footprint.
+// l2_latency_s <= 0 or l2_bytes <= 0 or gather_bytes 0: every step the HBM latency.
+double chain_seconds(const KernelTrace& k, double latency_s, double wave, double l2_latency_s, double l2_bytes) {
   if (!(latency_s > 0) || k.blocks.empty() || wave < 1) return 0;
+  double gather_s = latency_s;
+  if (l2_latency_s > 0 && l2_bytes > 0 && k.gather_bytes > 0) {
+    const double hit = std::min(1.0, l2_bytes / double(k.gather_bytes));
+    gather_s = hit * l2_latency_s + (1 - hit) * latency_s;
+  }
   double longest = 0, sum = 0;
   for (const BlockTrace& b : k.blocks) {
-    longest = std::max(longest, double(b.chain_steps));
-    sum += double(b.chain_steps) * b.weight;
+    const std::uint32_t g = std::min(b.gather_steps, b.chain_steps);
+    const double c = double(b.chain_steps - g) * latency_s + double(g) * gather_s;
+    longest = std::max(longest, c);
+    sum += c * b.weight;
   }
-  return std::max(longest, sum / wave) * latency_s;
+  return std::max(longest, sum / wave);
 }
 
 struct Engine {
@@ -790,7 +807,7 @@ SimResult Engine::run() {
       const KernelBytes kb = kernel_bytes(acc, marching);
       const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
       const double tk = std::max({kernel_seconds(acc, kb, gp, grid, serial ? 0.0 : kwave), serial_seconds(k, step_s, kwave),
-                                  chain_seconds(k, gp.load_latency_ns * 1e-9, kwave)});
+                                  chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes)});
       if (marching) {
         // Dependent remote loads of a march (rdl's remote planes, um_hints' accessed-by pages):
         // a reading block cannot take its next step before its remote plane arrives, and all

@@ -49,7 +49,8 @@ GpuParams h200() {
   g.hbm_GBps = 3530;       // measured: jacobi2d 16384^2 single-GPU cpu_free 608.29 us moving
                            // 2 x 16384^2 x 4 B = 2.15 GB (results/nvidia-h200-x4/
                            // 2026-11-21_bc0ca068d12b_bench-all/bench.log; docs/bench.md)
-  g.l2_bytes = 50.0 * (1 << 20);  // H100/H200 L2: 50 MiB
+  g.l2_bytes = 50.0 * (1 << 20);  // H100/H200 L2: 50 MiB (NVIDIA Hopper architecture documentation: the
+                                  // H100 whitepaper / tuning guide give 50 MB of L2; the H200 keeps the GH100 die)
   g.l2_GBps = 7000;        // estimate (~2x HBM); not measured here
   g.flops_G = 66900;       // 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz (peak, as for V100)
   g.blocks_per_sm = 8;     // 2048 threads per SM / 256
@@ -67,6 +68,8 @@ GpuParams h200() {
                            // prefetching), medians 253-272 ns over the 4 GPUs, median 260 ns. A miss to HBM
                            // (perhaps with a TLB miss): the same run's L2-resident chase (lat_peer_load
                            // gpu0->gpu0, 16384 nodes 4 KiB apart) took 143 ns a hop
+  g.l2_latency_ns = 143;   // that L2-resident chase: lat_peer_load gpu0->gpu0 median 0.1435 us a hop
+                           // (results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full/machine_model.json)
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
                            // median 40.0
   g.page_bytes = 64 << 10;
@@ -214,12 +217,14 @@ System from_machine_model(const std::string& path) {
         p.src != p.dst && p.peak_GBps > 0)
       peer.push_back(p.peak_GBps);
   }
-  std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us;
+  std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
   for (const auto& l : m.latencies) {
     if (is_gpu(l.src)) gpus.insert(l.src);
     if (is_gpu(l.dst)) gpus.insert(l.dst);
     if (l.name == "lat_peer_load" && l.src != l.dst && is_gpu(l.src) && is_gpu(l.dst))
       peer_load_us.push_back(l.median_us);
+    if (l.name == "lat_peer_load" && l.src == l.dst && is_gpu(l.src))
+      l2_load_us.push_back(l.median_us);  // a chase through the GPU's own memory that stays in its L2
     if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 5 &&
         l.name.compare(l.name.size() - 5, 5, "fault") == 0)
       fault_us.push_back(l.median_us);
@@ -259,6 +264,7 @@ System from_machine_model(const std::string& path) {
   if (!peer_load_us.empty()) s.link.latency_ns = median(peer_load_us) * 1e3 / 2;  // one way
   if (!fault_us.empty()) s.gpu.fault_us = median(fault_us);
   if (!resident_us.empty()) s.gpu.load_latency_ns = median(resident_us) * 1e3;
+  if (!l2_load_us.empty()) s.gpu.l2_latency_ns = median(l2_load_us) * 1e3;
   if (!launch_us.empty()) s.gpu.launch_us = median(launch_us);
   if (!launch_sync_us.empty() && !launch_us.empty())
     s.gpu.sync_us = std::max(0.0, median(launch_sync_us) - median(launch_us));

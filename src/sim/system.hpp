@@ -30,6 +30,9 @@ struct GpuParams {
   double load_latency_ns = 0;  // one dependent load from the GPU's own memory (a pointer chase's
                                // hop): a kernel whose threads load in chains (BlockTrace::chain_steps)
                                // takes at least its chains x this (Engine). 0: not modelled
+  double l2_latency_ns = 0;    // one dependent load that hits the L2: a chain's gathers
+                               // (BlockTrace::gather_steps) take it as often as the kernel's gathered
+                               // arrays fit l2_bytes (Engine). 0: not modelled (every step load_latency_ns)
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
   double page_bytes = 64 << 10;// UM migration granularity
 };

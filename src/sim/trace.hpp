@@ -48,6 +48,12 @@ struct BlockTrace {
   // kernel takes at least its blocks' chains x the GPU's load latency (docs/sim.md "Chain
   // bound"). 0: not given (the kernel is not latency-bound; traces before version 4).
   std::uint32_t chain_steps = 0;
+  // Of those, the gathers (x[col], inv_deg[col]: a load at an address another load named, into
+  // the kernel's gathered arrays, KernelTrace::gather_bytes): they hit the L2 as often as those
+  // arrays fit it (docs/sim.md "Chain bound"); the other steps (row_ptr, col[e], the old value,
+  // the partials: streamed or just written) take the HBM latency. <= chain_steps; 0: none
+  // given (every step an HBM miss; traces before version 5).
+  std::uint32_t gather_steps = 0;
   std::vector<AccessRun> runs;
 };
 
@@ -57,6 +63,8 @@ struct KernelTrace {
   std::uint32_t grid_blocks = 0;       // blocks launched (blocks.size() may be fewer: sampled)
   std::uint32_t threads_per_block = 256;
   std::uint32_t blocks_per_sm = 0;     // blocks of this kernel an SM holds at once (its registers); 0: the GPU's default
+  std::uint64_t gather_bytes = 0;      // distinct bytes of the arrays its gathers (BlockTrace::gather_steps)
+                                       // read on this GPU (pagerank: x and inv_deg); 0: none given
   std::vector<BlockTrace> blocks;
 };
 
@@ -84,7 +92,7 @@ struct Trace {
 // Which allocation holds `addr` (index into t.allocations), or -1.
 int allocation_of(const Trace& t, std::uint64_t addr);
 
-// Binary file (magic "GPSMTRC", version 4; reads 2 and 3; docs/sim.md). Throws gpsm::Error naming the file and
+// Binary file (magic "GPSMTRC", version 5; reads 2 to 4; docs/sim.md). Throws gpsm::Error naming the file and
 // what is wrong on a malformed or truncated file.
 void write_trace(const Trace& t, const std::string& path);
 Trace read_trace(const std::string& path);

@@ -72,6 +72,16 @@ void set_weights(KernelTrace& kt, const std::vector<char>& boundary) {
   for (std::size_t i = 0; i < kt.blocks.size(); ++i) kt.blocks[i].weight = boundary[i] ? 1.0 : w;
 }
 
+// A thread's chain of `chain` dependent loads, `gathers` of them gathers (docs/sim.md "Chain
+// bound"): the block keeps its longest thread's chain, and of equal chains the one with fewer
+// gathers (the slower one at any latencies with L2 <= HBM).
+void set_chain(BlockTrace& b, std::uint32_t chain, std::uint32_t gathers) {
+  if (chain > b.chain_steps || (chain == b.chain_steps && gathers < b.gather_steps)) {
+    b.chain_steps = chain;
+    b.gather_steps = gathers;
+  }
+}
+
 // A warp's accesses, grouped by instruction (slot, and the loop iteration k of a lane's edge
 // loop), coalesced the way the memory system sees them: a load instruction as the 32-B sectors
 // its active threads touch (contiguous sectors one run of 16-B operations: what the L2 and DRAM
@@ -156,6 +166,7 @@ struct GraphRun {
   std::vector<std::int32_t> slot_of;         // vertex -> slot
   std::vector<std::vector<ga::RowSegment>> segs;  // per GPU
   double sample = 1;
+  u64 gather_bytes = 0;  // per GPU: the arrays the gathers read (x; pagerank also inv_deg), whole
 
   GraphRun(const TraceRequest& r_, const graph::Csr& in_, const std::vector<float>& inv_, bool pr)
       : r(r_), in(in_), inv_deg(inv_), pagerank(pr), G(r_.gpus) {}
@@ -201,6 +212,7 @@ struct GraphRun {
     segs.resize(G);
     sample = r.sample > 0 ? std::min(1.0, r.sample) : std::min(1.0, kGraphAutoEdges / std::max<double>(1, double(in.nnz())));
     const u64 vec_bytes = static_cast<u64>(l.elems()) * 4;
+    gather_bytes = (pagerank ? 2 : 1) * vec_bytes;
     for (int g = 0; g < G; ++g) {
       const i64 b0 = l.parts[g].begin, b1 = l.parts[g].end;
       const i64 nnz = in.row_ptr[b1] - in.row_ptr[b0];
@@ -277,6 +289,7 @@ struct GraphRun {
       KernelTrace kt;
       kt.name = pagerank ? "pagerank_segments" : "sssp_segments";
       kt.gpu = g;
+      kt.gather_bytes = gather_bytes;
       kt.grid_blocks = static_cast<std::uint32_t>(sg.size());
       kt.threads_per_block = kThreads;
       std::vector<char> boundary;
@@ -317,7 +330,7 @@ struct GraphRun {
                 chain += pagerank ? 1 : 2;  // the partials; sssp: then the old value
               }
             }
-            bt.chain_steps = std::max(bt.chain_steps, chain);
+            set_chain(bt, chain, static_cast<std::uint32_t>(i / 4 + i % 4));  // the gathers: one a group or edge
           }
           w.flush(bt);
         }
@@ -334,6 +347,7 @@ struct GraphRun {
     if (grid > UINT32_MAX) bad("kernel " + kt.name + " has more than 2^32 blocks");
     kt.grid_blocks = static_cast<std::uint32_t>(grid);
     kt.threads_per_block = kThreads;
+    kt.gather_bytes = gather_bytes;
     std::vector<char> boundary;
     for (u64 b = 0; b < grid; ++b) {
       const Pick pick = sampled(b, grid, sample);
@@ -351,7 +365,7 @@ struct GraphRun {
           w.add(sRp0, 0, Op::load, 8, arr_base(g, aRowPtr) + static_cast<u64>(row) * 8);
           w.add(sRp1, 0, Op::load, 8, arr_base(g, aRowPtr) + static_cast<u64>(row + 1) * 8);
           const i64 begin = in.row_ptr[v] - e0, end = in.row_ptr[v + 1] - e0;
-          bt.chain_steps = std::max<std::uint32_t>(bt.chain_steps, 1);  // row_ptr
+          set_chain(bt, 1, 0);  // row_ptr
           if (long_row > 0 && end - begin > long_row) continue;  // a split row: its segments write it
           i64 k = 0;
           for (i64 el = begin + lane; el < end; el += lanes, ++k) {
@@ -366,7 +380,7 @@ struct GraphRun {
           // 1, the default) issues an iteration's col load after the previous iteration's use.
           // sssp's finishing lane then loads the old value.
           const std::uint32_t chain = static_cast<std::uint32_t>(1 + 2 * k + (lane == 0 && !pagerank ? 1 : 0));
-          bt.chain_steps = std::max(bt.chain_steps, chain);
+          set_chain(bt, chain, static_cast<std::uint32_t>(k));  // the gathers: one an edge iteration
           if (lane == 0) {
             finish_row(w, g, xb, yb, first_slot + row, changed(v));
             bt.flops += 2;

@@ -623,12 +623,65 @@ TEST(SimEngine, ChainedLoadsAreBoundByTheLoadLatency) {
   EXPECT_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter);
 }
 
+// The gathers of a chain (gather_steps) take the L2 latency as often as the kernel's gathered
+// arrays (gather_bytes) fit the L2: hit = min(1, l2_bytes / gather_bytes), a gather
+// hit x l2 + (1 - hit) x hbm; the other steps the HBM latency. Hand-computed: 16 blocks of
+// 10 steps, 4 of them gathers, on 8 slots (2 blocks a slot), HBM 1000 ns, L2 400 ns, L2 1 MiB.
+TEST(SimEngine, ChainGathersTakeTheL2LatencyWhenTheirArraysFit) {
+  const TestLink l;
+  System s = two_gpus();
+  Trace t = slabs({}, 1, 16);
+  s.gpu.load_latency_ns = 1000;
+  s.gpu.l2_latency_ns = 400;
+  s.gpu.l2_bytes = 1 << 20;
+  auto set = [&](std::uint64_t bytes) {
+    for (auto& k : t.iterations[0].kernels) {
+      k.gather_bytes = bytes;
+      for (auto& b : k.blocks) {
+        b.chain_steps = 10;
+        b.gather_steps = 4;
+      }
+    }
+  };
+  // fits (512 KiB): 6 x 1000 + 4 x 400 = 7.6 us a block, 2 a slot: 15.2 us
+  set(512 << 10);
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 15.2e-6, 1e-12);
+  // exactly the L2: still every gather a hit
+  set(1 << 20);
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 15.2e-6, 1e-12);
+  // 4 MiB: hit 1/4, a gather 0.25 x 400 + 0.75 x 1000 = 850 ns: 6 + 3.4 = 9.4 us a block: 18.8 us
+  set(4 << 20);
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 18.8e-6, 1e-12);
+  // no gathered bytes given (a version-4 trace): every step HBM, 20 us
+  set(0);
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 20e-6, 1e-12);
+  // no L2 latency modelled: every step HBM
+  set(512 << 10);
+  s.gpu.l2_latency_ns = 0;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 20e-6, 1e-12);
+  s.gpu.l2_latency_ns = 400;
+  // no gathers among the steps: every step HBM, whatever the footprint
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) b.gather_steps = 0;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 20e-6, 1e-12);
+  // the longest block by time: block 3 of 10 steps, none a gather (10 us) against 15 blocks of
+  // 10 steps, 4 gathers in a fitting footprint (7.6 us): sum 124 / 8 = 15.5 us > 10 us
+  set(512 << 10);
+  for (auto& k : t.iterations[0].kernels) k.blocks[3].gather_steps = 0;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 15.5e-6, 1e-12);
+  // ... and block 3 of 40 steps, none a gather: 40 us alone
+  for (auto& k : t.iterations[0].kernels) k.blocks[3].chain_steps = 40;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, 40e-6, 1e-12);
+}
+
 // The stencil traces give no chains: their simulation does not depend on the load latency.
 TEST(SimEngine, StencilTracesIgnoreTheLoadLatency) {
   System h = preset("h200x4", 2);
   ASSERT_GT(h.gpu.load_latency_ns, 0);
+  ASSERT_GT(h.gpu.l2_latency_ns, 0);
   System z = h;
   z.gpu.load_latency_ns = 0;
+  z.gpu.l2_latency_ns = 0;
   for (const char* app : {"jacobi2d", "heat3d"}) {
     TraceRequest r;
     r.app = app;

@@ -213,6 +213,9 @@ TEST(SimGraph, ChainStepsPerBlock) {
       }
       ASSERT_EQ(k.blocks.size(), 1u) << k.name;
       EXPECT_EQ(k.blocks[0].chain_steps, std::string(app) == "pagerank" ? 3u : 4u) << k.name;
+      EXPECT_EQ(k.blocks[0].gather_steps, 1u) << k.name;  // the one edge's gather
+      // the gathered arrays: x (and pagerank's inv_deg), whole
+      EXPECT_EQ(k.gather_bytes, (std::string(app) == "pagerank" ? 2u : 1u) * t.allocations.back().bytes) << k.name;
     }
   }
   std::vector<std::pair<int, int>> e;  // row 0 <- 1999 vertices: segments of 1024 and 975 edges
@@ -224,11 +227,16 @@ TEST(SimGraph, ChainStepsPerBlock) {
     ASSERT_EQ(seg.blocks.size(), 2u) << app;
     // segment 0: 4 edges a thread (one Gather4 group): 1 + 2; thread 0 + the counter: 4
     EXPECT_EQ(seg.blocks[0].chain_steps, 4u) << app;
+    EXPECT_EQ(seg.blocks[0].gather_steps, 1u) << app;  // one Gather4 group
     // segment 1: threads 207.. have 3 edges (no group, 3 single edges): 1 + 2 x 3 = 7 (thread 0:
     // 4 edges, 1 + 2 + the counter + the partials (+ sssp's old value) = 5 or 6)
     EXPECT_EQ(seg.blocks[1].chain_steps, 7u) << app;
+    EXPECT_EQ(seg.blocks[1].gather_steps, 3u) << app;
     const KernelTrace& rows = t.iterations[0].kernels.back();
-    for (const BlockTrace& b : rows.blocks) EXPECT_EQ(b.chain_steps, std::string(app) == "pagerank" ? 1u : 2u) << app;
+    for (const BlockTrace& b : rows.blocks) {
+      EXPECT_EQ(b.chain_steps, std::string(app) == "pagerank" ? 1u : 2u) << app;
+      EXPECT_EQ(b.gather_steps, 0u) << app;
+    }
   }
 }
 

@@ -115,6 +115,10 @@ TEST(SimSystem, FromMachineModelH200) {
   // The median of the 4 GPUs' "resident" chases from the host: 253-272 ns, median 260.1.
   EXPECT_NEAR(s.gpu.load_latency_ns, 260.1, 0.1);
   EXPECT_NEAR(s.gpu.load_latency_ns, preset("h200x4").gpu.load_latency_ns, 0.5);
+  // The gpu0 -> gpu0 peer-load chase (L2-resident): 0.1435 us a hop.
+  EXPECT_NEAR(s.gpu.l2_latency_ns, 143.5, 0.1);
+  EXPECT_NEAR(s.gpu.l2_latency_ns, preset("h200x4").gpu.l2_latency_ns, 0.5);
+  EXPECT_NEAR(s.gpu.l2_bytes, 50.0 * (1 << 20), 1);
   EXPECT_NEAR(s.gpu.launch_us, 1.6, 0.01);
   EXPECT_NE(s.description.find("machine_model.json"), std::string::npos);
   // Matches the preset made from the same measurements.

@@ -57,6 +57,7 @@ void expect_same(const Trace& a, const Trace& b) {
       EXPECT_EQ(x.grid_blocks, y.grid_blocks);
       EXPECT_EQ(x.threads_per_block, y.threads_per_block);
       EXPECT_EQ(x.blocks_per_sm, y.blocks_per_sm);
+      EXPECT_EQ(x.gather_bytes, y.gather_bytes);
       ASSERT_EQ(x.blocks.size(), y.blocks.size());
       for (size_t b = 0; b < x.blocks.size(); ++b) {
         EXPECT_EQ(x.blocks[b].block, y.blocks[b].block);
@@ -64,6 +65,7 @@ void expect_same(const Trace& a, const Trace& b) {
         EXPECT_EQ(x.blocks[b].flops, y.blocks[b].flops);
         EXPECT_EQ(x.blocks[b].serial_steps, y.blocks[b].serial_steps);
         EXPECT_EQ(x.blocks[b].chain_steps, y.blocks[b].chain_steps);
+        EXPECT_EQ(x.blocks[b].gather_steps, y.blocks[b].gather_steps);
         ASSERT_EQ(x.blocks[b].runs.size(), y.blocks[b].runs.size());
         for (size_t r = 0; r < x.blocks[b].runs.size(); ++r)
           EXPECT_TRUE(same_run(x.blocks[b].runs[r], y.blocks[b].runs[r])) << "iter " << i << " kernel " << k << " block " << b << " run " << r;
@@ -164,6 +166,8 @@ TEST(SimTrace, WriteReadRoundTrip) {
   t.iterations[1].kernels[1].blocks_per_sm = 3;
   t.iterations[1].kernels[1].blocks[0].serial_steps = 19;
   t.iterations[1].kernels[1].blocks[0].chain_steps = 7;
+  t.iterations[1].kernels[1].blocks[0].gather_steps = 3;
+  t.iterations[1].kernels[1].gather_bytes = (std::uint64_t{5} << 32) + 17;
   const std::string p = tmp_path("rt");
   write_trace(t, p);
   const Trace u = read_trace(p);
@@ -172,10 +176,11 @@ TEST(SimTrace, WriteReadRoundTrip) {
   std::remove(p.c_str());
 }
 
-// A version-3 file (no chain_steps per block) still reads, with chain_steps 0: the file of a
-// one-block trace with the block's chain field (the 4 bytes before its run count, the file's
-// last 4 bytes when it has no runs) cut out and the version set to 3.
-TEST(SimTrace, Version3FileReadsWithChainStepsZero) {
+// Older files still read: a one-block trace without runs ends with its block's serial_steps,
+// chain_steps, gather_steps and run count (4 bytes each), and its kernel's gather_bytes (8 bytes)
+// lies 36 bytes of block record plus the 4-byte block count before the end. Version 4: without
+// the gather fields (read with 0); version 3: without chain_steps either.
+Trace one_block_trace() {
   Trace t;
   t.app = "scatter";
   t.problem = "hand";
@@ -186,27 +191,47 @@ TEST(SimTrace, Version3FileReadsWithChainStepsZero) {
   KernelTrace k;
   k.name = "k";
   k.grid_blocks = 1;
+  k.gather_bytes = 77;
   BlockTrace b;
   b.serial_steps = 5;
   b.chain_steps = 9;
+  b.gather_steps = 6;
   k.blocks.push_back(b);
   t.iterations[0].kernels.push_back(k);
-  const std::string p = tmp_path("v3");
-  write_trace(t, p);
-  std::vector<char> d = file_bytes(p);
-  ASSERT_GT(d.size(), 16u);
-  EXPECT_EQ(d[8], 4);  // written as version 4
-  // last 12 bytes: serial_steps 5, chain_steps 9, run count 0
-  EXPECT_EQ(d[d.size() - 12], 5);
-  EXPECT_EQ(d[d.size() - 8], 9);
-  d.erase(d.end() - 8, d.end() - 4);
-  d[8] = 3;
-  put_bytes(p, d);
-  const Trace u = read_trace(p);
-  ASSERT_EQ(u.iterations.size(), 1u);
-  ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u);
-  EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
-  EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, 0u);
+  return t;
+}
+
+TEST(SimTrace, Version3And4FilesReadWithTheNewFieldsZero) {
+  const Trace t = one_block_trace();
+  for (int version : {4, 3}) {
+    const std::string p = tmp_path("v" + std::to_string(version));
+    write_trace(t, p);
+    std::vector<char> d = file_bytes(p);
+    ASSERT_GT(d.size(), 64u);
+    EXPECT_EQ(d[8], 5);  // written as version 5
+    EXPECT_EQ(d[d.size() - 16], 5);  // serial_steps
+    EXPECT_EQ(d[d.size() - 12], 9);  // chain_steps
+    EXPECT_EQ(d[d.size() - 8], 6);   // gather_steps
+    EXPECT_EQ(d[d.size() - 48], 77); // the kernel's gather_bytes
+    d.erase(d.end() - (version == 4 ? 8 : 12), d.end() - 4);
+    d.erase(d.end() - (version == 4 ? 44 : 40), d.end() - (version == 4 ? 36 : 32));
+    d[8] = static_cast<char>(version);
+    put_bytes(p, d);
+    const Trace u = read_trace(p);
+    ASSERT_EQ(u.iterations.size(), 1u);
+    ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u) << version;
+    EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, version == 4 ? 9u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].gather_steps, 0u);
+    std::remove(p.c_str());
+  }
+  // more gathers than chain steps: a malformed file
+  Trace bad = t;
+  bad.iterations[0].kernels[0].blocks[0].gather_steps = 10;
+  const std::string p = tmp_path("gather");
+  write_trace(bad, p);
+  EXPECT_THROW(read_trace(p), Error);
   std::remove(p.c_str());
 }
 
@@ -229,10 +254,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 5;  // version 5 (this gpsm writes 4 and reads 2 to 4)
+  d[8] = 6;  // version 6 (this gpsm writes 5 and reads 2 to 5)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 5"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 6"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);
