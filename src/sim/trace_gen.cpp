@@ -660,29 +660,20 @@ Trace stencil3d_slabs(const TraceRequest& r, std::vector<float>* result, bool rd
       st.out = &buf[g][ob];
       st.sy = sg.local[0];
       st.sz = sg.local[0] * sg.local[1];
-      const auto push = [&](int nb) {
-        Push p;
-        p.dst = &buf[nb][ob];
+      // Neighbour nb's strides and split-coordinate shift, set on a Push (its box written) or, as
+      // stencil3d_cells.hpp remote_of, a Src (its box read instead).
+      const auto at = [&](int nb, auto p) {
         p.sy = s[nb].local[0];
         p.sz = s[nb].local[0] * s[nb].local[1];
         p.shift = nb < g ? s[nb].count : -sg.count;
         return p;
       };
-      // stencil3d_cells.hpp remote_of: the neighbour's box read instead of written
-      const auto source = [&](int nb) {
-        Src q;
-        q.buf = &buf[nb][ib];
-        q.sy = s[nb].local[0];
-        q.sz = s[nb].local[0] * s[nb].local[1];
-        q.shift = nb < g ? s[nb].count : -sg.count;
-        return q;
-      };
       if (!rdl) {
-        if (sg.has_lower()) st.lower = push(g - 1);
-        if (sg.has_upper()) st.upper = push(g + 1);
+        if (sg.has_lower()) st.lower = at(g - 1, Push{&buf[g - 1][ob]});
+        if (sg.has_upper()) st.upper = at(g + 1, Push{&buf[g + 1][ob]});
       } else {
-        if (sg.has_lower()) st.from_lower = source(g - 1);
-        if (sg.has_upper()) st.from_upper = source(g + 1);
+        if (sg.has_lower()) st.from_lower = at(g - 1, Src{&buf[g - 1][ib]});
+        if (sg.has_upper()) st.from_upper = at(g + 1, Src{&buf[g + 1][ib]});
       }
       // The variant launched: the remote one only where the march reads remote cells (rdl with a
       // neighbour, split along the march axis or x), as launch_step picks it.

@@ -128,8 +128,9 @@ struct DeviceSlice {
   DevBuf<float> partial;
   DevBuf<unsigned> done;
   void upload(int dev, const Slice& s);
-  // Splits the rows with more than longer_than edges (after upload; s is the uploaded slice).
-  void split_long_rows(int dev, const Slice& s, std::int64_t longer_than);
+  // After upload (s: the uploaded slice): splits the rows longer than GPSM_GRAPH_SPLIT's chain
+  // (kChainEdges by default; off: none) x lanes edges.
+  void split_long_rows(int dev, const Slice& s, int lanes);
   CsrArg arg(std::int64_t first_slot) const;
 };
 

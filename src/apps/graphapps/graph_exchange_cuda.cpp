@@ -279,9 +279,11 @@ void DeviceSlice::upload(int dev, const Slice& s) {
   GPSM_CUDA(cudaDeviceSynchronize());  // pageable copies: the DMA is done before any stream reads it
 }
 
-void DeviceSlice::split_long_rows(int dev, const Slice& s, std::int64_t longer_than) {
-  const std::vector<RowSegment> v = graphapps::split_long_rows(s.row_ptr, longer_than);
-  long_row = longer_than;
+void DeviceSlice::split_long_rows(int dev, const Slice& s, int lanes) {
+  const std::int64_t chain = chain_edges_setting(std::getenv("GPSM_GRAPH_SPLIT"));
+  if (chain == 0) return;
+  long_row = chain * lanes;
+  const std::vector<RowSegment> v = graphapps::split_long_rows(s.row_ptr, long_row);
   nsegs = static_cast<std::int64_t>(v.size());
   if (v.empty()) return;
   const std::int64_t split = split_rows(v);

@@ -167,6 +167,25 @@ struct Min {
   __device__ float operator()(float a, float b) const { return fminf(a, b); }
 };
 
+// A row's result stored through the paradigm's store, as the CPU references compute it; pagerank
+// adds |y - x| to `change` (tolerance mode), sssp keeps min(old, d) and raises `changed`. The row
+// kernels' lane 0 and the segments' finishing thread share them.
+template <Access A>
+__device__ __forceinline__ void store_rank(const VecArg& x, const VecArg& y, std::int64_t slot, float sum, float base,
+                                           float damping, double* change) {
+  const float v = base + damping * sum;
+  Acc<A>::store(y, slot, v);
+  if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
+}
+template <Access A>
+__device__ __forceinline__ void store_distance(const VecArg& x, const VecArg& y, std::int64_t slot, float d,
+                                               int* changed) {
+  const float old = Acc<A>::load(x, slot);
+  const float v = fminf(old, d);
+  Acc<A>::store(y, slot, v);
+  if (v < old) *changed = 1;
+}
+
 // One block per segment of a split row, four gathers in flight per thread (a segment is 4 edges
 // a thread). Rows as pagerank_kernel's.
 template <Access A>
@@ -179,12 +198,8 @@ __global__ void pagerank_segments(CsrArg a, VecArg x, VecArg y, const float* __r
       [&](float v, float w) { sum += v * w; });
   sum = block_reduce(sum, Plus{});
   float total;
-  if (threadIdx.x == 0 && segment_finish(a, blockIdx.x, sum, Plus{}, &total)) {
-    const std::int64_t slot = a.first_slot + s.row;
-    const float v = base + damping * total;
-    Acc<A>::store(y, slot, v);
-    if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
-  }
+  if (threadIdx.x == 0 && segment_finish(a, blockIdx.x, sum, Plus{}, &total))
+    store_rank<A>(x, y, a.first_slot + s.row, total, base, damping, change);
 }
 
 template <Access A>
@@ -196,13 +211,8 @@ __global__ void sssp_segments(CsrArg a, VecArg x, VecArg y, int* changed) {
       [&](float v, float w) { d = fminf(d, v + w); });
   d = block_reduce(d, Min{});
   float best;
-  if (threadIdx.x == 0 && segment_finish(a, blockIdx.x, d, Min{}, &best)) {
-    const std::int64_t slot = a.first_slot + s.row;
-    const float old = Acc<A>::load(x, slot);
-    const float v = fminf(old, best);
-    Acc<A>::store(y, slot, v);
-    if (v < old) *changed = 1;
-  }
+  if (threadIdx.x == 0 && segment_finish(a, blockIdx.x, d, Min{}, &best))
+    store_distance<A>(x, y, a.first_slot + s.row, best, changed);
 }
 
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
@@ -220,12 +230,7 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
                           a, x, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
                           [&](float v, float w) { sum += v * w; });
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
-  if (mine && lane == 0) {
-    const std::int64_t slot = a.first_slot + row;
-    const float v = base + damping * sum;
-    Acc<A>::store(y, slot, v);
-    if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
-  }
+  if (mine && lane == 0) store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
   if constexpr (kReady) block_rows_done(rd);
 }
 
@@ -241,13 +246,7 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
                           a, x, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
                           [&](float v, float w) { d = fminf(d, v + w); });
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
-  if (mine && lane == 0) {
-    const std::int64_t slot = a.first_slot + row;
-    const float old = Acc<A>::load(x, slot);
-    const float v = fminf(old, d);
-    Acc<A>::store(y, slot, v);
-    if (v < old) *changed = 1;
-  }
+  if (mine && lane == 0) store_distance<A>(x, y, a.first_slot + row, d, changed);
   if constexpr (kReady) block_rows_done(rd);
 }
 

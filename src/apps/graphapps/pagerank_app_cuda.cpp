@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -40,7 +39,6 @@ class PrRun final : public GraphRun {
     const double mean = d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1;
     lanes_ = lanes_for(mean);
     x_ = &add(exchange(l, 2, "pagerank_rank", rows_per_block(lanes_)));
-    const std::int64_t chain = chain_edges_setting(std::getenv("GPSM_GRAPH_SPLIT"));  // hub rows: row_segments.hpp
     const std::vector<float> inv = to_slots(l, d.inv_deg, 0.0f);
     slices_.resize(n_);
     inv_.resize(n_);
@@ -49,7 +47,7 @@ class PrRun final : public GraphRun {
       const Slice s = slice_rows(d.in, l.parts[r], l);
       if (par == Paradigm::rdl) remote_ += remote_read_bytes(l, s, r);
       slices_[r].upload(ctx.device(r), s);
-      if (chain > 0) slices_[r].split_long_rows(ctx.device(r), s, chain * lanes_);
+      slices_[r].split_long_rows(ctx.device(r), s, lanes_);  // hub rows: row_segments.hpp
       upload_floats(inv_[r], ctx.device(r), inv);
       if (p.tol > 0) change_[r].alloc(ctx.device(r), 1);
     }

@@ -5,7 +5,6 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <new>
@@ -46,14 +45,13 @@ class SsspRun final : public GraphRun {
     const VecLayout l = layout_for(d.in, n_, p.balance_nnz, 1);
     lanes_ = lanes_for(d.in.rows > 0 ? static_cast<double>(d.in.nnz()) / static_cast<double>(d.in.rows) : 1);
     x_ = &add(exchange(l, 2, "sssp_dist", rows_per_block(lanes_)));
-    const std::int64_t chain = chain_edges_setting(std::getenv("GPSM_GRAPH_SPLIT"));  // hub rows: row_segments.hpp
     slices_.resize(n_);
     changed_.resize(n_);
     for (int r = 0; r < n_; ++r) {
       const Slice s = slice_rows(d.in, l.parts[r], l);
       if (par == Paradigm::rdl) remote_ += remote_read_bytes(l, s, r);
       slices_[r].upload(ctx.device(r), s);
-      if (chain > 0) slices_[r].split_long_rows(ctx.device(r), s, chain * lanes_);
+      slices_[r].split_long_rows(ctx.device(r), s, lanes_);  // hub rows: row_segments.hpp
       changed_[r].alloc(ctx.device(r), 1);
     }
   }
