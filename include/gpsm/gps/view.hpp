@@ -177,8 +177,12 @@ struct View {
   // nullptr: a gather reads straight from it, with no mask per load (one read per thread instead
   // of one per element; on one H200 the per-load mask branch doubles pagerank's pull on a
   // power-law graph). The word only changes between kernels (subscribe, demotion, tracking).
-  __device__ __forceinline__ const T* whole_local() const {
-    return ((__ldg(c.whole) >> c.self) & 1u) ? reinterpret_cast<const T*>(c.mine) : nullptr;
+  __device__ __forceinline__ const T* whole_local() const { return whole_local(whole_word()); }
+  // The same in two halves, so a kernel can issue the read first and test it where it loads:
+  // whole_word() is the devices subscribed to every page (0 while tracking).
+  __device__ __forceinline__ std::uint32_t whole_word() const { return __ldg(c.whole); }
+  __device__ __forceinline__ const T* whole_local(std::uint32_t word) const {
+    return ((word >> c.self) & 1u) ? reinterpret_cast<const T*>(c.mine) : nullptr;
   }
 
   // [i, i + n) in this device's replica when it subscribes to every page the range covers (the

@@ -87,17 +87,17 @@ __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
 // Edges e, e + lanes, ... < end: use(vector value at col[e], weight(e, j)). The end and each
 // edge's weight are read before the vector: a GPS load branches on its page's mask, and what the
 // source orders after that branch waits for the mask (the end would be re-read every edge: the
-// tracking atomics may alias it). kGather 4: four edges at once (Gather4). GPS: a device
-// subscribed to every page of x (View::whole_local) runs the local loop, with no mask per gather
-// (one word read per thread).
+// tracking atomics may alias it). kGather 4: four edges at once (Gather4). GPS: a device whose bit
+// is set in `whole` (whole_word_of(x), read at the kernel's start) runs the local loop, with no
+// mask per gather.
 template <Access A, int kGather, class Weight, class Use>
-__device__ __forceinline__ void for_edges(const CsrArg& a, const VecArg& x, std::int64_t e, const std::int64_t end,
-                                          int lanes, Weight weight, Use use) {
+__device__ __forceinline__ void for_edges(const CsrArg& a, const VecArg& x, std::uint32_t whole, std::int64_t e,
+                                          const std::int64_t end, int lanes, Weight weight, Use use) {
   if constexpr (A == Access::gps) {
-    if (const float* all = x.view.whole_local()) {
+    if (const float* all = x.view.whole_local(whole)) {
       VecArg mine = x;
       mine.local = const_cast<float*>(all);
-      for_edges<Access::local, kGather>(a, mine, e, end, lanes, weight, use);
+      for_edges<Access::local, kGather>(a, mine, 0u, e, end, lanes, weight, use);
       return;
     }
   }
@@ -122,12 +122,22 @@ __device__ __forceinline__ void for_edges(const CsrArg& a, const VecArg& x, std:
 // A row's edges, lane `lane` of `lanes`; false (nothing read) when the row is split into block
 // segments (row_segments.hpp), which write it instead.
 template <Access A, int kGather, class Weight, class Use>
-__device__ __forceinline__ bool for_row_edges(const CsrArg& a, const VecArg& x, std::int64_t row, int lane, int lanes,
-                                              Weight weight, Use use) {
+__device__ __forceinline__ bool for_row_edges(const CsrArg& a, const VecArg& x, std::uint32_t whole, std::int64_t row,
+                                              int lane, int lanes, Weight weight, Use use) {
   const std::int64_t begin = a.row_ptr[row], end = a.row_ptr[row + 1];
   if (a.long_row > 0 && end - begin > a.long_row) return false;
-  for_edges<A, kGather>(a, x, begin + lane, end, lanes, weight, use);
+  for_edges<A, kGather>(a, x, whole, begin + lane, end, lanes, weight, use);
   return true;
+}
+
+// GPS: View::whole_word (the devices that may load without masks); every other kind 0. Kernels
+// issue it first and test it in for_edges, so its load overlaps the row offsets' instead of
+// preceding or following them (2xH200, 432b122: tested after them, gps on one GPU trailed single
+// by ~100-250 µs per iteration on every graph, road:5120 pagerank 918.28 against 798.00).
+template <Access A>
+__device__ __forceinline__ std::uint32_t whole_word_of(const VecArg& x) {
+  if constexpr (A == Access::gps) return x.view.whole_word();
+  return 0u;
 }
 
 // Every thread of the block calls it; thread 0 gets op over the block's values.
@@ -191,10 +201,11 @@ __device__ __forceinline__ void store_distance(const VecArg& x, const VecArg& y,
 template <Access A>
 __global__ void pagerank_segments(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
                                   float damping, double* change) {
+  const std::uint32_t whole = whole_word_of<A>(x);
   const RowSegment s = a.segs[blockIdx.x];
   float sum = 0;
   for_edges<A, 4>(
-      a, x, s.begin + threadIdx.x, s.end, kThreads, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
+      a, x, whole, s.begin + threadIdx.x, s.end, kThreads, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
       [&](float v, float w) { sum += v * w; });
   sum = block_reduce(sum, Plus{});
   float total;
@@ -204,10 +215,11 @@ __global__ void pagerank_segments(CsrArg a, VecArg x, VecArg y, const float* __r
 
 template <Access A>
 __global__ void sssp_segments(CsrArg a, VecArg x, VecArg y, int* changed) {
+  const std::uint32_t whole = whole_word_of<A>(x);
   const RowSegment s = a.segs[blockIdx.x];
   float d = __int_as_float(0x7f800000);  // +inf
   for_edges<A, 4>(
-      a, x, s.begin + threadIdx.x, s.end, kThreads, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
+      a, x, whole, s.begin + threadIdx.x, s.end, kThreads, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
       [&](float v, float w) { d = fminf(d, v + w); });
   d = block_reduce(d, Min{});
   float best;
@@ -221,13 +233,14 @@ __global__ void sssp_segments(CsrArg a, VecArg x, VecArg y, int* changed) {
 template <Access A, bool kReady, int kGather>
 __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
                                 float damping, double* change, int lanes, ReadyArg rd) {
+  const std::uint32_t whole = whole_word_of<A>(x);
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float sum = 0;
   const bool mine =
       row < a.rows && for_row_edges<A, kGather>(
-                          a, x, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
+                          a, x, whole, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
                           [&](float v, float w) { sum += v * w; });
   for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
   if (mine && lane == 0) store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
@@ -237,13 +250,14 @@ __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __res
 // Rows mapped to blocks as pagerank_kernel's.
 template <Access A, bool kReady, int kGather>
 __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lanes, ReadyArg rd) {
+  const std::uint32_t whole = whole_word_of<A>(x);
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t row = t / lanes;
   const int lane = static_cast<int>(t % lanes);
   float d = __int_as_float(0x7f800000);  // +inf
   const bool mine =
       row < a.rows && for_row_edges<A, kGather>(
-                          a, x, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
+                          a, x, whole, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
                           [&](float v, float w) { d = fminf(d, v + w); });
   for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
   if (mine && lane == 0) store_distance<A>(x, y, a.first_slot + row, d, changed);
