@@ -54,9 +54,14 @@ struct System {
   double egress_GBps = 0;      // per-GPU cap on the wire bytes/s it sends over all its links at
                                // once (0: no cap beyond the links themselves). Same units as
                                // link.raw_GBps. h200x4: the measured all-to-all egress.
-  // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric: latency
-  // (+ switch hop) + wire_bytes_write(bytes) / link bandwidth. a == b: a local copy, read +
-  // write through HBM (2 * bytes / hbm). Throws std::invalid_argument for a GPU out of range.
+  double copy_fixed_us = 0;    // a copy-engine copy's fixed time (from its start in the stream to
+                               // done, less its bytes' time): the intercept of gpsm scope's ce_peer
+                               // fit over large copies, median over GPU pairs. 0: not measured
+                               // (the link latency alone, as the V100 presets).
+  // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric: the larger of
+  // the latency (+ switch hop) and copy_fixed_us, + wire_bytes_write(bytes) / link bandwidth.
+  // a == b: a local copy, read + write through HBM (2 * bytes / hbm). Throws
+  // std::invalid_argument for a GPU out of range.
   double copy_time_s(int a, int b, double bytes) const;
 };
 

@@ -90,6 +90,21 @@ TEST(SimSystem, CopyTimePcie3) {
   EXPECT_THROW(s.copy_time_s(-1, 0, 1), std::invalid_argument);
 }
 
+// A copy's fixed time replaces the link latency where it is larger: h200x4, a 256-KiB halo plane
+// GPU0 -> GPU1 = 2.34 us + its wire bytes at the link rate; the V100 presets keep the latency.
+TEST(SimSystem, CopyFixedTimeReplacesTheLatency) {
+  const System s = preset("h200x4");
+  ASSERT_GT(s.copy_fixed_us * 1e3, s.link.latency_ns);
+  const double plane = 256.0 * 1024;
+  EXPECT_NEAR(s.copy_time_s(0, 1, plane), 2.34e-6 + wire_time_s(s.link, wire_bytes_write(s.link, plane)), 1e-15);
+  EXPECT_NEAR(s.copy_time_s(0, 1, 4), 2.34e-6 + wire_time_s(s.link, wire_bytes_write(s.link, 4)), 1e-15);
+  System lat = s;
+  lat.copy_fixed_us = 0.1;  // below the latency: the latency counts
+  EXPECT_NEAR(lat.copy_time_s(0, 1, plane), 427e-9 + wire_time_s(s.link, wire_bytes_write(s.link, plane)), 1e-15);
+  EXPECT_EQ(preset("v100-pcie3").copy_fixed_us, 0);
+  EXPECT_EQ(preset("dgx2").copy_fixed_us, 0);
+}
+
 TEST(SimSystem, CopyTimeOrdersGenerations) {
   double prev = 1e9;
   for (const char* n : {"v100-pcie3", "v100-pcie4", "v100-pcie5", "v100-pcie6", "dgx2"}) {
@@ -120,6 +135,9 @@ TEST(SimSystem, FromMachineModelH200) {
   EXPECT_NEAR(s.gpu.l2_latency_ns, preset("h200x4").gpu.l2_latency_ns, 0.5);
   EXPECT_NEAR(s.gpu.l2_bytes, 50.0 * (1 << 20), 1);
   EXPECT_NEAR(s.gpu.launch_us, 1.6, 0.01);
+  // The copies' fixed time: the ce_peer fits' large-copy intercepts, 2.31-3.24 us, median 2.340.
+  EXPECT_NEAR(s.copy_fixed_us, 2.340, 0.001);
+  EXPECT_NEAR(s.copy_fixed_us, preset("h200x4").copy_fixed_us, 0.001);
   EXPECT_NE(s.description.find("machine_model.json"), std::string::npos);
   // Matches the preset made from the same measurements.
   EXPECT_NEAR(s.link.raw_GBps, preset("h200x4").link.raw_GBps, 0.5);
