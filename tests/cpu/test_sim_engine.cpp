@@ -151,6 +151,29 @@ TEST(SimEngine, MemcpyCopiesExactlyTheHaloBytes) {
   EXPECT_GE(r.sec_per_iter, r.compute_s + 5e-6 + 8e-6 + 1e-6);
 }
 
+// Direct topology: a GPU's copies (memcpy) and its remote stores (p2p) take at least the wire
+// bytes it sends at System::egress_GBps (the measured all-to-all egress on h200x4). Each GPU
+// copies 1 KiB = 1120 wire bytes a phase: one after another 1 us + 1024 B / 10 GB/s = 1.1024 us;
+// at a 0.5 GB/s egress 2.24 us, so each iteration takes 1.1376 us more.
+TEST(SimEngine, EgressCapsWhatAGpuSends) {
+  TestLink l;
+  const Trace t = slabs({run(Op::store, kSlab, 256)}, 3);
+  System capped = two_gpus();
+  capped.egress_GBps = 0.5;
+  const SimResult free_copy = sim(t, SimParadigm::memcpy, l);
+  const SimResult slow_copy = sim(t, SimParadigm::memcpy, l, {}, capped);
+  EXPECT_NEAR(slow_copy.sec_per_iter - free_copy.sec_per_iter, 2.24e-6 - 1.1024e-6, 1e-12);
+  System loose = two_gpus();
+  loose.egress_GBps = 1000;  // above the link: nothing changes
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::memcpy, l, {}, loose).sec_per_iter, free_copy.sec_per_iter);
+  const SimResult free_p2p = sim(t, SimParadigm::p2p_inline, l);
+  capped.egress_GBps = 0.001;
+  const SimResult slow_p2p = sim(t, SimParadigm::p2p_inline, l, {}, capped);
+  const double sent = slow_p2p.link_bytes_per_iter / 2;  // each GPU sends half
+  EXPECT_GT(slow_p2p.sec_per_iter, free_p2p.sec_per_iter);
+  EXPECT_GE(slow_p2p.sec_per_iter, sent / 0.001e9);
+}
+
 TEST(SimEngine, InfiniteMovesNothingAndBoundsEveryParadigm) {
   TestLink l;
   const Trace t = slabs({run(Op::store, kSlab, 256), run(Op::store, kSlab + 4096, 64, 256)});
