@@ -10,18 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-passed = 0
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}")
+from checks import check, finish
 
 
 # ctest's text output as a step limit leaves it: test 5 started and never finished
@@ -88,8 +77,7 @@ def main():
         check(rc == 2 and "no test results" in err, "log without results: exit 2 naming the file", err)
         rc, doc, err = run(script, os.path.join(d, "missing.xml"))
         check(rc == 2 and "missing.xml" in err, "missing file: exit 2 naming it", err)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -21,19 +21,7 @@ EXPECTED_PNGS = ["ce_peer.png", "ce_peer_peak.png", "sm_store_granularity.png",
                  "sm_store_blocks.png", "latencies.png"]
 WAIVED = "um_fault"
 
-passed = 0
-failed = 0
-
-
-def check(cond, what, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("PASS  %s" % what)
-    else:
-        failed += 1
-        print("FAIL  %s%s" % (what, ("\n      " + detail.replace("\n", "\n      ")) if detail else ""))
-    return cond
+from checks import check, finish
 
 
 def run(report, *args):
@@ -291,8 +279,7 @@ def main():
         test_bench(report, tmp)
         test_graph_bench(report, tmp)
         test_proact(report, tmp)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":
