@@ -869,12 +869,10 @@ SimResult Engine::run() {
         in += W[d][g];
         pair = std::max({pair, lm.wire_time(L, W[g][d]), lm.wire_time(L, W[d][g])});
       }
+      // Not capped by egress_GBps: that is the copy engines' all-to-all rate, and SM stores go
+      // past it (4xH200, road:5120 pagerank p2p_inline: 78.6 MB per GPU in 319.5 us, >= 246 GB/s
+      // of payload against the copies' 236.7).
       link_t[g] = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
-      // direct: what one GPU sends over all its links at once is capped (System::egress_GBps,
-      // h200x4: the measured all-to-all egress). Documented since the presets had it, applied
-      // since 2026-11-22 (the engine had left it out).
-      if (sys.topology == Topology::direct && sys.egress_GBps > 0)
-        link_t[g] = std::max(link_t[g], out / (sys.egress_GBps * 1e9));
     }
     double wire = extra_wire;
     for (int a = 0; a < G; ++a)
@@ -892,8 +890,8 @@ SimResult Engine::run() {
               sent += lm.write_wire(L, P[g][d]);
             }
           wire += sent;
-          // Every GPU copies in the same phase, so the fabric carries an all-to-all: a GPU's
-          // copies take at least its bytes at the measured all-to-all egress (direct topology).
+          // Every GPU copies in the same phase, so the fabric carries an all-to-all of copies: a
+          // GPU's copies take at least its bytes at the measured all-to-all copy egress (direct).
           // road:5120 pagerank on 4xH200 (3 x 26.2 MB per GPU): the copies one after another at
           // 395.75 GB/s gave 199 us, the measured memcpy run spent 418 us over infinite's.
           if (sys.topology == Topology::direct && sys.egress_GBps > 0)

@@ -51,9 +51,10 @@ struct System {
   LinkParams link;             // per GPU port (direct: per pair)
   double switch_ns = 0;        // extra one-way latency of the switch a transfer crosses
                                // (switch_tree: the PCIe switch; nvswitch: folded into link)
-  double egress_GBps = 0;      // per-GPU cap on the wire bytes/s it sends over all its links at
-                               // once (0: no cap beyond the links themselves). Same units as
-                               // link.raw_GBps. h200x4: the measured all-to-all egress.
+  double egress_GBps = 0;      // per-GPU cap on the wire bytes/s its copy engines send over all
+                               // its links at once (0: no cap beyond the links themselves); the
+                               // engine applies it to memcpy's copies. Same units as
+                               // link.raw_GBps. h200x4: the measured all-to-all copy egress.
   double copy_fixed_us = 0;    // a copy-engine copy's fixed time (from its start in the stream to
                                // done, less its bytes' time): the intercept of gpsm scope's ce_peer
                                // fit over large copies, median over GPU pairs. 0: not measured

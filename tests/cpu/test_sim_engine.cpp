@@ -151,11 +151,12 @@ TEST(SimEngine, MemcpyCopiesExactlyTheHaloBytes) {
   EXPECT_GE(r.sec_per_iter, r.compute_s + 5e-6 + 8e-6 + 1e-6);
 }
 
-// Direct topology: a GPU's copies (memcpy) and its remote stores (p2p) take at least the wire
-// bytes it sends at System::egress_GBps (the measured all-to-all egress on h200x4). Each GPU
-// copies 1 KiB = 1120 wire bytes a phase: one after another 1 us + 1024 B / 10 GB/s = 1.1024 us;
-// at a 0.5 GB/s egress 2.24 us, so each iteration takes 1.1376 us more.
-TEST(SimEngine, EgressCapsWhatAGpuSends) {
+// Direct topology: a GPU's copies (memcpy) take at least the wire bytes it copies out at
+// System::egress_GBps (the measured all-to-all copy egress on h200x4); its SM stores (p2p) do
+// not (they go past it on 4xH200). Each GPU copies 1 KiB = 1120 wire bytes a phase: one after
+// another 1 us + 1024 B / 10 GB/s = 1.1024 us; at a 0.5 GB/s egress 2.24 us, so each iteration
+// takes 1.1376 us more.
+TEST(SimEngine, EgressCapsWhatAGpuCopies) {
   TestLink l;
   const Trace t = slabs({run(Op::store, kSlab, 256)}, 3);
   System capped = two_gpus();
@@ -166,12 +167,9 @@ TEST(SimEngine, EgressCapsWhatAGpuSends) {
   System loose = two_gpus();
   loose.egress_GBps = 1000;  // above the link: nothing changes
   EXPECT_DOUBLE_EQ(sim(t, SimParadigm::memcpy, l, {}, loose).sec_per_iter, free_copy.sec_per_iter);
-  const SimResult free_p2p = sim(t, SimParadigm::p2p_inline, l);
   capped.egress_GBps = 0.001;
-  const SimResult slow_p2p = sim(t, SimParadigm::p2p_inline, l, {}, capped);
-  const double sent = slow_p2p.link_bytes_per_iter / 2;  // each GPU sends half
-  EXPECT_GT(slow_p2p.sec_per_iter, free_p2p.sec_per_iter);
-  EXPECT_GE(slow_p2p.sec_per_iter, sent / 0.001e9);
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::p2p_inline, l, {}, capped).sec_per_iter,
+                   sim(t, SimParadigm::p2p_inline, l).sec_per_iter);
 }
 
 TEST(SimEngine, InfiniteMovesNothingAndBoundsEveryParadigm) {
