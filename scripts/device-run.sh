@@ -6,7 +6,8 @@
 #          [--bench quick|full|none] [-- extra scope args]
 #   --tests-limit S  stop ctest after S seconds; gpu-tests.json then comes from its log (the quick
 #                    suite took ~240 s on 2xH200; on 4xH200 its 454 tests before package.consumer took
-#                    496 s, 2026-11-22: with the build it does not fit one 600-s call there; split it with --filter)
+#                    496 s, 2026-11-22: with the build it does not fit one 600-s call there. Its 91
+#                    gpu.* tests took 470 s: on x4 run --filter '^gpu\.' (CI runs the others))
 #   --sanitize       compute-sanitizer memcheck and racecheck over the GPS GPU tests (scaled down)
 #   --publish ARGS   run `gpsm publish ARGS --json $OUT/publish.json`
 # The tree must carry .deps (scripts/setup.sh stages it, ~7 MB): the GPU machine has no package
