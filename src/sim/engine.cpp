@@ -409,9 +409,14 @@ KernelBytes kernel_bytes(LocalAcc& a, bool marching) {
   return b;
 }
 
-double kernel_seconds(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
-  const double roof = std::max({b.dram / (gp.hbm_GBps * 1e9), b.l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9)});
-  return roof * wave_factor(grid_blocks, wave);
+// The roofline terms of a kernel, each before the wave factor; seconds() is the kernel's roofline time.
+struct Roofline {
+  double dram_s = 0, l2_s = 0, flops_s = 0, factor = 1;
+  double seconds() const { return std::max({dram_s, l2_s, flops_s}) * factor; }
+};
+Roofline roofline(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
+  return Roofline{b.dram / (gp.hbm_GBps * 1e9), b.l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9),
+                  wave_factor(grid_blocks, wave)};
 }
 
 // One march step (docs/sim.md "Serial bound"): serial_step_us when the GPU gives one (> 0), else
@@ -610,7 +615,9 @@ SimResult Engine::run() {
       for (int b = 0; b < G; ++b)
         queues.emplace_back(int(o.write_queue_entries), p == SimParadigm::finepack, o.finepack_subheader, &L, &lm);
 
+  std::vector<KernelBound> last_kernels;
   for (const IterationTrace& it : t.iterations) {
+    last_kernels.clear();
     for (auto& row : W) std::fill(row.begin(), row.end(), 0.0);
     for (auto& row : P) std::fill(row.begin(), row.end(), 0.0);
     std::vector<double> kern(G, 0), launches(G, 0), exposed(G, 0), proact_end(G, 0), read_waves(G, 0);
@@ -806,8 +813,26 @@ SimResult Engine::run() {
       const bool serial = marching && gp.serial_step_us >= 0;  // < 0: the serial bound is not modelled
       const KernelBytes kb = kernel_bytes(acc, marching);
       const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
-      const double tk = std::max({kernel_seconds(acc, kb, gp, grid, serial ? 0.0 : kwave), serial_seconds(k, step_s, kwave),
-                                  chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes)});
+      const Roofline roof = roofline(acc, kb, gp, grid, serial ? 0.0 : kwave);
+      KernelBound kbound;
+      kbound.gpu = g;
+      kbound.name = k.name;
+      kbound.dram_bytes = kb.dram;
+      kbound.l2_bytes = kb.l2;
+      kbound.flops = acc.flops;
+      kbound.dram_s = roof.dram_s;
+      kbound.l2_s = roof.l2_s;
+      kbound.flops_s = roof.flops_s;
+      kbound.wave_factor = roof.factor;
+      kbound.serial_s = serial_seconds(k, step_s, kwave);
+      kbound.chain_s = chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes);
+      const double tk = std::max({roof.seconds(), kbound.serial_s, kbound.chain_s});
+      kbound.time_s = tk;
+      kbound.bound = tk == kbound.serial_s && tk > roof.seconds() ? "serial"
+                     : tk == kbound.chain_s && tk > roof.seconds() ? "chain"
+                     : roof.dram_s >= roof.l2_s && roof.dram_s >= roof.flops_s ? "dram"
+                     : roof.l2_s >= roof.flops_s ? "l2" : "flops";
+      last_kernels.push_back(std::move(kbound));
       if (marching) {
         // Dependent remote loads of a march (rdl's remote planes, um_hints' accessed-by pages):
         // a reading block cannot take its next step before its remote plane arrives, and all
@@ -954,6 +979,7 @@ SimResult Engine::run() {
   const double n = double(t.iterations.size());
   const double runs = std::max(n, double(o.run_iters));
   SimResult r;
+  r.kernels = std::move(last_kernels);
   r.sec_per_iter = (total_time + (runs - n) * last_time) / runs;
   r.link_bytes_per_iter = (total_wire + (runs - n) * last_wire) / runs;
   r.useful_bytes_per_iter = (total_useful + (runs - n) * last_useful) / runs;

@@ -33,7 +33,22 @@ struct SimOptions {
   bool graph_launch = false;
 };
 
+// One kernel's time in the model and what set it (gpsm sim --explain): the roofline terms, each
+// bytes or flops at their rate, times the partial-wave factor; the serial (march) and chain
+// (dependent loads) bounds; time_s, the largest; bound, its name.
+struct KernelBound {
+  int gpu = 0;
+  std::string name;
+  double dram_bytes = 0, l2_bytes = 0, flops = 0;
+  double dram_s = 0, l2_s = 0, flops_s = 0;  // before the wave factor
+  double wave_factor = 1;
+  double serial_s = 0, chain_s = 0;
+  double time_s = 0;
+  std::string bound;  // "dram", "l2", "flops", "serial" or "chain"
+};
+
 struct SimResult {
+  std::vector<KernelBound> kernels;  // the trace's last iteration, in launch order
   double sec_per_iter = 0;
   double link_bytes_per_iter = 0;    // wire bytes over all links (headers included)
   double useful_bytes_per_iter = 0;  // payload the app needed moved

@@ -2,10 +2,12 @@
 // model (so the expectations are computed here, independent of link.cpp's packet accounting).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "sim/engine.hpp"
+#include "sim/explain.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
 
@@ -696,6 +698,40 @@ TEST(SimEngine, ChainGathersTakeTheL2LatencyWhenTheirArraysFit) {
 }
 
 // The stencil traces give no chains: their simulation does not depend on the load latency.
+// --explain's data: per kernel of the last iteration, every bound and the one that set its time.
+// The slabs trace (16 blocks x 8 KiB of local loads and stores per GPU) is bound by the bytes;
+// with 10-step chains of 1 us (the previous test: 20 us) by the chains.
+TEST(SimEngine, KernelBoundsNameWhatSetEachKernelsTime) {
+  const TestLink l;
+  System s = two_gpus();
+  Trace t = slabs({}, 2, 16);
+  const SimResult roof = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_EQ(roof.kernels.size(), 2u);  // the last iteration's two kernels, GPU 0 first
+  EXPECT_EQ(roof.kernels[0].gpu, 0);
+  EXPECT_EQ(roof.kernels[1].gpu, 1);
+  for (const KernelBound& k : roof.kernels) {
+    EXPECT_EQ(k.name, "step");
+    EXPECT_TRUE(k.bound == "dram" || k.bound == "l2") << k.bound;
+    EXPECT_NEAR(k.time_s, std::max({k.dram_s, k.l2_s, k.flops_s}) * k.wave_factor, 1e-15);
+    EXPECT_EQ(k.chain_s, 0);
+    EXPECT_GT(k.dram_bytes, 0);
+  }
+  EXPECT_NEAR(roof.kernels[0].time_s, roof.compute_s, 1e-15);  // one kernel a GPU: its time is the compute
+  s.gpu.load_latency_ns = 1000;
+  for (auto& it : t.iterations)
+    for (auto& k : it.kernels)
+      for (auto& b : k.blocks) b.chain_steps = 10;
+  const SimResult chained = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_EQ(chained.kernels.size(), 2u);
+  EXPECT_EQ(chained.kernels[0].bound, "chain");
+  EXPECT_NEAR(chained.kernels[0].chain_s, 20e-6, 1e-12);
+  EXPECT_NEAR(chained.kernels[0].time_s, 20e-6, 1e-12);
+  const std::string text = explain_kernels(chained);
+  EXPECT_NE(text.find("gpu0 step: 20.00 us, chain bound; roofline "), std::string::npos) << text;
+  EXPECT_NE(text.find("; chain 20.00 us\ngpu1 step: 20.00 us, chain bound"), std::string::npos) << text;
+  EXPECT_EQ(explain_kernels(SimResult{}), "");
+}
+
 TEST(SimEngine, StencilTracesIgnoreTheLoadLatency) {
   System h = preset("h200x4", 2);
   ASSERT_GT(h.gpu.load_latency_ns, 0);

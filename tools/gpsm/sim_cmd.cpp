@@ -24,6 +24,7 @@
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
 #include "sim/engine.hpp"
+#include "sim/explain.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
 #include "common/split.hpp"
@@ -73,6 +74,9 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
       ->check(CLI::IsMember({"graph", "stream"}))
       ->capture_default_str();
   c->add_flag("--list", a.list, "List the system presets and paradigms, then exit");
+  c->add_flag("--explain", a.explain,
+              "After each table, per run and kernel of the last traced iteration: the bound that set its time "
+              "(dram, l2, flops, serial march steps or chained loads) and every bound's value");
   return c;
 }
 
@@ -279,6 +283,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     // The length of the run the bench would make, so UM's start-up faults weigh as there;
     // scatter (no bench app): the traced iterations alone.
     const int run_iters = a.run_iters >= 0 ? a.run_iters : app->app != nullptr ? app->app->problem(p.label(), 0).iters : 0;
+    std::vector<std::string> explained(points.size());  // --explain: this problem's lines per point
     for (int g : counts) {
       const sim::System sys = system_for(g);
       std::map<std::string, sim::Trace> traces;  // by layout
@@ -329,6 +334,9 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             rec.out.link_bytes_per_iter = r.link_bytes_per_iter;
             rec.out.timing = "simulated: " + r.model;
             useful[k][pi][fmt::format("{}@{}", rec.label, g)] = r.useful_bytes_per_iter;
+            if (a.explain)
+              explained[k] += fmt::format("{} {} on {} GPU{}:\n{}", p.label(), rec.label, g, g == 1 ? "" : "s",
+                                          sim::explain_kernels(r));
           }
           records[k][pi].push_back(std::move(rec));
         }
@@ -339,6 +347,8 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
       const std::string title = fmt::format("SIMULATED on {} ({}), time per iteration{}", sys0.name, sys0.description,
                                             points[k].label.empty() ? "" : ", " + points[k].label);
       std::cout << format_table(app->name, p, summarize(records[k][pi]), title) << "\n" << std::flush;
+      if (a.explain && !explained[k].empty())
+        std::cout << "what set each kernel's time (the last traced iteration):\n" << explained[k] << "\n" << std::flush;
       nlohmann::json j = bench_test_json(app->name, app->description, p, records[k][pi]);
       j["simulated"] = true;
       // payload the app needed moved, and link efficiency (payload / wire bytes), per point
