@@ -814,18 +814,12 @@ SimResult Engine::run() {
       const KernelBytes kb = kernel_bytes(acc, marching);
       const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
       const Roofline roof = roofline(acc, kb, gp, grid, serial ? 0.0 : kwave);
-      KernelBound kbound;
-      kbound.gpu = g;
-      kbound.name = k.name;
-      kbound.dram_bytes = kb.dram;
-      kbound.l2_bytes = kb.l2;
-      kbound.flops = acc.flops;
-      kbound.dram_s = roof.dram_s;
-      kbound.l2_s = roof.l2_s;
-      kbound.flops_s = roof.flops_s;
-      kbound.wave_factor = roof.factor;
-      kbound.serial_s = serial_seconds(k, step_s, kwave);
-      kbound.chain_s = chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes);
+      // KernelBound's fields in order: gpu, name, bytes and flops, the roofline terms, the wave
+      // factor, the serial and chain bounds (time and bound below)
+      KernelBound kbound{g,           k.name,     kb.dram,    kb.l2,
+                         acc.flops,   roof.dram_s, roof.l2_s, roof.flops_s,
+                         roof.factor, serial_seconds(k, step_s, kwave),
+                         chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes)};
       const double tk = std::max({roof.seconds(), kbound.serial_s, kbound.chain_s});
       kbound.time_s = tk;
       kbound.bound = tk == kbound.serial_s && tk > roof.seconds() ? "serial"
