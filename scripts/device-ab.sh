@@ -3,7 +3,8 @@
 # one call. Copies the tree (without build*/) to /tmp/gpsm-ab, applies PATCH there (patch -p1),
 # builds it, then runs each `gpsm ARGS` with both binaries, base then variant, then once more in
 # the other order (variant then base), so drift over the call shows up as a spread, not a bias.
-# Results: $OUT/ab-<n>-{base,variant}-{1,2}.json and the tables in $OUT/ab.log.
+# Results: $OUT/ab-<n>-{base,variant}-{1,2}.json, the tables in $OUT/ab.log, and $OUT/ab.md: per
+# paradigm the four medians and variant / base (scripts/ab_summary.py).
 # Usage: scripts/device-ab.sh PATCH 'bench --app pagerank --size road:5120 --gpus 1 --paradigm single,gps' ...
 # Make PATCH on the CPU host with `git diff A B > tmp-ab/x.patch` (untracked files travel).
 set -uo pipefail
@@ -34,4 +35,5 @@ for args in "$@"; do
     run variant-2 /tmp/gpsm-ab/build/bin/gpsm $args; run base-2 build/bin/gpsm $args; }
   echo "device-ab: $args done at $(( $(date +%s) - t0 )) s" | tee -a "$log"
 done
+python3 scripts/ab_summary.py "$out" --markdown "$out/ab.md" | tee -a "$log" || rc=1
 exit $rc
