@@ -274,6 +274,9 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   // useful (payload) bytes per iteration of each run, [point][problem][label@gpus], for the JSON
   std::vector<std::vector<std::map<std::string, double>>> useful(points.size(),
                                                                  std::vector<std::map<std::string, double>>(problems.size()));
+  // what set each kernel's time (the last traced iteration), per [point][problem][label@gpus], for the JSON
+  std::vector<std::vector<std::map<std::string, nlohmann::json>>> bounds(
+      points.size(), std::vector<std::map<std::string, nlohmann::json>>(problems.size()));
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
     const SimApp* app = problems[pi].first;
     const Problem& p = problems[pi].second;
@@ -334,6 +337,13 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             rec.out.link_bytes_per_iter = r.link_bytes_per_iter;
             rec.out.timing = "simulated: " + r.model;
             useful[k][pi][fmt::format("{}@{}", rec.label, g)] = r.useful_bytes_per_iter;
+            nlohmann::json kb = nlohmann::json::array();
+            for (const sim::KernelBound& b : r.kernels)
+              kb.push_back({{"gpu", b.gpu}, {"name", b.name}, {"bound", b.bound}, {"time_us", b.time_s * 1e6},
+                            {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6},
+                            {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
+                            {"chain_us", b.chain_s * 1e6}, {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
+            bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = std::move(kb);
             if (a.explain)
               explained[k] += fmt::format("{} {} on {} GPU{}:\n{}", p.label(), rec.label, g, g == 1 ? "" : "s",
                                           sim::explain_kernels(r));
@@ -357,6 +367,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
           for (auto& pt : se["points"]) {
             const std::string key =
                 fmt::format("{}@{}", se["label"].get<std::string>(), int(std::lround(pt["x"].get<double>())));
+            if (const auto b = bounds[k][pi].find(key); b != bounds[k][pi].end()) pt["kernel_bounds"] = b->second;
             const auto u = useful[k][pi].find(key);
             if (u == useful[k][pi].end()) continue;
             pt["useful_bytes_per_iter"] = u->second;

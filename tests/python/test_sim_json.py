@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""gpsm sim --json: every simulated point carries the kernel bounds that --explain prints.
+
+Plain script, no pytest:  python3 tests/python/test_sim_json.py build/bin/gpsm
+Prints one line per check, then "N passed, N failed"; exits nonzero on any failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import check, finish
+
+FIELDS = {"gpu", "name", "bound", "time_us", "dram_us", "l2_us", "flops_us", "wave_factor", "serial_us", "chain_us",
+          "dram_bytes", "l2_bytes"}
+
+
+def main():
+    gpsm = sys.argv[1]
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "sim.json")
+        p = subprocess.run([gpsm, "sim", "--app", "jacobi2d", "--size", "256", "--gpus", "1,2", "--paradigm",
+                            "memcpy,infinite", "--iters", "2", "--json", out], capture_output=True, text=True)
+        check(p.returncode == 0, "gpsm sim exits 0", p.stderr[-500:])
+        doc = json.load(open(out)) if os.path.exists(out) else {"tests": []}
+        pts = [(s["label"], pt) for t in doc["tests"] for s in t.get("series", []) for pt in s.get("points", [])]
+        check(len(pts) == 4, "four points (2 paradigms x 2 GPU counts)", str(len(pts)))
+        for label, pt in pts:
+            kb = pt.get("kernel_bounds", [])
+            g = int(round(pt["x"]))
+            check(len(kb) == g, f"{label} on {g} GPU(s): one kernel per GPU", json.dumps(kb)[:300])
+            for k in kb:
+                check(set(k) == FIELDS, f"{label} on {g}: the documented fields", str(sorted(k)))
+                terms = {"dram": k["dram_us"], "l2": k["l2_us"], "flops": k["flops_us"], "serial": k["serial_us"],
+                         "chain": k["chain_us"]}
+                roof = max(k["dram_us"], k["l2_us"], k["flops_us"]) * k["wave_factor"]
+                check(abs(k["time_us"] - max(roof, k["serial_us"], k["chain_us"])) < 1e-9,
+                      f"{label} on {g}: time is the largest bound", json.dumps(k))
+                check(k["bound"] in terms, f"{label} on {g}: the bound is named", k["bound"])
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
