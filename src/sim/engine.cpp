@@ -634,16 +634,20 @@ SimResult Engine::run() {
       // The kernel's own residency when the trace gives it (registers limit the 3D steps).
       const double kwave = k.blocks_per_sm > 0 ? double(std::max(sys.gpu.sms, 1)) * k.blocks_per_sm : wave;
       const double n_waves = std::max(1.0, std::ceil(grid / kwave));
+      // A marching kernel (its blocks march planes: serial_steps) waits for its remote loads'
+      // bursts (below, after the blocks); any other kernel exposes a round trip per reading wave.
+      bool marching = false;
+      for (const BlockTrace& b : k.blocks) marching = marching || b.serial_steps > 0;
       // rdl exposure: waves holding blocks that wait on remote loads, per reading GPU
-      std::vector<double> last_wave(G, -1), waves_read_here(G, 0);
+      std::vector<double> last_wave(G, -1);
       // remote read wire bytes per (reader, owner, wave): the bursts of a marching kernel
-      std::vector<std::vector<std::vector<double>>> burst(
-          G, std::vector<std::vector<double>>(G, std::vector<double>(std::size_t(n_waves), 0.0)));
+      std::vector<std::vector<std::vector<double>>> burst;
+      if (marching)
+        burst.assign(G, std::vector<std::vector<double>>(G, std::vector<double>(std::size_t(n_waves), 0.0)));
       auto remote_read_in_wave = [&](int reader, double wave_idx) {
-        if (wave_idx != last_wave[reader]) {
+        if (!marching && wave_idx != last_wave[reader]) {
           last_wave[reader] = wave_idx;
           read_waves[reader] += 1;
-          waves_read_here[reader] += 1;
         }
       };
       // proact chunks: (dst, bytes, ready wave)
@@ -656,7 +660,7 @@ SimResult Engine::run() {
         line_transactions(s, [&](double pay, double n) {
           const double wire = lm.read_wire(L, pay) * n * w;
           W[owner][reader] += wire;
-          burst[reader][owner][std::size_t(std::min(wave_idx, n_waves - 1))] += wire;
+          if (marching) burst[reader][owner][std::size_t(std::min(wave_idx, n_waves - 1))] += wire;
         });
         useful += s.payload() * w;
         remote_read_in_wave(reader, wave_idx);
@@ -808,8 +812,6 @@ SimResult Engine::run() {
       // marched planes (a block beyond the first wave starts when a slot frees up), so its
       // roofline takes no partial-wave factor. With it, wave3d 256^3 on 2 GPUs (576 items on
       // 528 slots) was charged 1.375x the roofline on top of a balanced plan.
-      bool marching = false;
-      for (const BlockTrace& b : k.blocks) marching = marching || b.serial_steps > 0;
       const bool serial = marching && gp.serial_step_us >= 0;  // < 0: the serial bound is not modelled
       const KernelBytes kb = kernel_bytes(acc, marching);
       const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
@@ -834,7 +836,8 @@ SimResult Engine::run() {
         // time through the link (PCIe reads: a request TLP out, completions back), not one
         // round trip. A wave's bursts from different owners come at different points of the
         // march (the lower halo primes the first chunk, the upper one ends the last), so the
-        // wave waits for its largest. This replaces the one round trip per reading wave below.
+        // wave waits for its largest. This replaces the one round trip per reading wave
+        // (remote_read_in_wave counts none for a marching kernel).
         for (int rd = 0; rd < G; ++rd) {
           double wait = 0;
           for (std::size_t wv = 0; wv < std::size_t(n_waves); ++wv) {
@@ -843,10 +846,7 @@ SimResult Engine::run() {
               if (burst[rd][ow][wv] > 0) worst = std::max(worst, 2 * lat + lm.wire_time(L, burst[rd][ow][wv]));
             wait += worst;
           }
-          if (wait > 0) {
-            read_wait[rd] += wait;
-            read_waves[rd] = std::max(0.0, read_waves[rd] - waves_read_here[rd]);
-          }
+          read_wait[rd] += wait;
         }
       }
       launches[g] += o.graph_launch && !it.host_sync ? graph_node : launch;

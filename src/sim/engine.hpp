@@ -2,6 +2,7 @@
 // The simulator: replays a trace on a System under a paradigm and returns what `gpsm bench`
 // returns for a real run (time per iteration, link bytes), so both print the same table.
 // Plain C++, deterministic (same trace, system and options: same result).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ struct KernelBound {
   double serial_s = 0, chain_s = 0;
   double time_s = 0;
   std::string bound;  // "dram", "l2", "flops", "serial" or "chain"
+  // The roofline time: the largest roofline term times the wave factor.
+  double roofline_s() const { return std::max({dram_s, l2_s, flops_s}) * wave_factor; }
 };
 
 struct SimResult {

@@ -1,6 +1,5 @@
 #include "sim/explain.hpp"
 
-#include <algorithm>
 #include <cstdio>
 
 namespace gpsm::sim {
@@ -24,11 +23,10 @@ std::string mb(double bytes) {
 std::string explain_kernels(const SimResult& r) {
   std::string out;
   for (const KernelBound& k : r.kernels) {
-    const double roof = std::max({k.dram_s, k.l2_s, k.flops_s}) * k.wave_factor;
     char wave[32];
     std::snprintf(wave, sizeof wave, "x%.2f", k.wave_factor);
     out += "gpu" + std::to_string(k.gpu) + " " + k.name + ": " + us(k.time_s) + ", " + k.bound + " bound; roofline " +
-           us(roof) + " " + wave + " wave (dram " + us(k.dram_s) + " / " + mb(k.dram_bytes) + ", l2 " + us(k.l2_s) +
+           us(k.roofline_s()) + " " + wave + " wave (dram " + us(k.dram_s) + " / " + mb(k.dram_bytes) + ", l2 " + us(k.l2_s) +
            " / " + mb(k.l2_bytes) + ", flops " + us(k.flops_s) + "); serial " + us(k.serial_s) + "; chain " +
            us(k.chain_s) + "\n";
   }

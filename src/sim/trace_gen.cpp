@@ -20,6 +20,7 @@
 // replica of buffer b (the whole grid) at 2^47 + (g << 40) + b * 2^37 (group b).
 #include "sim/trace_gen.hpp"
 #include "sim/trace_graph.hpp"  // pagerank, sssp
+#include "sim/trace_addr.hpp"
 
 #include <algorithm>
 #include <array>
@@ -42,13 +43,9 @@ namespace {
 using i64 = std::int64_t;
 using u64 = std::uint64_t;
 
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("gpsm sim: " + what); }
+using namespace trace_detail;  // bad, the address scheme, sampled (trace_addr.hpp)
 
-constexpr u64 kBufSpan = u64{1} << 37;
-u64 slab_base(int g, int b) { return (static_cast<u64>(g) << 40) + static_cast<u64>(b) * kBufSpan; }
 u64 norm_addr(int g) { return (static_cast<u64>(g) << 40) + 2 * kBufSpan; }
-u64 grid_base(int b) { return (u64{1} << 48) + (static_cast<u64>(b) << 40); }
-u64 replica_base(int g, int b) { return (u64{1} << 47) + (static_cast<u64>(g) << 40) + static_cast<u64>(b) * kBufSpan; }
 
 // The whole-grid layouts: "grid" (one managed array per buffer) or "replicas" (a GPS array per
 // buffer: every GPU holds a whole replica and loads and stores only its own, as src/runtime's
@@ -134,20 +131,6 @@ struct Acc {
   }
   void atomic(int slot, u64 addr) const { rec.access(slot, Op::atomic, 4, addr); }
 };
-
-// Sampling: blocks are taken in chunks of kSampleChunk consecutive blocks, chunk c recorded when
-// floor((c+1) s) > floor(c s) (evenly spread, about s of the chunks; chunk 0 alone when that would
-// be none). Whole chunks, not every 1/s-th block: neighbouring blocks share rows and planes (a
-// row's north is the previous block's centre), and the simulator's footprint (distinct bytes,
-// the rest hits L2) only sees that sharing between recorded blocks. Spread single blocks would
-// make every recorded block look like it reads its rows from DRAM (2x the bytes for Jacobi).
-constexpr u64 kSampleChunk = 64;
-bool sampled(u64 b, u64 grid, double s) {
-  if (s >= 1) return true;
-  const u64 c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
-  if (std::floor(static_cast<double>(chunks) * s) < 1) return c == 0;
-  return std::floor(static_cast<double>(c + 1) * s) > std::floor(static_cast<double>(c) * s);
-}
 
 // Runs body(block) -> flops for blocks 0 .. grid-1 (every block computes; sampled ones record),
 // and sets the weights of the recorded blocks to grid / recorded.
@@ -823,18 +806,19 @@ Trace scatter(const TraceRequest& r, std::vector<float>* result) {
     while (g > 0 && e < first(g)) --g;
     return g;
   };
+  // One decision for the allocations and the addresses: rdl's "remote" layout replays the slabs
+  // trace (make_trace); as managed spans at grid_base its slab_base addresses fell in no
+  // allocation and every remote store counted as local.
+  const bool replicas = r.layout == "replicas", grid = r.layout == "grid", slabs = !replicas && !grid;
   Trace t;
   std::array<std::vector<float>, 2> v;
   for (int b = 0; b < 2; ++b) {
     v[b].resize(static_cast<std::size_t>(N));
     for (i64 e = 0; e < N; ++e) v[b][static_cast<std::size_t>(e)] = apps::initial_value(static_cast<u64>(e), r.problem.seed);
-    if (r.layout == "replicas") {
+    if (replicas) {
       add_replicas(t, G, b, static_cast<u64>(N * 4));
     } else {
       for (int g = 0; g < G; ++g) {
-        // rdl's "remote" layout replays the slabs trace (make_trace); as managed spans at grid_base
-        // its slab_base addresses fell in no allocation and every remote store counted as local
-        const bool slabs = r.layout == "slabs" || r.layout == "remote";
         t.allocations.push_back({(slabs ? name("gpu", g, b == 0 ? "buf0" : "buf1")
                                         : "grid.buf" + std::to_string(b) + ".gpu" + std::to_string(g)),
                                  slabs ? MemKind::device : MemKind::managed, g, -1,
@@ -845,8 +829,8 @@ Trace scatter(const TraceRequest& r, std::vector<float>* result) {
   }
   // Address of element e of buffer b as GPU g sees it.
   const auto addr = [&](int g, int b, i64 e) -> u64 {
-    if (r.layout == "replicas") return replica_base(g, b) + static_cast<u64>(e) * 4;
-    if (r.layout == "grid") return grid_base(b) + static_cast<u64>(e) * 4;
+    if (replicas) return replica_base(g, b) + static_cast<u64>(e) * 4;
+    if (grid) return grid_base(b) + static_cast<u64>(e) * 4;
     const int h = owner(e);
     return slab_base(h, b) + static_cast<u64>(e - first(h)) * 4;
   };
@@ -903,8 +887,7 @@ Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
   // engine's rdl turns its remote stores into the neighbour's remote loads).
   const bool remote = r.layout == "remote";
   const bool slabs = r.layout == "slabs" || remote;
-  if (!slabs && r.layout != "grid" && r.layout != "replicas")
-    bad("unknown layout '" + r.layout + "' (expected slabs, remote, grid or replicas)");
+  check_layout(r.layout);
   Trace t;
   if (r.app == "scatter") {
     if (r.problem.n[0] < r.gpus) bad("scatter needs at least one element per GPU");

@@ -18,6 +18,7 @@
 #include "apps/graphapps/row_segments.hpp"
 #include "apps/graphapps/vec_layout.hpp"
 #include "gpsm/error.hpp"
+#include "sim/trace_addr.hpp"
 
 namespace gpsm::sim {
 
@@ -27,36 +28,31 @@ using i64 = std::int64_t;
 using u64 = std::uint64_t;
 namespace ga = gpsm::apps::graphapps;
 
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("gpsm sim: " + what); }
+using namespace trace_detail;  // bad, the address scheme, sampled (trace_addr.hpp)
 
 constexpr int kThreads = ga::kGraphThreads;  // 256
 constexpr int kWarp = 32;
 constexpr u64 kSectorBytes = 32;
 constexpr u64 kSegmentRecordBytes = sizeof(ga::RowSegment);  // 48
 
-// Addresses (the stencil traces' scheme, trace_gen.cpp): GPU g's copy of vector buffer b at
-// (g << 40) + b 2^37, its other arrays from (g << 40) + 2^39 in 2^35 steps; the managed vector
-// at 2^48 + (b << 40); GPS replicas at 2^47 + (g << 40) + b 2^37.
+// Addresses (trace_addr.hpp's scheme): GPU g's copy of vector buffer b at slab_base(g, b), its
+// other arrays from (g << 40) + 2^39 in 2^35 steps; the managed vector at grid_base(b); GPS
+// replicas at replica_base(g, b).
 enum Arr { aRowPtr = 0, aCol, aWeight, aSegs, aPartial, aDone, aChanged, aCount };
 const char* const kArrName[aCount] = {"row_ptr", "col", "weight", "segs", "partial", "done", "changed"};
-u64 copy_base(int g, int b) { return (static_cast<u64>(g) << 40) + static_cast<u64>(b) * (u64{1} << 37); }
 u64 arr_base(int g, int k) { return (static_cast<u64>(g) << 40) + (u64{1} << 39) + (static_cast<u64>(k) << 35); }
-u64 grid_base(int b) { return (u64{1} << 48) + (static_cast<u64>(b) << 40); }
-u64 replica_base(int g, int b) { return (u64{1} << 47) + (static_cast<u64>(g) << 40) + static_cast<u64>(b) * (u64{1} << 37); }
 
-// Sampling: trace_gen.cpp's rule (chunks of 64 consecutive blocks, chunk c recorded when
-// floor((c + 1) s) > floor(c s)), and the first and last chunk of every kernel always: they hold
+// Sampling: trace_addr.hpp's rule, and the first and last chunk of every kernel always: they hold
 // the rows next to the GPU's part boundaries, which the neighbours read on a road grid (GPS
 // subscriptions come from the recorded blocks only). The boundary chunks stand for themselves
 // (weight 1: their remote reads and published pages are not multiplied), the rule's chunks for
 // the rest of the blocks.
-constexpr u64 kSampleChunk = 64;
 enum class Pick { no, rule, boundary };
-Pick sampled(u64 b, u64 grid, double s) {
+Pick pick_block(u64 b, u64 grid, double s) {
   if (s >= 1) return Pick::rule;
   const u64 c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
   if (c == 0 || c + 1 == chunks) return Pick::boundary;
-  return std::floor(static_cast<double>(c + 1) * s) > std::floor(static_cast<double>(c) * s) ? Pick::rule : Pick::no;
+  return sampled(b, grid, s) ? Pick::rule : Pick::no;
 }
 // Weights of a kernel's recorded blocks (boundary[i]: block i was a boundary pick).
 void set_weights(KernelTrace& kt, const std::vector<char>& boundary) {
@@ -174,13 +170,12 @@ struct GraphRun {
   bool slabs() const { return r.layout == "slabs"; }
   bool remote() const { return r.layout == "remote"; }
   bool grid() const { return r.layout == "grid"; }
-  bool replicas() const { return r.layout == "replicas"; }
 
   // x[j] as GPU g's kernel loads it from buffer b.
   u64 x_addr(int g, int b, i64 j) const {
     const u64 off = static_cast<u64>(j) * 4;
-    if (slabs()) return copy_base(g, b) + off;
-    if (remote()) return copy_base(static_cast<int>(j / l.chunk), b) + off;
+    if (slabs()) return slab_base(g, b) + off;
+    if (remote()) return slab_base(static_cast<int>(j / l.chunk), b) + off;
     if (grid()) return grid_base(b) + off;
     return replica_base(g, b) + off;
   }
@@ -188,9 +183,9 @@ struct GraphRun {
   void store_y(WarpRec& w, int g, int b, i64 s) const {
     const u64 off = static_cast<u64>(s) * 4;
     if (slabs()) {
-      for (int d = 0; d < G; ++d) w.add(sY + d, 0, Op::store, 4, copy_base(d, b) + off);  // Acc<push>::store
+      for (int d = 0; d < G; ++d) w.add(sY + d, 0, Op::store, 4, slab_base(d, b) + off);  // Acc<push>::store
     } else if (remote()) {
-      w.add(sY, 0, Op::store, 4, copy_base(g, b) + off);
+      w.add(sY, 0, Op::store, 4, slab_base(g, b) + off);
     } else if (grid()) {
       w.add(sY, 0, Op::store, 4, grid_base(b) + off);
     } else {
@@ -241,7 +236,7 @@ struct GraphRun {
       for (int g = 0; g < G; ++g) {
         const std::string gs = std::to_string(g);
         if (slabs() || remote())
-          t.allocations.push_back({"gpu" + gs + ".x" + bs, MemKind::device, g, -1, copy_base(g, b), vec_bytes});
+          t.allocations.push_back({"gpu" + gs + ".x" + bs, MemKind::device, g, -1, slab_base(g, b), vec_bytes});
         else if (grid())  // per-GPU spans of the managed vector, each starting on its owner
           t.allocations.push_back({"grid.x" + bs + ".gpu" + gs, MemKind::managed, g, -1,
                                    grid_base(b) + static_cast<u64>(l.first_elem(g)) * 4,
@@ -294,7 +289,7 @@ struct GraphRun {
       kt.threads_per_block = kThreads;
       std::vector<char> boundary;
       for (u64 k = 0; k < sg.size(); ++k) {
-        const Pick pick = sampled(k, sg.size(), sample);
+        const Pick pick = pick_block(k, sg.size(), sample);
         if (pick == Pick::no) continue;
         boundary.push_back(pick == Pick::boundary);
         const ga::RowSegment& s = sg[k];
@@ -350,7 +345,7 @@ struct GraphRun {
     kt.gather_bytes = gather_bytes;
     std::vector<char> boundary;
     for (u64 b = 0; b < grid; ++b) {
-      const Pick pick = sampled(b, grid, sample);
+      const Pick pick = pick_block(b, grid, sample);
       if (pick == Pick::no) continue;
       boundary.push_back(pick == Pick::boundary);
       BlockTrace bt;
@@ -402,8 +397,7 @@ bool is_graph_app(const std::string& app) { return app == "pagerank" || app == "
 Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::vector<float>& inv_deg,
                       std::int64_t source, std::vector<float>* result) {
   if (!is_graph_app(r.app)) bad("unknown graph app '" + r.app + "' (expected pagerank or sssp)");
-  if (r.layout != "slabs" && r.layout != "remote" && r.layout != "grid" && r.layout != "replicas")
-    bad("unknown layout '" + r.layout + "' (expected slabs, remote, grid or replicas)");
+  check_layout(r.layout);
   if (r.gpus < 1 || r.gpus > 31) bad("graph traces support 1 to 31 GPUs");
   if (r.problem.iters < 1) bad("at least one iteration");
   if (in.rows != in.cols || in.rows < 1) bad("the graph must be square and non-empty");
