@@ -13,7 +13,8 @@ NAME = re.compile(r"ab-(\d+)-(base|variant)-([12])\.json$")
 
 
 def points(path):
-    """{(problem, paradigm, gpus): median or a word saying why there is none}"""
+    """{(problem, paradigm, gpus): median or a word saying why there is none}. gpsm bench lists a
+    run that failed or was skipped under the test's `failed` / `skipped`, not as a point."""
     d = json.load(open(path))
     out = {}
     for t in d.get("tests", []):
@@ -21,12 +22,13 @@ def points(path):
         for s in t.get("series", []):
             for p in s.get("points", []):
                 key = (prob, s["label"], int(round(p["x"])))
-                if p.get("median") is None:
-                    out[key] = p.get("status", "failed")
-                elif p.get("verified") is False and s["label"] != "infinite":  # infinite: a bound, never checked
+                if p.get("verified") is False and s["label"] != "infinite":  # infinite: a bound, never checked
                     out[key] = "unverified"
                 else:
                     out[key] = float(p["median"])
+        for word in ("failed", "skipped"):
+            for f in t.get(word, []):
+                out[(prob, f["paradigm"], int(f["gpus"]))] = word
     return out
 
 
@@ -41,12 +43,12 @@ def table(directory):
     rows = []
     for n in sorted(runs):
         r = runs[n]
-        keys = sorted(set().union(*(set(v) for v in r.values())))
+        keys = sorted(set().union(*r.values()))
         for k in keys:
             b = [r.get(("base", i), {}).get(k) for i in (1, 2)]
             v = [r.get(("variant", i), {}).get(k) for i in (1, 2)]
             ok = all(isinstance(x, float) for x in b + v)
-            ratio = (sum(v) / 2) / (sum(b) / 2) if ok else None
+            ratio = sum(v) / sum(b) if ok else None
             rows.append((n, *k, b, v, ratio))
     return rows
 

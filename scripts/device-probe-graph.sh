@@ -14,41 +14,47 @@ out=${OUT:-$PWD/out}; mkdir -p "$out"; log="$out/ncu-graph.log"
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 kernels='regex:pagerank_kernel|sssp_kernel|pagerank_segments|sssp_segments'
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_atom.sum,smsp__inst_executed.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
+rc=0
+# probe TITLE TIMEOUT KEEP_REGEX NCU_ARGS... -- BENCH_ARGS...: one ncu run of gpsm bench (10
+# iterations, one rep after one warm-up), the lines matching KEEP_REGEX into the log
+probe() {
+  local title=$1 limit=$2 keep=$3; shift 3
+  local ncu_args=()
+  while [ "$1" != -- ]; do ncu_args+=("$1"); shift; done
+  shift
+  echo "== ncu $title" >>"$log"
+  timeout "$limit" ncu "${ncu_args[@]}" ./build/bin/gpsm bench "$@" --iters 10 --reps 1 --warmup 1 >/tmp/ncu-probe.out 2>&1 || rc=1
+  grep -vE '^\s*$|^==PROF==|progress|^gpsm bench: \[' /tmp/ncu-probe.out | grep -E "Device [0-9]|$keep" >>"$log"
+}
 if [ "${1:-}" = --inst ]; then
   for app in pagerank sssp; do
     for graph in road:5120 rmat:23; do
       for par in single p2p_inline gps; do
-        echo "== ncu inst $app $graph $par (1 GPU, launch 3: gps's first after tracking)" >>"$log"
-        timeout 120 ncu -k 'regex:pagerank_kernel|sssp_kernel' --launch-skip 2 --launch-count 1 \
+        probe "inst $app $graph $par (1 GPU, launch 3: gps's first after tracking)" 120 "dram__|smsp__|sm__|gpu__time" \
+          -k 'regex:pagerank_kernel|sssp_kernel' --launch-skip 2 --launch-count 1 \
           --metrics gpu__time_duration.sum,smsp__inst_executed.sum,smsp__warps_launched.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
-          ./build/bin/gpsm bench --app $app --size $graph --gpus 1 --paradigm $par --iters 10 --reps 1 --warmup 1 2>&1 \
-          | grep -E "Device [0-9]|dram__|smsp__|sm__|gpu__time" >>"$log"
+          -- --app $app --size $graph --gpus 1 --paradigm $par
       done
     done
   done
-  cat "$log"
-  exit 0
-fi
-for app in pagerank sssp; do
+else
+  for app in pagerank sssp; do
+    for par in single gps; do
+      probe "metrics $app road:5120 $par (1 GPU, launch 3)" 90 "dram__|lts__|l1tex__|smsp__|gpu__time" \
+        -k "$kernels" --launch-skip 2 --launch-count 1 --metrics "$metrics" -- --app $app --size road:5120 --gpus 1 --paradigm $par
+    done
+  done
   for par in single gps; do
-    echo "== ncu metrics $app road:5120 $par (1 GPU, launch 3)" >>"$log"
-    timeout 90 ncu -k "$kernels" --launch-skip 2 --launch-count 1 --metrics "$metrics" \
-      ./build/bin/gpsm bench --app $app --size road:5120 --gpus 1 --paradigm $par --iters 10 --reps 1 --warmup 1 2>&1 \
-      | grep -E "Device [0-9]|dram__|lts__|l1tex__|smsp__|gpu__time" >>"$log"
+    probe "warp states pagerank road:5120 $par (1 GPU, launch 3)" 90 "Stall|Warp Cycles|Duration|Throughput|Issued|----" \
+      -k "$kernels" --launch-skip 2 --launch-count 1 --section WarpStateStats --section SpeedOfLight \
+      -- --app pagerank --size road:5120 --gpus 1 --paradigm $par
   done
-done
-for par in single gps; do
-  echo "== ncu warp states pagerank road:5120 $par (1 GPU, launch 3)" >>"$log"
-  timeout 90 ncu -k "$kernels" --launch-skip 2 --launch-count 1 --section WarpStateStats --section SpeedOfLight \
-    ./build/bin/gpsm bench --app pagerank --size road:5120 --gpus 1 --paradigm $par --iters 10 --reps 1 --warmup 1 2>&1 \
-    | grep -vE '^\s*$|^==PROF==|progress|^gpsm bench: \[' | grep -E "Device [0-9]|Stall|Warp Cycles|Duration|Throughput|Issued|----" >>"$log"
-done
-if [ "$(nvidia-smi -L | wc -l)" -ge 4 ]; then
-  for par in infinite gps; do
-    echo "== ncu time sssp road:5120 $par (4 GPUs, launches 9-16)" >>"$log"
-    timeout 90 ncu -k "$kernels" --launch-skip 8 --launch-count 8 --metrics gpu__time_duration.sum \
-      ./build/bin/gpsm bench --app sssp --size road:5120 --gpus 4 --paradigm $par --iters 10 --reps 1 --warmup 1 2>&1 \
-      | grep -E "Device [0-9]|gpu__time" >>"$log"
-  done
+  if [ "$(nvidia-smi -L | wc -l)" -ge 4 ]; then
+    for par in infinite gps; do
+      probe "time sssp road:5120 $par (4 GPUs, launches 9-16)" 90 "gpu__time" \
+        -k "$kernels" --launch-skip 8 --launch-count 8 --metrics gpu__time_duration.sum -- --app sssp --size road:5120 --gpus 4 --paradigm $par
+    done
+  fi
 fi
 cat "$log"
+exit $rc

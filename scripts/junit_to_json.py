@@ -10,8 +10,9 @@ import argparse, datetime, json, re, subprocess, sys
 import xml.etree.ElementTree as ET
 
 # "  7/455 Test   #7: cpu.Name ......   Passed    0.01 sec"; else "***Failed", "***Skipped", "***Timeout",
-# "***Not Run (Disabled)", "***Exception: SegFault", ...
-RESULT = re.compile(r"^\s*\d+/\d+ Test\s+#(\d+): (\S+) \.*\s*(\*\*\*)?(\S.*?)\s+([0-9.]+) sec\s*$")
+# "***Not Run (Disabled)", "***Exception: SegFault", ... A failed PASS_REGULAR_EXPRESSION puts the
+# regex after "***Failed" and the time on the next line: the time is then 0.
+RESULT = re.compile(r"^\s*\d+/\d+ Test\s+#(\d+): (\S+) \.*\s*(?:\*\*\*)?(\S.*?)(?:\s+([0-9.]+) sec)?\s*$")
 START = re.compile(r"^\s*Start\s+(\d+): (\S+)\s*$")
 
 
@@ -31,7 +32,7 @@ def from_xml(path):
 
 
 def from_log(text):
-    started, done, order = {}, {}, []
+    started, done = {}, {}
     for line in text.splitlines():
         m = START.match(line)
         if m:
@@ -39,17 +40,15 @@ def from_log(text):
             continue
         m = RESULT.match(line)
         if m:
-            num, name, word = int(m.group(1)), m.group(2), m.group(4).lower()
+            num, name, word = int(m.group(1)), m.group(2), m.group(3).lower()
             if word == "passed":
                 status = "passed"
             elif word.startswith(("skipped", "not run", "disabled")):
                 status = "skipped"
             else:  # failed, timeout, exception, subprocess aborted, ...
                 status = "failed"
-            if num not in done:
-                order.append(num)
-            done[num] = {"name": name, "status": status, "time_s": float(m.group(5))}
-    tests = [done[n] for n in order]
+            done[num] = {"name": name, "status": status, "time_s": float(m.group(4) or 0)}
+    tests = list(done.values())
     tests += [{"name": started[n], "status": "unfinished", "time_s": 0.0} for n in sorted(started) if n not in done]
     return tests
 

@@ -46,6 +46,14 @@ def main():
         check("| 90.00 / 92.00 | 90.00 / 91.00 | 0.9945 |" in rows.get("infinite", ""), "infinite keeps its times",
               rows.get("infinite", ""))
         check(os.path.exists(md) and open(md).read() == p.stdout, "--markdown writes the same table")
+        # a run gpsm bench reports as failed (under the test's `failed`, with no point)
+        doc = bench({"single": (100.0, True), "infinite": (90.0, False)})
+        doc["tests"][0]["failed"] = [{"paradigm": "gps", "gpus": 1, "reason": "verification failed"}]
+        json.dump(doc, open(os.path.join(d, "ab-1-variant-1.json"), "w"))
+        p = subprocess.run([sys.executable, script, d], capture_output=True, text=True)
+        gps = [l for l in p.stdout.splitlines() if "| gps |" in l]
+        check(gps and "| failed / unverified |" in gps[0] and gps[0].endswith("| - |"),
+              "a failed run is named and gets no ratio", str(gps))
         os.remove(os.path.join(d, "ab-1-base-2.json"))
         p = subprocess.run([sys.executable, script, d], capture_output=True, text=True)
         single = [l for l in p.stdout.splitlines() if "| single |" in l]

@@ -24,6 +24,9 @@ LOG = """Test project /root/build
 Some output of the failing test
       Start  4: gpu.D.Hangs
  4/5 Test  #4: gpu.D.Hangs ...............................***Timeout 600.02 sec
+      Start  6: cli.E.PrintsIt
+ 5/6 Test  #6: cli.E.PrintsIt ............................***Failed  Required regular expression not found. Regex=[hello
+]  0.01 sec
       Start  5: package.consumer
 """
 
@@ -56,8 +59,9 @@ def main():
         check(doc is not None and doc["schema"] == "gpsm.test_run" and doc["schema_version"] == 1, "log: schema v1")
         st = {t["name"]: t["status"] for t in (doc or {}).get("tests", [])}
         check(st == {"cpu.A.Passes": "passed", "gpu.B.NeedsFourGpus": "skipped", "gpu.C.Breaks": "failed",
-                     "gpu.D.Hangs": "failed", "package.consumer": "unfinished"}, "log: every test's status", str(st))
-        check(doc is not None and doc["counts"] == {"passed": 1, "failed": 2, "skipped": 1, "unfinished": 1},
+                     "gpu.D.Hangs": "failed", "cli.E.PrintsIt": "failed", "package.consumer": "unfinished"},
+              "log: every test's status (a failed regex's time on the next line too)", str(st))
+        check(doc is not None and doc["counts"] == {"passed": 1, "failed": 3, "skipped": 1, "unfinished": 1},
               "log: counts", str(doc and doc["counts"]))
         check(doc is not None and doc["gpus"] == ["fixture GPU"], "log: --gpus recorded")
         check(rc == 1, "log: a failure exits 1", str(rc))
