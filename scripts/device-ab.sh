@@ -25,7 +25,6 @@ rc=0; n=0
 run() {  # run NAME BINARY ARGS...
   local name=$1 bin=$2; shift 2
   echo "== $name: $bin $*" >>"$log"
-  # shellcheck disable=SC2068
   "$bin" "$@" --json "$out/ab-$n-$name.json" >>"$log" 2> >(tr '\r' '\n' | grep -v $'\e\[K\[' | grep -v '^$' | tail -5 >>"$log") || rc=1
 }
 for args in "$@"; do

@@ -61,7 +61,7 @@ if [ "$tests" != none ]; then
   if [ -s "$out/ctest.xml" ]; then
     python3 scripts/junit_to_json.py "$out/ctest.xml" --kind "$kind" --commit "$commit" --command "$cmd" >"$out/gpu-tests.json" || rc=1
   else
-    echo "device-run: ctest left no XML (stopped at --tests-limit $tests_limit s?): results from its log" | tee -a "$log"
+    echo "device-run: ctest left no XML (${tests_limit:+stopped at --tests-limit $tests_limit s, or }killed): results from its log" | tee -a "$log"
     python3 scripts/junit_to_json.py --log "$out/tests.log" --kind "$kind" --commit "$commit" --command "$cmd" >"$out/gpu-tests.json" || rc=1
   fi
 fi

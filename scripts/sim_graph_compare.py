@@ -24,7 +24,8 @@ for f in sorted(os.listdir(sim_dir)):
     if f.startswith("sim-") and f.endswith(".json"): S.update(pts(os.path.join(sim_dir, f)))
 rows = []
 # (measured paradigm, simulated paradigm): same paradigm; 1-GPU single against the 1-GPU memcpy run (same kernel);
-# gps_hw (GPS hardware) against the measured infinite and p2p_inline (the software gps is not gps_hw)
+# gps_hw (GPS hardware) against the measured infinite, p2p_inline and software gps, as reference rows
+# (the software gps is not gps_hw: those rows do not count as same-paradigm)
 # g 0: every GPU count > 1 the simulation has
 pairs = [("single", "memcpy", 1), ("memcpy", "memcpy", 0), ("p2p_inline", "p2p_inline", 0), ("rdl", "rdl", 0),
          ("infinite", "infinite", 1), ("infinite", "infinite", 0), ("infinite", "gps_hw", 0),
