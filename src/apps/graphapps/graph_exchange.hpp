@@ -122,7 +122,8 @@ struct DeviceSlice {
   DevBuf<std::int32_t> col;
   DevBuf<float> val;
   std::int64_t rows = 0, nnz = 0;
-  // pagerank, sssp: rows longer than long_row edges run as block segments (row_segments.hpp)
+  // pagerank, sssp: rows longer than long_row edges run as block segments (row_segments.hpp);
+  // both 0 when no row is split
   std::int64_t long_row = 0, nsegs = 0;
   DevBuf<RowSegment> segs;
   DevBuf<float> partial;

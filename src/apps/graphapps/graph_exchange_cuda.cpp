@@ -282,10 +282,10 @@ void DeviceSlice::upload(int dev, const Slice& s) {
 void DeviceSlice::split_long_rows(int dev, const Slice& s, int lanes) {
   const std::int64_t chain = chain_edges_setting(std::getenv("GPSM_GRAPH_SPLIT"));
   if (chain == 0) return;
-  long_row = chain * lanes;
-  const std::vector<RowSegment> v = graphapps::split_long_rows(s.row_ptr, long_row);
-  nsegs = static_cast<std::int64_t>(v.size());
+  const std::vector<RowSegment> v = graphapps::split_long_rows(s.row_ptr, chain * lanes);
   if (v.empty()) return;
+  long_row = chain * lanes;  // set only with segments: the kernels skip rows only then
+  nsegs = static_cast<std::int64_t>(v.size());
   const std::int64_t split = split_rows(v);
   segs.alloc(dev, v.size());
   partial.alloc(dev, v.size());
@@ -302,7 +302,7 @@ CsrArg DeviceSlice::arg(std::int64_t first_slot) const {
   a.val = val.p;
   a.rows = rows;
   a.first_slot = first_slot;
-  a.long_row = nsegs > 0 ? long_row : 0;
+  a.long_row = long_row;
   a.segs = segs.p;
   a.nsegs = nsegs;
   a.partial = partial.p;
