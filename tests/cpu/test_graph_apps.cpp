@@ -201,6 +201,12 @@ TEST(GraphApps, LanesPerRow) {
   EXPECT_EQ(lanes_for(500.0), 32);
 }
 
+TEST(GraphApps, LaneShiftIsLog2OfAPowerOfTwo) {
+  for (int s = 0; s <= 5; ++s) EXPECT_EQ(lane_shift(1 << s), s);
+  for (double mean : {0.0, 3.0, 4.1, 15.4, 500.0}) EXPECT_EQ(1 << lane_shift(lanes_for(mean)), lanes_for(mean));
+  for (int bad : {0, 3, 6, 64, -4}) EXPECT_THROW(lane_shift(bad), gpsm::Error) << bad;
+}
+
 TEST(GraphApps, PublishBytesPerParadigm) {
   const VecLayout l = make_layout({{0, 3}, {3, 5}, {5, 6}}, 2);  // chunk 3, 6 rows x 2 floats
   const double owned = 6 * 2 * 4;

@@ -92,7 +92,7 @@ __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
 // mask per gather.
 template <Access A, int kGather, class Weight, class Use>
 __device__ __forceinline__ void for_edges(const CsrArg& a, const VecArg& x, std::uint32_t whole, std::int64_t e,
-                                          const std::int64_t end, int lanes, Weight weight, Use use) {
+                                          const std::int64_t end, std::int64_t lanes, Weight weight, Use use) {
   if constexpr (A == Access::gps) {
     if (const float* all = x.view.whole_local(whole)) {
       VecArg mine = x;
@@ -123,7 +123,7 @@ __device__ __forceinline__ void for_edges(const CsrArg& a, const VecArg& x, std:
 // segments (row_segments.hpp), which write it instead.
 template <Access A, int kGather, class Weight, class Use>
 __device__ __forceinline__ bool for_row_edges(const CsrArg& a, const VecArg& x, std::uint32_t whole, std::int64_t row,
-                                              int lane, int lanes, Weight weight, Use use) {
+                                              int lane, std::int64_t lanes, Weight weight, Use use) {
   const std::int64_t begin = a.row_ptr[row], end = a.row_ptr[row + 1];
   if (a.long_row > 0 && end - begin > a.long_row) return false;
   for_edges<A, kGather>(a, x, whole, begin + lane, end, lanes, weight, use);
@@ -227,39 +227,52 @@ __global__ void sssp_segments(CsrArg a, VecArg x, VecArg y, int* changed) {
     store_distance<A>(x, y, a.first_slot + s.row, best, changed);
 }
 
+// A thread's row and lane. lanes is a power of two (lanes_for; the launches check it), passed as
+// its shift: a runtime divisor made `t / lanes`, `t % lanes` and the edge loop's trip count 64-bit
+// divisions (a call of ~20-70 instructions each in the PTX), and road graphs (lanes 1, about 4
+// edges a row) are issue-bound: Nsight Compute on 1 H200, pagerank road:5120: 550.5 M warp
+// instructions, 20 cycles per issued instruction, 20 % of the DRAM bandwidth.
+struct RowLane {
+  std::int64_t row;
+  int lane;
+  std::int64_t lanes;  // 64-bit 1 << shift: the edge loop's trip count then divides by a shift
+};
+__device__ __forceinline__ RowLane row_lane(int shift) {
+  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  return RowLane{t >> shift, static_cast<int>(t & ((1 << shift) - 1)), std::int64_t{1} << shift};
+}
+
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
 // shuffles. kReady: proact's counting (block_rows_done), compiled out of the other paradigms.
 template <Access A, bool kReady, int kGather>
 __global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
-                                float damping, double* change, int lanes, ReadyArg rd) {
+                                float damping, double* change, int lane_shift, ReadyArg rd) {
   const std::uint32_t whole = whole_word_of<A>(x);
-  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t row = t / lanes;
-  const int lane = static_cast<int>(t % lanes);
+  const auto [row, lane, lanes] = row_lane(lane_shift);
   float sum = 0;
   const bool mine =
       row < a.rows && for_row_edges<A, kGather>(
                           a, x, whole, row, lane, lanes, [&](std::int64_t, std::int32_t j) { return inv_deg[j]; },
                           [&](float v, float w) { sum += v * w; });
-  for (int off = lanes / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, lanes);
+  for (int off = static_cast<int>(lanes) / 2; off > 0; off /= 2)
+    sum += __shfl_down_sync(0xffffffffu, sum, off, static_cast<int>(lanes));
   if (mine && lane == 0) store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
   if constexpr (kReady) block_rows_done(rd);
 }
 
 // Rows mapped to blocks as pagerank_kernel's.
 template <Access A, bool kReady, int kGather>
-__global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lanes, ReadyArg rd) {
+__global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane_shift, ReadyArg rd) {
   const std::uint32_t whole = whole_word_of<A>(x);
-  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t row = t / lanes;
-  const int lane = static_cast<int>(t % lanes);
+  const auto [row, lane, lanes] = row_lane(lane_shift);
   float d = __int_as_float(0x7f800000);  // +inf
   const bool mine =
       row < a.rows && for_row_edges<A, kGather>(
                           a, x, whole, row, lane, lanes, [&](std::int64_t e, std::int32_t) { return a.val[e]; },
                           [&](float v, float w) { d = fminf(d, v + w); });
-  for (int off = lanes / 2; off > 0; off /= 2) d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, lanes));
+  for (int off = static_cast<int>(lanes) / 2; off > 0; off /= 2)
+    d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, static_cast<int>(lanes)));
   if (mine && lane == 0) store_distance<A>(x, y, a.first_slot + row, d, changed);
   if constexpr (kReady) block_rows_done(rd);
 }
@@ -381,6 +394,7 @@ void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const fl
                      float damping, double* change, int lanes, cudaStream_t s, const ReadyArg& ready) {
   if (a.rows == 0) return;
   const bool four = gather_width() == 4;
+  const int shift = lane_shift(lanes);
   dispatch(x.kind, ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
     using T = decltype(tag);
     if (a.nsegs > 0)  // before the row kernel: its blocks' proact counts then cover the split rows too
@@ -388,10 +402,10 @@ void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const fl
           <<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change);
     if (four) {
       pagerank_kernel<T::value, T::ready, 4>
-          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
+          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, shift, ready);
     } else {
       pagerank_kernel<T::value, T::ready, 1>
-          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, lanes, ready);
+          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, shift, ready);
     }
   });
   GPSM_CUDA(cudaGetLastError());
@@ -401,13 +415,14 @@ void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed
                  const ReadyArg& ready) {
   if (a.rows == 0) return;
   const bool four = gather_width() == 4;
+  const int shift = lane_shift(lanes);
   dispatch(x.kind, ready, rows_per_block(lanes), "sssp", [&](auto tag) {
     using T = decltype(tag);
     if (a.nsegs > 0) sssp_segments<T::value><<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, changed);
     if (four) {
-      sssp_kernel<T::value, T::ready, 4><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
+      sssp_kernel<T::value, T::ready, 4><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, shift, ready);
     } else {
-      sssp_kernel<T::value, T::ready, 1><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, lanes, ready);
+      sssp_kernel<T::value, T::ready, 1><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, shift, ready);
     }
   });
   GPSM_CUDA(cudaGetLastError());

@@ -152,4 +152,10 @@ int lanes_for(double mean_row_nnz) {
   return l;
 }
 
+int lane_shift(int lanes) {
+  for (int s = 0; s <= 5; ++s)
+    if (lanes == 1 << s) return s;
+  throw Error("gpsm: " + std::to_string(lanes) + " threads per row: the graph kernels take a power of two from 1 to 32");
+}
+
 }  // namespace gpsm::apps::graphapps

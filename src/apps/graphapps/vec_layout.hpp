@@ -71,5 +71,7 @@ std::vector<double> subscriber_histogram(const std::vector<std::uint32_t>& masks
 // Threads per row of the sparse dot products (graph_kernels.cu): the smallest power of two from 1
 // to 32 that is >= the mean row length.
 int lanes_for(double mean_row_nnz);
+// log2(lanes) for the kernels' row/lane split; Error unless lanes is 1, 2, 4, 8, 16 or 32.
+int lane_shift(int lanes);
 
 }  // namespace gpsm::apps::graphapps
