@@ -35,8 +35,9 @@ struct SimOptions {
 };
 
 // One kernel's time in the model and what set it (gpsm sim --explain): the roofline terms, each
-// bytes or flops at their rate, times the partial-wave factor; the serial (march) and chain
-// (dependent loads) bounds; time_s, the largest; bound, its name.
+// bytes or flops at their rate, times the partial-wave factor; the serial (march) bound; the
+// latency bound, chain (dependent loads) + issue (warp instructions at the issue rate); time_s,
+// the largest; bound, its name.
 struct KernelBound {
   int gpu = 0;
   std::string name;
@@ -44,8 +45,9 @@ struct KernelBound {
   double dram_s = 0, l2_s = 0, flops_s = 0;  // before the wave factor
   double wave_factor = 1;
   double serial_s = 0, chain_s = 0;
+  double warp_insts = 0, issue_s = 0;  // the kernel's warp instructions (0: not given) and their issue time
   double time_s = 0;
-  std::string bound;  // "dram", "l2", "flops", "serial" or "chain"
+  std::string bound;  // "dram", "l2", "flops", "serial", "chain", "issue" or "chain+issue"
   // The roofline time: the largest roofline term times the wave factor.
   double roofline_s() const { return std::max({dram_s, l2_s, flops_s}) * wave_factor; }
 };

@@ -18,6 +18,14 @@ std::string mb(double bytes) {
   return b;
 }
 
+// " (406.33 M warp inst)", or nothing when the kernel gives none
+std::string insts(double n) {
+  if (!(n > 0)) return "";
+  char b[48];
+  std::snprintf(b, sizeof b, " (%.2f M warp inst)", n / 1e6);
+  return b;
+}
+
 }  // namespace
 
 std::string explain_kernels(const SimResult& r) {
@@ -28,7 +36,7 @@ std::string explain_kernels(const SimResult& r) {
     out += "gpu" + std::to_string(k.gpu) + " " + k.name + ": " + us(k.time_s) + ", " + k.bound + " bound; roofline " +
            us(k.roofline_s()) + " " + wave + " wave (dram " + us(k.dram_s) + " / " + mb(k.dram_bytes) + ", l2 " + us(k.l2_s) +
            " / " + mb(k.l2_bytes) + ", flops " + us(k.flops_s) + "); serial " + us(k.serial_s) + "; chain " +
-           us(k.chain_s) + "\n";
+           us(k.chain_s) + "; issue " + us(k.issue_s) + insts(k.warp_insts) + "\n";
   }
   return out;
 }

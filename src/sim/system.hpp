@@ -16,6 +16,8 @@ struct GpuParams {
   double l2_bytes = 6 << 20;
   double l2_GBps = 2500;       // L2 hit bandwidth
   double flops_G = 14000;      // fp32 GFLOP/s
+  int issue_per_clock = 4;     // warp instructions an SM issues a clock: its warp schedulers (4 since
+                               // Volta: V100, H100/H200). The issue bound (docs/sim.md "Issue bound")
   int blocks_per_sm = 8;       // resident 256-thread blocks (wave size = sms * blocks_per_sm)
   double launch_us = 5;        // kernel launch to start, host-driven
   double sync_us = 8;          // host synchronization / event round trip per iteration

@@ -30,8 +30,9 @@ int allocation_of(const Trace& t, std::uint64_t addr) {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'T', 'R', 'C', '\0'};
-constexpr std::uint32_t kVersion = 5;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
-                                       // 4: chain_steps per block; 5: gather_bytes per kernel, gather_steps per block
+constexpr std::uint32_t kVersion = 6;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
+                                       // 4: chain_steps per block; 5: gather_bytes per kernel, gather_steps per block;
+                                       // 6: warp_insts and push_insts per block
 constexpr std::size_t kRunBytes = 22;  // u8 op, u8 bytes, u32 count, u64 addr, i64 stride
 
 // Little-endian writer into a buffer flushed to the file in 4-MiB pieces.
@@ -190,6 +191,8 @@ void write_trace(const Trace& t, const std::string& path) {
         w.u32(b.serial_steps);
         w.u32(b.chain_steps);
         w.u32(b.gather_steps);
+        w.u32(b.warp_insts);
+        w.u32(b.push_insts);
         w.u32(static_cast<std::uint32_t>(b.runs.size()));
         for (const AccessRun& r : b.runs) {
           w.u8(static_cast<std::uint8_t>(r.op));
@@ -220,11 +223,11 @@ Trace read_trace(const std::string& path) {
   if (std::memcmp(magic, kMagic, 8) != 0) r.fail("bad magic (not a gpsm sim trace: expected \"GPSMTRC\\0\")");
   const std::uint32_t version = r.u32();
   // version 2 files read with blocks_per_sm and serial_steps 0, versions 2 and 3 with chain_steps 0,
-  // versions 2 to 4 with gather_bytes and gather_steps 0
+  // versions 2 to 4 with gather_bytes and gather_steps 0, versions 2 to 5 with warp_insts and push_insts 0
   if (version < 2 || version > kVersion)
     r.fail("unsupported version " + std::to_string(version) + " (this gpsm reads versions 2 to " +
            std::to_string(kVersion) + ")");
-  const bool v3 = version >= 3, v4 = version >= 4, v5 = version >= 5;
+  const bool v3 = version >= 3, v4 = version >= 4, v5 = version >= 5, v6 = version >= 6;
   Trace t;
   t.app = r.str();
   t.problem = r.str();
@@ -276,6 +279,10 @@ Trace read_trace(const std::string& path) {
         if (v3) bt.serial_steps = r.u32();
         if (v4) bt.chain_steps = r.u32();
         if (v5) bt.gather_steps = r.u32();
+        if (v6) {
+          bt.warp_insts = r.u32();
+          bt.push_insts = r.u32();
+        }
         if (bt.gather_steps > bt.chain_steps)
           r.fail("gather_steps " + std::to_string(bt.gather_steps) + " > chain_steps " + std::to_string(bt.chain_steps));
         const std::uint32_t nr = r.count(kRunBytes, "runs");

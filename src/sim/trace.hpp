@@ -54,6 +54,11 @@ struct BlockTrace {
   // the partials: streamed or just written) take the HBM latency. <= chain_steps; 0: none
   // given (every step an HBM miss; traces before version 5).
   std::uint32_t gather_steps = 0;
+  // Warp instructions the block's warps issue, together (docs/sim.md "Issue bound"): the kernel as
+  // single, memcpy, infinite, um, rdl and gps_hw run it (warp_insts), and p2p_inline's variant,
+  // which stores each result into every GPU's copy (push_insts). 0: not given (the kernel's time
+  // has no issue term; traces before version 6, the stencils, scatter).
+  std::uint32_t warp_insts = 0, push_insts = 0;
   std::vector<AccessRun> runs;
 };
 
@@ -92,7 +97,7 @@ struct Trace {
 // Which allocation holds `addr` (index into t.allocations), or -1.
 int allocation_of(const Trace& t, std::uint64_t addr);
 
-// Binary file (magic "GPSMTRC", version 5; reads 2 to 4; docs/sim.md). Throws gpsm::Error naming the file and
+// Binary file (magic "GPSMTRC", version 6; reads 2 to 6; docs/sim.md). Throws gpsm::Error naming the file and
 // what is wrong on a malformed or truncated file.
 void write_trace(const Trace& t, const std::string& path);
 Trace read_trace(const std::string& path);

@@ -18,6 +18,7 @@
 #include "apps/graphapps/row_segments.hpp"
 #include "apps/graphapps/vec_layout.hpp"
 #include "gpsm/error.hpp"
+#include "sim/graph_insts.hpp"
 #include "sim/trace_addr.hpp"
 
 namespace gpsm::sim {
@@ -351,6 +352,7 @@ struct GraphRun {
       BlockTrace bt;
       bt.block = static_cast<std::uint32_t>(b);
       for (int wp = 0; wp < kThreads / kWarp; ++wp) {
+        WarpLanes lanes_did;  // for the warp's instructions (graph_insts.hpp)
         for (int tl = 0; tl < kWarp; ++tl) {
           const i64 th = static_cast<i64>(b) * kThreads + wp * kWarp + tl;
           const i64 row = th / lanes;
@@ -361,7 +363,10 @@ struct GraphRun {
           w.add(sRp1, 0, Op::load, 8, arr_base(g, aRowPtr) + static_cast<u64>(row + 1) * 8);
           const i64 begin = in.row_ptr[v] - e0, end = in.row_ptr[v + 1] - e0;
           set_chain(bt, 1, 0);  // row_ptr
-          if (long_row > 0 && end - begin > long_row) continue;  // a split row: its segments write it
+          if (long_row > 0 && end - begin > long_row) {  // a split row: its segments write it
+            lanes_did.add(true, true, 0, lane == 0, false);
+            continue;
+          }
           i64 k = 0;
           for (i64 el = begin + lane; el < end; el += lanes, ++k) {
             const std::int32_t j = slot_of[in.col[e0 + el]];
@@ -380,7 +385,11 @@ struct GraphRun {
             finish_row(w, g, xb, yb, first_slot + row, changed(v));
             bt.flops += 2;
           }
+          lanes_did.add(true, false, k, lane == 0, lane == 0 && changed(v));
         }
+        const RowKernelInsts& ki = row_kernel_insts(pagerank);
+        bt.warp_insts += warp_insts(ki, lanes_did, lanes, 0);
+        bt.push_insts += warp_insts(ki, lanes_did, lanes, G);
         w.flush(bt);
       }
       kt.blocks.push_back(std::move(bt));

@@ -646,6 +646,55 @@ TEST(SimEngine, ChainedLoadsAreBoundByTheLoadLatency) {
   EXPECT_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter);
 }
 
+// Warp instructions (BlockTrace::warp_insts, push_insts for p2p_inline) issue at SMs x
+// issue_per_clock x clock, and that time adds to the chain's (docs/sim.md "Issue bound").
+// Hand-computed: 4 SMs x 4 schedulers at 1 GHz issue 16 G warp instructions a second.
+TEST(SimEngine, IssueTimeAddsToTheChain) {
+  const TestLink l;
+  System s = two_gpus();  // 4 SMs x 2 blocks: a wave of 8
+  s.gpu.clock_GHz = 1;
+  s.gpu.issue_per_clock = 4;
+  Trace t = slabs({}, 1, 16);
+  const SimResult roof = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_LT(roof.sec_per_iter, 5e-6);
+  // 16 blocks x 16000 instructions = 256000 at 16e9 a second: 16 us, alone
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) {
+      b.warp_insts = 16000;
+      b.push_insts = 32000;
+    }
+  SimResult r = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_FALSE(r.kernels.empty());
+  EXPECT_NEAR(r.kernels[0].warp_insts, 256000, 1e-9);
+  EXPECT_NEAR(r.kernels[0].issue_s, 16e-6, 1e-15);
+  EXPECT_EQ(r.kernels[0].bound, "issue");
+  EXPECT_NEAR(r.kernels[0].time_s, 16e-6, 1e-15);
+  // p2p_inline takes the push variant's count: 32 us
+  r = sim(t, SimParadigm::p2p_inline, l, {}, s);
+  EXPECT_NEAR(r.kernels.at(0).issue_s, 32e-6, 1e-15);
+  // with chains of 10 steps at 1 us (16 blocks on 8 slots: 20 us) the two add: 36 us
+  s.gpu.load_latency_ns = 1000;
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) b.chain_steps = 10;
+  r = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(r.kernels.at(0).chain_s, 20e-6, 1e-15);
+  EXPECT_NEAR(r.kernels[0].time_s, 36e-6, 1e-15);
+  EXPECT_EQ(r.kernels[0].bound, "chain+issue");
+  // sampled: 2 of the 16 blocks recorded, 8 each: the same count
+  Trace half = t;
+  for (auto& k : half.iterations[0].kernels) {
+    k.blocks.resize(2);
+    for (auto& b : k.blocks) b.weight = 8;
+  }
+  EXPECT_NEAR(sim(half, SimParadigm::infinite, l, {}, s).kernels.at(0).issue_s, 16e-6, 1e-15);
+  // no instructions given (an older trace): no issue term
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) b.warp_insts = b.push_insts = 0;
+  r = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_EQ(r.kernels.at(0).issue_s, 0);
+  EXPECT_EQ(r.kernels[0].bound, "chain");
+}
+
 // The gathers of a chain (gather_steps) take the L2 latency as often as the kernel's gathered
 // arrays (gather_bytes) fit the L2: hit = min(1, l2_bytes / gather_bytes), a gather
 // hit x l2 + (1 - hit) x hbm; the other steps the HBM latency. Hand-computed: 16 blocks of
@@ -728,7 +777,7 @@ TEST(SimEngine, KernelBoundsNameWhatSetEachKernelsTime) {
   EXPECT_NEAR(chained.kernels[0].time_s, 20e-6, 1e-12);
   const std::string text = explain_kernels(chained);
   EXPECT_NE(text.find("gpu0 step: 20.00 us, chain bound; roofline "), std::string::npos) << text;
-  EXPECT_NE(text.find("; chain 20.00 us\ngpu1 step: 20.00 us, chain bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("; chain 20.00 us; issue -\ngpu1 step: 20.00 us, chain bound"), std::string::npos) << text;
   EXPECT_EQ(explain_kernels(SimResult{}), "");
 }
 

@@ -11,6 +11,7 @@
 #include "apps/graph/graph.hpp"
 #include "apps/graphapps/graph_refs.hpp"
 #include "sim/engine.hpp"
+#include "sim/graph_insts.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_graph.hpp"
 
@@ -278,3 +279,47 @@ TEST(SimGraph, SampledBoundaryChunksStandForThemselves) {
                    simulate(full, s, SimParadigm::gps_hw, SimOptions{}).useful_bytes_per_iter);
 }
 }  // namespace
+
+// The row kernels' warp instructions (sim/graph_insts.hpp) against what Nsight Compute counted
+// on one H200 for road:5120, where every warp takes one path (4 lanes per row, one trip each):
+// 124.0 pagerank, 135.0 sssp, p2p_inline's variant 141.0 and 153.0 warp instructions per warp.
+TEST(SimGraph, RowKernelWarpInstructionsMatchTheMeasuredCounts) {
+  WarpLanes road;
+  for (int t = 0; t < 32; ++t) road.add(true, false, 1, t % 4 == 0, false);
+  EXPECT_EQ(warp_insts(row_kernel_insts(true), road, 4, 0), 124u);
+  EXPECT_EQ(warp_insts(row_kernel_insts(false), road, 4, 0), 135u);
+  EXPECT_EQ(warp_insts(row_kernel_insts(true), road, 4, 1), 141u);
+  EXPECT_EQ(warp_insts(row_kernel_insts(false), road, 4, 1), 153u);
+  // four GPUs' copies: the stores' unrolled-by-4 block (21) instead of the single store (8)
+  EXPECT_EQ(warp_insts(row_kernel_insts(true), road, 4, 4), 124u - 15u + 14u + 2u + 4u + 14u + 21u);
+  // a lane of 6 trips: the remainder loop twice (6 % 4), the unrolled one once (6 / 4)
+  WarpLanes one;
+  one.add(true, false, 6, true, false);
+  const RowKernelInsts& pr = row_kernel_insts(true);
+  EXPECT_EQ(warp_insts(pr, one, 1, 0),
+            std::uint32_t(pr.always + pr.row + pr.unsplit + pr.edges + pr.rem_setup + 2 * pr.rem_iter + pr.quad_setup +
+                          pr.quad_iter + pr.store));
+  // a split row: no edges and no store (its segments write it); no row: the first block only
+  WarpLanes split;
+  split.add(true, true, 0, true, false);
+  EXPECT_EQ(warp_insts(pr, split, 1, 0), std::uint32_t(pr.always + pr.row));
+  EXPECT_EQ(warp_insts(pr, WarpLanes{}, 1, 0), std::uint32_t(pr.always));
+  // sssp's raised flag costs its store of `changed`
+  WarpLanes fell = road;
+  fell.add(true, false, 1, true, true);
+  EXPECT_EQ(warp_insts(row_kernel_insts(false), fell, 4, 0), 138u);
+}
+
+// The traces carry those counts: 64 rows of 4 edges (4 lanes a row, one block of 8 warps).
+TEST(SimGraph, TracesCarryTheRowKernelsWarpInstructions) {
+  std::vector<std::pair<int, int>> e;
+  for (int v = 0; v < 64; ++v)
+    for (int d = 1; d <= 4; ++d) e.push_back({v, (v + d) % 64});
+  const graph::Csr in = csr(64, e);
+  const Trace t = graph_trace_csr(req("pagerank", "slabs", 1, 2), in, inv_deg_of(in), 0, nullptr);
+  const KernelTrace& k = t.iterations.at(1).kernels.back();
+  ASSERT_EQ(k.name, "pagerank_rows");
+  ASSERT_EQ(k.blocks.size(), 1u);
+  EXPECT_EQ(k.blocks[0].warp_insts, 8u * 124u);
+  EXPECT_EQ(k.blocks[0].push_insts, 8u * 141u);
+}

@@ -196,34 +196,53 @@ Trace one_block_trace() {
   b.serial_steps = 5;
   b.chain_steps = 9;
   b.gather_steps = 6;
+  b.warp_insts = 11;
+  b.push_insts = 13;
   k.blocks.push_back(b);
   t.iterations[0].kernels.push_back(k);
   return t;
 }
 
-TEST(SimTrace, Version3And4FilesReadWithTheNewFieldsZero) {
+TEST(SimTrace, Version3To5FilesReadWithTheNewFieldsZero) {
   const Trace t = one_block_trace();
-  for (int version : {4, 3}) {
+  {
+    const std::string p = tmp_path("v6");
+    write_trace(t, p);
+    const Trace u = read_trace(p);
+    EXPECT_EQ(u.iterations.at(0).kernels.at(0).blocks.at(0).warp_insts, 11u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, 13u);
+    std::remove(p.c_str());
+  }
+  for (int version : {5, 4, 3}) {
     const std::string p = tmp_path("v" + std::to_string(version));
     write_trace(t, p);
     std::vector<char> d = file_bytes(p);
     ASSERT_GT(d.size(), 64u);
-    EXPECT_EQ(d[8], 5);  // written as version 5
-    EXPECT_EQ(d[d.size() - 16], 5);  // serial_steps
-    EXPECT_EQ(d[d.size() - 12], 9);  // chain_steps
-    EXPECT_EQ(d[d.size() - 8], 6);   // gather_steps
-    EXPECT_EQ(d[d.size() - 48], 77); // the kernel's gather_bytes
-    d.erase(d.end() - (version == 4 ? 8 : 12), d.end() - 4);
-    d.erase(d.end() - (version == 4 ? 44 : 40), d.end() - (version == 4 ? 36 : 32));
+    EXPECT_EQ(d[8], 6);  // written as version 6
+    EXPECT_EQ(d[d.size() - 24], 5);  // serial_steps
+    EXPECT_EQ(d[d.size() - 20], 9);  // chain_steps
+    EXPECT_EQ(d[d.size() - 16], 6);  // gather_steps
+    EXPECT_EQ(d[d.size() - 12], 11); // warp_insts
+    EXPECT_EQ(d[d.size() - 8], 13);  // push_insts
+    EXPECT_EQ(d[d.size() - 56], 77); // the kernel's gather_bytes
+    // the block fields a version lacks: v5 warp/push_insts, v4 also gather_steps, v3 also chain_steps
+    const std::ptrdiff_t n = version == 5 ? 8 : version == 4 ? 12 : 16;
+    d.erase(d.end() - 4 - n, d.end() - 4);
+    if (version <= 4) {  // and the kernel's gather_bytes, before the block count and the block record
+      const std::ptrdiff_t after = (44 - n) + 4;
+      d.erase(d.end() - after - 8, d.end() - after);
+    }
     d[8] = static_cast<char>(version);
     put_bytes(p, d);
     const Trace u = read_trace(p);
     ASSERT_EQ(u.iterations.size(), 1u);
     ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u) << version;
-    EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, version == 5 ? 77u : 0u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, version == 4 ? 9u : 0u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].gather_steps, 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, version >= 4 ? 9u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].gather_steps, version == 5 ? 6u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].warp_insts, 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, 0u);
     std::remove(p.c_str());
   }
   // more gathers than chain steps: a malformed file
@@ -254,10 +273,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 6;  // version 6 (this gpsm writes 5 and reads 2 to 5)
+  d[8] = 7;  // version 7 (this gpsm writes 6 and reads 2 to 6)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 6"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 7"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);

@@ -342,7 +342,8 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
               kb.push_back({{"gpu", b.gpu}, {"name", b.name}, {"bound", b.bound}, {"time_us", b.time_s * 1e6},
                             {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6},
                             {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
-                            {"chain_us", b.chain_s * 1e6}, {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
+                            {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
+                            {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
             bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = std::move(kb);
             if (a.explain)
               explained[k] += fmt::format("{} {} on {} GPU{}:\n{}", p.label(), rec.label, g, g == 1 ? "" : "s",
