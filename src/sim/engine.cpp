@@ -431,7 +431,11 @@ Roofline roofline(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, 
 double step_seconds(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
   if (gp.serial_step_us > 0) return gp.serial_step_us * 1e-6;
   if (!(a.steps > 0)) return 0;
-  return march_step_seconds(std::min(grid_blocks, wave), b.l2 / a.steps, gp.hbm_GBps);
+  // What the march asks beyond L1 (b.l2) comes from HBM for the kernel's DRAM bytes and from the
+  // L2 for the rest (a chunk's priming planes, which the chunk below loaded): each at its rate.
+  const double resident = std::min(grid_blocks, wave), dram = std::min(b.dram, b.l2);
+  return march_step_seconds(resident, dram / a.steps, gp.hbm_GBps) +
+         march_step_seconds(resident, (b.l2 - dram) / a.steps, gp.l2_GBps);
 }
 
 // The latency bound of a kernel whose blocks march (serial_steps): block b runs in slot

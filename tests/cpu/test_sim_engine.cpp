@@ -897,6 +897,14 @@ TEST(SimEngine, MarchStepIsDerivedFromTheResidency) {
   // 4 blocks per SM: 16 slots, but only the 8 blocks of the grid are resident: as at 2 per SM.
   EXPECT_NEAR(sim(marching_kernel(8, 4, steps), SimParadigm::infinite, l, {}, s).sec_per_iter, 12 * 8 * 1638.4 / 100e9,
               1e-15);
+  // Bytes that hit the L2 go at its rate: every block loads the same 4 KiB (as a chunk's priming
+  // planes are the chunk below's), so of the 65536 B the march asks beyond L1 36864 come from HBM
+  // (4096 loaded once, 32768 stored) and 28672 from the L2. Per step 921.6 B at 100 GB/s and
+  // 716.8 B at 1000 GB/s, 4 resident: 39.7312 ns; the busiest slot's 16 steps 635.6992 ns.
+  Trace shared = marching_kernel(8, 1, steps);
+  for (auto& b : shared.iterations[0].kernels[0].blocks) b.runs[0].addr = 0;
+  EXPECT_NEAR(sim(shared, SimParadigm::infinite, l, {}, s).sec_per_iter, 16 * 4 * (921.6 / 100e9 + 716.8 / 1000e9),
+              1e-15);
   // A given serial_step_us is taken as it is: 16 steps x 1 us.
   s.gpu.serial_step_us = 1;
   EXPECT_NEAR(sim(marching_kernel(8, 1, steps), SimParadigm::infinite, l, {}, s).sec_per_iter, 16e-6, 1e-15);
