@@ -627,6 +627,7 @@ SimResult Engine::run() {
   double sum_compute = 0, sum_transfer = 0, sum_exposed = 0;
   std::vector<std::vector<double>> W(G, std::vector<double>(G, 0.0));  // wire bytes src -> dst
   std::vector<std::vector<double>> P(G, std::vector<double>(G, 0.0));  // memcpy payload src -> dst
+  std::vector<double> stored(G, 0.0);  // payload of the SM stores a GPU puts into peers' memory
   std::vector<WriteQueue> queues;
   if (gps)
     for (int a = 0; a < G; ++a)
@@ -638,6 +639,7 @@ SimResult Engine::run() {
     last_kernels.clear();
     for (auto& row : W) std::fill(row.begin(), row.end(), 0.0);
     for (auto& row : P) std::fill(row.begin(), row.end(), 0.0);
+    std::fill(stored.begin(), stored.end(), 0.0);
     std::vector<double> kern(G, 0), launches(G, 0), exposed(G, 0), proact_end(G, 0), read_waves(G, 0);
     // Marching kernels' dependent remote loads (rdl, um_hints): per reading GPU, the time its
     // blocks wait for them, on the kernel's critical path (march_read_wait below).
@@ -686,6 +688,7 @@ SimResult Engine::run() {
       auto remote_write = [&](int src, int dst, const Span& s, double w) {
         line_transactions(s, [&](double pay, double n) { W[src][dst] += lm.write_wire(L, pay) * n * w; });
         useful += s.payload() * w;
+        stored[src] += s.payload() * w;
       };
       auto enqueue = [&](int src, int dst, const Span& s, double w) {
         WriteQueue& q = queues[std::size_t(src) * G + dst];
@@ -915,9 +918,14 @@ SimResult Engine::run() {
         in += W[d][g];
         pair = std::max({pair, lm.wire_time(L, W[g][d]), lm.wire_time(L, W[d][g])});
       }
-      // Not capped by egress_GBps: that is the copy engines' all-to-all rate, and SM stores go
-      // past it (4xH200, road:5120 pagerank p2p_inline: 78.6 MB per GPU in 319.5 us, >= 246 GB/s
-      // of payload against the copies' 236.7).
+      // A direct-topology GPU's SM stores into its peers also share its egress: their payload,
+      // packed as the copies' large packets, at the measured all-to-all egress (egress_GBps: wire
+      // bytes of large packets). Stores to consecutive addresses from consecutive warps reach the
+      // fabric combined: 4xH200, road:5120 pagerank p2p_inline put 78.6 MB per GPU on the links in
+      // 319.6 us, >= 246 GB/s of payload, which 32-B packets at their wire overhead could not
+      // carry (that cap gave 469 us), while the payload at the copies' egress gives 332 us.
+      if (sys.topology == Topology::direct && sys.egress_GBps > 0 && stored[g] > 0)
+        pair = std::max(pair, lm.write_wire(L, stored[g]) / (sys.egress_GBps * 1e9));
       link_t[g] = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
     }
     double wire = extra_wire;
