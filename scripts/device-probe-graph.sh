@@ -8,6 +8,9 @@
 # --inst: instead, the instruction matrix an issue bound in gpsm sim needs (docs/sim.md): warp
 #     instructions, warps launched, time and DRAM bytes of one row-kernel launch for pagerank and
 #     sssp on road:5120 and rmat:23, single, p2p_inline and gps, one GPU.
+# --split: the hub-row segment kernel beside the row kernel (time at the GPU's own clocks, not
+#     ncu's locked base clock, so comparable with gpsm bench; instructions; DRAM bytes): pagerank
+#     and sssp, single, rmat:23 and rmat:20, one GPU, two iterations' launches.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}; mkdir -p "$out"; log="$out/ncu-graph.log"
@@ -26,7 +29,16 @@ probe() {
   timeout "$limit" ncu "${ncu_args[@]}" ./build/bin/gpsm bench "$@" --iters 10 --reps 1 --warmup 1 >/tmp/ncu-probe.out 2>&1 || rc=1
   grep -vE '^\s*$|^==PROF==|progress|^gpsm bench: \[' /tmp/ncu-probe.out | grep -E "Device [0-9]|$keep" >>"$log"
 }
-if [ "${1:-}" = --inst ]; then
+if [ "${1:-}" = --split ]; then
+  for graph in rmat:23 rmat:20; do
+    for app in pagerank sssp; do
+      probe "split $app $graph single (1 GPU, launches 5-8, boost clocks)" 150 "dram__|smsp__|gpu__time|segments|kernel" \
+        -k "$kernels" --clock-control none --launch-skip 4 --launch-count 4 \
+        --metrics gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+        -- --app $app --size $graph --gpus 1 --paradigm single
+    done
+  done
+elif [ "${1:-}" = --inst ]; then
   for graph in road:5120 rmat:23; do  # road first: its kernels are the ones the sim misses
     for app in pagerank sssp; do
       for par in single p2p_inline gps; do
