@@ -6,7 +6,11 @@ Rows are matched by (app, problem, GPUs, measured paradigm, simulated paradigm);
 same-paradigm rows within 20 % is given for both (gps_hw rows, set beside other measured
 paradigms, are listed but not counted, as in sim_graph_compare.py).
 """
-import json, sys
+import json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sim_graph_compare import same_paradigm  # noqa: E402
+
 before, after = (json.load(open(p))["rows"] for p in sys.argv[1:3])
 key = lambda r: (r["app"], r["problem"], r["gpus"], r["measured_paradigm"], r["simulated_paradigm"])
 b = {key(r): r for r in before}
@@ -15,8 +19,7 @@ lines = ["| app | graph | GPUs | measured | simulated | measured us | before us 
 nb = na = n = 0
 for r in after:
     o = b.get(key(r))
-    same = r["measured_paradigm"] == r["simulated_paradigm"] or (r["measured_paradigm"] == "single" and r["simulated_paradigm"] == "memcpy")
-    if same and o is not None:
+    if same_paradigm(r) and o is not None:
         n += 1
         nb += abs(o["error_pct"]) <= 20
         na += abs(r["error_pct"]) <= 20

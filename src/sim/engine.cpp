@@ -531,6 +531,13 @@ struct Engine {
 
   bool host_driven() const { return p != SimParadigm::infinite; }
 
+  // The least time a direct-topology GPU needs to send `wire` bytes to its peers in one phase of
+  // an all-to-all: at the measured all-to-all egress (System::egress_GBps, wire bytes of large
+  // packets). 0 where no egress cap applies (other topologies, egress 0).
+  double egress_seconds(double wire) const {
+    return sys.topology == Topology::direct && sys.egress_GBps > 0 ? wire / (sys.egress_GBps * 1e9) : 0;
+  }
+
   // ---- UM page state (um, um_hints): per managed allocation, per page (sim/um.hpp) ----
   std::vector<UmPages> pages;  // by managed allocation
   std::vector<int> pages_of;   // allocation -> index in pages, or -1
@@ -924,8 +931,7 @@ SimResult Engine::run() {
       // fabric combined: 4xH200, road:5120 pagerank p2p_inline put 78.6 MB per GPU on the links in
       // 319.6 us, >= 246 GB/s of payload, which 32-B packets at their wire overhead could not
       // carry (that cap gave 469 us), while the payload at the copies' egress gives 332 us.
-      if (sys.topology == Topology::direct && sys.egress_GBps > 0 && stored[g] > 0)
-        pair = std::max(pair, lm.write_wire(L, stored[g]) / (sys.egress_GBps * 1e9));
+      if (stored[g] > 0) pair = std::max(pair, egress_seconds(lm.write_wire(L, stored[g])));
       link_t[g] = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
     }
     double wire = extra_wire;
@@ -948,8 +954,7 @@ SimResult Engine::run() {
           // GPU's copies take at least its bytes at the measured all-to-all copy egress (direct).
           // road:5120 pagerank on 4xH200 (3 x 26.2 MB per GPU): the copies one after another at
           // 395.75 GB/s gave 199 us, the measured memcpy run spent 418 us over infinite's.
-          if (sys.topology == Topology::direct && sys.egress_GBps > 0)
-            xfer[g] = std::max(xfer[g], sent / (sys.egress_GBps * 1e9));
+          xfer[g] = std::max(xfer[g], egress_seconds(sent));
           gpu_t[g] = launches[g] + kern[g] + xfer[g];
           break;
         }

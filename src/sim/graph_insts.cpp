@@ -20,8 +20,7 @@ const RowKernelInsts& row_kernel_insts(bool pagerank) {
   return pagerank ? pr : ss;
 }
 
-void WarpLanes::add(bool has_row, bool split, std::int64_t trips, bool is_lane0, bool raised) {
-  if (!has_row) return;
+void WarpLanes::add(bool split, std::int64_t trips, bool is_lane0, bool raised) {
   any_row = true;
   if (split) return;
   any_unsplit = true;

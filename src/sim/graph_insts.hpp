@@ -33,9 +33,9 @@ const RowKernelInsts& row_kernel_insts(bool pagerank);
 struct WarpLanes {
   bool any_row = false, any_unsplit = false, any_edges = false, lane0 = false, changed = false;
   std::int64_t max_rem = 0, max_quad = 0;  // the busiest lanes' trips % 4 and trips / 4
-  // Adds one lane: has_row, split (its row is written by segments), its edge-loop trips, lane 0?,
-  // raised `changed`?
-  void add(bool has_row, bool split, std::int64_t trips, bool is_lane0, bool raised);
+  // Adds one lane with a row: split (its row is written by segments), its edge-loop trips, lane 0?,
+  // raised `changed`? (Lanes past the last row are not added.)
+  void add(bool split, std::int64_t trips, bool is_lane0, bool raised);
 };
 
 // The warp's instructions: lanes threads per row (a power of two), push_gpus 0 for the local

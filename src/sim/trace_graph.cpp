@@ -345,6 +345,7 @@ struct GraphRun {
     kt.threads_per_block = kThreads;
     kt.gather_bytes = gather_bytes;
     std::vector<char> boundary;
+    const RowKernelInsts& ki = row_kernel_insts(pagerank);
     for (u64 b = 0; b < grid; ++b) {
       const Pick pick = pick_block(b, grid, sample);
       if (pick == Pick::no) continue;
@@ -364,7 +365,7 @@ struct GraphRun {
           const i64 begin = in.row_ptr[v] - e0, end = in.row_ptr[v + 1] - e0;
           set_chain(bt, 1, 0);  // row_ptr
           if (long_row > 0 && end - begin > long_row) {  // a split row: its segments write it
-            lanes_did.add(true, true, 0, lane == 0, false);
+            lanes_did.add(true, 0, lane == 0, false);
             continue;
           }
           i64 k = 0;
@@ -385,9 +386,8 @@ struct GraphRun {
             finish_row(w, g, xb, yb, first_slot + row, changed(v));
             bt.flops += 2;
           }
-          lanes_did.add(true, false, k, lane == 0, lane == 0 && changed(v));
+          lanes_did.add(false, k, lane == 0, lane == 0 && changed(v));
         }
-        const RowKernelInsts& ki = row_kernel_insts(pagerank);
         bt.warp_insts += warp_insts(ki, lanes_did, lanes, 0);
         bt.push_insts += warp_insts(ki, lanes_did, lanes, G);
         w.flush(bt);

@@ -285,7 +285,7 @@ TEST(SimGraph, SampledBoundaryChunksStandForThemselves) {
 // 124.0 pagerank, 135.0 sssp, p2p_inline's variant 141.0 and 153.0 warp instructions per warp.
 TEST(SimGraph, RowKernelWarpInstructionsMatchTheMeasuredCounts) {
   WarpLanes road;
-  for (int t = 0; t < 32; ++t) road.add(true, false, 1, t % 4 == 0, false);
+  for (int t = 0; t < 32; ++t) road.add(false, 1, t % 4 == 0, false);
   EXPECT_EQ(warp_insts(row_kernel_insts(true), road, 4, 0), 124u);
   EXPECT_EQ(warp_insts(row_kernel_insts(false), road, 4, 0), 135u);
   EXPECT_EQ(warp_insts(row_kernel_insts(true), road, 4, 1), 141u);
@@ -294,19 +294,19 @@ TEST(SimGraph, RowKernelWarpInstructionsMatchTheMeasuredCounts) {
   EXPECT_EQ(warp_insts(row_kernel_insts(true), road, 4, 4), 124u - 15u + 14u + 2u + 4u + 14u + 21u);
   // a lane of 6 trips: the remainder loop twice (6 % 4), the unrolled one once (6 / 4)
   WarpLanes one;
-  one.add(true, false, 6, true, false);
+  one.add(false, 6, true, false);
   const RowKernelInsts& pr = row_kernel_insts(true);
   EXPECT_EQ(warp_insts(pr, one, 1, 0),
             std::uint32_t(pr.always + pr.row + pr.unsplit + pr.edges + pr.rem_setup + 2 * pr.rem_iter + pr.quad_setup +
                           pr.quad_iter + pr.store));
   // a split row: no edges and no store (its segments write it); no row: the first block only
   WarpLanes split;
-  split.add(true, true, 0, true, false);
+  split.add(true, 0, true, false);
   EXPECT_EQ(warp_insts(pr, split, 1, 0), std::uint32_t(pr.always + pr.row));
   EXPECT_EQ(warp_insts(pr, WarpLanes{}, 1, 0), std::uint32_t(pr.always));
   // sssp's raised flag costs its store of `changed`
   WarpLanes fell = road;
-  fell.add(true, false, 1, true, true);
+  fell.add(false, 1, true, true);
   EXPECT_EQ(warp_insts(row_kernel_insts(false), fell, 4, 0), 138u);
 }
 

@@ -76,7 +76,8 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   c->add_flag("--list", a.list, "List the system presets and paradigms, then exit");
   c->add_flag("--explain", a.explain,
               "After each table, per run and kernel of the last traced iteration: the bound that set its time "
-              "(dram, l2, flops, serial march steps or chained loads) and every bound's value");
+              "(dram, l2, flops, serial march steps, chained loads, instruction issue or chain+issue) and every "
+              "bound's value");
   return c;
 }
 

@@ -229,7 +229,7 @@ __global__ void sssp_segments(CsrArg a, VecArg x, VecArg y, int* changed) {
 
 // A thread's row and lane. lanes is a power of two (lanes_for; the launches check it), passed as
 // its shift: a runtime divisor made `t / lanes`, `t % lanes` and the edge loop's trip count 64-bit
-// divisions (a call of ~20-70 instructions each in the PTX), and road graphs (lanes 1, about 4
+// divisions (a call of ~20-70 instructions each in the PTX), and road graphs (4 lanes, about 4
 // edges a row) are issue-bound: Nsight Compute on 1 H200, pagerank road:5120: 550.5 M warp
 // instructions, 20 cycles per issued instruction, 20 % of the DRAM bandwidth.
 struct RowLane {
