@@ -25,6 +25,7 @@ std::vector<std::unique_ptr<Test>> make_all_tests() {
   register_sm_tests(v);
   register_um_tests(v);
   register_latency_tests(v);
+  register_host_call_tests(v);
   register_all_to_all_tests(v);
   return v;
 }
