@@ -57,7 +57,18 @@ GpuParams h200() {
   g.launch_us = 1.6;       // our scope run: lat_launch "gpu0 launch (back-to-back)" 1.60 us
   g.sync_us = 6.8;         // our scope run: "launch+sync" 8.41 us minus the launch
   g.issue_us = 6;          // estimate as for V100 (not measured: host API time per call)
-  g.readback_us = 3;       // estimate as for V100
+  g.readback_us = 3;       // estimate as for V100 (the loops whose traces do not name their calls)
+  // Our scope run (results/nvidia-h200-x4/2026-11-22_c9c3bf0eca72_scope-host-calls, 4 GPUs, medians
+  // of 9): lat_host_calls host time per call; the 4-GPU phase (set, 3 waits, launch, record) took
+  // 10.64 us per GPU against these calls' sum 9.59.
+  g.host.set_device_us = 0.095;
+  g.host.launch_us = 4.22;
+  g.host.record_us = 0.27;
+  g.host.wait_us = 1.67;
+  g.host.copy_us = 2.68;
+  g.host.memset_us = 4.22;  // PROVISIONAL: a launch's; lat_host_calls measures it on the next run
+  g.host.readback_us = 7.20; // lat_copy_small "gpu0->host 4 B" (2026-11-21_bb9b15c_scope-full)
+  g.event_hop_us = 5.36;   // lat_event_hop: gpu0<->gpu1 hop 7.08 us, gpu0 stream->stream hop 1.72 us
   g.serial_step_us = 0;    // derived from the residency (sim/march.hpp): 132 SMs x 4 blocks x 8 KiB per step
                            // / 3.53 TB/s = 1.22 us for heat3d's step at 4 blocks per SM, where 1.18 us was
                            // fitted before (4a1d8ee405f6); the fit missed the 5-block step by 19-24 %
@@ -144,6 +155,10 @@ System h200x4() {
   // link latency alone (0.43 us) left the memcpy exchange of heat3d 256^3's 256-KiB halo planes
   // under-predicted by 24-33 % (docs/sim.md, 2026-11-22).
   s.copy_fixed_us = 2.34;
+  // lat_graph_copy (2026-11-22_c9c3bf0eca72_scope-host-calls), gpu0->gpu1, medians of 9: a copy
+  // between kernel nodes of a graph costs 5.5 us even at 4 B, and its bytes go slower than
+  // back-to-back copies' (1 MiB: 11.76 us against the stream fit's 4.99).
+  s.graph_copy_us = {{4, 5.53}, {65536, 5.69}, {262144, 9.02}, {1048576, 11.76}, {2097152, 16.99}, {4194304, 20.70}};
   s.description = "4x H200 NVLink4 all-to-all (measured: 395.75 GB/s per pair alone, 236.7 GB/s "
                   "per GPU all-to-all egress)";
   return s;
@@ -176,6 +191,19 @@ double System::copy_time_s(int a, int b, double bytes) const {
   // one extra hop of latency, the bandwidth of one link. nvswitch: the same shape.
   if (topology != Topology::direct) lat_ns += switch_ns;
   return std::max(lat_ns * 1e-9, copy_fixed_us * 1e-6) + wire_time_s(link, wire_bytes_write(link, bytes));
+}
+
+double System::graph_copy_s(double bytes) const {
+  if (bytes <= 0) return 0;
+  if (graph_copy_us.empty()) throw std::logic_error("graph_copy_s: no graph copy times (graph_copy_us empty)");
+  const auto& t = graph_copy_us;
+  if (bytes <= t.front().first) return t.front().second * 1e-6;
+  for (std::size_t i = 1; i < t.size(); ++i)
+    if (bytes <= t[i].first) {
+      const double f = (bytes - t[i - 1].first) / (t[i].first - t[i - 1].first);
+      return (t[i - 1].second + f * (t[i].second - t[i - 1].second)) * 1e-6;
+    }
+  return t.back().second * 1e-6 + wire_time_s(link, wire_bytes_write(link, bytes - t.back().first));
 }
 
 std::vector<std::string> preset_names() {
@@ -225,6 +253,9 @@ System from_machine_model(const std::string& path) {
     }
   }
   std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
+  std::vector<double> hop_peer_us, hop_same_us, graph_copy_us;
+  HostCallCosts host;  // lat_host_calls, one series per call kind
+  auto starts = [](const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; };
   for (const auto& l : m.latencies) {
     if (is_gpu(l.src)) gpus.insert(l.src);
     if (is_gpu(l.dst)) gpus.insert(l.dst);
@@ -238,6 +269,20 @@ System from_machine_model(const std::string& path) {
     if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 9 &&
         l.name.compare(l.name.size() - 9, 9, " resident") == 0 && l.src == "host")
       resident_us.push_back(l.median_us);  // a chase through the GPU's own memory: its load latency
+    if (starts(l.name, "lat_host_calls:")) {
+      const std::string k = l.name.substr(15);
+      if (starts(k, "set device")) host.set_device_us = l.median_us;
+      else if (starts(k, "launch")) host.launch_us = l.median_us;
+      else if (starts(k, "event record")) host.record_us = l.median_us;
+      else if (starts(k, "wait peer event")) host.wait_us = l.median_us;
+      else if (starts(k, "copy 4 B")) host.copy_us = l.median_us;
+      else if (starts(k, "memset")) host.memset_us = l.median_us;
+    }
+    if (starts(l.name, "lat_event_hop") && is_gpu(l.src) && is_gpu(l.dst))
+      (l.src == l.dst ? hop_same_us : hop_peer_us).push_back(l.median_us);
+    if (starts(l.name, "lat_graph_copy") && contains_ci(l.name, "graph") && !contains_ci(l.name, "stream"))
+      graph_copy_us.push_back(l.median_us);  // its first point: a 4-B copy, the node's fixed time
+    if (starts(l.name, "lat_copy_small") && is_gpu(l.src) && l.dst == "host") host.readback_us = l.median_us;
     if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "back-to-back"))
       launch_us.push_back(l.median_us);
     if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "launch+sync"))
@@ -276,6 +321,19 @@ System from_machine_model(const std::string& path) {
   if (!launch_us.empty()) s.gpu.launch_us = median(launch_us);
   if (!launch_sync_us.empty() && !launch_us.empty())
     s.gpu.sync_us = std::max(0.0, median(launch_sync_us) - median(launch_us));
+  // The host loop's call costs: all from this model or none (a mix of machines would mislead);
+  // without them the preset's estimate per GPU and iteration (issue_us) applies.
+  if (host.measured() && host.wait_us > 0 && host.record_us > 0 && host.set_device_us > 0) {
+    if (host.readback_us <= 0) host.readback_us = s.gpu.host.readback_us;
+    if (host.memset_us <= 0) host.memset_us = host.launch_us;
+    s.gpu.host = host;
+  } else {
+    s.gpu.host = HostCallCosts{};
+  }
+  s.gpu.event_hop_us = !hop_peer_us.empty() && !hop_same_us.empty()
+                           ? std::max(0.0, median(hop_peer_us) - median(hop_same_us)) : 0;
+  if (!graph_copy_us.empty()) s.graph_copy_us = {{4, median(graph_copy_us)}};
+  else s.graph_copy_us.clear();
   s.name = "model:" + (m.machine.empty() ? path : m.machine);
   s.description = std::to_string(s.gpus) + " GPUs from " + path + " (" + link_name(s.link.kind) +
                   " class, " + std::to_string(peer_GBps) + " GB/s per pair measured; the rest " +

@@ -2,11 +2,26 @@
 // Simulated machines: GPUs and the links between them. Built-in presets (the seeds' systems and
 // the 4xH200 node measured here) or a `gpsm scope` machine model (JSON). Plain C++.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/link.hpp"
 
 namespace gpsm::sim {
+
+// Host time of the runtime calls a host-driven loop makes, one call each (gpsm scope
+// lat_host_calls: host clock over back-to-back calls). All 0: not measured; the engine then
+// charges GpuParams::issue_us per GPU and iteration instead (docs/sim.md "Host loop").
+struct HostCallCosts {
+  double set_device_us = 0;  // cudaSetDevice between GPUs
+  double launch_us = 0;      // a kernel launch's enqueue (the host's share; GpuParams::launch_us is the GPU's)
+  double record_us = 0;      // cudaEventRecord
+  double wait_us = 0;        // cudaStreamWaitEvent on another GPU's event
+  double copy_us = 0;        // a peer cudaMemcpyAsync's enqueue
+  double memset_us = 0;      // a 4-B cudaMemsetAsync's enqueue
+  double readback_us = 0;    // a 4-B device-to-host cudaMemcpy of a result, synchronous (lat_copy_small)
+  bool measured() const { return launch_us > 0; }
+};
 
 struct GpuParams {
   std::string name = "V100";
@@ -24,6 +39,10 @@ struct GpuParams {
   double issue_us = 6;         // host time to issue one GPU's work of an iteration (host-driven:
                                // a launch, event record and waits), one host thread for all GPUs
   double readback_us = 3;      // extra host time per GPU when the iteration's result is read back
+  HostCallCosts host;          // per-call host costs; measured() selects the named-call host loop
+  double event_hop_us = 0;     // GPU time a stream's wait for another GPU's event adds over one on its own
+                               // stream (lat_event_hop: the cross-GPU hop less the stream->stream hop);
+                               // charged once per iteration whose loop orders GPUs by events. 0: not modelled
   double graph_node_us = 0.5;  // a kernel node's start after its dependencies, inside a CUDA graph
   double serial_step_us = 0;   // one dependent memory step of a block (a march plane): a kernel takes at
                                // least its busiest block slot's steps x this. 0: derived per kernel from
@@ -61,6 +80,12 @@ struct System {
                                // done, less its bytes' time): the intercept of gpsm scope's ce_peer
                                // fit over large copies, median over GPU pairs. 0: not measured
                                // (the link latency alone, as the V100 presets).
+  // A peer copy as a node of a CUDA graph between kernel nodes (gpsm scope lat_graph_copy: the
+  // chain kernel -> copy -> kernel less kernel -> kernel), (bytes, us) ascending. Empty: not
+  // measured (copy_time_s applies). graph_copy_s interpolates it linearly; past the last point it
+  // adds the extra bytes at the link's rate; below the first it is the first point's time.
+  std::vector<std::pair<double, double>> graph_copy_us;
+  double graph_copy_s(double bytes) const;
   // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric: the larger of
   // the latency (+ switch hop) and copy_fixed_us, + wire_bytes_write(bytes) / link bandwidth.
   // a == b: a local copy, read + write through HBM (2 * bytes / hbm). Throws

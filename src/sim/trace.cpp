@@ -30,9 +30,10 @@ int allocation_of(const Trace& t, std::uint64_t addr) {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'T', 'R', 'C', '\0'};
-constexpr std::uint32_t kVersion = 6;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
+constexpr std::uint32_t kVersion = 7;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
                                        // 4: chain_steps per block; 5: gather_bytes per kernel, gather_steps per block;
-                                       // 6: warp_insts and push_insts per block
+                                       // 6: warp_insts and push_insts per block;
+                                       // 7: host_named, peer_waits, memsets per iteration
 constexpr std::size_t kRunBytes = 22;  // u8 op, u8 bytes, u32 count, u64 addr, i64 stride
 
 // Little-endian writer into a buffer flushed to the file in 4-MiB pieces.
@@ -175,6 +176,9 @@ void write_trace(const Trace& t, const std::string& path) {
   w.u32(static_cast<std::uint32_t>(t.iterations.size()));
   for (const IterationTrace& it : t.iterations) {
     w.u8(it.host_sync ? 1 : 0);
+    w.u8(it.host_named ? 1 : 0);
+    w.u8(it.peer_waits);
+    w.u8(it.memsets);
     w.u32(static_cast<std::uint32_t>(it.kernels.size()));
     for (const KernelTrace& k : it.kernels) {
       w.str(k.name);
@@ -223,11 +227,12 @@ Trace read_trace(const std::string& path) {
   if (std::memcmp(magic, kMagic, 8) != 0) r.fail("bad magic (not a gpsm sim trace: expected \"GPSMTRC\\0\")");
   const std::uint32_t version = r.u32();
   // version 2 files read with blocks_per_sm and serial_steps 0, versions 2 and 3 with chain_steps 0,
-  // versions 2 to 4 with gather_bytes and gather_steps 0, versions 2 to 5 with warp_insts and push_insts 0
+  // versions 2 to 4 with gather_bytes and gather_steps 0, versions 2 to 5 with warp_insts and push_insts 0,
+  // versions 2 to 6 with the host loop not named
   if (version < 2 || version > kVersion)
     r.fail("unsupported version " + std::to_string(version) + " (this gpsm reads versions 2 to " +
            std::to_string(kVersion) + ")");
-  const bool v3 = version >= 3, v4 = version >= 4, v5 = version >= 5, v6 = version >= 6;
+  const bool v3 = version >= 3, v4 = version >= 4, v5 = version >= 5, v6 = version >= 6, v7 = version >= 7;
   Trace t;
   t.app = r.str();
   t.problem = r.str();
@@ -256,6 +261,15 @@ Trace read_trace(const std::string& path) {
     const std::uint8_t hs = r.u8();
     if (hs > 1) r.fail("host_sync byte " + std::to_string(hs) + " is neither 0 nor 1");
     t.iterations[i].host_sync = hs == 1;
+    if (v7) {
+      const std::uint8_t named = r.u8();
+      if (named > 1) r.fail("host_named byte " + std::to_string(named) + " is neither 0 nor 1");
+      t.iterations[i].host_named = named == 1;
+      t.iterations[i].peer_waits = r.u8();
+      t.iterations[i].memsets = r.u8();
+      if (!t.iterations[i].host_named && (t.iterations[i].peer_waits != 0 || t.iterations[i].memsets != 0))
+        r.fail("host calls given for an iteration whose host loop is not named");
+    }
     const std::uint32_t nk = r.count(20, "kernels");
     t.iterations[i].kernels.resize(nk);
     for (std::uint32_t k = 0; k < nk; ++k) {

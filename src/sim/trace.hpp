@@ -79,6 +79,15 @@ struct KernelTrace {
 // executing do not overlap there.
 struct IterationTrace {
   bool host_sync = false;
+  // The app's host loop, named call by call (version 7; the graph apps, sim/trace_graph.cpp):
+  // per GPU and iteration, besides its kernels' launches, a set device, `peer_waits` stream
+  // waits on other GPUs' events of the last iteration (then one event record), and `memsets`
+  // small cudaMemsetAsync calls. The engine prices them with GpuParams::host and charges
+  // event_hop_us where peer_waits > 0 (docs/sim.md "Host loop"). Not named (host_named false: the
+  // stencils, scatter, every file before version 7): the estimate issue_us per GPU applies.
+  bool host_named = false;
+  std::uint8_t peer_waits = 0;
+  std::uint8_t memsets = 0;
   std::vector<KernelTrace> kernels;
 };
 
@@ -97,7 +106,7 @@ struct Trace {
 // Which allocation holds `addr` (index into t.allocations), or -1.
 int allocation_of(const Trace& t, std::uint64_t addr);
 
-// Binary file (magic "GPSMTRC", version 6; reads 2 to 6; docs/sim.md). Throws gpsm::Error naming the file and
+// Binary file (magic "GPSMTRC", version 7; reads 2 to 7; docs/sim.md). Throws gpsm::Error naming the file and
 // what is wrong on a malformed or truncated file.
 void write_trace(const Trace& t, const std::string& path);
 Trace read_trace(const std::string& path);

@@ -435,6 +435,12 @@ Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::ve
     else ga::sssp_step(in, x, y);
     IterationTrace iter;
     iter.host_sync = !pr;  // sssp reads `changed` back every iteration; pagerank (fixed iterations) does not
+    // The bench's phase (graphapps::PhaseEvents, or the GPS runtime's fence_async: the same calls):
+    // every GPU's stream waits for every other GPU's last event, launches, records; sssp zeroes its
+    // `changed` flag first.
+    iter.host_named = true;
+    iter.peer_waits = static_cast<std::uint8_t>(std::min(r.gpus - 1, 255));
+    iter.memsets = pr ? 0 : 1;
     for (int g = 0; g < r.gpus; ++g) run.kernels(iter, g, it & 1, x, y);
     t.iterations.push_back(std::move(iter));
     x.swap(y);

@@ -569,6 +569,96 @@ TEST(SimEngine, GraphLaunchedLoopsPayNoHostIssue) {
               sim(t, SimParadigm::p2p_inline, l, {}, s).sec_per_iter, 1e-12);
 }
 
+// A trace that names its host loop (the graph apps) is priced call by call: per GPU a set device,
+// its launches, the memsets, the waits for the other GPUs' events and one record, memcpy's copies.
+// Without a read-back the host issues ahead: the slower of the host and the GPUs (lengthened by the
+// cross-GPU event hop) bounds the loop; with one, issuing, executing and reading back add up. The
+// multi-GPU infinite run (the bench's elided bound) keeps the loop but reads nothing back.
+TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
+  const TestLink l;
+  System s = two_gpus();
+  s.gpu.issue_us = 1000;  // must not apply to a named loop
+  s.gpu.readback_us = 1000;
+  s.gpu.host.set_device_us = 1;
+  s.gpu.host.launch_us = 30;
+  s.gpu.host.record_us = 2;
+  s.gpu.host.wait_us = 10;
+  s.gpu.host.copy_us = 20;
+  s.gpu.host.memset_us = 40;
+  s.gpu.host.readback_us = 7;
+  s.gpu.event_hop_us = 3;
+  Trace t = slabs({run(Op::store, kSlab, 256)}, 3);
+  for (auto& it : t.iterations) {
+    it.host_sync = false;
+    it.host_named = true;
+    it.peer_waits = 1;
+  }
+  const SimResult bare = sim(t, SimParadigm::infinite, l, {}, System(two_gpus()));  // kernels alone
+  // per GPU: 1 + 30 + 10 + 2 = 43 us; 86 us for both, above the GPUs' time
+  const SimResult inf = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_LT(bare.sec_per_iter + 8e-6, 86e-6);
+  EXPECT_NEAR(inf.sec_per_iter, 86e-6, 1e-9);
+  const SimResult copies = sim(t, SimParadigm::memcpy, l, {}, s);
+  EXPECT_NEAR(copies.sec_per_iter, 86e-6 + 2 * 20e-6, 1e-9);  // one copy per GPU to its neighbour
+  // GPU-bound: the slowest GPU, launched, plus the event hop
+  s.gpu.host = HostCallCosts{};
+  s.gpu.host.launch_us = 1e-3;
+  const SimResult gpu_bound = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_NEAR(gpu_bound.sec_per_iter, bare.sec_per_iter + (s.gpu.launch_us + 3) * 1e-6, 1e-9);
+  // with a read-back: issue + GPUs + sync + a read-back per GPU; infinite on 2 GPUs reads none back
+  s.gpu.host.launch_us = 30;
+  s.gpu.host.memset_us = 40;
+  s.gpu.host.readback_us = 7;
+  for (auto& it : t.iterations) {
+    it.host_sync = true;
+    it.memsets = 1;
+  }
+  const SimResult synced = sim(t, SimParadigm::p2p_inline, l, {}, s);
+  const double issue = 2 * (30 + 40) * 1e-6;  // set device, wait and record priced 0 now
+  const double gpu_p2p = sim(t, SimParadigm::p2p_inline, l, {}, System(two_gpus())).sec_per_iter;  // launched + sync
+  EXPECT_NEAR(synced.sec_per_iter, issue + gpu_p2p + 2 * 7e-6, 1e-9);
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, issue, 1e-9);  // host-bound, no read-back
+  // the loop's costs unmeasured (all 0): the estimate issue_us applies again
+  s.gpu.host = HostCallCosts{};
+  s.gpu.issue_us = 100;
+  s.gpu.readback_us = 0;
+  for (auto& it : t.iterations) it.host_sync = false;
+  EXPECT_NEAR(sim(t, SimParadigm::p2p_inline, l, {}, s).sec_per_iter, 2 * 100e-6, 1e-9);
+}
+
+// In a CUDA graph memcpy's copies take the measured copy-node time (System::graph_copy_us),
+// interpolated by size; on a stream, or without the table, the copy-engine model.
+TEST(SimEngine, GraphCopiesTakeTheMeasuredNodeTime) {
+  const TestLink l;
+  System s = two_gpus();
+  Trace t = slabs({run(Op::store, kSlab, 256)}, 3);
+  for (auto& it : t.iterations) it.host_sync = false;
+  SimOptions graph;
+  graph.graph_launch = true;
+  const SimResult without = sim(t, SimParadigm::memcpy, l, graph, s);
+  const SimResult inf = sim(t, SimParadigm::infinite, l, graph, s);
+  s.graph_copy_us = {{4, 50}, {1 << 20, 150}};
+  const SimResult with = sim(t, SimParadigm::memcpy, l, graph, s);
+  // one copy per GPU of the slab's boundary row: between 50 and 150 us, far above the link model
+  EXPECT_GT(with.sec_per_iter, without.sec_per_iter + 40e-6);
+  EXPECT_LT(with.sec_per_iter, inf.sec_per_iter + 151e-6);
+  EXPECT_NEAR(sim(t, SimParadigm::memcpy, l, {}, s).sec_per_iter, sim(t, SimParadigm::memcpy, l, {}, two_gpus()).sec_per_iter,
+              1e-12);  // a stream-issued loop keeps the copy-engine model
+}
+
+TEST(SimSystem, GraphCopyInterpolatesAndExtendsAtTheLinkRate) {
+  System s = two_gpus();
+  s.graph_copy_us = {{4, 5}, {1000, 7}, {3000, 17}};
+  EXPECT_NEAR(s.graph_copy_s(2), 5e-6, 1e-15);
+  EXPECT_NEAR(s.graph_copy_s(1000), 7e-6, 1e-15);
+  EXPECT_NEAR(s.graph_copy_s(2000), 12e-6, 1e-15);
+  EXPECT_EQ(s.graph_copy_s(0), 0);
+  // past the last point: the extra bytes' wire time
+  EXPECT_NEAR(s.graph_copy_s(3000 + 2560), 17e-6 + wire_time_s(s.link, wire_bytes_write(s.link, 2560)), 1e-15);
+  s.graph_copy_us.clear();
+  EXPECT_THROW(s.graph_copy_s(8), std::logic_error);
+}
+
 // Marching blocks: a kernel takes at least its busiest block slot's serial steps x
 // serial_step_us (blocks go to slot block % wave, the wave from the kernel's own blocks_per_sm).
 TEST(SimEngine, MarchingBlocksAreBoundByTheirSerialSteps) {

@@ -1,8 +1,12 @@
 // Simulated machines (src/sim/system.cpp): presets, the machine-model reader, copy times.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "gpsm/error.hpp"
 #include "sim/system.hpp"
@@ -141,6 +145,43 @@ TEST(SimSystem, FromMachineModelH200) {
   EXPECT_NE(s.description.find("machine_model.json"), std::string::npos);
   // Matches the preset made from the same measurements.
   EXPECT_NEAR(s.link.raw_GBps, preset("h200x4").link.raw_GBps, 0.5);
+}
+
+// The host loop's call costs, the cross-GPU event hop and the graph copy node come from the
+// lat_host_calls / lat_event_hop / lat_graph_copy latencies (2026-11-22_c9c3bf0eca72's run, here
+// added to the full model's); a model without them keeps none (issue_us applies).
+TEST(SimSystem, FromMachineModelReadsTheHostLoop) {
+  nlohmann::json full, calls;
+  std::ifstream(kH200Model) >> full;
+  std::ifstream(kRepo + "/results/nvidia-h200-x4/2026-11-22_c9c3bf0eca72_scope-host-calls/scope4/machine_model.json") >> calls;
+  ASSERT_TRUE(calls.contains("latencies"));
+  for (const auto& l : calls["latencies"])
+    if (l["name"].get<std::string>().rfind("lat_launch", 0) != 0) full["latencies"].push_back(l);
+  const std::string path = testing::TempDir() + "gpsm_sim_host_model.json";
+  std::ofstream(path) << full.dump();
+  const System s = from_machine_model(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(s.gpu.host.measured());
+  EXPECT_NEAR(s.gpu.host.set_device_us, 0.095, 0.001);
+  EXPECT_NEAR(s.gpu.host.launch_us, 4.224, 0.001);
+  EXPECT_NEAR(s.gpu.host.record_us, 0.267, 0.001);
+  EXPECT_NEAR(s.gpu.host.wait_us, 1.668, 0.001);
+  EXPECT_NEAR(s.gpu.host.copy_us, 2.675, 0.001);
+  EXPECT_NEAR(s.gpu.host.memset_us, s.gpu.host.launch_us, 1e-9);  // not in this run: a launch's
+  EXPECT_NEAR(s.gpu.host.readback_us, 7.20, 0.01);  // lat_copy_small gpu0->host, the full model's
+  EXPECT_NEAR(s.gpu.event_hop_us, 7.076 - 1.717, 0.001);
+  ASSERT_EQ(s.graph_copy_us.size(), 1u);  // the 4-B point: the node's fixed time
+  EXPECT_NEAR(s.graph_copy_us[0].second, 5.532, 0.001);
+  // the same preset numbers
+  const System h = preset("h200x4");
+  EXPECT_NEAR(h.gpu.host.wait_us, s.gpu.host.wait_us, 0.01);
+  EXPECT_NEAR(h.gpu.event_hop_us, s.gpu.event_hop_us, 0.01);
+  EXPECT_NEAR(h.graph_copy_us.front().second, s.graph_copy_us[0].second, 0.01);
+  const System none = from_machine_model(kH200Model);
+  EXPECT_FALSE(none.gpu.host.measured());
+  EXPECT_EQ(none.gpu.event_hop_us, 0);
+  EXPECT_TRUE(none.graph_copy_us.empty());
+  EXPECT_FALSE(preset("v100-pcie3").gpu.host.measured());
 }
 
 TEST(SimSystem, FromMachineModelErrorsNameTheFile) {

@@ -188,6 +188,9 @@ Trace one_block_trace() {
   t.layout = "slabs";
   t.allocations.push_back({"gpu0.a", MemKind::device, 0, -1, 0, 4096});
   t.iterations.resize(1);
+  t.iterations[0].host_named = true;
+  t.iterations[0].peer_waits = 3;
+  t.iterations[0].memsets = 1;
   KernelTrace k;
   k.name = "k";
   k.grid_blocks = 1;
@@ -203,22 +206,32 @@ Trace one_block_trace() {
   return t;
 }
 
-TEST(SimTrace, Version3To5FilesReadWithTheNewFieldsZero) {
+TEST(SimTrace, Version3To6FilesReadWithTheNewFieldsZero) {
   const Trace t = one_block_trace();
   {
-    const std::string p = tmp_path("v6");
+    const std::string p = tmp_path("v7");
     write_trace(t, p);
     const Trace u = read_trace(p);
     EXPECT_EQ(u.iterations.at(0).kernels.at(0).blocks.at(0).warp_insts, 11u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, 13u);
+    EXPECT_TRUE(u.iterations[0].host_named);
+    EXPECT_EQ(u.iterations[0].peer_waits, 3);
+    EXPECT_EQ(u.iterations[0].memsets, 1);
     std::remove(p.c_str());
   }
-  for (int version : {5, 4, 3}) {
+  // the iteration's host_sync byte: after the header, the one allocation record and the iteration count
+  const std::size_t host_sync_at = 8 + 4 + (4 + t.app.size()) + (4 + t.problem.size()) + 4 + (4 + t.layout.size()) + 4 +
+                                   (4 + t.allocations[0].name.size() + 1 + 4 + 4 + 8 + 8) + 4;
+  for (int version : {6, 5, 4, 3}) {
     const std::string p = tmp_path("v" + std::to_string(version));
     write_trace(t, p);
     std::vector<char> d = file_bytes(p);
     ASSERT_GT(d.size(), 64u);
-    EXPECT_EQ(d[8], 6);  // written as version 6
+    EXPECT_EQ(d[8], 7);  // written as version 7
+    EXPECT_EQ(d[host_sync_at], 0);  // host_sync
+    EXPECT_EQ(d[host_sync_at + 1], 1);  // host_named
+    EXPECT_EQ(d[host_sync_at + 2], 3);  // peer_waits
+    EXPECT_EQ(d[host_sync_at + 3], 1);  // memsets
     EXPECT_EQ(d[d.size() - 24], 5);  // serial_steps
     EXPECT_EQ(d[d.size() - 20], 9);  // chain_steps
     EXPECT_EQ(d[d.size() - 16], 6);  // gather_steps
@@ -226,23 +239,38 @@ TEST(SimTrace, Version3To5FilesReadWithTheNewFieldsZero) {
     EXPECT_EQ(d[d.size() - 8], 13);  // push_insts
     EXPECT_EQ(d[d.size() - 56], 77); // the kernel's gather_bytes
     // the block fields a version lacks: v5 warp/push_insts, v4 also gather_steps, v3 also chain_steps
-    const std::ptrdiff_t n = version == 5 ? 8 : version == 4 ? 12 : 16;
+    const std::ptrdiff_t n = version == 6 ? 0 : version == 5 ? 8 : version == 4 ? 12 : 16;
     d.erase(d.end() - 4 - n, d.end() - 4);
     if (version <= 4) {  // and the kernel's gather_bytes, before the block count and the block record
       const std::ptrdiff_t after = (44 - n) + 4;
       d.erase(d.end() - after - 8, d.end() - after);
     }
+    // every version before 7 lacks the three host-loop bytes after host_sync
+    const auto host = d.begin() + static_cast<std::ptrdiff_t>(host_sync_at) + 1;
+    d.erase(host, host + 3);
     d[8] = static_cast<char>(version);
     put_bytes(p, d);
     const Trace u = read_trace(p);
     ASSERT_EQ(u.iterations.size(), 1u);
     ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u) << version;
-    EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, version == 5 ? 77u : 0u);
+    EXPECT_FALSE(u.iterations[0].host_named) << version;
+    EXPECT_EQ(u.iterations[0].peer_waits, 0);
+    EXPECT_EQ(u.iterations[0].memsets, 0);
+    EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, version >= 5 ? 77u : 0u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, version >= 4 ? 9u : 0u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].gather_steps, version == 5 ? 6u : 0u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].warp_insts, 0u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].gather_steps, version >= 5 ? 6u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].warp_insts, version == 6 ? 11u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, version == 6 ? 13u : 0u);
+    std::remove(p.c_str());
+  }
+  // host calls for a loop that is not named: a malformed file
+  {
+    Trace unnamed = t;
+    unnamed.iterations[0].host_named = false;
+    const std::string p = tmp_path("unnamed");
+    write_trace(unnamed, p);
+    EXPECT_THROW(read_trace(p), Error);
     std::remove(p.c_str());
   }
   // more gathers than chain steps: a malformed file
@@ -273,10 +301,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 7;  // version 7 (this gpsm writes 6 and reads 2 to 6)
+  d[8] = 8;  // version 8 (this gpsm writes 7 and reads 2 to 7)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 7"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 8"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);
