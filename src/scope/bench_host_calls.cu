@@ -66,7 +66,7 @@ class HostCalls : public Test {
   std::string group() const override { return "latency"; }
   std::string description() const override {
     return "host time per runtime call of a host-driven loop (set device, launch, event record, stream wait on "
-           "an own or a peer GPU's event, a 4 B peer copy's enqueue) and per GPU of the graph apps' phase "
+           "an own or a peer GPU's event, a 4-B memset, a 4 B peer copy's enqueue) and per GPU of the graph apps' phase "
            "(set device, a wait for every other GPU's event, launch, record; with and without the memcpy "
            "paradigm's copies), every selected GPU";
   }
@@ -113,6 +113,16 @@ class HostCalls : public Test {
 
     t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ev.ev[0], 0)); });
     push_us(r, "wait own event", p, x, t, cudaStreamQuery(st[0]->s) == cudaSuccess);
+
+    {  // a 4-B cudaMemsetAsync (sssp zeroes its `changed` flag so each iteration)
+      DeviceBuffer flag(d, 4096);
+      GPSM_CUDA(cudaMemset(flag.p, 0xff, 4096));
+      GPSM_CUDA(cudaDeviceSynchronize());
+      t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaMemsetAsync(flag.p, 0, 4, st[0]->s)); });
+      std::uint32_t v[2] = {1, 1};
+      GPSM_CUDA(cudaMemcpy(v, flag.p, sizeof(v), cudaMemcpyDeviceToHost));
+      push_us(r, "memset 4 B", p, x, t, v[0] == 0 && v[1] == 0xffffffffu);
+    }
 
     if (two) {
       t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ev.ev[1], 0)); });

@@ -1017,7 +1017,9 @@ SimResult Engine::run() {
         int copies = 0;
         if (p == SimParadigm::memcpy)
           for (int d = 0; d < G; ++d) copies += P[g][d] > 0 ? 1 : 0;
-        issue_us += hc.set_device_us + kernels_on[g] * hc.launch_us + it.memsets * hc.memset_us +
+        // the memsets are among the GPU's traced kernels (their bytes), but the host enqueues them as memsets
+        const int memsets = std::min<int>(it.memsets, kernels_on[g]);
+        issue_us += hc.set_device_us + (kernels_on[g] - memsets) * hc.launch_us + memsets * hc.memset_us +
                     waits * hc.wait_us + (waits > 0 ? hc.record_us : 0) + copies * hc.copy_us;
       }
       const bool reads_back = it.host_sync && !(p == SimParadigm::infinite && G > 1);

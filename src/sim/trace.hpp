@@ -80,9 +80,10 @@ struct KernelTrace {
 struct IterationTrace {
   bool host_sync = false;
   // The app's host loop, named call by call (version 7; the graph apps, sim/trace_graph.cpp):
-  // per GPU and iteration, besides its kernels' launches, a set device, `peer_waits` stream
-  // waits on other GPUs' events of the last iteration (then one event record), and `memsets`
-  // small cudaMemsetAsync calls. The engine prices them with GpuParams::host and charges
+  // per GPU and iteration, a set device, `peer_waits` stream waits on other GPUs' events of the
+  // last iteration (then one event record) and its kernels' launches, of which the first
+  // `memsets` are small cudaMemsetAsync calls, traced as kernels for their bytes (sssp's
+  // sssp_clear_changed). The engine prices them with GpuParams::host and charges
   // event_hop_us where peer_waits > 0 (docs/sim.md "Host loop"). Not named (host_named false: the
   // stencils, scatter, every file before version 7): the estimate issue_us per GPU applies.
   bool host_named = false;

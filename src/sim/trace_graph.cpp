@@ -437,7 +437,7 @@ Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::ve
     iter.host_sync = !pr;  // sssp reads `changed` back every iteration; pagerank (fixed iterations) does not
     // The bench's phase (graphapps::PhaseEvents, or the GPS runtime's fence_async: the same calls):
     // every GPU's stream waits for every other GPU's last event, launches, records; sssp zeroes its
-    // `changed` flag first.
+    // `changed` flag first, a cudaMemsetAsync traced as the kernel sssp_clear_changed.
     iter.host_named = true;
     iter.peer_waits = static_cast<std::uint8_t>(std::min(r.gpus - 1, 255));
     iter.memsets = pr ? 0 : 1;

@@ -614,7 +614,9 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
     it.memsets = 1;
   }
   const SimResult synced = sim(t, SimParadigm::p2p_inline, l, {}, s);
-  const double issue = 2 * (30 + 40) * 1e-6;  // set device, wait and record priced 0 now
+  // each GPU's one kernel is now its memset: priced as one (40), not as a launch (30); set
+  // device, wait and record are priced 0 here
+  const double issue = 2 * 40e-6;
   const double gpu_p2p = sim(t, SimParadigm::p2p_inline, l, {}, System(two_gpus())).sec_per_iter;  // launched + sync
   EXPECT_NEAR(synced.sec_per_iter, issue + gpu_p2p + 2 * 7e-6, 1e-9);
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, issue, 1e-9);  // host-bound, no read-back
