@@ -19,6 +19,16 @@ namespace {
 
 __global__ void noop_kernel() {}
 
+// Loads noop_kernel on `dev` now. CUDA loads kernels lazily (CUDA_MODULE_LOADING=LAZY, the default
+// since 12.2), and loading one while a gate kernel spins waits for the gate: a gated chain whose
+// first launch of the kernel on a device comes after the gate would open it on its timeout
+// (lat_event_hop alone on 2xH200, 2026-11-22; transfer/kernels.hpp has the same rule).
+void preload_noop(int dev) {
+  DeviceGuard g(dev);
+  cudaFuncAttributes a{};
+  GPSM_CUDA(cudaFuncGetAttributes(&a, noop_kernel));
+}
+
 void push_us(TestResult& r, std::string label, std::map<std::string, std::string> p, double x,
              const std::vector<double>& t, bool ok) {
   r.series.push_back({std::move(label), std::move(p), {make_point(x, 0, t, "us", ok)}});
@@ -230,6 +240,8 @@ class EventHop : public Test {
   // chain starts and ends on a, so a's timing events bracket it.
   static void chain(const Options& o, TestResult& r, int d, int e) {
     const int hops = o.quick ? 40 : 100;  // even: ends on a
+    preload_noop(d);
+    preload_noop(e);
     DeviceStream a(d), b(e);
     const std::vector<int> devs{d, e};
     Events ev(devs);
@@ -308,6 +320,7 @@ class GraphCopy : public Test {
     const std::size_t maxn = sizes.back();
     DeviceBuffer src(d, maxn), dst(e, maxn);
     DeviceStream st(d);
+    preload_noop(d);  // stream_steps gates its runs
     DeviceGuard g(d);
     fill_pattern_device(src.p, maxn, 91, st.s);
     GPSM_CUDA(cudaStreamSynchronize(st.s));

@@ -66,7 +66,7 @@ GpuParams h200() {
   g.host.record_us = 0.27;
   g.host.wait_us = 1.67;
   g.host.copy_us = 2.68;
-  g.host.memset_us = 4.22;  // PROVISIONAL: a launch's; lat_host_calls measures it on the next run
+  g.host.memset_us = 0.93;  // lat_host_calls "memset 4 B" on 2xH200 (2026-11-22_0d6c3b78f73b_scope-gpu-tests)
   g.host.readback_us = 7.20; // lat_copy_small "gpu0->host 4 B" (2026-11-21_bb9b15c_scope-full)
   g.event_hop_us = 5.36;   // lat_event_hop: gpu0<->gpu1 hop 7.08 us, gpu0 stream->stream hop 1.72 us
   g.serial_step_us = 0;    // derived from the residency (sim/march.hpp): 132 SMs x 4 blocks x 8 KiB per step
