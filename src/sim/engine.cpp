@@ -656,6 +656,9 @@ SimResult Engine::run() {
     const bool named = it.host_named && gp.host.measured();
     const bool hosted = host_driven() || named;
     const double launch = hosted ? launch_s : 0, graph_node = hosted ? graph_node_s : 0;
+    // A named loop is the app's own, host-issued (the graph apps' bench loop has no graph mode):
+    // --host-loop graph does not apply to it.
+    const bool graph = o.graph_launch && !it.host_sync && !named;
     std::vector<int> kernels_on(G, 0);
 
     for (const KernelTrace& k : it.kernels) {
@@ -891,7 +894,7 @@ SimResult Engine::run() {
           read_wait[rd] += wait;
         }
       }
-      launches[g] += o.graph_launch && !it.host_sync ? graph_node : launch;
+      launches[g] += graph ? graph_node : launch;
       ++kernels_on[g];
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
@@ -953,7 +956,7 @@ SimResult Engine::run() {
           // In a CUDA graph a copy between kernel nodes takes the measured node time
           // (System::graph_copy_us): 4xH200, heat3d 256^3 on 4 GPUs, two 256-KiB copies per
           // middle GPU took 13.8 us per iteration over infinite, the stream fit gave 6.
-          const bool graph_copy = o.graph_launch && !it.host_sync && !sys.graph_copy_us.empty();
+          const bool graph_copy = graph && !sys.graph_copy_us.empty();
           for (int d = 0; d < G; ++d)
             if (P[g][d] > 0) {
               // one stream: copies one after another

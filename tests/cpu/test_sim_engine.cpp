@@ -598,6 +598,11 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   const SimResult inf = sim(t, SimParadigm::infinite, l, {}, s);
   ASSERT_LT(bare.sec_per_iter + 8e-6, 86e-6);
   EXPECT_NEAR(inf.sec_per_iter, 86e-6, 1e-9);
+  SimOptions graph;  // a named loop is the app's own: host-issued whatever --host-loop says
+  graph.graph_launch = true;
+  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, graph, s).sec_per_iter, inf.sec_per_iter, 1e-12);
+  EXPECT_NEAR(sim(t, SimParadigm::memcpy, l, graph, s).sec_per_iter, sim(t, SimParadigm::memcpy, l, {}, s).sec_per_iter,
+              1e-12);
   const SimResult copies = sim(t, SimParadigm::memcpy, l, {}, s);
   EXPECT_NEAR(copies.sec_per_iter, 86e-6 + 2 * 20e-6, 1e-9);  // one copy per GPU to its neighbour
   // GPU-bound: the slowest GPU, launched, plus the event hop

@@ -70,7 +70,7 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   c->add_option("--host-loop", a.host_loop,
                 "graph: host-driven iterations without a host read-back run as one CUDA graph (gpsm bench's "
                 "default for the 3D apps, GPSM_HOST_LOOP); stream: one host thread issues every GPU's work each "
-                "iteration")
+                "iteration. pagerank and sssp always run their own stream loop, as gpsm bench does")
       ->check(CLI::IsMember({"graph", "stream"}))
       ->capture_default_str();
   c->add_flag("--list", a.list, "List the system presets and paradigms, then exit");
