@@ -629,6 +629,7 @@ SimResult Engine::run() {
   const double launch_s = gp.launch_us * 1e-6, graph_node_s = gp.graph_node_us * 1e-6, sync = gp.sync_us * 1e-6;
   const double chunk_bytes = std::max(o.proact_chunk_bytes, 1.0);
 
+  LoopBound loop;  // the current iteration's
   double total_time = 0, total_wire = 0, total_useful = 0;
   double last_time = 0, last_wire = 0, last_useful = 0;  // the trace's last iteration (run_iters extrapolates it)
   double sum_compute = 0, sum_transfer = 0, sum_exposed = 0;
@@ -1026,18 +1027,29 @@ SimResult Engine::run() {
                     waits * hc.wait_us + (waits > 0 ? hc.record_us : 0) + copies * hc.copy_us;
       }
       const bool reads_back = it.host_sync && !(p == SimParadigm::infinite && G > 1);
-      if (reads_back)
-        last_time = issue_us * 1e-6 + gpu_t[slow] + sync + G * hc.readback_us * 1e-6;
-      else
-        last_time = std::max(gpu_t[slow] + (waits > 0 ? gp.event_hop_us * 1e-6 : 0), issue_us * 1e-6);
-    } else if (host_driven() && it.host_sync)
-      last_time = G * (gp.issue_us + gp.readback_us) * 1e-6 + gpu_t[slow] + sync;
-    else if (host_driven() && o.graph_launch)  // the graph issues itself
-      last_time = gpu_t[slow];
-    else if (host_driven())
-      last_time = std::max(gpu_t[slow], G * gp.issue_us * 1e-6);
-    else
-      last_time = gpu_t[slow];
+      loop = LoopBound{"", true, gpu_t[slow], issue_us * 1e-6, 0, 0, 0};
+      if (reads_back) {
+        loop.readback_s = sync + G * hc.readback_us * 1e-6;
+        loop.time_s = loop.host_s + loop.gpus_s + loop.readback_s;
+        loop.bound = "host+gpus";
+      } else {
+        loop.hop_s = waits > 0 ? gp.event_hop_us * 1e-6 : 0;
+        loop.time_s = std::max(loop.gpus_s + loop.hop_s, loop.host_s);
+        loop.bound = loop.gpus_s + loop.hop_s >= loop.host_s ? "gpus" : "host";
+      }
+    } else if (host_driven() && it.host_sync) {
+      loop = LoopBound{"host+gpus", false, gpu_t[slow], G * gp.issue_us * 1e-6, 0, G * gp.readback_us * 1e-6 + sync, 0};
+      loop.time_s = loop.host_s + loop.gpus_s + loop.readback_s;
+    } else if (host_driven() && o.graph_launch) {  // the graph issues itself
+      loop = LoopBound{"graph", false, gpu_t[slow], 0, 0, 0, gpu_t[slow]};
+    } else if (host_driven()) {
+      loop = LoopBound{"", false, gpu_t[slow], G * gp.issue_us * 1e-6, 0, 0, 0};
+      loop.time_s = std::max(loop.gpus_s, loop.host_s);
+      loop.bound = loop.gpus_s >= loop.host_s ? "gpus" : "host";
+    } else {
+      loop = LoopBound{"kernels", false, gpu_t[slow], 0, 0, 0, gpu_t[slow]};
+    }
+    last_time = loop.time_s;
     total_time += last_time;
     last_wire = wire;
     last_useful = useful;
@@ -1051,6 +1063,7 @@ SimResult Engine::run() {
   const double runs = std::max(n, double(o.run_iters));
   SimResult r;
   r.kernels = std::move(last_kernels);
+  r.loop = loop;
   r.sec_per_iter = (total_time + (runs - n) * last_time) / runs;
   r.link_bytes_per_iter = (total_wire + (runs - n) * last_wire) / runs;
   r.useful_bytes_per_iter = (total_useful + (runs - n) * last_useful) / runs;

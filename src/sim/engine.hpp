@@ -52,8 +52,21 @@ struct KernelBound {
   double roofline_s() const { return std::max({dram_s, l2_s, flops_s}) * wave_factor; }
 };
 
+// The last traced iteration's loop (gpsm sim --explain): the slowest GPU (its launches
+// included), the host's issue time, the cross-GPU event hop and the read-back charged, and which
+// of them set the iteration's time (bound): "gpus", "host" (the host issues slower than the GPUs
+// run), "host+gpus" (a read-back: issuing, running and reading back add up), "graph" (one CUDA
+// graph: the GPUs alone) or "kernels" (infinite without a host loop).
+struct LoopBound {
+  std::string bound;
+  bool named = false;      // the trace named the loop's calls and they are priced one by one
+  double gpus_s = 0, host_s = 0, hop_s = 0, readback_s = 0;  // readback_s: read-backs and the sync
+  double time_s = 0;
+};
+
 struct SimResult {
   std::vector<KernelBound> kernels;  // the trace's last iteration, in launch order
+  LoopBound loop;                    // the trace's last iteration
   double sec_per_iter = 0;
   double link_bytes_per_iter = 0;    // wire bytes over all links (headers included)
   double useful_bytes_per_iter = 0;  // payload the app needed moved

@@ -41,4 +41,11 @@ std::string explain_kernels(const SimResult& r) {
   return out;
 }
 
+std::string explain_loop(const SimResult& r) {
+  const LoopBound& l = r.loop;
+  return "loop: " + us(l.time_s) + ", " + l.bound + " bound; GPUs " + us(l.gpus_s) + " + hop " + us(l.hop_s) +
+         ", host " + us(l.host_s) + (l.host_s > 0 ? (l.named ? " (calls named)" : " (issue_us per GPU)") : "") +
+         ", read-back " + us(l.readback_s) + "\n";
+}
+
 }  // namespace gpsm::sim

@@ -14,4 +14,8 @@ namespace gpsm::sim {
 // where the trace gives them). Empty when r has no kernels.
 std::string explain_kernels(const SimResult& r);
 
+// One line for r.loop, e.g.
+//   "loop: 38.38 us, host bound; GPUs 20.19 us + hop 5.36 us, host 38.38 us (calls named), read-back -"
+std::string explain_loop(const SimResult& r);
+
 }  // namespace gpsm::sim

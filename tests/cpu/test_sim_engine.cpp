@@ -603,6 +603,11 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, graph, s).sec_per_iter, inf.sec_per_iter, 1e-12);
   EXPECT_NEAR(sim(t, SimParadigm::memcpy, l, graph, s).sec_per_iter, sim(t, SimParadigm::memcpy, l, {}, s).sec_per_iter,
               1e-12);
+  EXPECT_EQ(inf.loop.bound, "host");
+  EXPECT_TRUE(inf.loop.named);
+  EXPECT_NEAR(inf.loop.host_s, 86e-6, 1e-9);
+  EXPECT_NEAR(inf.loop.hop_s, 3e-6, 1e-12);
+  EXPECT_NEAR(inf.loop.time_s, inf.sec_per_iter, 1e-12);
   const SimResult copies = sim(t, SimParadigm::memcpy, l, {}, s);
   EXPECT_NEAR(copies.sec_per_iter, 86e-6 + 2 * 20e-6, 1e-9);  // one copy per GPU to its neighbour
   // GPU-bound: the slowest GPU, launched, plus the event hop
@@ -610,6 +615,8 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   s.gpu.host.launch_us = 1e-3;
   const SimResult gpu_bound = sim(t, SimParadigm::infinite, l, {}, s);
   EXPECT_NEAR(gpu_bound.sec_per_iter, bare.sec_per_iter + (s.gpu.launch_us + 3) * 1e-6, 1e-9);
+  EXPECT_EQ(gpu_bound.loop.bound, "gpus");
+  EXPECT_EQ(bare.loop.bound, "kernels");  // infinite without a named loop: no host in it
   // with a read-back: issue + GPUs + sync + a read-back per GPU; infinite on 2 GPUs reads none back
   s.gpu.host.launch_us = 30;
   s.gpu.host.memset_us = 40;
@@ -624,6 +631,8 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   const double issue = 2 * 40e-6;
   const double gpu_p2p = sim(t, SimParadigm::p2p_inline, l, {}, System(two_gpus())).sec_per_iter;  // launched + sync
   EXPECT_NEAR(synced.sec_per_iter, issue + gpu_p2p + 2 * 7e-6, 1e-9);
+  EXPECT_EQ(synced.loop.bound, "host+gpus");
+  EXPECT_NEAR(synced.loop.host_s + synced.loop.gpus_s + synced.loop.readback_s, synced.sec_per_iter, 1e-12);
   EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, issue, 1e-9);  // host-bound, no read-back
   // the loop's costs unmeasured (all 0): the estimate issue_us applies again
   s.gpu.host = HostCallCosts{};

@@ -278,6 +278,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   // what set each kernel's time (the last traced iteration), per [point][problem][label@gpus], for the JSON
   std::vector<std::vector<std::map<std::string, nlohmann::json>>> bounds(
       points.size(), std::vector<std::map<std::string, nlohmann::json>>(problems.size()));
+  auto loops = bounds;  // and what set the iteration's time (SimResult::loop), keyed alike
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
     const SimApp* app = problems[pi].first;
     const Problem& p = problems[pi].second;
@@ -346,9 +347,13 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
                             {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
                             {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
             bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = std::move(kb);
+            loops[k][pi][fmt::format("{}@{}", rec.label, g)] = {
+                {"bound", r.loop.bound},        {"named", r.loop.named},           {"time_us", r.loop.time_s * 1e6},
+                {"gpus_us", r.loop.gpus_s * 1e6}, {"host_us", r.loop.host_s * 1e6}, {"hop_us", r.loop.hop_s * 1e6},
+                {"readback_us", r.loop.readback_s * 1e6}};
             if (a.explain)
-              explained[k] += fmt::format("{} {} on {} GPU{}:\n{}", p.label(), rec.label, g, g == 1 ? "" : "s",
-                                          sim::explain_kernels(r));
+              explained[k] += fmt::format("{} {} on {} GPU{}:\n{}{}", p.label(), rec.label, g, g == 1 ? "" : "s",
+                                          sim::explain_kernels(r), sim::explain_loop(r));
           }
           records[k][pi].push_back(std::move(rec));
         }
@@ -360,7 +365,8 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
                                             points[k].label.empty() ? "" : ", " + points[k].label);
       std::cout << format_table(app->name, p, summarize(records[k][pi]), title) << "\n" << std::flush;
       if (a.explain && !explained[k].empty())
-        std::cout << "what set each kernel's time (the last traced iteration):\n" << explained[k] << "\n" << std::flush;
+        std::cout << "what set each kernel's and each iteration's time (the last traced iteration):\n" << explained[k]
+                  << "\n" << std::flush;
       nlohmann::json j = bench_test_json(app->name, app->description, p, records[k][pi]);
       j["simulated"] = true;
       // payload the app needed moved, and link efficiency (payload / wire bytes), per point
@@ -370,6 +376,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             const std::string key =
                 fmt::format("{}@{}", se["label"].get<std::string>(), int(std::lround(pt["x"].get<double>())));
             if (const auto b = bounds[k][pi].find(key); b != bounds[k][pi].end()) pt["kernel_bounds"] = b->second;
+            if (const auto l = loops[k][pi].find(key); l != loops[k][pi].end()) pt["loop"] = l->second;
             const auto u = useful[k][pi].find(key);
             if (u == useful[k][pi].end()) continue;
             pt["useful_bytes_per_iter"] = u->second;
