@@ -9,7 +9,6 @@
 //  - lat_graph_copy: a peer copy's time as a node of a CUDA graph (kernel -> copy chains, the
 //    3D apps' memcpy loop) against the same chain without copies, per copy size.
 #include <algorithm>
-#include <chrono>
 
 #include "scope/bench_common.cuh"
 #include "scope/kernels.cuh"
@@ -34,13 +33,13 @@ void push_us(TestResult& r, std::string label, std::map<std::string, std::string
   r.series.push_back({std::move(label), std::move(p), {make_point(x, 0, t, "us", ok)}});
 }
 
-// One event per GPU (timing off: the dependency events the apps use).
+// One event per listed GPU (default: timing off, the dependency events the apps use).
 struct Events {
   std::vector<cudaEvent_t> ev;
-  explicit Events(const std::vector<int>& devs) : ev(devs.size(), nullptr) {
+  explicit Events(const std::vector<int>& devs, unsigned flags = cudaEventDisableTiming) : ev(devs.size(), nullptr) {
     for (std::size_t i = 0; i < devs.size(); ++i) {
       DeviceGuard g(devs[i]);
-      GPSM_CUDA(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming));
+      GPSM_CUDA(cudaEventCreateWithFlags(&ev[i], flags));
     }
   }
   ~Events() {
@@ -51,23 +50,16 @@ struct Events {
   Events& operator=(const Events&) = delete;
 };
 
-// Host seconds per call: `calls` back-to-back calls of `once` per repetition (its calls counted
-// by `per_once`), every GPU synchronized between repetitions, outside the timed span.
-std::vector<double> host_per_call(const Options& o, const std::vector<int>& devs, int calls_per_rep, int per_once,
+// Host seconds per call of `once`, `calls` back-to-back per repetition; every GPU drains its
+// queue between repetitions, outside the timed span, so the calls never wait for a full queue.
+std::vector<double> host_per_call(const Options& o, const std::vector<int>& devs, int calls,
                                   const std::function<void()>& once) {
-  std::vector<double> t;
-  const int n = std::max(1, calls_per_rep / std::max(per_once, 1));
-  for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) once();
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return host_loop_samples(o, calls, once, [&] {
     for (int d : devs) {
       DeviceGuard g(d);
       GPSM_CUDA(cudaDeviceSynchronize());
     }
-    if (rep >= o.warmup) t.push_back(el / (double(n) * per_once));
-  }
-  return t;
+  });
 }
 
 class HostCalls : public Test {
@@ -105,40 +97,39 @@ class HostCalls : public Test {
     if (o.progress) o.progress(name() + " single calls");
 
     int flip = 0;
-    auto t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaSetDevice((flip++ & 1) ? e : d)); });
+    auto t = host_per_call(o, devs, calls, [&] { GPSM_CUDA(cudaSetDevice((flip++ & 1) ? e : d)); });
     GPSM_CUDA(cudaSetDevice(d));
     int cur = -1;
     GPSM_CUDA(cudaGetDevice(&cur));
     push_us(r, two ? "set device (alternating " + gpu_name(d) + ", " + gpu_name(e) + ")" : "set device", p, x, t,
             cur == d);
 
-    t = host_per_call(o, devs, calls, 1, [&] {
+    t = host_per_call(o, devs, calls, [&] {
       noop_kernel<<<1, 32, 0, st[0]->s>>>();
       GPSM_CUDA_LAUNCH();
     });
     push_us(r, "launch", p, x, t, cudaStreamQuery(st[0]->s) == cudaSuccess);
 
-    t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaEventRecord(ev.ev[0], st[0]->s)); });
+    t = host_per_call(o, devs, calls, [&] { GPSM_CUDA(cudaEventRecord(ev.ev[0], st[0]->s)); });
     push_us(r, "event record", p, x, t, cudaEventQuery(ev.ev[0]) == cudaSuccess);
 
-    t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ev.ev[0], 0)); });
+    t = host_per_call(o, devs, calls, [&] { GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ev.ev[0], 0)); });
     push_us(r, "wait own event", p, x, t, cudaStreamQuery(st[0]->s) == cudaSuccess);
 
     {  // a 4-B cudaMemsetAsync (sssp zeroes its `changed` flag so each iteration)
       DeviceBuffer flag(d, 4096);
       GPSM_CUDA(cudaMemset(flag.p, 0xff, 4096));
       GPSM_CUDA(cudaDeviceSynchronize());
-      t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaMemsetAsync(flag.p, 0, 4, st[0]->s)); });
+      t = host_per_call(o, devs, calls, [&] { GPSM_CUDA(cudaMemsetAsync(flag.p, 0, 4, st[0]->s)); });
       std::uint32_t v[2] = {1, 1};
       GPSM_CUDA(cudaMemcpy(v, flag.p, sizeof(v), cudaMemcpyDeviceToHost));
       push_us(r, "memset 4 B", p, x, t, v[0] == 0 && v[1] == 0xffffffffu);
     }
 
     if (two) {
-      t = host_per_call(o, devs, calls, 1, [&] { GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ev.ev[1], 0)); });
+      t = host_per_call(o, devs, calls, [&] { GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ev.ev[1], 0)); });
       push_us(r, "wait peer event (" + gpu_name(e) + ")", p, x, t, cudaStreamQuery(st[0]->s) == cudaSuccess);
-      std::string why;
-      if (enable_peer(d, e, &why)) {
+      if (enable_peer(d, e)) {
         DeviceBuffer a(d, 4096), b(e, 4096);
         fill_pattern_device(a.p, 4096, 71, st[0]->s);
         {
@@ -147,7 +138,7 @@ class HostCalls : public Test {
           GPSM_CUDA(cudaDeviceSynchronize());
         }
         GPSM_CUDA(cudaStreamSynchronize(st[0]->s));
-        t = host_per_call(o, devs, calls, 1,
+        t = host_per_call(o, devs, calls,
                           [&] { GPSM_CUDA(cudaMemcpyAsync(b.p, a.p, 4, cudaMemcpyDefault, st[0]->s)); });
         bool ok = false;
         {
@@ -184,8 +175,9 @@ class HostCalls : public Test {
           GPSM_CUDA(cudaDeviceSynchronize());
         }
       }
-      const int per_phase = G * (3 + (G - 1) * (with_copies ? 2 : 1));
-      t = host_per_call(o, devs, calls * G, G, [&] {
+      // per GPU: set device, launch, record, and a wait (and a copy) per other GPU
+      const int calls_per_gpu = 3 + (G - 1) * (with_copies ? 2 : 1);
+      t = host_per_call(o, devs, calls, [&] {
         for (int i = 0; i < G; ++i) {
           GPSM_CUDA(cudaSetDevice(devs[i]));
           for (int s = 0; s < G; ++s)
@@ -199,6 +191,7 @@ class HostCalls : public Test {
           GPSM_CUDA(cudaEventRecord(ev.ev[i], st[i]->s));
         }
       });
+      for (double& s : t) s /= G;  // per GPU of the phase
       GPSM_CUDA(cudaSetDevice(d));
       bool ok = true;
       if (with_copies)
@@ -209,7 +202,7 @@ class HostCalls : public Test {
               ok = ok && check_pattern_device(dst[std::size_t(i) * G + s]->p, 4096, 80 + i, nullptr) == 0;
             }
       std::map<std::string, std::string> q = p;
-      q["calls"] = std::to_string(per_phase / G);
+      q["calls"] = std::to_string(calls_per_gpu);
       push_us(r, std::string("phase per GPU, ") + std::to_string(G) + " GPUs" + (with_copies ? ", with copies" : ""), q,
               x, t, ok);
     }
@@ -245,14 +238,10 @@ class EventHop : public Test {
     DeviceStream a(d), b(e);
     const std::vector<int> devs{d, e};
     Events ev(devs);
+    Events timing({d, d}, cudaEventDefault);  // a's start and stop
+    cudaEvent_t t0 = timing.ev[0], t1 = timing.ev[1];
     std::vector<double> t;
     Gate gate;
-    cudaEvent_t t0 = nullptr, t1 = nullptr;
-    {
-      DeviceGuard g(d);
-      GPSM_CUDA(cudaEventCreate(&t0));
-      GPSM_CUDA(cudaEventCreate(&t1));
-    }
     bool ok = true;
     for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
       gate.reset();
@@ -286,11 +275,6 @@ class EventHop : public Test {
       if (rep >= o.warmup) t.push_back(ms * 1e-3 / hops);
     }
     gate.reset();  // throws if a gate timed out: the chain did not run as enqueued
-    {
-      DeviceGuard g(d);
-      cudaEventDestroy(t0);
-      cudaEventDestroy(t1);
-    }
     const std::string label = d == e ? gpu_name(d) + " stream->stream hop" : gpu_name(d) + "<->" + gpu_name(e) + " hop";
     push_us(r, label, {{"src", gpu_name(d)}, {"dst", gpu_name(e)}}, 0, t, ok);
   }
@@ -369,6 +353,8 @@ class GraphCopy : public Test {
       for (std::size_t i = 0; i < t.size(); ++i) t[i] = a[i] - b[i];
       return t;
     };
+    // The chains without copies are timed again beside each size's: the GPUs' clocks ramp up while
+    // the test runs (345 MHz idle at its start), so the difference is taken at the same clocks.
     for (std::uint64_t n : sizes) {
       if (o.progress) o.progress(name() + " " + std::to_string(n) + " B");
       {

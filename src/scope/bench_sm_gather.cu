@@ -4,6 +4,7 @@
 // simulator's graph kernels read their gathers as sectors (docs/sim.md "Gathers beyond the L2").
 #include <algorithm>
 
+#include "common/splitmix.hpp"
 #include "scope/bench_common.cuh"
 #include "scope/kernels.cuh"
 #include "scope/pattern.hpp"
@@ -11,30 +12,20 @@
 namespace gpsm::scope {
 namespace {
 
-GPSM_HD std::uint32_t mix(std::uint64_t x) {  // splitmix64's finalizer, low word
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return static_cast<std::uint32_t>(x);
+// The word load i reads: splitmix64(i ^ seed) & mask (mask + 1 words: a power of two).
+GPSM_HD std::uint32_t gather_index(std::uint64_t i, std::uint64_t seed, std::uint32_t mask) {
+  return static_cast<std::uint32_t>(splitmix64(i ^ seed)) & mask;
 }
 
-// Load i reads word mix(i ^ seed) & mask (mask + 1 words: a power of two); every thread XORs
+// Load i reads word gather_index(i, seed, mask) (mask + 1 words: a power of two); every thread XORs
 // what it read and the block's XOR lands in out (atomicXor: one word, checked on the host).
 __global__ void gather_words(const std::uint32_t* __restrict__ data, std::uint32_t mask, std::uint64_t seed,
                              std::uint64_t loads, unsigned* out) {
   std::uint32_t acc = 0;
   for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < loads;
        i += std::uint64_t(gridDim.x) * blockDim.x)
-    acc ^= data[mix(i ^ seed) & mask];
+    acc ^= data[gather_index(i, seed, mask)];
   atomicXor(out, acc);
-}
-
-__global__ void fill_words(std::uint32_t* data, std::uint64_t words, unsigned seed) {
-  for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < words;
-       i += std::uint64_t(gridDim.x) * blockDim.x)
-    data[i] = pattern_word(i, seed);
 }
 
 class SmGather : public Test {
@@ -63,8 +54,7 @@ class SmGather : public Test {
       unsigned* out = nullptr;
       GPSM_CUDA(cudaMalloc(&out, sizeof(unsigned)));
       const unsigned seed = 101;
-      fill_words<<<1024, 256, 0, st.s>>>(static_cast<std::uint32_t*>(data.p), foot.back() / 4, seed);
-      GPSM_CUDA_LAUNCH();
+      fill_pattern_device(data.p, foot.back(), seed, st.s);
       const int blocks = sm_count(d) * 8;
       Series s{gpu_name(d) + " random 4-B loads", {{"src", gpu_name(d)}, {"dst", gpu_name(d)}}, {}};
       try {
@@ -83,7 +73,7 @@ class SmGather : public Test {
             GPSM_CUDA(cudaMemcpy(&got, out, sizeof(got), cudaMemcpyDeviceToHost));
             if (rep == o.warmup) {  // one repetition checked on the host: the XOR of every word read
               std::uint32_t want = 0;
-              for (std::uint64_t i = 0; i < loads; ++i) want ^= pattern_word(mix(i ^ gseed) & mask, seed);
+              for (std::uint64_t i = 0; i < loads; ++i) want ^= pattern_word(gather_index(i, gseed, mask), seed);
               ok = got == want;
             }
             if (rep >= o.warmup) t.push_back(sec);

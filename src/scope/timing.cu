@@ -215,12 +215,14 @@ double time_on_stream(cudaStream_t s, const std::function<void()>& enqueue) {
   return ms * 1e-3;
 }
 
-std::vector<double> host_loop_samples(const Options& o, int n, const std::function<void()>& once) {
+std::vector<double> host_loop_samples(const Options& o, int n, const std::function<void()>& once,
+                                      const std::function<void()>& after_rep) {
   std::vector<double> t;
   for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) once();
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (after_rep) after_rep();
     if (rep >= o.warmup) t.push_back(el / n);
   }
   return t;

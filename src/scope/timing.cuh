@@ -62,8 +62,10 @@ int pick_iters(StreamOp& op, const Options& o, int max_iters = 1000);
 double time_on_stream(cudaStream_t s, const std::function<void()>& enqueue);
 
 // Host-clock samples of a synchronous operation: per repetition (after o.warmup untimed ones),
-// `n` back-to-back calls of `once`, giving seconds per call.
-std::vector<double> host_loop_samples(const Options& o, int n, const std::function<void()>& once);
+// `n` back-to-back calls of `once`, giving seconds per call. `after_rep`, if given, runs after each
+// repetition, outside the timed span (e.g. draining the queues asynchronous calls filled).
+std::vector<double> host_loop_samples(const Options& o, int n, const std::function<void()>& once,
+                                      const std::function<void()>& after_rep = {});
 
 // "gpu3": the node name every test, the model and the topology use for CUDA device 3.
 std::string gpu_name(int device);

@@ -1004,16 +1004,18 @@ SimResult Engine::run() {
     int slow = 0;
     for (int g = 1; g < G; ++g)
       if (gpu_t[g] > gpu_t[slow]) slow = g;
-    // One host thread issues every GPU's work of the iteration (issue_us per GPU). Where the host
-    // reads a result back (host_sync: jacobi2d's norm), it waits for it, so issuing, executing
-    // and the read-back add up; otherwise it issues ahead and the slower of the two bounds the
-    // loop (GPU-centric paradigms, infinite: no host in the loop).
+    // One host thread issues every GPU's work of the iteration. Where the host reads a result
+    // back (host_sync: jacobi2d's norm, sssp's flag) it waits for it, so issuing, executing and
+    // the read-back add up; otherwise it issues ahead and the slower of the two bounds the loop.
+    // The host's issue: a named loop's calls priced one by one (docs/sim.md "Host loop"), its GPUs
+    // lengthened by the wait for the other GPUs' events (event_hop_us), and its multi-GPU infinite
+    // run is the bench's elided bound (fixed iterations, no read-back); else issue_us per GPU. A
+    // CUDA graph without a read-back issues itself; infinite without a named loop has no host.
+    loop = LoopBound{};
+    loop.named = named;
+    loop.gpus_s = gpu_t[slow];
+    bool issued = false, reads_back = false;
     if (named) {
-      // The loop's calls, priced one by one (docs/sim.md "Host loop"): one host thread issues
-      // every GPU's in turn. A read-back waits for every GPU, so issuing, executing and reading
-      // back add up; otherwise the host issues ahead and the slower of the two bounds the loop,
-      // the GPUs' side lengthened by the wait for the other GPUs' events (event_hop_us). The
-      // multi-GPU infinite run is the bench's elided bound: fixed iterations, no read-back.
       const HostCallCosts& hc = gp.host;
       const int waits = G > 1 ? it.peer_waits : 0;
       double issue_us = 0;
@@ -1026,28 +1028,26 @@ SimResult Engine::run() {
         issue_us += hc.set_device_us + (kernels_on[g] - memsets) * hc.launch_us + memsets * hc.memset_us +
                     waits * hc.wait_us + (waits > 0 ? hc.record_us : 0) + copies * hc.copy_us;
       }
-      const bool reads_back = it.host_sync && !(p == SimParadigm::infinite && G > 1);
-      loop = LoopBound{"", true, gpu_t[slow], issue_us * 1e-6, 0, 0, 0};
-      if (reads_back) {
-        loop.readback_s = sync + G * hc.readback_us * 1e-6;
-        loop.time_s = loop.host_s + loop.gpus_s + loop.readback_s;
-        loop.bound = "host+gpus";
-      } else {
-        loop.hop_s = waits > 0 ? gp.event_hop_us * 1e-6 : 0;
-        loop.time_s = std::max(loop.gpus_s + loop.hop_s, loop.host_s);
-        loop.bound = loop.gpus_s + loop.hop_s >= loop.host_s ? "gpus" : "host";
-      }
-    } else if (host_driven() && it.host_sync) {
-      loop = LoopBound{"host+gpus", false, gpu_t[slow], G * gp.issue_us * 1e-6, 0, G * gp.readback_us * 1e-6 + sync, 0};
+      issued = true;
+      reads_back = it.host_sync && !(p == SimParadigm::infinite && G > 1);
+      loop.host_s = issue_us * 1e-6;
+      if (reads_back) loop.readback_s = sync + G * hc.readback_us * 1e-6;
+      else if (waits > 0) loop.hop_s = gp.event_hop_us * 1e-6;
+    } else if (host_driven() && (it.host_sync || !o.graph_launch)) {
+      issued = true;
+      reads_back = it.host_sync;
+      loop.host_s = G * gp.issue_us * 1e-6;
+      if (reads_back) loop.readback_s = G * gp.readback_us * 1e-6 + sync;
+    }
+    if (reads_back) {
       loop.time_s = loop.host_s + loop.gpus_s + loop.readback_s;
-    } else if (host_driven() && o.graph_launch) {  // the graph issues itself
-      loop = LoopBound{"graph", false, gpu_t[slow], 0, 0, 0, gpu_t[slow]};
-    } else if (host_driven()) {
-      loop = LoopBound{"", false, gpu_t[slow], G * gp.issue_us * 1e-6, 0, 0, 0};
-      loop.time_s = std::max(loop.gpus_s, loop.host_s);
-      loop.bound = loop.gpus_s >= loop.host_s ? "gpus" : "host";
+      loop.bound = "host+gpus";
+    } else if (issued) {
+      loop.time_s = std::max(loop.gpus_s + loop.hop_s, loop.host_s);
+      loop.bound = loop.gpus_s + loop.hop_s >= loop.host_s ? "gpus" : "host";
     } else {
-      loop = LoopBound{"kernels", false, gpu_t[slow], 0, 0, 0, gpu_t[slow]};
+      loop.time_s = loop.gpus_s;
+      loop.bound = host_driven() ? "graph" : "kernels";
     }
     last_time = loop.time_s;
     total_time += last_time;

@@ -176,7 +176,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-bool is_gpu(const std::string& node) { return node.rfind("gpu", 0) == 0 && node.size() > 3; }
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_gpu(const std::string& node) { return starts_with(node, "gpu") && node.size() > 3; }
 
 }  // namespace
 
@@ -255,7 +260,6 @@ System from_machine_model(const std::string& path) {
   std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
   std::vector<double> hop_peer_us, hop_same_us, graph_copy_us;
   HostCallCosts host;  // lat_host_calls, one series per call kind
-  auto starts = [](const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; };
   for (const auto& l : m.latencies) {
     if (is_gpu(l.src)) gpus.insert(l.src);
     if (is_gpu(l.dst)) gpus.insert(l.dst);
@@ -263,29 +267,27 @@ System from_machine_model(const std::string& path) {
       peer_load_us.push_back(l.median_us);
     if (l.name == "lat_peer_load" && l.src == l.dst && is_gpu(l.src))
       l2_load_us.push_back(l.median_us);  // a chase through the GPU's own memory that stays in its L2
-    if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 5 &&
-        l.name.compare(l.name.size() - 5, 5, "fault") == 0)
+    if (starts_with(l.name, "um_fault_latency:gpu") && ends_with(l.name, "fault"))
       fault_us.push_back(l.median_us);
-    if (l.name.rfind("um_fault_latency:gpu", 0) == 0 && l.name.size() >= 9 &&
-        l.name.compare(l.name.size() - 9, 9, " resident") == 0 && l.src == "host")
+    if (starts_with(l.name, "um_fault_latency:gpu") && ends_with(l.name, " resident") && l.src == "host")
       resident_us.push_back(l.median_us);  // a chase through the GPU's own memory: its load latency
-    if (starts(l.name, "lat_host_calls:")) {
+    if (starts_with(l.name, "lat_host_calls:")) {
       const std::string k = l.name.substr(15);
-      if (starts(k, "set device")) host.set_device_us = l.median_us;
-      else if (starts(k, "launch")) host.launch_us = l.median_us;
-      else if (starts(k, "event record")) host.record_us = l.median_us;
-      else if (starts(k, "wait peer event")) host.wait_us = l.median_us;
-      else if (starts(k, "copy 4 B")) host.copy_us = l.median_us;
-      else if (starts(k, "memset")) host.memset_us = l.median_us;
+      if (starts_with(k, "set device")) host.set_device_us = l.median_us;
+      else if (starts_with(k, "launch")) host.launch_us = l.median_us;
+      else if (starts_with(k, "event record")) host.record_us = l.median_us;
+      else if (starts_with(k, "wait peer event")) host.wait_us = l.median_us;
+      else if (starts_with(k, "copy 4 B")) host.copy_us = l.median_us;
+      else if (starts_with(k, "memset")) host.memset_us = l.median_us;
     }
-    if (starts(l.name, "lat_event_hop") && is_gpu(l.src) && is_gpu(l.dst))
+    if (starts_with(l.name, "lat_event_hop") && is_gpu(l.src) && is_gpu(l.dst))
       (l.src == l.dst ? hop_same_us : hop_peer_us).push_back(l.median_us);
-    if (starts(l.name, "lat_graph_copy") && contains_ci(l.name, "graph") && !contains_ci(l.name, "stream"))
+    if (starts_with(l.name, "lat_graph_copy") && contains_ci(l.name, "copy node in a graph"))
       graph_copy_us.push_back(l.median_us);  // its first point: a 4-B copy, the node's fixed time
-    if (starts(l.name, "lat_copy_small") && is_gpu(l.src) && l.dst == "host") host.readback_us = l.median_us;
-    if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "back-to-back"))
+    if (starts_with(l.name, "lat_copy_small") && is_gpu(l.src) && l.dst == "host") host.readback_us = l.median_us;
+    if (starts_with(l.name, "lat_launch:") && contains_ci(l.name, "back-to-back"))
       launch_us.push_back(l.median_us);
-    if (l.name.rfind("lat_launch:", 0) == 0 && contains_ci(l.name, "launch+sync"))
+    if (starts_with(l.name, "lat_launch:") && contains_ci(l.name, "launch+sync"))
       launch_sync_us.push_back(l.median_us);
   }
   if (gpus.size() < 2)

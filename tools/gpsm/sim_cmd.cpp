@@ -275,10 +275,10 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   // useful (payload) bytes per iteration of each run, [point][problem][label@gpus], for the JSON
   std::vector<std::vector<std::map<std::string, double>>> useful(points.size(),
                                                                  std::vector<std::map<std::string, double>>(problems.size()));
-  // what set each kernel's time (the last traced iteration), per [point][problem][label@gpus], for the JSON
+  // what set each kernel's and the iteration's time (the last traced iteration), per
+  // [point][problem][label@gpus]: the point's kernel_bounds and loop fields in the JSON
   std::vector<std::vector<std::map<std::string, nlohmann::json>>> bounds(
       points.size(), std::vector<std::map<std::string, nlohmann::json>>(problems.size()));
-  auto loops = bounds;  // and what set the iteration's time (SimResult::loop), keyed alike
   for (std::size_t pi = 0; pi < problems.size(); ++pi) {
     const SimApp* app = problems[pi].first;
     const Problem& p = problems[pi].second;
@@ -346,11 +346,12 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
                             {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
                             {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
                             {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
-            bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = std::move(kb);
-            loops[k][pi][fmt::format("{}@{}", rec.label, g)] = {
-                {"bound", r.loop.bound},        {"named", r.loop.named},           {"time_us", r.loop.time_s * 1e6},
-                {"gpus_us", r.loop.gpus_s * 1e6}, {"host_us", r.loop.host_s * 1e6}, {"hop_us", r.loop.hop_s * 1e6},
-                {"readback_us", r.loop.readback_s * 1e6}};
+            bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = {
+                {"kernel_bounds", std::move(kb)},
+                {"loop",
+                 {{"bound", r.loop.bound},        {"named", r.loop.named},           {"time_us", r.loop.time_s * 1e6},
+                  {"gpus_us", r.loop.gpus_s * 1e6}, {"host_us", r.loop.host_s * 1e6}, {"hop_us", r.loop.hop_s * 1e6},
+                  {"readback_us", r.loop.readback_s * 1e6}}}};
             if (a.explain)
               explained[k] += fmt::format("{} {} on {} GPU{}:\n{}{}", p.label(), rec.label, g, g == 1 ? "" : "s",
                                           sim::explain_kernels(r), sim::explain_loop(r));
@@ -375,8 +376,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
           for (auto& pt : se["points"]) {
             const std::string key =
                 fmt::format("{}@{}", se["label"].get<std::string>(), int(std::lround(pt["x"].get<double>())));
-            if (const auto b = bounds[k][pi].find(key); b != bounds[k][pi].end()) pt["kernel_bounds"] = b->second;
-            if (const auto l = loops[k][pi].find(key); l != loops[k][pi].end()) pt["loop"] = l->second;
+            if (const auto b = bounds[k][pi].find(key); b != bounds[k][pi].end()) pt.update(b->second);
             const auto u = useful[k][pi].find(key);
             if (u == useful[k][pi].end()) continue;
             pt["useful_bytes_per_iter"] = u->second;
