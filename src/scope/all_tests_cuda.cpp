@@ -12,6 +12,13 @@ std::string missing_peer_access(const Options& o, const gpsm::topo::Topology&) {
   return {};
 }
 
+std::string too_few_gpus(const Options& o, std::size_t need) {
+  if (o.devices.size() >= need) return {};
+  if (need == 1) return "no GPU selected";
+  return "needs " + (need == 2 ? std::string("two") : std::to_string(need)) + " GPUs; " +
+         std::to_string(o.devices.size()) + " selected";
+}
+
 int sm_count(int device) {
   int n = 0;
   GPSM_CUDA(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));

@@ -22,6 +22,9 @@ inline void fill_device(DeviceBuffer& b, unsigned seed) {
 
 // Non-empty when some selected pair lacks CUDA peer access (the waiver reason names the pair).
 std::string missing_peer_access(const Options& o, const gpsm::topo::Topology& t);
+// A test's waiver when fewer than `need` GPUs are selected: "no GPU selected" (need 1), "needs two
+// GPUs; 0 selected" (need 2); empty when enough are.
+std::string too_few_gpus(const Options& o, std::size_t need);
 
 int sm_count(int device);
 

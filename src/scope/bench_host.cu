@@ -21,7 +21,7 @@ class HostCopy : public Test {
   std::string unit() const override { return "GB/s"; }
   std::string x_name() const override { return "bytes"; }
   std::string waived(const Options& o, const topo::Topology&) const override {
-    return o.devices.empty() ? "no GPU selected" : "";
+    return too_few_gpus(o, 1);
   }
   void run(const Options& o, const topo::Topology& t, TestResult& r) override {
     auto sizes = sweep_sizes(o);

@@ -75,7 +75,7 @@ class HostCalls : public Test {
   std::string unit() const override { return "us"; }
   std::string x_name() const override { return "gpus"; }
   std::string waived(const Options& o, const topo::Topology&) const override {
-    return o.devices.empty() ? "no GPU selected" : "";
+    return too_few_gpus(o, 1);
   }
   void run(const Options& o, const topo::Topology&, TestResult& r) override {
     const std::vector<int>& devs = o.devices;
@@ -220,7 +220,7 @@ class EventHop : public Test {
   std::string unit() const override { return "us"; }
   std::string x_name() const override { return "none"; }
   std::string waived(const Options& o, const topo::Topology&) const override {
-    return o.devices.size() < 2 ? "needs two GPUs; " + std::to_string(o.devices.size()) + " selected" : "";
+    return too_few_gpus(o, 2);
   }
   void run(const Options& o, const topo::Topology&, TestResult& r) override {
     const int d = o.devices[0], e = o.devices[1];
@@ -291,7 +291,7 @@ class GraphCopy : public Test {
   std::string unit() const override { return "us"; }
   std::string x_name() const override { return "bytes"; }
   std::string waived(const Options& o, const topo::Topology& t) const override {
-    if (o.devices.size() < 2) return "needs two GPUs; " + std::to_string(o.devices.size()) + " selected";
+    if (const std::string w = too_few_gpus(o, 2); !w.empty()) return w;
     return missing_peer_access(o, t);
   }
   void run(const Options& o, const topo::Topology&, TestResult& r) override {

@@ -94,11 +94,10 @@ class Latency : public Test {
   std::string unit() const override { return "us"; }
   std::string x_name() const override { return "none"; }
   std::string waived(const Options& o, const topo::Topology& t) const override {
-    if (o.devices.empty()) return "no GPU selected";
-    if ((k_ == peer_load || k_ == peer_atomic || k_ == device_barrier) && o.devices.size() < 2)
-      return "needs two GPUs; " + std::to_string(o.devices.size()) + " selected";
-    if (k_ == peer_load || k_ == peer_atomic || k_ == device_barrier) return missing_peer_access(o, t);
-    return {};
+    const bool pairs = k_ == peer_load || k_ == peer_atomic || k_ == device_barrier;
+    if (o.devices.empty()) return too_few_gpus(o, 1);
+    if (const std::string w = too_few_gpus(o, pairs ? 2 : 1); !w.empty()) return w;
+    return pairs ? missing_peer_access(o, t) : std::string{};
   }
   void run(const Options& o, const topo::Topology&, TestResult& r) override {
     switch (k_) {

@@ -39,7 +39,7 @@ class CePeer : public Test {
   std::string unit() const override { return "GB/s"; }
   std::string x_name() const override { return "bytes"; }
   std::string waived(const Options& o, const topo::Topology& t) const override {
-    if (o.devices.size() < 2) return "needs two GPUs; " + std::to_string(o.devices.size()) + " selected";
+    if (const std::string w = too_few_gpus(o, 2); !w.empty()) return w;
     if (peer_) return missing_peer_access(o, t);
     return {};
   }

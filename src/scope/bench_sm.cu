@@ -124,7 +124,7 @@ class SmPeer : public Test {
     return k_ == Kind::granularity ? "bytes_per_line" : k_ == Kind::vector ? "vector_bytes" : "blocks";
   }
   std::string waived(const Options& o, const topo::Topology& t) const override {
-    if (o.devices.size() < 2) return "needs two GPUs; " + std::to_string(o.devices.size()) + " selected";
+    if (const std::string w = too_few_gpus(o, 2); !w.empty()) return w;
     return missing_peer_access(o, t);
   }
   void run(const Options& o, const topo::Topology&, TestResult& r) override {

@@ -39,7 +39,7 @@ class SmGather : public Test {
   std::string unit() const override { return "GB/s"; }
   std::string x_name() const override { return "footprint_bytes"; }
   std::string waived(const Options& o, const topo::Topology&) const override {
-    return o.devices.empty() ? "no GPU selected" : "";
+    return too_few_gpus(o, 1);
   }
   void run(const Options& o, const topo::Topology&, TestResult& r) override {
     const std::vector<std::uint64_t> foot =

@@ -75,7 +75,7 @@ class UmBandwidth : public Test {
   std::string unit() const override { return "GB/s"; }
   std::string x_name() const override { return "bytes"; }
   std::string waived(const Options& o, const topo::Topology&) const override {
-    if (o.devices.empty()) return "no GPU selected";
+    if (const std::string w = too_few_gpus(o, 1); !w.empty()) return w;
     int v = 0;
     GPSM_CUDA(cudaDeviceGetAttribute(&v, cudaDevAttrConcurrentManagedAccess, o.devices.front()));
     if (!v) return "device has no concurrent managed access (no demand paging)";
