@@ -11,6 +11,9 @@
 # --split: the hub-row segment kernel beside the row kernel (time at the GPU's own clocks, not
 #     ncu's locked base clock, so comparable with gpsm bench; instructions; DRAM bytes): pagerank
 #     and sssp, single, rmat:23 and rmat:20, one GPU, two iterations' launches.
+# --changed: sssp rmat:20 single, every launch of one run (10 iterations until no distance falls):
+#     time, L2 write and atomic sectors per launch at the GPU's clocks and warm caches, to set the
+#     row kernel's time against the warps that store the `changed` flag (docs/sim.md "Hot words").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}; mkdir -p "$out"; log="$out/ncu-graph.log"
@@ -29,7 +32,12 @@ probe() {
   timeout "$limit" ncu "${ncu_args[@]}" ./build/bin/gpsm bench "$@" --iters 10 --reps 1 --warmup 1 >/tmp/ncu-probe.out 2>&1 || rc=1
   grep -vE '^\s*$|^==PROF==|progress|^gpsm bench: \[' /tmp/ncu-probe.out | grep -E "Device [0-9]|$keep" >>"$log"
 }
-if [ "${1:-}" = --split ]; then
+if [ "${1:-}" = --changed ]; then
+  probe "changed sssp rmat:20 single (1 GPU, the timed run's 20 launches, boost clocks, warm caches)" 150 "dram__|lts__|gpu__time|segments|kernel" \
+    -k "$kernels" --clock-control none --cache-control none --launch-skip 20 --launch-count 20 \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_atom.sum \
+    -- --app sssp --size rmat:20 --gpus 1 --paradigm single
+elif [ "${1:-}" = --split ]; then
   for graph in rmat:23 rmat:20; do
     for app in pagerank sssp; do
       probe "split $app $graph single (1 GPU, launches 5-8, boost clocks)" 150 "dram__|smsp__|gpu__time|segments|kernel" \
