@@ -376,12 +376,15 @@ struct GraphRun {
             w.add(sX, k, Op::load, 4, x_addr(g, xb, j));
             bt.flops += 2;
           }
-          // Dependent loads (docs/sim.md "Chain bound"): row_ptr, then per edge iteration col[e]
-          // and the x[col] (and inv_deg[col]) it names: the plain edge loop (GPSM_GRAPH_GATHER
-          // 1, the default) issues an iteration's col load after the previous iteration's use.
-          // sssp's finishing lane then loads the old value.
-          const std::uint32_t chain = static_cast<std::uint32_t>(1 + 2 * k + (lane == 0 && !pagerank ? 1 : 0));
-          set_chain(bt, chain, static_cast<std::uint32_t>(k));  // the gathers: one an edge iteration
+          // Dependent loads (docs/sim.md "Chain bound"): row_ptr, then the edge loop as the
+          // compiler unrolled it (sim/graph_insts.hpp's SASS): per 4 trips the four col loads,
+          // the first edge's gathers, then the other three edges' gathers (3 steps, 2 of them
+          // gathers); per remaining trip col[e], then its gathers (2 steps, 1 a gather). sssp's
+          // finishing lane then loads the old value.
+          const i64 quads = k >> 2, rest = k & 3;
+          const std::uint32_t chain =
+              static_cast<std::uint32_t>(1 + 3 * quads + 2 * rest + (lane == 0 && !pagerank ? 1 : 0));
+          set_chain(bt, chain, static_cast<std::uint32_t>(2 * quads + rest));
           if (lane == 0) {
             finish_row(w, g, xb, yb, first_slot + row, changed(v));
             bt.flops += 2;
