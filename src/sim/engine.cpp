@@ -344,6 +344,7 @@ class AllocIndex {
 // What one kernel moved through the GPU's own memory system.
 struct LocalAcc {
   double load = 0, store = 0;   // bytes through L2 (weighted)
+  double gather = 0;            // of `load`, the lone sectors (a warp's load that touched one 32-B sector)
   double dram_extra = 0;        // scattered loads: a 32-B sector each (no L2 reuse assumed)
   double store_dram = 0;
   double flops = 0;
@@ -357,6 +358,10 @@ struct LocalAcc {
 
   void add_load(const Span& s, double w) {
     load += s.payload() * w;
+    // A lone sector: a gather (the graph kernels' x[col] on rmat), which the L2 serves at its
+    // random-sector rate (GpuParams::gather_GBps), not at the rate of line-sized requests.
+    if (s.contiguous() && s.hi - s.lo == std::uint64_t(kSector) && s.lo % std::uint64_t(kSector) == 0)
+      gather += s.payload() * w;
     // A run whose operations are at most a sector apart touches every sector of its span (a
     // float4 row's west/east scalars at stride 16 read the lines its centre loads read): it
     // joins the footprint. Only sparser runs pay a sector per operation.
@@ -396,6 +401,7 @@ double wave_factor(double blocks, double wave) {
 // A kernel's bytes: `dram` through HBM, `l2` through L2 (after L1 for a marching kernel).
 struct KernelBytes {
   double dram = 0, l2 = 0;
+  double l2_gather = 0;  // of l2, the lone sectors (not for marching kernels: their L2 bytes are their L1's misses)
 };
 KernelBytes kernel_bytes(LocalAcc& a, bool marching) {
   const double scale = a.recorded > 0 ? a.weight / a.recorded : 1;  // sampled blocks' footprint
@@ -406,6 +412,7 @@ KernelBytes kernel_bytes(LocalAcc& a, bool marching) {
   // its L2 traffic is its distinct bytes (wave3d 256^3: 537 MB through L2 at 7 TB/s, 76 us, where
   // the step ran at its DRAM bound, 55 us; docs/sim.md 2026-11-22). Other kernels: every load.
   b.l2 = (marching ? a.l1_load : a.load) + a.store;
+  b.l2_gather = marching ? 0 : a.gather;
   return b;
 }
 
@@ -415,8 +422,21 @@ struct Roofline {
   double seconds() const { return std::max({dram_s, l2_s, flops_s}) * factor; }
 };
 Roofline roofline(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
-  return Roofline{b.dram / (gp.hbm_GBps * 1e9), b.l2 / (gp.l2_GBps * 1e9), a.flops / (gp.flops_G * 1e9),
-                  wave_factor(grid_blocks, wave)};
+  // The L2 term: line-sized requests at l2_GBps, lone sectors at gather_GBps (0: l2_GBps)
+  const double gather_GBps = gp.gather_GBps > 0 ? gp.gather_GBps : gp.l2_GBps;
+  const double l2_s = (b.l2 - b.l2_gather) / (gp.l2_GBps * 1e9) + b.l2_gather / (gather_GBps * 1e9);
+  return Roofline{b.dram / (gp.hbm_GBps * 1e9), l2_s, a.flops / (gp.flops_G * 1e9), wave_factor(grid_blocks, wave)};
+}
+
+// The requests a kernel's hottest word takes (docs/sim.md "Hot words"): per allocation, its warp
+// store and atomic requests over its 32-B sectors (a one-word flag takes them all; a large array's
+// requests spread over its sectors and come to a few each).
+double hot_word_requests(const std::vector<Allocation>& allocs, const std::vector<double>& requests) {
+  double hot = 0;
+  for (std::size_t i = 0; i < allocs.size(); ++i)
+    if (requests[i] > 0)
+      hot = std::max(hot, requests[i] / std::max<double>(1, std::ceil(double(allocs[i].bytes) / kSector)));
+  return hot;
 }
 
 // One march step (docs/sim.md "Serial bound"): serial_step_us when the GPU gives one (> 0), else
@@ -715,6 +735,8 @@ SimResult Engine::run() {
       // loads do (its neighbour rows and edges are other warps' centres, loaded a step before),
       // so each distinct byte crosses the link once per block (charged at the block's end).
       std::vector<ByteRanges> block_remote(G);
+      // Warp store and atomic requests per allocation of this GPU's (the hot word, below)
+      std::vector<double> requests(t.allocations.size(), 0.0);
       for (const BlockTrace& b : k.blocks) {
         const double w = b.weight;
         const double wave_idx = std::floor(double(b.block) / kwave);
@@ -732,6 +754,7 @@ SimResult Engine::run() {
           const bool ld = r.op != Op::store, st = r.op != Op::load;
           const int ai = index.find(s.lo);
           const Allocation* a = ai >= 0 ? &t.allocations[ai] : nullptr;
+          if (st && a != nullptr && a->gpu == g) requests[std::size_t(ai)] += w;  // a run: one warp's request
           auto local = [&](const Span& x) {
             if (ld) acc.add_load(x, w);
             if (st) acc.add_store(x, w);
@@ -859,6 +882,8 @@ SimResult Engine::run() {
                          acc.flops,   roof.dram_s, roof.l2_s, roof.flops_s,
                          roof.factor, serial_seconds(k, step_s, kwave),
                          chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes)};
+      kbound.hot_requests = hot_word_requests(t.allocations, requests);
+      kbound.hot_s = kbound.hot_requests * gp.hot_word_ns * 1e-9;
       const Issue issue = issue_bound(k, p == SimParadigm::p2p_inline, gp);
       kbound.warp_insts = issue.insts;
       kbound.issue_s = issue.seconds;
@@ -867,10 +892,11 @@ SimResult Engine::run() {
       // load, issue again: the waits do not hide behind other warps' issue (docs/sim.md "Issue
       // bound": road:5120 pagerank on one H200, chain 291 + issue 389 us against 684 measured).
       const double latency = kbound.chain_s + kbound.issue_s;
-      const double tk = std::max({roof.seconds(), kbound.serial_s, latency});
+      const double tb = std::max({roof.seconds(), kbound.serial_s, latency});
+      const double tk = tb + kbound.hot_s;  // the hot word's requests add (docs/sim.md "Hot words")
       kbound.time_s = tk;
-      kbound.bound = tk == kbound.serial_s && tk > roof.seconds() ? "serial"
-                     : tk == latency && tk > roof.seconds()
+      kbound.bound = tb == kbound.serial_s && tb > roof.seconds() ? "serial"
+                     : tb == latency && tb > roof.seconds()
                          ? (kbound.issue_s > 0 && kbound.chain_s > 0 ? "chain+issue" : kbound.issue_s > 0 ? "issue" : "chain")
                      : roof.dram_s >= roof.l2_s && roof.dram_s >= roof.flops_s ? "dram"
                      : roof.l2_s >= roof.flops_s ? "l2" : "flops";

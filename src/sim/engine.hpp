@@ -46,6 +46,9 @@ struct KernelBound {
   double wave_factor = 1;
   double serial_s = 0, chain_s = 0;
   double warp_insts = 0, issue_s = 0;  // the kernel's warp instructions (0: not given) and their issue time
+  // The hottest word's warp requests (stores and atomics to one sector) and the time they add on
+  // top of the bound (GpuParams::hot_word_ns each)
+  double hot_requests = 0, hot_s = 0;
   double time_s = 0;
   std::string bound;  // "dram", "l2", "flops", "serial", "chain", "issue" or "chain+issue"
   // The roofline time: the largest roofline term times the wave factor.

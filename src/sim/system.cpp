@@ -81,6 +81,14 @@ GpuParams h200() {
                            // gpu0->gpu0, 16384 nodes 4 KiB apart) took 143 ns a hop
   g.l2_latency_ns = 143;   // that L2-resident chase: lat_peer_load gpu0->gpu0 median 0.1435 us a hop
                            // (results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full/machine_model.json)
+  g.gather_GBps = 4614;    // our scope run (results/nvidia-h200-x2/2026-11-22_0d6c3b78f73b_scope-gpu-tests, gpu0):
+                           // sm_gather_local, random 4-B loads over 16 MiB (in the L2) move 4614 GB/s of
+                           // sectors; rmat:20's segment kernels (ncu, warm caches) ran their gathers at
+                           // 4.6 TB/s too (docs/sim.md "Gathers in the L2")
+  g.hot_word_ns = 0.71;    // our scope run (results/nvidia-h200/2026-11-22_b52410c42299_scope-hot-word, medians
+                           // of 7): lat_hot_word "store, among streaming loads", every one of 2^19 warps
+                           // storing: 0.71 ns a request (atomicAdd 0.68). sssp rmat:20's row kernel (ncu,
+                           // warm caches) took 0.65-0.72 ns a storing warp where 309-383 K warps stored
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
                            // median 40.0
   g.page_bytes = 64 << 10;
@@ -258,7 +266,7 @@ System from_machine_model(const std::string& path) {
     }
   }
   std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
-  std::vector<double> hop_peer_us, hop_same_us, graph_copy_us;
+  std::vector<double> hop_peer_us, hop_same_us, graph_copy_us, hot_word_us;
   HostCallCosts host;  // lat_host_calls, one series per call kind
   for (const auto& l : m.latencies) {
     if (is_gpu(l.src)) gpus.insert(l.src);
@@ -284,6 +292,8 @@ System from_machine_model(const std::string& path) {
       (l.src == l.dst ? hop_same_us : hop_peer_us).push_back(l.median_us);
     if (starts_with(l.name, "lat_graph_copy") && contains_ci(l.name, "copy node in a graph"))
       graph_copy_us.push_back(l.median_us);  // its first point: a 4-B copy, the node's fixed time
+    if (starts_with(l.name, "lat_hot_word") && contains_ci(l.name, "store, among streaming loads"))
+      hot_word_us.push_back(l.median_us);  // its first point: every warp of the kernel stores
     if (starts_with(l.name, "lat_copy_small") && is_gpu(l.src) && l.dst == "host") host.readback_us = l.median_us;
     if (starts_with(l.name, "lat_launch:") && contains_ci(l.name, "back-to-back"))
       launch_us.push_back(l.median_us);
@@ -334,6 +344,7 @@ System from_machine_model(const std::string& path) {
   }
   s.gpu.event_hop_us = !hop_peer_us.empty() && !hop_same_us.empty()
                            ? std::max(0.0, median(hop_peer_us) - median(hop_same_us)) : 0;
+  s.gpu.hot_word_ns = hot_word_us.empty() ? 0 : median(hot_word_us) * 1e3;
   if (!graph_copy_us.empty()) s.graph_copy_us = {{4, median(graph_copy_us)}};
   else s.graph_copy_us.clear();
   s.name = "model:" + (m.machine.empty() ? path : m.machine);

@@ -54,6 +54,13 @@ struct GpuParams {
   double l2_latency_ns = 0;    // one dependent load that hits the L2: a chain's gathers
                                // (BlockTrace::gather_steps) take it as often as the kernel's gathered
                                // arrays fit l2_bytes (Engine). 0: not modelled (every step load_latency_ns)
+  double gather_GBps = 0;      // the L2's rate for lone 32-B sectors (random gathers that stay in the L2:
+                               // sm_gather_local at its smallest footprint), below l2_GBps, the rate of
+                               // line-sized requests. 0: l2_GBps
+  double hot_word_ns = 0;      // what one warp's store or atomic to a word every warp of a kernel targets
+                               // (sssp's `changed` flag) adds to the kernel, among its other loads
+                               // (lat_hot_word: kernel time less the same kernel without them, per
+                               // request). 0: not modelled
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
   double page_bytes = 64 << 10;// UM migration granularity
 };

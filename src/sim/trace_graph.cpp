@@ -434,8 +434,9 @@ Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::ve
     x[static_cast<std::size_t>(source)] = 0;
   }
   for (int it = 0; it < r.problem.iters; ++it) {
+    bool any_changed = true;
     if (pr) ga::pagerank_step(in, inv_deg, x, y);
-    else ga::sssp_step(in, x, y);
+    else any_changed = ga::sssp_step(in, x, y);
     IterationTrace iter;
     iter.host_sync = !pr;  // sssp reads `changed` back every iteration; pagerank (fixed iterations) does not
     // The bench's phase (graphapps::PhaseEvents, or the GPS runtime's fence_async: the same calls):
@@ -447,6 +448,10 @@ Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::ve
     for (int g = 0; g < r.gpus; ++g) run.kernels(iter, g, it & 1, x, y);
     t.iterations.push_back(std::move(iter));
     x.swap(y);
+    // sssp stops as the bench does: after the first iteration in which no distance fell (it
+    // counts). The trace then holds fewer iterations than asked, and gpsm sim takes it for the
+    // whole run.
+    if (!any_changed) break;
   }
   if (result != nullptr) *result = x;
   return t;

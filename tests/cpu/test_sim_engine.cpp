@@ -1150,3 +1150,50 @@ TEST(SimEngine, MarchingRemoteLoadsWaitForTheirBurst) {
   // halo (256 KB per side) cost ~1.3 us where its link needs ~10 us.
   EXPECT_GT(rdl.sec_per_iter - local.sec_per_iter, 2e-6 + 1e-6);
 }
+
+// Stores and atomics to one word (sssp's `changed` flag) add hot_word_ns per warp request on top
+// of the kernel's bound; the same requests spread over a large array's sectors add next to nothing
+// (docs/sim.md "Hot words"). Hand-computed on slabs' 16 blocks per GPU and iteration.
+TEST(SimEngine, HotWordRequestsAddToTheKernel) {
+  const TestLink l;
+  System s = two_gpus();
+  Trace t = slabs({}, 1, 16);
+  const std::uint64_t flag = 3 * kSlab;  // a 4-B allocation of GPU 0's
+  t.allocations.push_back({"flag0", MemKind::device, 0, -1, flag, 4});
+  s.gpu.hot_word_ns = 1000;
+  // no requests to the flag: the slabs' own stores, one run a block, spread over the slab's 32768
+  // sectors (16 / 32768 a sector)
+  const SimResult spread = sim(t, SimParadigm::infinite, l, {}, s);
+  ASSERT_EQ(spread.kernels.size(), 2u);
+  EXPECT_NEAR(spread.kernels[0].hot_requests, 16.0 / (kSlab / 32), 1e-12);
+  Trace hot = t;
+  for (auto& k : hot.iterations[0].kernels)
+    if (k.gpu == 0)
+      for (auto& b : k.blocks) {
+        b.runs.push_back(run(Op::store, flag, 1));   // one warp's store
+        b.runs.push_back(run(Op::atomic, flag, 1));  // another warp's atomic
+      }
+  const SimResult r = sim(hot, SimParadigm::infinite, l, {}, s);
+  System off = s;  // not modelled (0): nothing added
+  off.gpu.hot_word_ns = 0;
+  const SimResult base = sim(hot, SimParadigm::infinite, l, {}, off);
+  // 16 blocks x 2 requests at 1 us: 32 us on top of GPU 0's kernel, GPU 1's untouched
+  EXPECT_NEAR(r.kernels[0].hot_requests, 32, 1e-12);
+  EXPECT_NEAR(r.kernels[0].time_s - base.kernels[0].time_s, 32e-6, 1e-12);
+  EXPECT_EQ(r.kernels[1].hot_s, spread.kernels[1].hot_s);
+  EXPECT_EQ(r.kernels[0].bound, base.kernels[0].bound);  // the bound names what the requests add to
+  EXPECT_GT(r.sec_per_iter, base.sec_per_iter + 31e-6);
+  // sampled: 2 of the 16 blocks recorded, weight 8 each: the same 32 requests
+  Trace half = hot;
+  for (auto& k : half.iterations[0].kernels) {
+    std::vector<BlockTrace> keep = {k.blocks[1], k.blocks[3]};
+    for (auto& b : keep) b.weight = 8;
+    k.blocks = keep;
+  }
+  EXPECT_NEAR(sim(half, SimParadigm::infinite, l, {}, s).kernels[0].hot_requests, 32, 1e-12);
+  // a remote flag (GPU 1's) is not GPU 0's hot word
+  Trace remote = hot;
+  remote.allocations.back().gpu = 1;
+  EXPECT_LT(sim(remote, SimParadigm::infinite, l, {}, s).kernels[0].hot_requests, 1);
+  EXPECT_EQ(base.kernels[0].hot_s, 0.0);
+}

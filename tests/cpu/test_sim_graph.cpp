@@ -2,6 +2,7 @@
 // loads and stores per layout (p2p_inline's stores into every copy, rdl's remote sectors, GPS
 // publishes only to the page's subscribers, memcpy's copies of each GPU's rows), the hub-row
 // segments, the values against the CPU references, and determinism.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -80,8 +81,9 @@ TEST(SimGraph, SlabsStoreEveryRowIntoEveryCopyOnce) {
   const graph::Csr in = two_gpu_graph();
   for (const char* app : {"pagerank", "sssp"}) {
     const Trace t = graph_trace_csr(req(app, "slabs", 2), in, inv_deg_of(in), 5, nullptr);
-    ASSERT_EQ(t.iterations.size(), 3u);
-    for (std::size_t it = 0; it < 3; ++it) {
+    // sssp from 5: row 4 falls in the first iteration, nothing in the second (the trace stops)
+    ASSERT_EQ(t.iterations.size(), std::string(app) == "pagerank" ? 3u : 2u);
+    for (std::size_t it = 0; it < t.iterations.size(); ++it) {
       const Bytes b = count(t, it);
       EXPECT_TRUE(b.remote_load.empty()) << app;  // every load from the own copy
       // 16 rows x 4 B to the other GPU's copy, as one 64-B run (one warp's consecutive rows)
@@ -118,11 +120,14 @@ TEST(SimGraph, RdlLoadsOneRemoteSectorPerRemoteEdge) {
 }
 
 // 4096 vertices on 4 GPUs: 1024 rows (4 KiB of x, one 4-KiB page) each; row v <- v except row 1
-// (no edge) and row 0 <- 1500: only GPU 0 reads another GPU's page (GPU 1's, page 1).
+// (no edge), row 0 <- 1500 and rows 3001-3004 <- v - 1: only GPU 0 reads another GPU's page (GPU
+// 1's, page 1). From source 3000 sssp's distances fall along the chain for 4 iterations, so the
+// trace (it stops where none falls) outlasts the GPS profiling phase.
 graph::Csr four_gpu_graph() {
   std::vector<std::pair<int, int>> e;
   for (int v = 0; v < 4096; ++v)
     if (v == 0) e.push_back({0, 1500});
+    else if (v > 3000 && v <= 3004) e.push_back({v, v - 1});
     else if (v != 1) e.push_back({v, v});
   return csr(4096, e);
 }
@@ -133,14 +138,14 @@ TEST(SimGraph, GpsPublishesOnlyToSubscribersMemcpyToEveryGpu) {
   SimOptions o;
   o.gps_page_bytes = 4096;
   for (const char* app : {"pagerank", "sssp"}) {
-    const Trace rep = graph_trace_csr(req(app, "replicas", 4), in, inv_deg_of(in), 0, nullptr);
+    const Trace rep = graph_trace_csr(req(app, "replicas", 4), in, inv_deg_of(in), 3000, nullptr);
     const Bytes b = count(rep, 0);
     EXPECT_TRUE(b.remote_load.empty() && b.remote_store.empty()) << app;  // own replica only
     // GPU 1's 1024 rows go to GPU 0, its only other subscriber; nothing else is published
     EXPECT_DOUBLE_EQ(simulate(rep, s, SimParadigm::gps_hw, o).useful_bytes_per_iter, 4096.0) << app;
     EXPECT_DOUBLE_EQ(simulate(rep, s, SimParadigm::finepack, o).useful_bytes_per_iter, 4096.0) << app;
     // memcpy: every GPU's 1024 rows once to each of the 3 others
-    const Trace slabs = graph_trace_csr(req(app, "slabs", 4), in, inv_deg_of(in), 0, nullptr);
+    const Trace slabs = graph_trace_csr(req(app, "slabs", 4), in, inv_deg_of(in), 3000, nullptr);
     EXPECT_DOUBLE_EQ(simulate(slabs, s, SimParadigm::memcpy, o).useful_bytes_per_iter, 4.0 * 3 * 4096) << app;
     EXPECT_DOUBLE_EQ(simulate(slabs, s, SimParadigm::p2p_inline, o).useful_bytes_per_iter, 4.0 * 3 * 4096) << app;
     EXPECT_DOUBLE_EQ(simulate(slabs, s, SimParadigm::infinite, o).link_bytes_per_iter, 0.0) << app;
@@ -239,6 +244,37 @@ TEST(SimGraph, ChainStepsPerBlock) {
       EXPECT_EQ(b.gather_steps, 0u) << app;
     }
   }
+}
+
+// The row kernel's edge loop as the compiler unrolled it: per 4 trips 3 dependent steps (2 of them
+// gathers), per remaining trip 2 (1 a gather). One row of 9 edges among 16 (mean 0.56: one lane a
+// row): 2 quads and 1 trip: 1 (row_ptr) + 3 x 2 + 2 = 9 steps, 5 gathers; sssp's old value: 10.
+TEST(SimGraph, RowChainFollowsTheUnrolledEdgeLoop) {
+  std::vector<std::pair<int, int>> e;
+  for (int c = 1; c <= 9; ++c) e.push_back({0, c});
+  const graph::Csr in = csr(16, e);
+  for (const char* app : {"pagerank", "sssp"}) {
+    const Trace t = graph_trace_csr(req(app, "slabs", 1, 1), in, inv_deg_of(in), 1, nullptr);
+    const KernelTrace& rows = t.iterations[0].kernels.back();
+    ASSERT_EQ(rows.blocks.size(), 1u) << app;
+    EXPECT_EQ(rows.blocks[0].chain_steps, std::string(app) == "pagerank" ? 9u : 10u) << app;
+    EXPECT_EQ(rows.blocks[0].gather_steps, 5u) << app;
+  }
+}
+
+// sssp's trace stops after the first iteration in which no distance fell (it counts), as the
+// bench's loop; pagerank runs the iterations asked. A chain 1 <- 2 <- 3 from source 1 (in-edges:
+// row v lists its predecessors): distances settle in 2 iterations, the 3rd changes nothing.
+TEST(SimGraph, SsspTraceStopsWhereNoDistanceFalls) {
+  const graph::Csr in = csr(4, {{2, 1}, {3, 2}});
+  std::vector<float> dist;
+  const Trace t = graph_trace_csr(req("sssp", "slabs", 1, 10), in, inv_deg_of(in), 1, &dist);
+  EXPECT_EQ(t.iterations.size(), 3u);
+  EXPECT_EQ(dist.at(2), 4.0f);   // weight 1 + (2 + 1) % 7
+  EXPECT_EQ(dist.at(3), 10.0f);  // + 1 + (3 + 2) % 7
+  EXPECT_FALSE(std::isfinite(dist.at(0)));  // no path from the source
+  const Trace p = graph_trace_csr(req("pagerank", "slabs", 1, 10), in, inv_deg_of(in), 1, nullptr);
+  EXPECT_EQ(p.iterations.size(), 10u);
 }
 
 TEST(SimGraph, DeterministicTraceAndSimulation) {

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpsm/error.hpp"
+#include "scope/model_build.hpp"
+#include "scope/results.hpp"
 #include "sim/system.hpp"
 
 using namespace gpsm::sim;
@@ -182,6 +184,33 @@ TEST(SimSystem, FromMachineModelReadsTheHostLoop) {
   EXPECT_EQ(none.gpu.event_hop_us, 0);
   EXPECT_TRUE(none.graph_copy_us.empty());
   EXPECT_FALSE(preset("v100-pcie3").gpu.host.measured());
+}
+
+// The hot word's cost per request comes from lat_hot_word's "store, among streaming loads" series
+// (its first point: every warp stores), here built into a model from the 1xH200 run's results and
+// added to the full model's; the preset carries the same number.
+TEST(SimSystem, FromMachineModelReadsTheHotWord) {
+  nlohmann::json full, hot;
+  std::ifstream(kH200Model) >> full;
+  std::ifstream(kRepo + "/results/nvidia-h200/2026-11-22_b52410c42299_scope-hot-word/hot-word.json") >> hot;
+  ASSERT_TRUE(hot.contains("tests"));
+  std::vector<gpsm::scope::TestResult> tests;
+  for (const auto& t : hot["tests"]) tests.push_back(gpsm::scope::test_result_from_json(t));
+  const nlohmann::json built = gpsm::model::to_json(gpsm::scope::build_model(tests, "1x H200", "", ""));
+  int added = 0;
+  for (const auto& l : built["latencies"]) {
+    full["latencies"].push_back(l);
+    ++added;
+  }
+  EXPECT_EQ(added, 3);  // store and atomicAdd among loads, store alone
+  const std::string path = testing::TempDir() + "gpsm_sim_hot_model.json";
+  std::ofstream(path) << full.dump();
+  const System s = from_machine_model(path);
+  std::remove(path.c_str());
+  EXPECT_NEAR(s.gpu.hot_word_ns, 0.7102, 0.0001);
+  EXPECT_NEAR(preset("h200x4").gpu.hot_word_ns, s.gpu.hot_word_ns, 0.001);
+  EXPECT_EQ(from_machine_model(kH200Model).gpu.hot_word_ns, 0);  // not measured there: not modelled
+  EXPECT_EQ(preset("v100-pcie3").gpu.hot_word_ns, 0);
 }
 
 TEST(SimSystem, FromMachineModelErrorsNameTheFile) {

@@ -50,10 +50,11 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
                 "(e.g. 1M = 2^20)");
   c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z), as gpsm bench --axis")
       ->capture_default_str();
-  c->add_option("--iters", a.iters, "Iterations traced and simulated")->capture_default_str();
+  c->add_option("--iters", a.iters, "Iterations traced and simulated (sssp stops earlier where no distance falls, as gpsm bench)")->capture_default_str();
   c->add_option("--run-iters", a.run_iters,
                 "Iterations of the run a result stands for: the last traced iteration stands for the ones beyond "
-                "--iters (-1: the app's gpsm bench default, jacobi2d 1000, 3D apps 100; 0: only the traced ones)")
+                "--iters (-1: the app's gpsm bench default, jacobi2d 1000, 3D apps 100; 0: only the traced ones); a trace "
+                "that converged (sssp) stands for itself")
       ->capture_default_str();
   c->add_option("--sample", a.sample,
                 "Fraction of thread blocks traced (each stands for 1/F blocks); auto: all up to 2^24 cells, then fewer")
@@ -329,7 +330,8 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
             rec.out.reason = fail;
           } else {
             sim::SimOptions opt = points[k].opt;
-            opt.run_iters = run_iters;
+            // A trace shorter than asked converged (sssp): it is the whole run, as the bench's.
+            opt.run_iters = int(tr.iterations.size()) < p.iters ? int(tr.iterations.size()) : run_iters;
             const sim::SimResult r = sim::simulate(tr, sys, par, opt);
             rec.out.status = RunStatus::ok;
             rec.out.sec_per_iter = {r.sec_per_iter};
@@ -345,6 +347,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
                             {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6},
                             {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
                             {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
+                            {"hot_word_us", b.hot_s * 1e6}, {"hot_requests", b.hot_requests},
                             {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
             bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = {
                 {"kernel_bounds", std::move(kb)},
