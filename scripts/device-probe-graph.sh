@@ -14,6 +14,9 @@
 # --changed: sssp rmat:20 single, every launch of one run (10 iterations until no distance falls):
 #     time, L2 write and atomic sectors per launch at the GPU's clocks and warm caches, to set the
 #     row kernel's time against the warps that store the `changed` flag (docs/sim.md "Hot words").
+# --road-small: the row kernels' time on road:1024, pagerank and sssp, single on 1 GPU and
+#     infinite on 2 GPUs (each GPU's launches, warm caches, the GPU's clocks): is the 2-GPU loop's
+#     time its kernel plus the event hop (the sim's model), or less?
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}; mkdir -p "$out"; log="$out/ncu-graph.log"
@@ -32,7 +35,16 @@ probe() {
   timeout "$limit" ncu "${ncu_args[@]}" ./build/bin/gpsm bench "$@" --iters 10 --reps 1 --warmup 1 >/tmp/ncu-probe.out 2>&1 || rc=1
   grep -vE '^\s*$|^==PROF==|progress|^gpsm bench: \[' /tmp/ncu-probe.out | grep -E "Device [0-9]|$keep" >>"$log"
 }
-if [ "${1:-}" = --changed ]; then
+if [ "${1:-}" = --road-small ]; then
+  for app in pagerank sssp; do
+    for run in "single 1" "infinite 2"; do
+      set -- $run
+      probe "road-small $app road:1024 $1 ($2 GPU(s), launches 11-18, boost clocks, warm caches)" 90 "gpu__time|segments|kernel" \
+        -k "$kernels" --clock-control none --cache-control none --launch-skip 10 --launch-count 8 \
+        --metrics gpu__time_duration.sum -- --app $app --size road:1024 --gpus $2 --paradigm $1
+    done
+  done
+elif [ "${1:-}" = --changed ]; then
   probe "changed sssp rmat:20 single (1 GPU, the timed run's 20 launches, boost clocks, warm caches)" 150 "dram__|lts__|gpu__time|segments|kernel" \
     -k "$kernels" --clock-control none --cache-control none --launch-skip 20 --launch-count 20 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sectors_op_write.sum,lts__t_sectors_op_atom.sum \
