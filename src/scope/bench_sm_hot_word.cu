@@ -60,6 +60,9 @@ class SmHotWord : public Test {
     const std::uint64_t words = threads * kLoadsPerThread;
     // Every request, then fewer: the first point is the one a machine model keeps.
     const std::vector<unsigned> everys = o.quick ? std::vector<unsigned>{1, 4} : std::vector<unsigned>{1, 2, 4, 8};
+    const unsigned seed = 53;
+    std::uint32_t want_xor = 0;  // every word is loaded once (the same pattern on every GPU)
+    for (std::uint64_t i = 0; i < words; ++i) want_xor ^= pattern_word(i, seed);
     for (int d : o.devices) {
       if (o.progress) o.progress(name() + " " + gpu_name(d));
       DeviceGuard g(d);
@@ -67,13 +70,11 @@ class SmHotWord : public Test {
       DeviceBuffer data(d, words * 4);
       DeviceBuffer xors(d, warps * 4);
       DeviceBuffer hot(d, 4);
-      const unsigned seed = 53;
       fill_pattern_device(data.p, words * 4, seed, st.s);
       GPSM_CUDA(cudaStreamSynchronize(st.s));
-      std::uint32_t want_xor = 0;  // every word is loaded once
-      for (std::uint64_t i = 0; i < words; ++i) want_xor ^= pattern_word(i, seed);
-      // One launch: its time, and whether the hot word and the warps' XORs came out right.
-      auto launch = [&](int loads, int mode, unsigned every, bool check) {
+      // One launch: its time, and whether the hot word (`requests` warps stored or added) and the
+      // warps' XORs came out right.
+      auto launch = [&](int loads, int mode, unsigned every, std::uint64_t requests, bool check) {
         GPSM_CUDA(cudaMemsetAsync(hot.p, 0, 4, st.s));
         const double sec = time_on_stream(st.s, [&] {
           hot_word_kernel<<<blocks, kThreads, 0, st.s>>>(static_cast<const std::uint32_t*>(data.p), loads, mode, every,
@@ -84,7 +85,6 @@ class SmHotWord : public Test {
         if (check) {
           unsigned got = 0;
           GPSM_CUDA(cudaMemcpy(&got, hot.p, 4, cudaMemcpyDeviceToHost));
-          const std::uint64_t requests = (warps + every - 1) / every;
           ok = mode == kNone ? got == 0 : mode == kStore ? got == 1 : got == requests;
           std::vector<std::uint32_t> x(warps);
           GPSM_CUDA(cudaMemcpy(x.data(), xors.p, warps * 4, cudaMemcpyDeviceToHost));
@@ -104,17 +104,17 @@ class SmHotWord : public Test {
       for (const Kind& k : kinds) {
         Series s{gpu_name(d) + " one word, " + k.what, {{"src", gpu_name(d)}, {"dst", gpu_name(d)}}, {}};
         for (unsigned every : everys) {
-          const double requests = double((warps + every - 1) / every);
+          const std::uint64_t requests = (warps + every - 1) / every;  // warps 0, every, 2 every, ...
           std::vector<double> t;
           bool ok = true;
           for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
             const bool check = rep == o.warmup;
-            const auto base = launch(k.loads, kNone, every, check);
-            const auto with = launch(k.loads, k.mode, every, check);
+            const auto base = launch(k.loads, kNone, every, requests, check);
+            const auto with = launch(k.loads, k.mode, every, requests, check);
             if (check) ok = base.second && with.second;
-            if (rep >= o.warmup) t.push_back((with.first - base.first) / requests);
+            if (rep >= o.warmup) t.push_back((with.first - base.first) / double(requests));
           }
-          s.points.push_back(make_point(requests, 0, t, "us", ok));
+          s.points.push_back(make_point(double(requests), 0, t, "us", ok));
         }
         r.series.push_back(std::move(s));
       }
