@@ -30,6 +30,12 @@ const Point* point_at(const Series& s, double x) {
   return best;
 }
 
+// A table cell: two decimals, or three significant digits below 0.1 (lat_hot_word's
+// sub-nanosecond times in us would all read 0.00).
+std::string value_cell(double v, int width) {
+  return v != 0 && std::fabs(v) < 0.1 ? fmt::format("{:>{}.3g}", v, width) : fmt::format("{:>{}.2f}", v, width);
+}
+
 std::string xlabel(const std::string& x_name, double x) {
   if (x_name == "bytes") return format_size(static_cast<std::uint64_t>(x));
   if (x_name == "bytes_per_line") return fmt::format("{}B/line", x);
@@ -63,7 +69,7 @@ std::string matrix(const TestResult& t, const std::string& direction, double x) 
     out += fmt::format("  {:>6}", a);
     for (int b : gpus) {
       auto it = cell.find({a, b});
-      out += it == cell.end() ? fmt::format("{:>9}", "-") : fmt::format("{:>9.2f}", it->second);
+      out += it == cell.end() ? fmt::format("{:>9}", "-") : value_cell(it->second, 9);
     }
     out += "\n";
   }
@@ -116,7 +122,7 @@ std::string render_test(const TestResult& t, double peak_x) {
       const Point* p = nullptr;
       for (const auto& q : s.points)
         if (q.x == x) p = &q;
-      out += p ? fmt::format("{:>11.2f}", p->value.median) : fmt::format("{:>11}", "-");
+      out += p ? value_cell(p->value.median, 11) : fmt::format("{:>11}", "-");
     }
     out += "\n";
   }

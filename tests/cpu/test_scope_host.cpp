@@ -185,3 +185,21 @@ TEST(ScopeText, MatrixAtPeakSize) {
   EXPECT_EQ(gpu_index("gpu12"), 12);
   EXPECT_EQ(gpu_index("host_numa0"), -1);
 }
+
+// Sub-0.1 values keep three significant digits in the series tables (lat_hot_word's 0.71 ns
+// a request is 0.00071 us); larger ones two decimals.
+TEST(ScopeText, SmallValuesKeepTheirDigits) {
+  TestResult t;
+  t.name = "lat_hot_word";
+  t.unit = "us";
+  t.x_name = "requests";
+  t.status = Status::ok;
+  Series s{"gpu0 one word", {{"src", "gpu0"}, {"dst", "gpu0"}}, {}};
+  s.points.push_back(make_point(524288, 0, {0.71e-9, 0.72e-9}, "us", true));
+  s.points.push_back(make_point(65536, 0, {2.5e-6}, "us", true));
+  t.series.push_back(s);
+  const std::string out = render_test(t, 0);
+  EXPECT_NE(out.find("0.000715"), std::string::npos) << out;
+  EXPECT_NE(out.find("2.50"), std::string::npos) << out;
+  EXPECT_EQ(out.find(" 0.00 "), std::string::npos) << out;
+}
