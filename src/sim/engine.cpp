@@ -583,13 +583,14 @@ struct Engine {
         }
     for (UmPages& pg : pages) pg.place_first_touch();
   }
-  void touch(UmPages& pg, const Span& s, int gpu, Op op, double w) {
+  // pos: when in the GPU's iteration (kernel ordinal + block / grid: UmPages::first)
+  void touch(UmPages& pg, const Span& s, int gpu, Op op, double w, double pos = 0) {
     const std::uint64_t base = t.allocations[pg.alloc].base, pb = std::uint64_t(page_bytes());
     Span rel = s;
     rel.lo -= base;
     rel.hi -= base;
     split_by(rel, pb, [&](const Span& piece) {
-      pg.add(piece.lo / pb, gpu, op != Op::store, op != Op::load, piece.payload() * w);
+      pg.add(piece.lo / pb, gpu, op != Op::store, op != Op::load, piece.payload() * w, pos);
     });
   }
 
@@ -681,6 +682,9 @@ SimResult Engine::run() {
     // --host-loop graph does not apply to it.
     const bool graph = o.graph_launch && !it.host_sync && !named;
     std::vector<int> kernels_on(G, 0);
+    // Each GPU's kernels' start (after its launch) and duration in the iteration: when a managed
+    // page's faults happen (the UM driver's thrashing detection, below)
+    std::vector<std::vector<std::pair<double, double>>> kspan(G);
 
     for (const KernelTrace& k : it.kernels) {
       const int g = k.gpu;
@@ -785,7 +789,7 @@ SimResult Engine::run() {
           }
           if (um && managed) {  // the page comes to the GPU: a local access after its fault
             local(s);
-            touch(pages[pages_of[ai]], s, g, r.op, w);
+            touch(pages[pages_of[ai]], s, g, r.op, w, kernels_on[g] + double(b.block) / grid);
             continue;
           }
           if (a == nullptr || a->gpu == g || a->gpu < 0 || a->gpu >= G) {
@@ -892,14 +896,22 @@ SimResult Engine::run() {
       // load, issue again: the waits do not hide behind other warps' issue (docs/sim.md "Issue
       // bound": road:5120 pagerank on one H200, chain 291 + issue 389 us against 684 measured).
       const double latency = kbound.chain_s + kbound.issue_s;
-      const double tb = std::max({roof.seconds(), kbound.serial_s, latency});
+      // A rolled loop's rounds wait their load latency on top of the time its bytes take
+      // (docs/sim.md "Rolled loops": jacobi2d's scalar grid sweep on one H200, 1.18 ms measured,
+      // its L2 bytes 827 us at the L2's rate and 344 us of rounds)
+      const bool adds = k.chain_adds != 0 && kbound.chain_s > 0;
+      const double roof_t = roof.seconds() + (adds ? kbound.chain_s : 0.0);
+      const double tb = std::max({roof_t, kbound.serial_s, latency});
       const double tk = tb + kbound.hot_s;  // the hot word's requests add (docs/sim.md "Hot words")
       kbound.time_s = tk;
-      kbound.bound = tb == kbound.serial_s && tb > roof.seconds() ? "serial"
-                     : tb == latency && tb > roof.seconds()
+      const char* roof_bound = roof.dram_s >= roof.l2_s && roof.dram_s >= roof.flops_s ? "dram"
+                               : roof.l2_s >= roof.flops_s                          ? "l2"
+                                                                                    : "flops";
+      kbound.bound = tb == kbound.serial_s && tb > roof_t ? "serial"
+                     : tb == latency && tb > roof_t
                          ? (kbound.issue_s > 0 && kbound.chain_s > 0 ? "chain+issue" : kbound.issue_s > 0 ? "issue" : "chain")
-                     : roof.dram_s >= roof.l2_s && roof.dram_s >= roof.flops_s ? "dram"
-                     : roof.l2_s >= roof.flops_s ? "l2" : "flops";
+                     : adds ? std::string(roof_bound) + "+chain"
+                            : roof_bound;
       last_kernels.push_back(std::move(kbound));
       if (marching) {
         // Dependent remote loads of a march (rdl's remote planes, um_hints' accessed-by pages):
@@ -922,6 +934,7 @@ SimResult Engine::run() {
         }
       }
       launches[g] += graph ? graph_node : launch;
+      kspan[g].emplace_back(launches[g] + kern[g], tk);
       ++kernels_on[g];
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains
@@ -974,6 +987,20 @@ SimResult Engine::run() {
     for (int a = 0; a < G; ++a)
       for (int b = 0; b < G; ++b) wire += W[a][b];
 
+    if (um) {
+      // The driver's view of this iteration's faults, in time order: the pages that thrash within
+      // its lapse pin before they cost (sim/um.hpp UmThrashing). A touch's time: the run so far,
+      // then its kernel's start and the block's place in it.
+      const UmThrashing th{gp.um_thrash_lapse_us * 1e-6, gp.um_thrash_threshold};
+      const double now = total_time;
+      const auto time_of = [&](int g, double pos) {
+        const auto& ks = kspan[std::size_t(g)];
+        if (ks.empty()) return now;
+        const std::size_t k = std::min(ks.size() - 1, std::size_t(std::max(0.0, pos)));
+        return now + ks[k].first + (pos - double(k)) * ks[k].second;
+      };
+      for (UmPages& pg : pages) pg.driver_faults(time_of, th);
+    }
     std::vector<double> gpu_t(G, 0), xfer(G, 0);
     for (int g = 0; g < G; ++g) {
       switch (p) {
@@ -1098,7 +1125,7 @@ SimResult Engine::run() {
   r.exposed_transfer_s = sum_exposed / n;
   switch (p) {
     case SimParadigm::memcpy: r.model = "kernel (halo stored locally), then copy-engine copies of the halo bytes, not overlapped; launch + host sync"; break;
-    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, serialized); read-shared pages pin after 2 moves, write-shared ones keep migrating"; break;
+    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, serialized); a page pins where its migrations follow each other within the driver's thrashing lapse (um_thrash_lapse_us), else keeps migrating"; break;
     case SimParadigm::um_hints: r.model = "managed pages on their preferred location; other GPUs load/store them remotely at line granularity, no faults"; break;
     case SimParadigm::rdl: r.model = "halo read by the neighbour during its kernel (one read per 128-B line), a link round trip exposed per wave of reading blocks"; break;
     case SimParadigm::p2p_inline: r.model = "remote stores, one write per (run, 128-B line), overlapped with the kernel"; break;

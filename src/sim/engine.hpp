@@ -50,7 +50,9 @@ struct KernelBound {
   // top of the bound (GpuParams::hot_word_ns each)
   double hot_requests = 0, hot_s = 0;
   double time_s = 0;
-  std::string bound;  // "dram", "l2", "flops", "serial", "chain", "issue" or "chain+issue"
+  // "dram", "l2", "flops", "serial", "chain", "issue", "chain+issue", or a rolled loop's
+  // (KernelTrace::chain_adds) "dram+chain", "l2+chain", "flops+chain"
+  std::string bound;
   // The roofline time: the largest roofline term times the wave factor.
   double roofline_s() const { return std::max({dram_s, l2_s, flops_s}) * wave_factor; }
 };

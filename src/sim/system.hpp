@@ -63,6 +63,11 @@ struct GpuParams {
                                // request). 0: not modelled
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
   double page_bytes = 64 << 10;// UM migration granularity
+  // The UM driver's thrashing detection (sim/um.hpp UmThrashing: nvidia-uvm's defaults, read on
+  // the 4xH200 node): migrations of a page within this lapse of each other are thrashing events,
+  // and `um_thrash_threshold` of them pin it
+  double um_thrash_lapse_us = 500;
+  int um_thrash_threshold = 3;
 };
 
 // How GPUs connect. direct: a link between every pair (NVLink all-to-all, per-pair bandwidth =

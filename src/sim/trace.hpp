@@ -70,6 +70,11 @@ struct KernelTrace {
   std::uint32_t blocks_per_sm = 0;     // blocks of this kernel an SM holds at once (its registers); 0: the GPU's default
   std::uint64_t gather_bytes = 0;      // distinct bytes of the arrays its gathers (BlockTrace::gather_steps)
                                        // read on this GPU (pagerank: x and inv_deg); 0: none given
+  // 1: its blocks' chains (BlockTrace::chain_steps) are the rounds of a loop the compiler left
+  // rolled (jacobi2d's scalar whole-grid sweep): each iteration's loads issue only after the
+  // iteration before has its data, so every round's load latency adds to the time the kernel's
+  // bytes take (docs/sim.md "Rolled loops"); 0: the chain bound competes with the roofline (max)
+  std::uint8_t chain_adds = 0;
   std::vector<BlockTrace> blocks;
 };
 

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "sim/trace.hpp"
 
 namespace gpsm::sim::trace_detail {
 
@@ -40,6 +43,33 @@ inline bool sampled(std::uint64_t b, std::uint64_t grid, double s) {
   const std::uint64_t c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
   if (std::floor(static_cast<double>(chunks) * s) < 1) return c == 0;
   return std::floor(static_cast<double>(c + 1) * s) > std::floor(static_cast<double>(c) * s);
+}
+
+// Sampling that keeps a kernel's ends: the rule above, and the first and last chunk of every
+// kernel always. They hold the rows next to the GPU's part boundaries, which the neighbours read
+// (a road grid's rows: GPS subscriptions come from the recorded blocks only; jacobi2d's edge
+// rows: its halo pushes, and under um the pages that migrate). The boundary chunks stand for
+// themselves (weight 1: their remote reads, pushes and published pages are not multiplied), the
+// rule's chunks for the rest of the blocks.
+enum class Pick { no, rule, boundary };
+inline Pick pick_block(std::uint64_t b, std::uint64_t grid, double s) {
+  if (s >= 1) return Pick::rule;
+  const std::uint64_t c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
+  if (c == 0 || c + 1 == chunks) return Pick::boundary;
+  return sampled(b, grid, s) ? Pick::rule : Pick::no;
+}
+// Weights of a kernel's recorded blocks (boundary[i]: block i was a boundary pick).
+inline void set_weights(KernelTrace& kt, const std::vector<char>& boundary) {
+  double nb = 0;
+  for (char x : boundary) nb += x;
+  const double rule = double(kt.blocks.size()) - nb;
+  if (rule < 1) {  // only boundary chunks: they stand for every block
+    const double w = kt.blocks.empty() ? 1.0 : double(kt.grid_blocks) / double(kt.blocks.size());
+    for (auto& b : kt.blocks) b.weight = w;
+    return;
+  }
+  const double w = (double(kt.grid_blocks) - nb) / rule;
+  for (std::size_t i = 0; i < kt.blocks.size(); ++i) kt.blocks[i].weight = boundary[i] ? 1.0 : w;
 }
 
 }  // namespace gpsm::sim::trace_detail

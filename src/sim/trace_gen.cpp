@@ -96,6 +96,10 @@ class Recorder {
     r.stride = bytes;
     b_->runs.push_back(r);
   }
+  // The recorded block's chain (BlockTrace::chain_steps); nothing for an unrecorded one.
+  void chain(std::uint32_t steps) {
+    if (b_ != nullptr) b_->chain_steps = steps;
+  }
 
  private:
   BlockTrace* b_ = nullptr;
@@ -133,16 +137,20 @@ struct Acc {
 };
 
 // Runs body(block) -> flops for blocks 0 .. grid-1 (every block computes; sampled ones record),
-// and sets the weights of the recorded blocks to grid / recorded.
+// and sets the weights of the recorded blocks: grid / recorded, or with keep_ends (jacobi2d's
+// rows) the first and last chunk recorded always, at weight 1 (pick_block, set_weights).
 template <class F>
-void run_kernel(KernelTrace& kt, u64 grid, double sample, Recorder& rec, F&& body) {
+void run_kernel(KernelTrace& kt, u64 grid, double sample, Recorder& rec, F&& body, bool keep_ends = false) {
   if (grid > UINT32_MAX) bad("kernel " + kt.name + " has more than 2^32 blocks");
   kt.grid_blocks = static_cast<std::uint32_t>(grid);
+  std::vector<char> boundary;  // keep_ends: which recorded blocks are boundary picks
   for (u64 b = 0; b < grid; ++b) {
-    const bool rec_it = sampled(b, grid, sample);
+    const Pick pick = keep_ends ? pick_block(b, grid, sample) : sampled(b, grid, sample) ? Pick::rule : Pick::no;
+    const bool rec_it = pick != Pick::no;
     if (rec_it) {
       kt.blocks.emplace_back();
       kt.blocks.back().block = static_cast<std::uint32_t>(b);
+      boundary.push_back(pick == Pick::boundary);
       rec.begin(&kt.blocks.back());
     } else {
       rec.begin(nullptr);
@@ -151,8 +159,7 @@ void run_kernel(KernelTrace& kt, u64 grid, double sample, Recorder& rec, F&& bod
     if (rec_it) kt.blocks.back().flops = flops;
   }
   rec.begin(nullptr);
-  const double w = kt.blocks.empty() ? 1.0 : static_cast<double>(grid) / static_cast<double>(kt.blocks.size());
-  for (auto& b : kt.blocks) b.weight = w;
+  set_weights(kt, boundary);
 }
 
 std::string name(const char* prefix, int g, const char* what) {
@@ -254,7 +261,7 @@ Trace jacobi_slabs(const TraceRequest& r, std::vector<float>* result) {
         Buf* pa = lr == 1 ? &buf[sg.top][ob] : nullptr;
         Buf* pb = lr == sg.chunk ? &buf[sg.bottom][ob] : nullptr;
         return jacobi_slab_row(m, buf[g][ib], buf[g][ob], nx, lr, pa, s[sg.top].chunk + 1, pb, 0, norm, norm_addr(g));
-      });
+      }, /*keep_ends=*/true);
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));
@@ -312,6 +319,12 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
       kt.name = repl ? "jacobi_gps_sweep" : "jacobi_grid_sweep";
       kt.gpu = g;
       kt.threads_per_block = 256;
+      // The loop over a row's cells is rolled (one cell a thread a round): each thread's rounds
+      // are a chain whose latencies add to the kernel's bandwidth time (KernelTrace::chain_adds).
+      // PlainRows' sweep: 34 registers, 6 blocks an SM (ncu on one H200, 7d21f09).
+      kt.chain_adds = 1;
+      if (!repl) kt.blocks_per_sm = 6;
+      const auto rounds = static_cast<std::uint32_t>((nx - 2 + kt.threads_per_block - 1) / kt.threads_per_block);
       run_kernel(kt, static_cast<u64>(s[g].chunk), r.sample, rec, [&](u64 blk) {
         const i64 iy = s[g].first_row + static_cast<i64>(blk);
         const i64 north = iy == 1 ? ny - 2 : iy - 1, south = iy == ny - 2 ? 1 : iy + 1;
@@ -323,8 +336,9 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
           m.st(jO, out, i, apps::jacobi_point(e, w, so, no));
         }
         if (norm) m.atomic(jNorm, norm_addr(g));
+        rec.chain(rounds);
         return static_cast<double>(nx - 2) * (kJacobiFlops + (norm ? kNormFlops : 0));
-      });
+      }, /*keep_ends=*/true);
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));

@@ -43,32 +43,6 @@ enum Arr { aRowPtr = 0, aCol, aWeight, aSegs, aPartial, aDone, aChanged, aCount 
 const char* const kArrName[aCount] = {"row_ptr", "col", "weight", "segs", "partial", "done", "changed"};
 u64 arr_base(int g, int k) { return (static_cast<u64>(g) << 40) + (u64{1} << 39) + (static_cast<u64>(k) << 35); }
 
-// Sampling: trace_addr.hpp's rule, and the first and last chunk of every kernel always: they hold
-// the rows next to the GPU's part boundaries, which the neighbours read on a road grid (GPS
-// subscriptions come from the recorded blocks only). The boundary chunks stand for themselves
-// (weight 1: their remote reads and published pages are not multiplied), the rule's chunks for
-// the rest of the blocks.
-enum class Pick { no, rule, boundary };
-Pick pick_block(u64 b, u64 grid, double s) {
-  if (s >= 1) return Pick::rule;
-  const u64 c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
-  if (c == 0 || c + 1 == chunks) return Pick::boundary;
-  return sampled(b, grid, s) ? Pick::rule : Pick::no;
-}
-// Weights of a kernel's recorded blocks (boundary[i]: block i was a boundary pick).
-void set_weights(KernelTrace& kt, const std::vector<char>& boundary) {
-  double nb = 0;
-  for (char x : boundary) nb += x;
-  const double rule = double(kt.blocks.size()) - nb;
-  if (rule < 1) {  // only boundary chunks: they stand for every block
-    const double w = kt.blocks.empty() ? 1.0 : double(kt.grid_blocks) / double(kt.blocks.size());
-    for (auto& b : kt.blocks) b.weight = w;
-    return;
-  }
-  const double w = (double(kt.grid_blocks) - nb) / rule;
-  for (std::size_t i = 0; i < kt.blocks.size(); ++i) kt.blocks[i].weight = boundary[i] ? 1.0 : w;
-}
-
 // A thread's chain of `chain` dependent loads, `gathers` of them gathers (docs/sim.md "Chain
 // bound"): the block keeps its longest thread's chain, and of equal chains the one with fewer
 // gathers (the slower one at any latencies with L2 <= HBM).

@@ -7,13 +7,34 @@ namespace gpsm::sim {
 
 UmPages::UmPages(int alloc_, std::uint64_t base_, std::uint64_t bytes_, std::uint64_t page_, int gpus_, int home)
     : alloc(alloc_), base(base_), bytes(bytes_), page(std::max<std::uint64_t>(page_, 1)), gpus(std::max(gpus_, 1)),
-      n((bytes_ + page - 1) / page), owner(n, home), moves(n, 0), load(n * gpus, 0.0), store(n * gpus, 0.0) {}
+      n((bytes_ + page - 1) / page), owner(n, home), load(n * gpus, 0.0), store(n * gpus, 0.0),
+      first(n * gpus, kUntouched), holder(n, home), events(n, 0), last_move(n, -1.0), pinned_(n, 0) {}
 
-void UmPages::add(std::uint64_t i, int gpu, bool loaded, bool stored, double b) {
+void UmPages::add(std::uint64_t i, int gpu, bool loaded, bool stored, double b, double pos) {
   if (n == 0 || gpu < 0 || gpu >= gpus) return;
   i = std::min(i, n - 1);
   if (loaded) load[i * gpus + gpu] += b;
   if (stored) store[i * gpus + gpu] += b;
+  first[i * gpus + gpu] = std::min(first[i * gpus + gpu], pos);
+}
+
+// GPU g touches page i at time t (uvm_perf_thrashing_get_hint, then thrashing_event_cb): a fault
+// if g does not hold it. With `threshold` thrashing events and the last migration within the
+// lapse, the fault pins the page; otherwise the page migrates to g, and the migration counts as
+// a thrashing event if it follows the last one within the lapse, or resets a page that had
+// reached the threshold if it does not.
+void UmPages::fault(std::uint64_t i, int g, double t, const UmThrashing& th) {
+  if (pinned(i) || holder[i] == g) return;
+  const double last = last_move[i];
+  const bool within = last >= 0 && t - last <= th.lapse_s;
+  if (events[i] >= th.threshold && within) {
+    pinned_[i] = 1;
+    return;
+  }
+  holder[i] = g;
+  last_move[i] = t;
+  if (within) ++events[i];
+  else if (last >= 0 && events[i] >= th.threshold) events[i] = 0, last_move[i] = -1;
 }
 
 bool UmPages::touched_by_other_than(std::uint64_t i, int g) const {
@@ -40,22 +61,18 @@ bool UmPages::write_shared(std::uint64_t i) const {
 }
 
 void UmPages::place_first_touch() {
-  for (std::uint64_t i = 0; i < n; ++i) owner[i] = decided_owner(i, owner[i]);
+  for (std::uint64_t i = 0; i < n; ++i) holder[i] = owner[i] = decided_owner(i, owner[i]);
   std::fill(load.begin(), load.end(), 0.0);
   std::fill(store.begin(), store.end(), 0.0);
+  std::fill(first.begin(), first.end(), kUntouched);
 }
 
 void UmPages::end_iteration() {
-  for (std::uint64_t i = 0; i < n; ++i) {
-    if (pinned(i)) continue;
-    // A read-shared page another GPU faulted over this iteration moved (there, and back to its
-    // writer or on to the next toucher): that counts toward the driver's thrashing detection. A
-    // write-shared page keeps migrating: it never pins.
-    if (!write_shared(i) && touched_by_other_than(i, owner[i])) ++moves[i];
-    owner[i] = decided_owner(i, owner[i]);
-  }
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (!pinned(i)) owner[i] = decided_owner(i, owner[i]);
   std::fill(load.begin(), load.end(), 0.0);
   std::fill(store.begin(), store.end(), 0.0);
+  std::fill(first.begin(), first.end(), kUntouched);
 }
 
 namespace {

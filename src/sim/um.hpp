@@ -2,18 +2,33 @@
 // The UM page model of gpsm sim's um and um_hints paradigms (docs/sim.md "Paradigm models": um):
 // where each managed page lives, what each GPU did to it in an iteration, the faults that costs
 // and how the driver batches them. Plain C++.
+#include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
-
 
 namespace gpsm::sim {
 
-// UM thrashing mitigation, as the CUDA driver does it: a page that has moved between GPUs this
-// many times is pinned where it is and mapped remotely for the others (their accesses then go
-// over the link at access granularity, no more faults). Without it a shared boundary page
-// ping-pongs every iteration: the model predicted 3x the measured um time on 4xH200
-// (jacobi2d 4096^2, 2 and 4 GPUs). Only read-shared pages pin: a write-shared one (below) does not.
-constexpr int kUmThrashMoves = 2;
+// UM thrashing mitigation, as the CUDA driver does it (nvidia-uvm uvm_perf_thrashing.c; the
+// parameters read on the 4xH200 node, driver 580.159.04: uvm_perf_thrashing_lapse_usec 500,
+// _threshold 3). A page's migration that follows its previous one within the lapse is a thrashing
+// event; once a page has `threshold` of them, a fault on it within the lapse of its last
+// migration pins it where it is and maps it remotely for the others (their accesses then cross
+// the link at access granularity, no more faults; NVLink with native atomics takes this fast
+// path at once). A migration after a longer gap resets a page that had reached the threshold
+// unpinned. So a boundary page pins only if all its migrations come within the lapse of each
+// other: jacobi2d um on 2 H200s pins at 8192^2 (175.9 us an iteration, um_hints 176.3) and keeps
+// migrating at 11584^2 (593.1 against 317.7) and 16384^2 (857.2 against 612.1), where a page's
+// migrations come two iterations apart. Not modelled: the pin's expiry (300 lapses, 150 ms) and
+// the throttling phase of processors without the fast path (PCIe).
+struct UmThrashing {
+  double lapse_s = 500e-6;
+  int threshold = 3;
+};
+
+// UmPages::first of a GPU that did not touch the page this iteration
+inline constexpr double kUntouched = std::numeric_limits<double>::infinity();
 
 // One managed allocation's pages.
 struct UmPages {
@@ -23,24 +38,58 @@ struct UmPages {
   int gpus = 1;
   std::uint64_t n = 0;
   std::vector<int> owner;           // um: where the page is now; um_hints: preferred location
-  std::vector<int> moves;           // um: migrations between GPUs so far (read-shared pages pin at kUmThrashMoves)
   std::vector<double> load, store;  // bytes this iteration, [page * gpus + gpu]
+  // When each GPU first touched the page this iteration (a position the engine maps to a time:
+  // kernel ordinal + block / grid), [page * gpus + gpu]; +inf: not touched
+  std::vector<double> first;
+  // The driver's view (UmThrashing): where the page is, its thrashing events, when it last
+  // migrated (< 0: never, or reset), pinned
+  std::vector<int> holder;
+  std::vector<int> events;
+  std::vector<double> last_move;
+  std::vector<char> pinned_;
 
   // ceil(bytes / page) pages, all on `home` until place_first_touch
   UmPages(int alloc, std::uint64_t base, std::uint64_t bytes, std::uint64_t page, int gpus, int home);
-  void add(std::uint64_t i, int gpu, bool loaded, bool stored, double bytes);  // page i (clamped to the last)
+  // page i (clamped to the last), touched at position `pos` of the iteration
+  void add(std::uint64_t i, int gpu, bool loaded, bool stored, double bytes, double pos = 0);
   bool touched_by(std::uint64_t i, int g) const { return load[i * gpus + g] > 0 || store[i * gpus + g] > 0; }
   bool touched_by_other_than(std::uint64_t i, int g) const;
   // The GPU that stored most to page i this iteration, else loaded most; `fallback` if none.
   int decided_owner(std::uint64_t i, int fallback) const;
-  // Stored by two GPUs or more this iteration. The driver keeps migrating such a page between its
-  // writers every iteration (it is never pinned): 3D um split along y measured 11-21 ms per
-  // iteration on 4xH200 where pinning after two moves predicted 1 ms.
+  // Stored by two GPUs or more this iteration (a GPU that loads and stores it faults twice).
   bool write_shared(std::uint64_t i) const;
-  bool pinned(std::uint64_t i) const { return moves[i] >= kUmThrashMoves && !write_shared(i); }
+  bool pinned(std::uint64_t i) const { return pinned_[i] != 0; }
+  // This iteration's faults as the driver sees them: each GPU's first touch of a page it does not
+  // hold, in time order (time_of(gpu, pos) in seconds), migrates it or, by the UmThrashing rule,
+  // pins it. Before um_faults: a page pinned at one of this iteration's faults costs no migration.
+  template <class TimeOf>
+  void driver_faults(const TimeOf& time_of, const UmThrashing& th);
   void place_first_touch();  // every page on its decided owner; counters cleared
   void end_iteration();      // ownership after an iteration (um); counters cleared
+
+ private:
+  void fault(std::uint64_t i, int gpu, double t, const UmThrashing& th);
 };
+
+template <class TimeOf>
+void UmPages::driver_faults(const TimeOf& time_of, const UmThrashing& th) {
+  std::vector<std::pair<double, int>> order;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (pinned(i)) continue;
+    order.clear();
+    for (int g = 0; g < gpus; ++g)
+      if (first[i * gpus + g] < kUntouched) order.emplace_back(time_of(g, first[i * gpus + g]), g);
+    if (order.size() == 1 && order[0].second == holder[i]) continue;
+    // at one time the holder's touch first (it faults nothing), then the others by GPU
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      if ((a.second == holder[i]) != (b.second == holder[i])) return a.second == holder[i];
+      return a.second < b.second;
+    });
+    for (const auto& [t, g] : order) fault(i, g, t, th);
+  }
+}
 
 // What one GPU's accesses to managed pages cost in one iteration.
 struct UmFaults {

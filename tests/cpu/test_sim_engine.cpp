@@ -10,6 +10,7 @@
 #include "sim/explain.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
+#include "sim/um.hpp"
 
 using namespace gpsm::sim;
 
@@ -352,15 +353,15 @@ TEST(SimEngine, GpsPublishesOnlyToSubscribedPages) {
   EXPECT_DOUBLE_EQ(sim(t, SimParadigm::gps_hw, l, large).link_bytes_per_iter, 16 * (128 + 24));
 }
 
-// A managed grid: GPU 0 writes pages 0-3, GPU 1 pages 4-7 and reads page 3 every iteration.
-// Two GPUs on one managed grid: GPU 1 reads page 3, which GPU 0 writes, every iteration.
-Trace um_pingpong_trace() {
+// Two GPUs on one managed grid: GPU 0 writes pages 0-3, GPU 1 writes pages 4-7 and reads page 3
+// every iteration (`iters` of them).
+Trace um_pingpong_trace(int iters = 8) {
   Trace t;
   t.app = "hand";
   t.gpus = 2;
   t.layout = "grid";
   t.allocations = {{"grid", MemKind::managed, 0, -1, 0, 8 * 4096}};
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < iters; ++i) {
     IterationTrace it;
     it.host_sync = true;  // the host waits each iteration (as jacobi2d's norm)
     KernelTrace k0, k1;
@@ -381,10 +382,13 @@ TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
   TestLink l;
   const Trace t = um_pingpong_trace();
   const SimResult um = sim(t, SimParadigm::um, l);
-  // page 3 goes to GPU 1 and back in iterations 0 and 1 (two migrations of 4 KiB each); then the
-  // driver's thrashing mitigation pins it on GPU 0 and GPU 1 reads it remotely (4 KiB a time)
+  // Page 3 goes to GPU 1 and back each iteration (two migrations of 4 KiB each). The driver sees
+  // one migration an iteration (both GPUs touch it at their kernels' start; the one holding it
+  // first), about 33 us apart, within its 500-us lapse: the second, third and fourth are
+  // thrashing events, and GPU 1's fault in iteration 4 pins the page on GPU 0. From then on
+  // GPU 1 reads it remotely (4 KiB a time).
   const double page = 4096 + 16 * 24;
-  EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, (2 * 2 * page + 2 * page) / 4);
+  EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, (4 * 2 * page + 4 * page) / 8);
   Trace two = t;
   two.iterations.resize(2);  // the ping-pong alone: one fault per iteration on the slowest GPU
   EXPECT_GE(sim(two, SimParadigm::um, l).sec_per_iter, 20e-6 + 5e-6 + 8e-6);
@@ -398,6 +402,28 @@ TEST(SimEngine, UmFaultsPingPongSharedPagesAndHintsDoNot) {
   const SimResult hints = sim(t, SimParadigm::um_hints, l);
   EXPECT_DOUBLE_EQ(hints.link_bytes_per_iter, 32 * (16 + 128 + 24));  // 4 KiB read line by line
   EXPECT_LT(hints.sec_per_iter, um.sec_per_iter);
+}
+
+// The driver pins a page only if its migrations follow each other within its lapse: with a lapse
+// shorter than the iteration (about 33 us) page 3 of the ping-pong keeps migrating, as jacobi2d's
+// boundary rows do on 2 H200s at 11584^2 and 16384^2 (a page's migrations two iterations apart,
+// beyond the 500-us lapse). A lapse just over one iteration pins it as the default does; the
+// threshold sets how many thrashing events that takes.
+TEST(SimEngine, UmPagesPinOnlyWhenTheyThrashWithinTheLapse) {
+  TestLink l;
+  const double page = 4096 + 16 * 24;
+  SimOptions longer;
+  longer.run_iters = 1000;
+  System s = two_gpus();
+  s.gpu.um_thrash_lapse_us = 30;  // an iteration: 5 + 20 + 8 us and the kernel
+  const SimResult apart = sim(um_pingpong_trace(), SimParadigm::um, l, longer, s);
+  EXPECT_DOUBLE_EQ(apart.link_bytes_per_iter, 2 * page);  // every iteration: over and back
+  EXPECT_GE(apart.sec_per_iter, 20e-6 + 5e-6 + 8e-6);
+  s.gpu.um_thrash_lapse_us = 40;
+  EXPECT_NEAR(sim(um_pingpong_trace(), SimParadigm::um, l, longer, s).link_bytes_per_iter, page, 0.01 * page);
+  // threshold 1: the first migration within the lapse is enough; GPU 1's fault in iteration 2 pins
+  s.gpu.um_thrash_threshold = 1;
+  EXPECT_DOUBLE_EQ(sim(um_pingpong_trace(), SimParadigm::um, l, {}, s).link_bytes_per_iter, (2 * 2 * page + 6 * page) / 8);
 }
 
 // A marching block's remote loads pass its L1 as its local ones do: a remote row it loads three
@@ -755,6 +781,28 @@ TEST(SimEngine, ChainedLoadsAreBoundByTheLoadLatency) {
   EXPECT_EQ(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, roof.sec_per_iter);
 }
 
+// A rolled loop (KernelTrace::chain_adds): its rounds' latencies add to the roofline instead of
+// competing with it. 16 blocks x 10 rounds on 8 slots at 50 ns: 1 us on top of the kernel's
+// bandwidth time (1.31 us); without the flag the kernel takes the larger of the two.
+TEST(SimEngine, RolledLoopChainsAddToTheRoofline) {
+  const TestLink l;
+  System s = two_gpus();  // 4 SMs x 2 blocks: a wave of 8
+  s.gpu.load_latency_ns = 50;
+  Trace t = slabs({}, 1, 16);
+  const KernelBound base = sim(t, SimParadigm::infinite, l, {}, s).kernels.at(0);
+  ASSERT_GT(base.time_s, 1e-6);
+  for (auto& k : t.iterations[0].kernels)
+    for (auto& b : k.blocks) b.chain_steps = 10;
+  const KernelBound competes = sim(t, SimParadigm::infinite, l, {}, s).kernels.at(0);
+  EXPECT_NEAR(competes.chain_s, 1e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(competes.time_s, base.time_s);
+  EXPECT_EQ(competes.bound, base.bound);
+  for (auto& k : t.iterations[0].kernels) k.chain_adds = 1;
+  const KernelBound adds = sim(t, SimParadigm::infinite, l, {}, s).kernels.at(0);
+  EXPECT_NEAR(adds.time_s, base.time_s + 1e-6, 1e-15);
+  EXPECT_EQ(adds.bound, base.bound + "+chain");
+}
+
 // Warp instructions (BlockTrace::warp_insts, push_insts for p2p_inline) issue at SMs x
 // issue_per_clock x clock, and that time adds to the chain's (docs/sim.md "Issue bound").
 // Hand-computed: 4 SMs x 4 schedulers at 1 GHz issue 16 G warp instructions a second.
@@ -1042,10 +1090,37 @@ TEST(SimEngine, MarchingBlocksReadTheirNeighbourRowsFromL1) {
   EXPECT_NEAR(sim(kernel(0), SimParadigm::infinite, l, {}, s).sec_per_iter, 8 * (3 * 4096 + 4096) / 1000e9, 1e-15);
 }
 
-// A page stored by both GPUs in one iteration keeps migrating between them every iteration (it
-// never pins, unlike the read-shared page of UmFaultsPingPongSharedPagesAndHintsDoNot). GPU 0
-// stores page 0 and the first KiB of page 1, GPU 1 the other 3 KiB of page 1 and page 2: page 1
-// lives on GPU 1 (most stores); each iteration GPU 0 faults it over and GPU 1 faults it back.
+// The driver's rule on one page, as jacobi2d's boundary row meets it: GPU 1 reads it at the end of
+// an iteration, GPU 0 writes it at the start of the next, and then GPU 1 again two iterations
+// later. Migrations 0.1 ms and 2T - 0.1 ms apart: with 2T within the 500-us lapse the page
+// pins at the fifth fault; beyond it the short gaps count, the long ones reset the page once it
+// reaches the threshold, and it never pins.
+TEST(SimEngine, UmDriverPinsOnlyWhenEveryGapIsWithinTheLapse) {
+  const UmThrashing th;  // 500 us, 3 events
+  const auto faults_until_pinned = [&](double T) {
+    UmPages pg(0, 0, 4096, 4096, 2, 0);
+    pg.place_first_touch();  // nothing touched: stays on GPU 0
+    for (int cycle = 0; cycle < 20; ++cycle) {
+      const double t0 = cycle * 2 * T;
+      for (const auto& [g, at] : {std::pair{1, t0 + T - 0.05e-3}, std::pair{0, t0 + T + 0.05e-3}}) {
+        pg.add(0, g, g == 1, g == 0, 4, 0);
+        pg.driver_faults([&](int, double) { return at; }, th);
+        pg.end_iteration();
+        if (pg.pinned(0)) return 2 * cycle + (g == 1 ? 1 : 2);
+      }
+    }
+    return -1;
+  };
+  EXPECT_EQ(faults_until_pinned(176e-6), 5);   // 8192^2 on 2 H200s: um 175.9 us, as um_hints
+  EXPECT_EQ(faults_until_pinned(318e-6), -1);  // 11584^2: 593.1 us, um_hints 317.7
+  EXPECT_EQ(faults_until_pinned(612e-6), -1);  // 16384^2
+}
+
+// A page stored by both GPUs in one iteration migrates between them every iteration while its
+// migrations are further apart than the driver's lapse (here 10 us; 3D um split along y: 11-21
+// ms iterations on 4xH200). GPU 0 stores page 0 and the first KiB of page 1, GPU 1 the other
+// 3 KiB of page 1 and page 2: page 1 lives on GPU 1 (most stores); each iteration GPU 0 faults
+// it over and GPU 1 faults it back.
 TEST(SimEngine, UmWriteSharedPagesKeepMigrating) {
   const TestLink l;
   const auto trace = [](bool gpu0_loads) {
@@ -1076,15 +1151,17 @@ TEST(SimEngine, UmWriteSharedPagesKeepMigrating) {
   // launch 5 + 0.28672 + 20, then the host's sync, 8 us.
   SimOptions longer;
   longer.run_iters = 1000;
+  System s = two_gpus();
+  s.gpu.um_thrash_lapse_us = 10;
   for (const SimOptions& o : {SimOptions{}, longer}) {
-    const SimResult um = sim(trace(false), SimParadigm::um, l, o);
+    const SimResult um = sim(trace(false), SimParadigm::um, l, o, s);
     EXPECT_NEAR(um.sec_per_iter, (5 + 4 * 7168 / 100e3 + 20 + 8) * 1e-6, 1e-12);
     EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 2 * page);
   }
   // GPU 0 also loads its KiB of page 1 (as wave3d loads a plane's previous values before storing
   // over them): its loads and its stores fault apart, two faults a step. GPU 0: 1 KiB loaded and
   // 5 KiB stored (61.44 ns, x4), two faults: 5 + 0.24576 + 40 + 8 us; three migrations.
-  const SimResult ls = sim(trace(true), SimParadigm::um, l, longer);
+  const SimResult ls = sim(trace(true), SimParadigm::um, l, longer, s);
   EXPECT_NEAR(ls.sec_per_iter, (5 + 4 * 6144 / 100e3 + 40 + 8) * 1e-6, 1e-12);
   EXPECT_DOUBLE_EQ(ls.link_bytes_per_iter, 3 * page);
 }

@@ -58,6 +58,7 @@ void expect_same(const Trace& a, const Trace& b) {
       EXPECT_EQ(x.threads_per_block, y.threads_per_block);
       EXPECT_EQ(x.blocks_per_sm, y.blocks_per_sm);
       EXPECT_EQ(x.gather_bytes, y.gather_bytes);
+      EXPECT_EQ(x.chain_adds, y.chain_adds);
       ASSERT_EQ(x.blocks.size(), y.blocks.size());
       for (size_t b = 0; b < x.blocks.size(); ++b) {
         EXPECT_EQ(x.blocks[b].block, y.blocks[b].block);
@@ -168,6 +169,7 @@ TEST(SimTrace, WriteReadRoundTrip) {
   t.iterations[1].kernels[1].blocks[0].chain_steps = 7;
   t.iterations[1].kernels[1].blocks[0].gather_steps = 3;
   t.iterations[1].kernels[1].gather_bytes = (std::uint64_t{5} << 32) + 17;
+  t.iterations[1].kernels[1].chain_adds = 1;
   const std::string p = tmp_path("rt");
   write_trace(t, p);
   const Trace u = read_trace(p);
@@ -195,6 +197,7 @@ Trace one_block_trace() {
   k.name = "k";
   k.grid_blocks = 1;
   k.gather_bytes = 77;
+  k.chain_adds = 1;
   BlockTrace b;
   b.serial_steps = 5;
   b.chain_steps = 9;
@@ -206,10 +209,10 @@ Trace one_block_trace() {
   return t;
 }
 
-TEST(SimTrace, Version3To6FilesReadWithTheNewFieldsZero) {
+TEST(SimTrace, Version3To7FilesReadWithTheNewFieldsZero) {
   const Trace t = one_block_trace();
   {
-    const std::string p = tmp_path("v7");
+    const std::string p = tmp_path("v8");
     write_trace(t, p);
     const Trace u = read_trace(p);
     EXPECT_EQ(u.iterations.at(0).kernels.at(0).blocks.at(0).warp_insts, 11u);
@@ -217,17 +220,18 @@ TEST(SimTrace, Version3To6FilesReadWithTheNewFieldsZero) {
     EXPECT_TRUE(u.iterations[0].host_named);
     EXPECT_EQ(u.iterations[0].peer_waits, 3);
     EXPECT_EQ(u.iterations[0].memsets, 1);
+    EXPECT_EQ(u.iterations[0].kernels[0].chain_adds, 1);
     std::remove(p.c_str());
   }
   // the iteration's host_sync byte: after the header, the one allocation record and the iteration count
   const std::size_t host_sync_at = 8 + 4 + (4 + t.app.size()) + (4 + t.problem.size()) + 4 + (4 + t.layout.size()) + 4 +
                                    (4 + t.allocations[0].name.size() + 1 + 4 + 4 + 8 + 8) + 4;
-  for (int version : {6, 5, 4, 3}) {
+  for (int version : {7, 6, 5, 4, 3}) {
     const std::string p = tmp_path("v" + std::to_string(version));
     write_trace(t, p);
     std::vector<char> d = file_bytes(p);
     ASSERT_GT(d.size(), 64u);
-    EXPECT_EQ(d[8], 7);  // written as version 7
+    EXPECT_EQ(d[8], 8);  // written as version 8
     EXPECT_EQ(d[host_sync_at], 0);  // host_sync
     EXPECT_EQ(d[host_sync_at + 1], 1);  // host_named
     EXPECT_EQ(d[host_sync_at + 2], 3);  // peer_waits
@@ -237,31 +241,39 @@ TEST(SimTrace, Version3To6FilesReadWithTheNewFieldsZero) {
     EXPECT_EQ(d[d.size() - 16], 6);  // gather_steps
     EXPECT_EQ(d[d.size() - 12], 11); // warp_insts
     EXPECT_EQ(d[d.size() - 8], 13);  // push_insts
-    EXPECT_EQ(d[d.size() - 56], 77); // the kernel's gather_bytes
+    EXPECT_EQ(d[d.size() - 49], 1);  // the kernel's chain_adds
+    EXPECT_EQ(d[d.size() - 57], 77); // the kernel's gather_bytes
     // the block fields a version lacks: v5 warp/push_insts, v4 also gather_steps, v3 also chain_steps
-    const std::ptrdiff_t n = version == 6 ? 0 : version == 5 ? 8 : version == 4 ? 12 : 16;
+    const std::ptrdiff_t n = version >= 6 ? 0 : version == 5 ? 8 : version == 4 ? 12 : 16;
     d.erase(d.end() - 4 - n, d.end() - 4);
+    {  // every version before 8 lacks the kernel's chain_adds, before the block count and record
+      const std::ptrdiff_t after = (44 - n) + 4;
+      d.erase(d.end() - after - 1, d.end() - after);
+    }
     if (version <= 4) {  // and the kernel's gather_bytes, before the block count and the block record
       const std::ptrdiff_t after = (44 - n) + 4;
       d.erase(d.end() - after - 8, d.end() - after);
     }
     // every version before 7 lacks the three host-loop bytes after host_sync
-    const auto host = d.begin() + static_cast<std::ptrdiff_t>(host_sync_at) + 1;
-    d.erase(host, host + 3);
+    if (version < 7) {
+      const auto host = d.begin() + static_cast<std::ptrdiff_t>(host_sync_at) + 1;
+      d.erase(host, host + 3);
+    }
     d[8] = static_cast<char>(version);
     put_bytes(p, d);
     const Trace u = read_trace(p);
     ASSERT_EQ(u.iterations.size(), 1u);
     ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u) << version;
-    EXPECT_FALSE(u.iterations[0].host_named) << version;
-    EXPECT_EQ(u.iterations[0].peer_waits, 0);
-    EXPECT_EQ(u.iterations[0].memsets, 0);
+    EXPECT_EQ(u.iterations[0].host_named, version == 7) << version;
+    EXPECT_EQ(u.iterations[0].peer_waits, version == 7 ? 3 : 0);
+    EXPECT_EQ(u.iterations[0].memsets, version == 7 ? 1 : 0);
+    EXPECT_EQ(u.iterations[0].kernels[0].chain_adds, 0) << version;
     EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, version >= 5 ? 77u : 0u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, version >= 4 ? 9u : 0u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].gather_steps, version >= 5 ? 6u : 0u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].warp_insts, version == 6 ? 11u : 0u);
-    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, version == 6 ? 13u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].warp_insts, version >= 6 ? 11u : 0u);
+    EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].push_insts, version >= 6 ? 13u : 0u);
     std::remove(p.c_str());
   }
   // host calls for a loop that is not named: a malformed file
@@ -270,6 +282,15 @@ TEST(SimTrace, Version3To6FilesReadWithTheNewFieldsZero) {
     unnamed.iterations[0].host_named = false;
     const std::string p = tmp_path("unnamed");
     write_trace(unnamed, p);
+    EXPECT_THROW(read_trace(p), Error);
+    std::remove(p.c_str());
+  }
+  // chain_adds other than 0 or 1: a malformed file
+  {
+    Trace two = t;
+    two.iterations[0].kernels[0].chain_adds = 2;
+    const std::string p = tmp_path("adds");
+    write_trace(two, p);
     EXPECT_THROW(read_trace(p), Error);
     std::remove(p.c_str());
   }
@@ -301,10 +322,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 8;  // version 8 (this gpsm writes 7 and reads 2 to 7)
+  d[8] = 9;  // version 9 (this gpsm writes 8 and reads 2 to 8)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 8"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 9"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);
@@ -676,6 +697,34 @@ TEST(SimTrace, DeterministicAndSampled) {
   for (const auto& k : t.iterations[0].kernels) {
     ASSERT_EQ(k.blocks.size(), k.grid_blocks);
     EXPECT_EQ(k.blocks[0].weight, 1.0);
+  }
+}
+
+// jacobi2d's row kernels keep their first and last chunk of rows when sampled, at weight 1: the
+// edge rows carry the halo pushes (slabs) and the pages um migrates (grid). Before, a sampled
+// 16384^2 trace on 2 GPUs lost one edge row and counted the other 16 times. The grid layout's
+// scalar sweep is a rolled loop: ceil((nx - 2) / 256) rounds a block, 6 blocks an SM.
+TEST(SimTrace, JacobiKeepsItsEdgeRowsWhenSampledAndTheGridSweepIsARolledLoop) {
+  for (const char* layout : {"slabs", "grid"}) {
+    TraceRequest r = jacobi_req(600, 2602, 2, 1, layout);
+    r.sample = 0.1;
+    const Trace t = make_trace(r);
+    for (const KernelTrace& k : t.iterations.at(0).kernels) {
+      ASSERT_EQ(k.grid_blocks, 1300u) << layout;
+      ASSERT_LT(k.blocks.size(), 400u) << layout;
+      EXPECT_EQ(k.blocks.front().block, 0u) << layout;
+      EXPECT_EQ(k.blocks.back().block, 1299u) << layout;
+      double w = 0;
+      for (const BlockTrace& b : k.blocks) {
+        w += b.weight;
+        const bool edge = b.block < 64 || b.block >= 1280;  // chunk 0 and the last (short) chunk
+        EXPECT_EQ(b.weight == 1.0, edge) << layout << " block " << b.block;
+        EXPECT_EQ(b.chain_steps, std::string(layout) == "grid" ? 3u : 0u) << layout;
+      }
+      EXPECT_NEAR(w, 1300, 1e-9);
+      EXPECT_EQ(k.chain_adds, std::string(layout) == "grid" ? 1 : 0) << layout;
+      EXPECT_EQ(k.blocks_per_sm, std::string(layout) == "grid" ? 6u : 0u) << layout;
+    }
   }
 }
 
