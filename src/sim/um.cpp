@@ -8,7 +8,7 @@ namespace gpsm::sim {
 UmPages::UmPages(int alloc_, std::uint64_t base_, std::uint64_t bytes_, std::uint64_t page_, int gpus_, int home)
     : alloc(alloc_), base(base_), bytes(bytes_), page(std::max<std::uint64_t>(page_, 1)), gpus(std::max(gpus_, 1)),
       n((bytes_ + page - 1) / page), owner(n, home), load(n * gpus, 0.0), store(n * gpus, 0.0),
-      first(n * gpus, kUntouched), holder(n, home), events(n, 0), last_move(n, -1.0), pinned_(n, 0) {}
+      first(n * gpus, kUntouched), last(n * gpus, -kUntouched), holder(n, home), events(n, 0), last_move(n, -1.0), pinned_(n, 0) {}
 
 void UmPages::add(std::uint64_t i, int gpu, bool loaded, bool stored, double b, double pos) {
   if (n == 0 || gpu < 0 || gpu >= gpus) return;
@@ -16,6 +16,7 @@ void UmPages::add(std::uint64_t i, int gpu, bool loaded, bool stored, double b, 
   if (loaded) load[i * gpus + gpu] += b;
   if (stored) store[i * gpus + gpu] += b;
   first[i * gpus + gpu] = std::min(first[i * gpus + gpu], pos);
+  last[i * gpus + gpu] = std::max(last[i * gpus + gpu], pos);
 }
 
 // GPU g touches page i at time t (uvm_perf_thrashing_get_hint, then thrashing_event_cb): a fault
@@ -65,6 +66,7 @@ void UmPages::place_first_touch() {
   std::fill(load.begin(), load.end(), 0.0);
   std::fill(store.begin(), store.end(), 0.0);
   std::fill(first.begin(), first.end(), kUntouched);
+  std::fill(last.begin(), last.end(), -kUntouched);
 }
 
 void UmPages::end_iteration() {
@@ -73,6 +75,7 @@ void UmPages::end_iteration() {
   std::fill(load.begin(), load.end(), 0.0);
   std::fill(store.begin(), store.end(), 0.0);
   std::fill(first.begin(), first.end(), kUntouched);
+  std::fill(last.begin(), last.end(), -kUntouched);
 }
 
 namespace {

@@ -1114,6 +1114,18 @@ TEST(SimEngine, UmDriverPinsOnlyWhenEveryGapIsWithinTheLapse) {
   EXPECT_EQ(faults_until_pinned(176e-6), 5);   // 8192^2 on 2 H200s: um 175.9 us, as um_hints
   EXPECT_EQ(faults_until_pinned(318e-6), -1);  // 11584^2: 593.1 us, um_hints 317.7
   EXPECT_EQ(faults_until_pinned(612e-6), -1);  // 16384^2
+  // Touches of two GPUs that interleave in one iteration (3D um split along y) ping-pong the page
+  // within microseconds: it pins at once, whatever the gaps between iterations. Stored by both
+  // (write-shared), it does not: it keeps migrating between its writers.
+  for (bool both_store : {false, true}) {
+    UmPages pg(0, 0, 4096, 4096, 2, 0);
+    pg.place_first_touch();
+    pg.add(0, 0, true, true, 4, 0.1);
+    pg.add(0, 0, true, false, 4, 0.9);
+    pg.add(0, 1, true, both_store, 4, 0.5);
+    pg.driver_faults([](int, double pos) { return pos * 1e-3; }, th);
+    EXPECT_EQ(pg.pinned(0), !both_store) << both_store;
+  }
 }
 
 // A page stored by both GPUs in one iteration migrates between them every iteration while its
