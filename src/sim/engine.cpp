@@ -1125,7 +1125,7 @@ SimResult Engine::run() {
   r.exposed_transfer_s = sum_exposed / n;
   switch (p) {
     case SimParadigm::memcpy: r.model = "kernel (halo stored locally), then copy-engine copies of the halo bytes, not overlapped; launch + host sync"; break;
-    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, serialized); a page pins where its migrations follow each other within the driver's thrashing lapse (um_thrash_lapse_us), else keeps migrating"; break;
+    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, serialized); a page stored by one GPU pins where its migrations follow each other within the driver's thrashing lapse (um_thrash_lapse_us) or two GPUs' touches interleave, else keeps migrating; write-shared pages keep migrating"; break;
     case SimParadigm::um_hints: r.model = "managed pages on their preferred location; other GPUs load/store them remotely at line granularity, no faults"; break;
     case SimParadigm::rdl: r.model = "halo read by the neighbour during its kernel (one read per 128-B line), a link round trip exposed per wave of reading blocks"; break;
     case SimParadigm::p2p_inline: r.model = "remote stores, one write per (run, 128-B line), overlapped with the kernel"; break;

@@ -14,7 +14,7 @@ from checks import check, finish
 
 FIELDS = {"gpu", "name", "bound", "time_us", "dram_us", "l2_us", "flops_us", "wave_factor", "serial_us", "chain_us",
           "issue_us", "warp_insts", "hot_word_us", "hot_requests", "dram_bytes", "l2_bytes"}
-BOUNDS = {"dram", "l2", "flops", "serial", "chain", "issue", "chain+issue"}
+BOUNDS = {"dram", "l2", "flops", "serial", "chain", "issue", "chain+issue", "dram+chain", "l2+chain", "flops+chain"}
 
 
 def check_bounds(label, g, k):
