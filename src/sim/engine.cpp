@@ -934,7 +934,7 @@ SimResult Engine::run() {
         }
       }
       launches[g] += graph ? graph_node : launch;
-      kspan[g].emplace_back(launches[g] + kern[g], tk);
+      if (um) kspan[g].emplace_back(launches[g] + kern[g], tk);
       ++kernels_on[g];
       if (gps)
         for (int d = 0; d < G; ++d) queues[std::size_t(g) * G + d].fence();  // kernel end drains

@@ -25,7 +25,7 @@ void UmPages::add(std::uint64_t i, int gpu, bool loaded, bool stored, double b, 
 // a thrashing event if it follows the last one within the lapse, or resets a page that had
 // reached the threshold if it does not.
 void UmPages::fault(std::uint64_t i, int g, double t, const UmThrashing& th) {
-  if (pinned(i) || holder[i] == g) return;
+  if (pinned_[i] || holder[i] == g) return;
   const double last = last_move[i];
   const bool within = last >= 0 && t - last <= th.lapse_s;
   if (events[i] >= th.threshold && within) {
@@ -63,15 +63,16 @@ bool UmPages::write_shared(std::uint64_t i) const {
 
 void UmPages::place_first_touch() {
   for (std::uint64_t i = 0; i < n; ++i) holder[i] = owner[i] = decided_owner(i, owner[i]);
-  std::fill(load.begin(), load.end(), 0.0);
-  std::fill(store.begin(), store.end(), 0.0);
-  std::fill(first.begin(), first.end(), kUntouched);
-  std::fill(last.begin(), last.end(), -kUntouched);
+  clear_iteration();
 }
 
 void UmPages::end_iteration() {
   for (std::uint64_t i = 0; i < n; ++i)
     if (!pinned(i)) owner[i] = decided_owner(i, owner[i]);
+  clear_iteration();
+}
+
+void UmPages::clear_iteration() {
   std::fill(load.begin(), load.end(), 0.0);
   std::fill(store.begin(), store.end(), 0.0);
   std::fill(first.begin(), first.end(), kUntouched);

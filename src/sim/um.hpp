@@ -80,6 +80,7 @@ struct UmPages {
 
  private:
   void fault(std::uint64_t i, int gpu, double t, const UmThrashing& th);
+  void clear_iteration();  // this iteration's bytes and touch times
 };
 
 template <class TimeOf>
