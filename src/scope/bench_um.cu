@@ -2,6 +2,7 @@
 // GPU<->GPU versus size, and page-fault latency by a linked-list traversal.
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -137,6 +138,88 @@ class UmBandwidth : public Test {
   bool prefetch_;
 };
 
+// Demand migration on several GPUs at once: k GPUs each read every byte of their own managed
+// buffer, resident on the next GPU of the ring of all selected GPUs, launched together. Per k
+// (1 .. all; quick: 1 and all) the aggregate rate, all k buffers' bytes over the host-clock span
+// from the first launch to the last GPU done. It asks whether the driver serves the GPUs' faults
+// side by side (the aggregate grows with k) or one after another (it stays at one GPU's): gpsm
+// sim's um model needs that for wave3d and jacobi2d, whose GPUs all fault in the same phase.
+class UmFaultAll : public Test {
+ public:
+  std::string name() const override { return "um_fault_all"; }
+  std::string group() const override { return "um"; }
+  std::string description() const override {
+    return "demand migration on k GPUs at once: each reads every byte of its own managed buffer resident on "
+           "the next GPU (ring), all launched together; aggregate GB/s of the k buffers, size per GPU";
+  }
+  std::string unit() const override { return "GB/s"; }
+  std::string x_name() const override { return "bytes"; }
+  std::string waived(const Options& o, const topo::Topology& t) const override {
+    if (const std::string w = too_few_gpus(o, 2); !w.empty()) return w;
+    return UmBandwidth(false).waived(o, t);
+  }
+  void run(const Options& o, const topo::Topology&, TestResult& r) override {
+    const auto sizes = um_sizes(o);
+    const int n = int(o.devices.size());
+    std::vector<int> counts;
+    for (int k = 1; k <= n; ++k)
+      if (!o.quick || k == 1 || k == n) counts.push_back(k);
+    // buffer i: read by devices[i], resident on devices[(i + 1) % n]
+    std::vector<std::unique_ptr<Managed>> m;
+    std::vector<std::unique_ptr<DeviceStream>> st;
+    std::vector<std::uint32_t*> out(n, nullptr);
+    std::vector<int> blocks(n);
+    for (int i = 0; i < n; ++i) {
+      const int src = o.devices[(i + 1) % n], dst = o.devices[i];
+      m.push_back(std::make_unique<Managed>(sizes.back()));
+      st.push_back(std::make_unique<DeviceStream>(dst));
+      blocks[i] = 4 * sm_count(dst);
+      {
+        DeviceGuard g(src);  // the pattern written where the data starts
+        prefetch_sync(*m[i], m[i]->bytes, src, nullptr);
+        fill_pattern_device(m[i]->p, m[i]->bytes, 52 + i, nullptr);
+        GPSM_CUDA(cudaDeviceSynchronize());
+      }
+      DeviceGuard g(dst);
+      GPSM_CUDA(cudaMalloc(&out[i], blocks[i] * sizeof(std::uint32_t)));
+    }
+    for (int k : counts) {
+      if (o.progress) o.progress(name() + " " + std::to_string(k) + " GPU(s) at once");
+      Series s;
+      s.label = std::to_string(k) + (k == 1 ? " GPU" : " GPUs") + " at once";
+      s.params = {{"gpus", std::to_string(k)}, {"direction", "uni"}};
+      for (std::uint64_t bytes : sizes) {
+        std::vector<double> t;
+        bool ok = true;
+        for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
+          for (int i = 0; i < k; ++i) {  // untimed: every buffer back on its source
+            DeviceGuard g(o.devices[i]);
+            prefetch_sync(*m[i], bytes, o.devices[(i + 1) % n], st[i]->s);
+          }
+          const auto t0 = std::chrono::steady_clock::now();
+          for (int i = 0; i < k; ++i) {
+            DeviceGuard g(o.devices[i]);
+            xor_read_launch(m[i]->p, bytes, blocks[i], out[i], st[i]->s);
+          }
+          for (int i = 0; i < k; ++i) GPSM_CUDA(cudaStreamSynchronize(st[i]->s));
+          const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          for (int i = 0; i < k; ++i) {
+            DeviceGuard g(o.devices[i]);
+            ok = ok && xor_of(out[i], blocks[i], st[i]->s) == pattern_xor(bytes / 4, 52 + i);
+          }
+          if (rep >= o.warmup) t.push_back(secs);
+        }
+        s.points.push_back(make_point(double(bytes), double(bytes) * k, t, "GB/s", ok));
+      }
+      r.series.push_back(std::move(s));
+    }
+    for (int i = 0; i < n; ++i) {
+      DeviceGuard g(o.devices[i]);
+      cudaFree(out[i]);
+    }
+  }
+};
+
 // One thread follows a chain whose every hop lands on a different 2 MiB region (a new page for
 // any UM page size), so each hop of a non-resident chain takes one fault + migration.
 __global__ void chase_kernel(const std::uint64_t* base, std::uint64_t start, int hops, std::uint64_t* out) {
@@ -211,6 +294,7 @@ class UmFaultLatency : public Test {
 void register_um_tests(std::vector<std::unique_ptr<Test>>& v) {
   v.push_back(std::make_unique<UmBandwidth>(true));
   v.push_back(std::make_unique<UmBandwidth>(false));
+  v.push_back(std::make_unique<UmFaultAll>());
   v.push_back(std::make_unique<UmFaultLatency>());
 }
 

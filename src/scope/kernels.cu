@@ -30,17 +30,27 @@ std::uint32_t pattern_xor(size_t words, unsigned seed) {
   return x;
 }
 
-std::uint32_t xor_read(const void* src, size_t bytes, int blocks, cudaStream_t s) {
-  std::uint32_t* out = nullptr;
-  GPSM_CUDA(cudaMallocAsync(&out, blocks * sizeof(std::uint32_t), s));
+void xor_read_launch(const void* src, size_t bytes, int blocks, std::uint32_t* out, cudaStream_t s) {
   xor_read_kernel<<<blocks, 512, 0, s>>>(static_cast<const uint4*>(src), bytes / 16, out);
   GPSM_CUDA_LAUNCH();
+}
+
+std::uint32_t xor_of(const std::uint32_t* out, int blocks, cudaStream_t s) {
   std::vector<std::uint32_t> h(blocks);
   GPSM_CUDA(cudaMemcpyAsync(h.data(), out, blocks * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s));
-  GPSM_CUDA(cudaFreeAsync(out, s));
   GPSM_CUDA(cudaStreamSynchronize(s));
   std::uint32_t x = 0;
   for (auto v : h) x ^= v;
+  return x;
+}
+
+std::uint32_t xor_read(const void* src, size_t bytes, int blocks, cudaStream_t s) {
+  std::uint32_t* out = nullptr;
+  GPSM_CUDA(cudaMallocAsync(&out, blocks * sizeof(std::uint32_t), s));
+  xor_read_launch(src, bytes, blocks, out, s);
+  const std::uint32_t x = xor_of(out, blocks, s);
+  GPSM_CUDA(cudaFreeAsync(out, s));
+  GPSM_CUDA(cudaStreamSynchronize(s));
   return x;
 }
 

@@ -21,5 +21,9 @@ std::uint32_t pattern_xor(size_t words, unsigned seed);
 
 // Launches xor_read_kernel on the current device and returns the XOR of all blocks (synchronous).
 std::uint32_t xor_read(const void* src, size_t bytes, int blocks, cudaStream_t s);
+// The same kernel, only launched (out: `blocks` words of device memory); xor_of reads them back
+// (synchronous) and returns their XOR. For reads that must run on several GPUs at once.
+void xor_read_launch(const void* src, size_t bytes, int blocks, std::uint32_t* out, cudaStream_t s);
+std::uint32_t xor_of(const std::uint32_t* out, int blocks, cudaStream_t s);
 
 }  // namespace gpsm::scope

@@ -3,6 +3,7 @@
 // the address scheme of the simulated buffers, block sampling and their error for bad requests.
 // Internal to src/sim.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -45,19 +46,31 @@ inline bool sampled(std::uint64_t b, std::uint64_t grid, double s) {
   return std::floor(static_cast<double>(c + 1) * s) > std::floor(static_cast<double>(c) * s);
 }
 
-// Sampling that keeps a kernel's ends: the rule above, and the first and last chunk of every
-// kernel always. They hold the rows next to the GPU's part boundaries, which the neighbours read
-// (a road grid's rows: GPS subscriptions come from the recorded blocks only; jacobi2d's edge
-// rows: its halo pushes, and under um the pages that migrate). The boundary chunks stand for
-// themselves (weight 1: their remote reads, pushes and published pages are not multiplied), the
-// rule's chunks for the rest of the blocks.
-enum class Pick { no, rule, boundary };
-inline Pick pick_block(std::uint64_t b, std::uint64_t grid, double s) {
-  if (s >= 1) return Pick::rule;
-  const std::uint64_t c = b / kSampleChunk, chunks = (grid + kSampleChunk - 1) / kSampleChunk;
-  if (c == 0 || c + 1 == chunks) return Pick::boundary;
-  return sampled(b, grid, s) ? Pick::rule : Pick::no;
+// Sampling that keeps a kernel's ends: the rule above, and the blocks at either end of the grid
+// always. They hold the cells next to the GPU's part boundaries, which the neighbours read (a
+// road grid's rows: GPS subscriptions come from the recorded blocks only; jacobi2d's edge rows:
+// its halo pushes, and under um the pages that migrate; the 3D grid march's first and last chunk
+// along a split march axis: the halo planes). The kept blocks stand for themselves (weight 1:
+// their remote reads, pushes and published pages are not multiplied), the rule's chunks for the
+// rest of the blocks. Keep: how many blocks at the low and the high end.
+struct Keep {
+  std::uint64_t lo = 0, hi = 0;
+};
+// The first and the last sampling chunk (however short) of a grid of `grid` blocks
+inline Keep end_chunks(std::uint64_t grid) {
+  const std::uint64_t chunks = (grid + kSampleChunk - 1) / kSampleChunk;
+  return {std::min(grid, kSampleChunk), chunks == 0 ? 0 : grid - (chunks - 1) * kSampleChunk};
 }
+enum class Pick { no, rule, boundary };
+inline Pick pick_block(std::uint64_t b, std::uint64_t grid, double s, Keep keep) {
+  if (s >= 1) return Pick::rule;
+  if (b < keep.lo || b + keep.hi >= grid) return Pick::boundary;
+  // the rule over the blocks between the kept ends, so that some of them always stand for the
+  // rest (a 2-GPU 3D march keeps half its items, and the rule over the whole grid picked none of
+  // the other half)
+  return sampled(b - keep.lo, grid - keep.lo - keep.hi, s) ? Pick::rule : Pick::no;
+}
+inline Pick pick_block(std::uint64_t b, std::uint64_t grid, double s) { return pick_block(b, grid, s, end_chunks(grid)); }
 // Weights of a kernel's recorded blocks (boundary[i]: block i was a boundary pick).
 inline void set_weights(KernelTrace& kt, const std::vector<char>& boundary) {
   double nb = 0;

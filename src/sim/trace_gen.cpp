@@ -137,15 +137,16 @@ struct Acc {
 };
 
 // Runs body(block) -> flops for blocks 0 .. grid-1 (every block computes; sampled ones record),
-// and sets the weights of the recorded blocks: grid / recorded, or with keep_ends (jacobi2d's
-// rows) the first and last chunk recorded always, at weight 1 (pick_block, set_weights).
+// and sets the weights of the recorded blocks: grid / recorded, or with `keep` (jacobi2d's edge
+// rows, the 3D march's halo chunks) the blocks at either end recorded always, at weight 1
+// (pick_block, set_weights).
 template <class F>
-void run_kernel(KernelTrace& kt, u64 grid, double sample, Recorder& rec, F&& body, bool keep_ends = false) {
+void run_kernel(KernelTrace& kt, u64 grid, double sample, Recorder& rec, F&& body, Keep keep = {}) {
   if (grid > UINT32_MAX) bad("kernel " + kt.name + " has more than 2^32 blocks");
   kt.grid_blocks = static_cast<std::uint32_t>(grid);
-  std::vector<char> boundary;  // keep_ends: which recorded blocks are boundary picks
+  std::vector<char> boundary;  // which recorded blocks are kept ends
   for (u64 b = 0; b < grid; ++b) {
-    const Pick pick = keep_ends ? pick_block(b, grid, sample) : sampled(b, grid, sample) ? Pick::rule : Pick::no;
+    const Pick pick = pick_block(b, grid, sample, keep);
     const bool rec_it = pick != Pick::no;
     if (rec_it) {
       kt.blocks.emplace_back();
@@ -261,7 +262,7 @@ Trace jacobi_slabs(const TraceRequest& r, std::vector<float>* result) {
         Buf* pa = lr == 1 ? &buf[sg.top][ob] : nullptr;
         Buf* pb = lr == sg.chunk ? &buf[sg.bottom][ob] : nullptr;
         return jacobi_slab_row(m, buf[g][ib], buf[g][ob], nx, lr, pa, s[sg.top].chunk + 1, pb, 0, norm, norm_addr(g));
-      }, /*keep_ends=*/true);
+      }, end_chunks(static_cast<u64>(sg.chunk)));
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));
@@ -338,7 +339,7 @@ Trace jacobi_grid(const TraceRequest& r, std::vector<float>* result) {
         if (norm) m.atomic(jNorm, norm_addr(g));
         rec.chain(rounds);
         return static_cast<double>(nx - 2) * (kJacobiFlops + (norm ? kNormFlops : 0));
-      }, /*keep_ends=*/true);
+      }, end_chunks(static_cast<u64>(s[g].chunk)));
       iter.kernels.push_back(std::move(kt));
     }
     t.iterations.push_back(std::move(iter));
@@ -741,6 +742,17 @@ void init_grid_3d(const TraceRequest& r, Trace& t, std::array<Buf, 2>& B) {
   }
 }
 
+// The work items a sampled grid march records always (Keep): where the split axis is the march
+// axis, the first and last march chunk on a side with a neighbour (items go chunk by chunk, so
+// they are the grid's first and last tiles01 items). They read the neighbour's planes (um: the
+// pages that fault over; um_hints: the remote loads; gps: the subscriptions); the sampling rule,
+// 64 items in 8 at 512^3, skipped them all (wave3d 512^3 um on 2 GPUs: no page faulted).
+Keep halo_chunks(const Plan& p, const Box& box, const apps::Slab3D& sg) {
+  if (march_axis(box) != box.axis || p.x_first) return {};
+  const auto tiles01 = static_cast<u64>(p.tiles[0] * p.tiles[1]);
+  return {sg.has_lower() ? tiles01 : 0, sg.has_upper() ? tiles01 : 0};
+}
+
 // um / um_hints: one managed grid per buffer (init_grid_3d); GPU g runs the marching step
 // on its sub-box of the grid (stencil3d_cells.hpp sub_box: its owned planes and R planes on each
 // side along the split axis, the whole grid along the others, the grid's strides), in place: the
@@ -783,7 +795,7 @@ Trace stencil3d_grid_march(const TraceRequest& r, std::vector<float>* result) {
       run_kernel(kt, static_cast<u64>(p.items), r.sample, rec, [&](u64 w) {
         return vec ? run_item<kWave, 4>(m, st, sb.box, p, static_cast<i64>(w))
                    : run_item<kWave, 1>(m, st, sb.box, p, static_cast<i64>(w));
-      });
+      }, halo_chunks(p, sb.box, sg));
       mark_march_steps(kt, p, R);
       iter.kernels.push_back(std::move(kt));
     }

@@ -125,4 +125,11 @@ UmFaults um_faults(const std::vector<UmPages>& pages, int g) {
   return f;
 }
 
+double um_fault_seconds(const UmFaults& own, double node_faults, double page_bytes, double fault_us,
+                        double migrate_GBps) {
+  if (own.faults <= 0) return 0;
+  const double stream = migrate_GBps > 0 ? node_faults * page_bytes / (migrate_GBps * 1e9) : 0;
+  return own.batches * fault_us * 1e-6 + stream;
+}
+
 }  // namespace gpsm::sim

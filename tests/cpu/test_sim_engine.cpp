@@ -1208,6 +1208,44 @@ TEST(SimEngine, UmFaultsToContiguousPagesAreOneBatch) {
   EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 6 * (4096 + 16 * 24));
 }
 
+// The driver moves every GPU's faulted pages through one migration stream for the node
+// (um_migrate_GBps): a GPU that faults waits for its own batches (fault_us each) and for all the
+// node's pages of the iteration. The trace of UmFaultsToContiguousPagesAreOneBatch: each GPU
+// faults 3 pages of 4 KiB in 2 batches, 6 pages for the node. At 1 GB/s the stream takes
+// 6 x 4096 B / 1 GB/s = 24.576 us, on top of each GPU's 2 x 20 us; a GPU that does not fault
+// does not wait for it (um_fault_seconds).
+TEST(SimEngine, UmMigrationsOfAllGpusShareOneStream) {
+  UmFaults own;
+  own.faults = 3;
+  own.batches = 2;
+  EXPECT_NEAR(um_fault_seconds(own, 6, 4096, 20, 1), (2 * 20 + 6 * 4096 / 1e3) * 1e-6, 1e-15);
+  EXPECT_NEAR(um_fault_seconds(own, 6, 4096, 20, 0), 2 * 20e-6, 1e-15);  // 0: not modelled
+  EXPECT_EQ(um_fault_seconds(UmFaults{}, 6, 4096, 20, 1), 0.0);
+  const TestLink l;
+  Trace t;
+  t.gpus = 2;
+  t.layout = "grid";
+  t.allocations = {{"A", MemKind::managed, 0, -1, 0, 4 * 4096}, {"B", MemKind::managed, 1, -1, 4 * 4096, 4 * 4096}};
+  IterationTrace it;
+  it.host_sync = true;
+  KernelTrace k0, k1;
+  k0.gpu = 0, k1.gpu = 1;
+  k0.grid_blocks = k1.grid_blocks = 1;
+  BlockTrace b0, b1;
+  b0.runs = {run(Op::store, 0, 4096), run(Op::load, 4 * 4096, 1024)};
+  b1.runs = {run(Op::store, 4 * 4096, 4096), run(Op::load, 1 * 4096, 1024), run(Op::load, 3 * 4096, 1024)};
+  k0.blocks = {b0};
+  k1.blocks = {b1};
+  it.kernels = {k0, k1};
+  t.iterations = {it};
+  System s = two_gpus();
+  const SimResult alone = sim(t, SimParadigm::um, l, {}, s);
+  s.gpu.um_migrate_GBps = 1;
+  const SimResult shared = sim(t, SimParadigm::um, l, {}, s);
+  EXPECT_NEAR(shared.sec_per_iter - alone.sec_per_iter, 6 * 4096 / 1e9, 1e-12);
+  EXPECT_DOUBLE_EQ(shared.link_bytes_per_iter, alone.link_bytes_per_iter);
+}
+
 // A marching kernel's remote loads (rdl's halo planes) are dependent steps: all reading blocks of
 // a wave ask at once, so they wait a round trip plus the burst's wire time through the link, not
 // a round trip alone. Each of GPU 0's 8 marching blocks (one wave) loads 4 KiB of GPU 1's slab:

@@ -728,6 +728,39 @@ TEST(SimTrace, JacobiKeepsItsEdgeRowsWhenSampledAndTheGridSweepIsARolledLoop) {
   }
 }
 
+// A sampled 3D grid march (um, um_hints, gps) split along its march axis keeps the items of its
+// first and last march chunk on a side with a neighbour, at weight 1: they read the neighbour's
+// planes (the pages um faults over). The sampling rule picks among the other items, so some
+// stand for them. Before, the rule over the whole grid skipped every halo item of wave3d 512^3
+// on 2 GPUs (no page faulted), and kept items stood for the whole grid (weight 2).
+TEST(SimTrace, Stencil3DGridMarchKeepsItsHaloChunksWhenSampled) {
+  std::int64_t n[3] = {256, 68, 196};  // 2 x 8 = 16 tiles a chunk, 64 planes a GPU
+  TraceRequest r = s3d_req("wave3d", n[0], n[1], n[2], apps::Axis::z, 3, 1, "grid");
+  r.sample = 0.1;
+  const Trace t = make_trace(r);
+  for (int g = 0; g < 3; ++g) {
+    const KernelTrace& k = t.iterations.at(0).kernels.at(g);
+    const apps::Slab3D sl = apps::slab3d(n, apps::Axis::z, 2, 3, g);
+    const std::uint64_t tiles01 = 16;
+    const std::uint64_t lo = sl.has_lower() ? tiles01 : 0, hi = sl.has_upper() ? tiles01 : 0;
+    ASSERT_GT(k.grid_blocks, lo + hi + 64) << g;  // more than one sampling chunk between the ends
+    std::uint64_t kept = 0, rule = 0;
+    double w = 0;
+    for (const BlockTrace& b : k.blocks) {
+      const bool halo = b.block < lo || b.block >= k.grid_blocks - hi;
+      kept += halo;
+      rule += !halo;
+      if (halo) EXPECT_EQ(b.weight, 1.0) << "gpu " << g << " block " << b.block;
+      else EXPECT_GT(b.weight, 1.0) << "gpu " << g << " block " << b.block;  // it stands for others
+      w += b.weight;
+    }
+    EXPECT_EQ(kept, lo + hi) << g;
+    EXPECT_GT(rule, 0u) << g;
+    EXPECT_LT(rule, k.grid_blocks - lo - hi) << g;
+    EXPECT_NEAR(w, k.grid_blocks, 1e-9 * k.grid_blocks) << g;
+  }
+}
+
 // The replicas layout (gps_hw, finepack): one GPS array per buffer, a whole-grid replica per GPU
 // (same size, one group per buffer), and every kernel loads and stores only its own GPU's replica.
 void expect_own_replicas_only(const Trace& t, int buffers) {
