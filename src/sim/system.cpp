@@ -91,9 +91,11 @@ GpuParams h200() {
                            // warm caches) took 0.65-0.72 ns a storing warp where 309-383 K warps stored
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
                            // median 40.0
-  g.um_migrate_GBps = 11.1;// our scope run (results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full): um_fault
-                           // gpu->gpu peaks (1 GiB read on demand), 10.49-12.33 GB/s over the 12 pairs,
-                           // median 11.1. One stream for the whole node: see um_fault_seconds
+  // Our scope run (results/nvidia-h200-x4/2026-11-22_446b6fb_um-node, um_fault_all, medians of 5):
+  // k GPUs each read their own managed buffer resident on the next GPU, all at once; the
+  // aggregate rate at 64 MiB, 256 MiB and 1 GiB a GPU, median, over k: 9.48 (1 GPU), 16.38 / 2,
+  // 22.28 / 3, 21.67 / 4 GB/s
+  g.um_migrate_GBps = {9.48, 8.19, 7.43, 5.42};
   g.page_bytes = 64 << 10;
   return g;
 }
@@ -258,7 +260,7 @@ System from_machine_model(const std::string& path) {
     throw Error("machine model " + path + ": " + e.what());
   }
   std::set<std::string> gpus;
-  std::vector<double> peer, copy_c_us, um_migrate;
+  std::vector<double> peer, copy_c_us;
   for (const auto& p : m.paths) {
     if (is_gpu(p.src)) gpus.insert(p.src);
     if (is_gpu(p.dst)) gpus.insert(p.dst);
@@ -267,8 +269,7 @@ System from_machine_model(const std::string& path) {
       peer.push_back(p.peak_GBps);
       if (!p.fit.segments.empty() && p.fit.segments.back().c_s > 0) copy_c_us.push_back(p.fit.segments.back().c_s * 1e6);
     }
-    if (p.mechanism == "um_fault" && is_gpu(p.src) && is_gpu(p.dst) && p.src != p.dst && p.peak_GBps > 0)
-      um_migrate.push_back(p.peak_GBps);
+
   }
   std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
   std::vector<double> hop_peer_us, hop_same_us, graph_copy_us, hot_word_us;
@@ -333,7 +334,6 @@ System from_machine_model(const std::string& path) {
   if (!peer_load_us.empty()) s.link.latency_ns = median(peer_load_us) * 1e3 / 2;  // one way
   s.copy_fixed_us = copy_c_us.empty() ? 0 : median(copy_c_us);  // else the preset's, another machine's
   if (!fault_us.empty()) s.gpu.fault_us = median(fault_us);
-  if (!um_migrate.empty()) s.gpu.um_migrate_GBps = median(um_migrate);
   if (!resident_us.empty()) s.gpu.load_latency_ns = median(resident_us) * 1e3;
   if (!l2_load_us.empty()) s.gpu.l2_latency_ns = median(l2_load_us) * 1e3;
   if (!launch_us.empty()) s.gpu.launch_us = median(launch_us);

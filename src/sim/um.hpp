@@ -129,16 +129,13 @@ struct UmFaults {
 // (one isolated fault's, scope's um_fault_latency) is an estimate, not measured for a batch.
 UmFaults um_faults(const std::vector<UmPages>& pages, int g);
 
-// Seconds GPU g's faults hold it in one iteration: its own batches one after another (fault_us
-// each, side by side with the other GPUs' batches), and, when it faulted at all, every page the
-// node's GPUs faulted this iteration (node_faults, page_bytes each) through the driver's one
-// migration stream (migrate_GBps; 0: not modelled, fault_us alone prices a batch).
-// Why one stream: on 4xH200 wave3d 512^3 um (never pinned, every GPU faulting in the same phase)
-// spent 773 us (2 GPUs, 8.4 MB migrated an iteration) and 2244 us (4 GPUs, 25.2 MB) over
-// um_hints: 10.9 and 11.2 GB/s for the node, where one pair alone migrates at 10.5-12.3 GB/s
-// (scope um_fault, 1 GiB). jacobi2d 16384^2's 64-KiB faults cost about the same an iteration on
-// 2 and 4 GPUs (245-285 and 283 us over um_hints): the batches' fixed cost is per GPU.
-double um_fault_seconds(const UmFaults& own, double node_faults, double page_bytes, double fault_us,
-                        double migrate_GBps);
+// Seconds GPU g's faults hold it in one iteration: its batches one after another (fault_us
+// each), and the pages they bring (own.faults x page_bytes) at one GPU's migration rate while
+// `faulting` GPUs fault in the iteration (migrate_GBps[faulting - 1], the last entry beyond the
+// table; empty: not modelled). The driver serves the GPUs side by side, each slower the more of
+// them fault: scope's um_fault_all on 4xH200 moved 9.48 GB/s for one GPU alone and 8.19, 7.43,
+// 5.42 GB/s a GPU with 2, 3, 4 at once (large buffers, every SM reading).
+double um_fault_seconds(const UmFaults& own, int faulting, double page_bytes, double fault_us,
+                        const std::vector<double>& migrate_GBps);
 
 }  // namespace gpsm::sim

@@ -1208,19 +1208,22 @@ TEST(SimEngine, UmFaultsToContiguousPagesAreOneBatch) {
   EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 6 * (4096 + 16 * 24));
 }
 
-// The driver moves every GPU's faulted pages through one migration stream for the node
-// (um_migrate_GBps): a GPU that faults waits for its own batches (fault_us each) and for all the
-// node's pages of the iteration. The trace of UmFaultsToContiguousPagesAreOneBatch: each GPU
-// faults 3 pages of 4 KiB in 2 batches, 6 pages for the node. At 1 GB/s the stream takes
-// 6 x 4096 B / 1 GB/s = 24.576 us, on top of each GPU's 2 x 20 us; a GPU that does not fault
-// does not wait for it (um_fault_seconds).
-TEST(SimEngine, UmMigrationsOfAllGpusShareOneStream) {
+// A GPU's faulted pages migrate at one GPU's rate while k GPUs fault at once
+// (um_migrate_GBps[k - 1], the last entry beyond the table): the UM driver serves the GPUs side
+// by side, each slower the more of them fault (scope um_fault_all). The trace of
+// UmFaultsToContiguousPagesAreOneBatch: each GPU faults 3 pages of 4 KiB in 2 batches, both
+// GPUs fault: at {2, 1} GB/s a GPU's pages take 3 x 4096 B / 1 GB/s = 12.288 us on top of its
+// 2 x 20 us; a GPU that does not fault waits for nothing (um_fault_seconds).
+TEST(SimEngine, UmMigrationSlowsAsMoreGpusFault) {
   UmFaults own;
   own.faults = 3;
   own.batches = 2;
-  EXPECT_NEAR(um_fault_seconds(own, 6, 4096, 20, 1), (2 * 20 + 6 * 4096 / 1e3) * 1e-6, 1e-15);
-  EXPECT_NEAR(um_fault_seconds(own, 6, 4096, 20, 0), 2 * 20e-6, 1e-15);  // 0: not modelled
-  EXPECT_EQ(um_fault_seconds(UmFaults{}, 6, 4096, 20, 1), 0.0);
+  const std::vector<double> rates{2, 1};
+  EXPECT_NEAR(um_fault_seconds(own, 1, 4096, 20, rates), (2 * 20 + 3 * 4096 / 2e3) * 1e-6, 1e-15);
+  EXPECT_NEAR(um_fault_seconds(own, 2, 4096, 20, rates), (2 * 20 + 3 * 4096 / 1e3) * 1e-6, 1e-15);
+  EXPECT_NEAR(um_fault_seconds(own, 4, 4096, 20, rates), (2 * 20 + 3 * 4096 / 1e3) * 1e-6, 1e-15);
+  EXPECT_NEAR(um_fault_seconds(own, 2, 4096, 20, {}), 2 * 20e-6, 1e-15);  // empty: not modelled
+  EXPECT_EQ(um_fault_seconds(UmFaults{}, 2, 4096, 20, rates), 0.0);
   const TestLink l;
   Trace t;
   t.gpus = 2;
@@ -1239,11 +1242,11 @@ TEST(SimEngine, UmMigrationsOfAllGpusShareOneStream) {
   it.kernels = {k0, k1};
   t.iterations = {it};
   System s = two_gpus();
-  const SimResult alone = sim(t, SimParadigm::um, l, {}, s);
-  s.gpu.um_migrate_GBps = 1;
-  const SimResult shared = sim(t, SimParadigm::um, l, {}, s);
-  EXPECT_NEAR(shared.sec_per_iter - alone.sec_per_iter, 6 * 4096 / 1e9, 1e-12);
-  EXPECT_DOUBLE_EQ(shared.link_bytes_per_iter, alone.link_bytes_per_iter);
+  const SimResult unmodelled = sim(t, SimParadigm::um, l, {}, s);
+  s.gpu.um_migrate_GBps = rates;
+  const SimResult both = sim(t, SimParadigm::um, l, {}, s);
+  EXPECT_NEAR(both.sec_per_iter - unmodelled.sec_per_iter, 3 * 4096 / 1e9, 1e-12);
+  EXPECT_DOUBLE_EQ(both.link_bytes_per_iter, unmodelled.link_bytes_per_iter);
 }
 
 // A marching kernel's remote loads (rdl's halo planes) are dependent steps: all reading blocks of
