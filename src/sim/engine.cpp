@@ -1000,9 +1000,6 @@ SimResult Engine::run() {
       };
       for (UmPages& pg : pages) pg.driver_faults(time_of, th);
     }
-    std::vector<UmFaults> um_f(um ? G : 0);
-    int faulting = 0;  // GPUs that fault this iteration: each migrates slower the more of them (um_fault_seconds)
-    for (int g = 0; g < int(um_f.size()); ++g) faulting += (um_f[g] = um_faults(pages, g)).faults > 0;
     std::vector<double> gpu_t(G, 0), xfer(G, 0);
     for (int g = 0; g < G; ++g) {
       switch (p) {
@@ -1033,9 +1030,9 @@ SimResult Engine::run() {
           xfer[g] = proact_end[g] - kern[g];
           break;
         case SimParadigm::um: {
-          const UmFaults& f = um_f[g];
+          const UmFaults f = um_faults(pages, g);
           const double migrated = f.faults * page_bytes(), remote = f.remote;
-          const double fault_s = um_fault_seconds(f, faulting, page_bytes(), gp.fault_us, gp.um_migrate_GBps);
+          const double fault_s = f.batches * gp.fault_us * 1e-6;  // a GPU's batches one after another
           const double mig_wire = migrated > 0 ? lm.write_wire(L, page_bytes()) * (migrated / page_bytes()) : 0;
           const double remote_wire = remote > 0 ? lm.write_wire(L, remote) : 0;
           wire += mig_wire + remote_wire;
@@ -1127,7 +1124,7 @@ SimResult Engine::run() {
   r.exposed_transfer_s = sum_exposed / n;
   switch (p) {
     case SimParadigm::memcpy: r.model = "kernel (halo stored locally), then copy-engine copies of the halo bytes, not overlapped; launch + host sync"; break;
-    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, a GPU's one after another), and its pages at one GPU's migration rate with that many GPUs faulting at once (um_migrate_GBps); a page stored by one GPU pins where its migrations follow each other within the driver's thrashing lapse (um_thrash_lapse_us) or two GPUs' touches interleave, else keeps migrating; write-shared pages keep migrating"; break;
+    case SimParadigm::um: r.model = "managed pages placed by first touch; a page touched by a non-owner faults and migrates (page_bytes over the link), faults to contiguous pages one batch (fault_us each, a GPU's one after another); a page stored by one GPU pins where its migrations follow each other within the driver's thrashing lapse (um_thrash_lapse_us) or two GPUs' touches interleave, else keeps migrating; write-shared pages keep migrating"; break;
     case SimParadigm::um_hints: r.model = "managed pages on their preferred location; other GPUs load/store them remotely at line granularity, no faults"; break;
     case SimParadigm::rdl: r.model = "halo read by the neighbour during its kernel (one read per 128-B line), a link round trip exposed per wave of reading blocks"; break;
     case SimParadigm::p2p_inline: r.model = "remote stores, one write per (run, 128-B line), overlapped with the kernel"; break;

@@ -91,11 +91,6 @@ GpuParams h200() {
                            // warm caches) took 0.65-0.72 ns a storing warp where 309-383 K warps stored
   g.fault_us = 40;         // our scope run: um_fault_latency gpu->gpu "fault" medians, 35-45 us,
                            // median 40.0
-  // Our scope run (results/nvidia-h200-x4/2026-11-22_446b6fb_um-node, um_fault_all, medians of 5):
-  // k GPUs each read their own managed buffer resident on the next GPU, all at once; the
-  // aggregate rate at 64 MiB, 256 MiB and 1 GiB a GPU, median, over k: 9.48 (1 GPU), 16.38 / 2,
-  // 22.28 / 3, 21.67 / 4 GB/s
-  g.um_migrate_GBps = {9.48, 8.19, 7.43, 5.42};
   g.page_bytes = 64 << 10;
   return g;
 }
@@ -269,7 +264,6 @@ System from_machine_model(const std::string& path) {
       peer.push_back(p.peak_GBps);
       if (!p.fit.segments.empty() && p.fit.segments.back().c_s > 0) copy_c_us.push_back(p.fit.segments.back().c_s * 1e6);
     }
-
   }
   std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
   std::vector<double> hop_peer_us, hop_same_us, graph_copy_us, hot_word_us;

@@ -62,11 +62,6 @@ struct GpuParams {
                                // (lat_hot_word: kernel time less the same kernel without them, per
                                // request). 0: not modelled
   double fault_us = 20;        // UM page fault service (fault + migrate one page)
-  // Fault-driven migration rate of one GPU while k GPUs fault at once, [k - 1] (the last entry for
-  // more GPUs; empty: not modelled, fault_us alone prices a batch): the UM driver serves the GPUs
-  // side by side, each slower the more of them fault (scope um_fault_all; sim/um.hpp
-  // um_fault_seconds)
-  std::vector<double> um_migrate_GBps;
   double page_bytes = 64 << 10;// UM migration granularity
   // The UM driver's thrashing detection (sim/um.hpp UmThrashing: nvidia-uvm's defaults, read on
   // the 4xH200 node): migrations of a page within this lapse of each other are thrashing events,

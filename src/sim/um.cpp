@@ -125,15 +125,4 @@ UmFaults um_faults(const std::vector<UmPages>& pages, int g) {
   return f;
 }
 
-double um_fault_seconds(const UmFaults& own, int faulting, double page_bytes, double fault_us,
-                        const std::vector<double>& migrate_GBps) {
-  if (own.faults <= 0) return 0;
-  double move = 0;
-  if (!migrate_GBps.empty()) {
-    const std::size_t k = std::min<std::size_t>(std::max(faulting, 1), migrate_GBps.size());
-    move = own.faults * page_bytes / (migrate_GBps[k - 1] * 1e9);
-  }
-  return own.batches * fault_us * 1e-6 + move;
-}
-
 }  // namespace gpsm::sim

@@ -129,13 +129,4 @@ struct UmFaults {
 // (one isolated fault's, scope's um_fault_latency) is an estimate, not measured for a batch.
 UmFaults um_faults(const std::vector<UmPages>& pages, int g);
 
-// Seconds GPU g's faults hold it in one iteration: its batches one after another (fault_us
-// each), and the pages they bring (own.faults x page_bytes) at one GPU's migration rate while
-// `faulting` GPUs fault in the iteration (migrate_GBps[faulting - 1], the last entry beyond the
-// table; empty: not modelled). The driver serves the GPUs side by side, each slower the more of
-// them fault: scope's um_fault_all on 4xH200 moved 9.48 GB/s for one GPU alone and 8.19, 7.43,
-// 5.42 GB/s a GPU with 2, 3, 4 at once (large buffers, every SM reading).
-double um_fault_seconds(const UmFaults& own, int faulting, double page_bytes, double fault_us,
-                        const std::vector<double>& migrate_GBps);
-
 }  // namespace gpsm::sim

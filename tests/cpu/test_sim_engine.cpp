@@ -1208,47 +1208,6 @@ TEST(SimEngine, UmFaultsToContiguousPagesAreOneBatch) {
   EXPECT_DOUBLE_EQ(um.link_bytes_per_iter, 6 * (4096 + 16 * 24));
 }
 
-// A GPU's faulted pages migrate at one GPU's rate while k GPUs fault at once
-// (um_migrate_GBps[k - 1], the last entry beyond the table): the UM driver serves the GPUs side
-// by side, each slower the more of them fault (scope um_fault_all). The trace of
-// UmFaultsToContiguousPagesAreOneBatch: each GPU faults 3 pages of 4 KiB in 2 batches, both
-// GPUs fault: at {2, 1} GB/s a GPU's pages take 3 x 4096 B / 1 GB/s = 12.288 us on top of its
-// 2 x 20 us; a GPU that does not fault waits for nothing (um_fault_seconds).
-TEST(SimEngine, UmMigrationSlowsAsMoreGpusFault) {
-  UmFaults own;
-  own.faults = 3;
-  own.batches = 2;
-  const std::vector<double> rates{2, 1};
-  EXPECT_NEAR(um_fault_seconds(own, 1, 4096, 20, rates), (2 * 20 + 3 * 4096 / 2e3) * 1e-6, 1e-15);
-  EXPECT_NEAR(um_fault_seconds(own, 2, 4096, 20, rates), (2 * 20 + 3 * 4096 / 1e3) * 1e-6, 1e-15);
-  EXPECT_NEAR(um_fault_seconds(own, 4, 4096, 20, rates), (2 * 20 + 3 * 4096 / 1e3) * 1e-6, 1e-15);
-  EXPECT_NEAR(um_fault_seconds(own, 2, 4096, 20, {}), 2 * 20e-6, 1e-15);  // empty: not modelled
-  EXPECT_EQ(um_fault_seconds(UmFaults{}, 2, 4096, 20, rates), 0.0);
-  const TestLink l;
-  Trace t;
-  t.gpus = 2;
-  t.layout = "grid";
-  t.allocations = {{"A", MemKind::managed, 0, -1, 0, 4 * 4096}, {"B", MemKind::managed, 1, -1, 4 * 4096, 4 * 4096}};
-  IterationTrace it;
-  it.host_sync = true;
-  KernelTrace k0, k1;
-  k0.gpu = 0, k1.gpu = 1;
-  k0.grid_blocks = k1.grid_blocks = 1;
-  BlockTrace b0, b1;
-  b0.runs = {run(Op::store, 0, 4096), run(Op::load, 4 * 4096, 1024)};
-  b1.runs = {run(Op::store, 4 * 4096, 4096), run(Op::load, 1 * 4096, 1024), run(Op::load, 3 * 4096, 1024)};
-  k0.blocks = {b0};
-  k1.blocks = {b1};
-  it.kernels = {k0, k1};
-  t.iterations = {it};
-  System s = two_gpus();
-  const SimResult unmodelled = sim(t, SimParadigm::um, l, {}, s);
-  s.gpu.um_migrate_GBps = rates;
-  const SimResult both = sim(t, SimParadigm::um, l, {}, s);
-  EXPECT_NEAR(both.sec_per_iter - unmodelled.sec_per_iter, 3 * 4096 / 1e9, 1e-12);
-  EXPECT_DOUBLE_EQ(both.link_bytes_per_iter, unmodelled.link_bytes_per_iter);
-}
-
 // A marching kernel's remote loads (rdl's halo planes) are dependent steps: all reading blocks of
 // a wave ask at once, so they wait a round trip plus the burst's wire time through the link, not
 // a round trip alone. Each of GPU 0's 8 marching blocks (one wave) loads 4 KiB of GPU 1's slab:
