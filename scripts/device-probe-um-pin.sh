@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On a GPU machine after scripts/device-run.sh built gpsm: how a 3D um solve's iterations cost
+# from the first one on (issue 7, gpsm sim's um model: when do the halo pages pin?).
+# Output: $OUT/um-pin.log, $OUT/um-pin-<app>-<gpus>-<iters>.json (gpsm.results).
+#
+# Each point is a fresh process (fresh managed buffers, nothing pinned), one timed solve of N
+# iterations, no warm-up; the marginal cost of iterations (N1, N2] is the difference of the
+# solves' totals. um_hints at the longest N is the no-fault baseline of the same run.
+#
+# Prediction, written before the run (the model's cadence, docs/sim.md "The sampled 3D march's
+# halo chunks; demand migration on several GPUs at once"): a halo page goes over at the start of
+# the neighbour's march, back at the end of the owner's, and over again two iterations later; it
+# pins only if 2T - kernel < 500 us. If its 2 MiB a GPU migrate at um_fault_all's 8.19 GB/s,
+# heat3d 512^3 on 2 GPUs has T ~ 450 us and never pins: every iteration costs ~300 us over
+# um_hints at every N. The bench's 156.7 us (100 iterations after a warm-up solve) says it pins;
+# so either its first iterations are cheap (migrations far faster than um_fault_all's), or they
+# are dear and the pages pin anyway (the model's rule is wrong).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/out}; mkdir -p "$out"; log="$out/um-pin.log"
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+rc=0
+run() {  # app gpus paradigm iters
+  local f="$out/um-pin-$1-$2-$3-$4.json"
+  timeout 120 ./build/bin/gpsm bench --app "$1" --size 512 --gpus "$2" --paradigm "$3" --iters "$4" \
+    --reps 1 --warmup 0 --json "$f" >>"$log" 2>&1 || rc=1
+  python3 - "$f" "$1" "$2" "$3" "$4" <<'EOF' | tee -a "$log.table"
+import json, sys
+f, app, gpus, par, iters = sys.argv[1:]
+try:
+    d = json.load(open(f))
+except Exception as e:
+    print(f"{app} {gpus} {par} {iters} no result ({e})"); sys.exit()
+pts = [p for t in d.get("tests", []) for s in t.get("series", []) for p in s.get("points", [])]
+if not pts:
+    print(f"{app} gpus={gpus} {par} iters={iters} no point"); sys.exit()
+p = pts[0]
+print(f"{app} gpus={gpus} {par} iters={iters} us_per_iter={p['median']:.2f} solve_us={p['median'] * int(iters):.1f} verified={p['verified']}")
+EOF
+}
+for it in 1 2 3 4 6 8 12 16 24 32; do
+  run heat3d 2 um $it; run wave3d 2 um $it; run heat3d 4 um $it
+done
+run heat3d 2 um_hints 32; run wave3d 2 um_hints 32; run heat3d 4 um_hints 32
+cat "$log.table"
+exit $rc
