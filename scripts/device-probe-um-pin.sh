@@ -3,6 +3,7 @@
 # from the first one on (issue 7, gpsm sim's um model: when do the halo pages pin?).
 # Output: $OUT/um-pin.log, $OUT/um-pin-<app>-<gpus>-<iters>.json (gpsm.results).
 #
+# Usage: scripts/device-probe-um-pin.sh [long]  (long: solves of 48-256 iterations)
 # Each point is a fresh process (fresh managed buffers, nothing pinned), one timed solve of N
 # iterations, no warm-up; the marginal cost of iterations (N1, N2] is the difference of the
 # solves' totals. um_hints at the longest N is the no-fault baseline of the same run.
@@ -38,9 +39,14 @@ p = pts[0]
 print(f"{app} gpus={gpus} {par} iters={iters} us_per_iter={p['median']:.2f} solve_us={p['median'] * int(iters):.1f} verified={p['verified']}")
 EOF
 }
-for it in 1 2 3 4 6 8 12 16 24 32; do
-  run heat3d 2 um $it; run wave3d 2 um $it; run heat3d 4 um $it
-done
-run heat3d 2 um_hints 32; run wave3d 2 um_hints 32; run heat3d 4 um_hints 32
+if [ "${1:-}" = long ]; then  # longer solves: when do heat3d's pages pin?
+  for it in 48 64 96 128 192 256; do run heat3d 2 um $it; run heat3d 4 um $it; done
+  for it in 64 256; do run wave3d 2 um $it; done
+else
+  for it in 1 2 3 4 6 8 12 16 24 32; do
+    run heat3d 2 um $it; run wave3d 2 um $it; run heat3d 4 um $it
+  done
+  run heat3d 2 um_hints 32; run wave3d 2 um_hints 32; run heat3d 4 um_hints 32
+fi
 cat "$log.table"
 exit $rc
