@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine after scripts/device-run.sh built gpsm: does the UM driver serve several GPUs'
-# demand migrations side by side, or one after another (issue 7, gpsm sim's um model,
-# sim/um.hpp um_fault_seconds)? Output: $OUT/um-node.log, $OUT/um-node.json (gpsm.results).
+# demand migrations side by side, or one after another (issue 7, gpsm sim's um model)? Output: $OUT/um-node.log, $OUT/um-node.json (gpsm.results).
 #
 # Prediction, written before the run (from wave3d 512^3 um on 4xH200: 773 us over um_hints an
 # iteration on 2 GPUs for 8.4 MB migrated, 2244 us on 4 GPUs for 25.2 MB, i.e. 10.9 and 11.2 GB/s

@@ -167,7 +167,7 @@ class UmFaultAll : public Test {
     // buffer i: read by devices[i], resident on devices[(i + 1) % n]
     std::vector<std::unique_ptr<Managed>> m;
     std::vector<std::unique_ptr<DeviceStream>> st;
-    std::vector<std::uint32_t*> out(n, nullptr);
+    std::vector<std::unique_ptr<DeviceBuffer>> out;  // each reader's per-block XORs
     std::vector<int> blocks(n);
     for (int i = 0; i < n; ++i) {
       const int src = o.devices[(i + 1) % n], dst = o.devices[i];
@@ -180,9 +180,9 @@ class UmFaultAll : public Test {
         fill_pattern_device(m[i]->p, m[i]->bytes, 52 + i, nullptr);
         GPSM_CUDA(cudaDeviceSynchronize());
       }
-      DeviceGuard g(dst);
-      GPSM_CUDA(cudaMalloc(&out[i], blocks[i] * sizeof(std::uint32_t)));
+      out.push_back(std::make_unique<DeviceBuffer>(dst, blocks[i] * sizeof(std::uint32_t)));
     }
+    const auto xors = [&](int i) { return static_cast<std::uint32_t*>(out[i]->p); };
     for (int k : counts) {
       if (o.progress) o.progress(name() + " " + std::to_string(k) + " GPU(s) at once");
       Series s;
@@ -199,23 +199,19 @@ class UmFaultAll : public Test {
           const auto t0 = std::chrono::steady_clock::now();
           for (int i = 0; i < k; ++i) {
             DeviceGuard g(o.devices[i]);
-            xor_read_launch(m[i]->p, bytes, blocks[i], out[i], st[i]->s);
+            xor_read_launch(m[i]->p, bytes, blocks[i], xors(i), st[i]->s);
           }
           for (int i = 0; i < k; ++i) GPSM_CUDA(cudaStreamSynchronize(st[i]->s));
           const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           for (int i = 0; i < k; ++i) {
             DeviceGuard g(o.devices[i]);
-            ok = ok && xor_of(out[i], blocks[i], st[i]->s) == pattern_xor(bytes / 4, 52 + i);
+            ok = ok && xor_of(xors(i), blocks[i], st[i]->s) == pattern_xor(bytes / 4, 52 + i);
           }
           if (rep >= o.warmup) t.push_back(secs);
         }
         s.points.push_back(make_point(double(bytes), double(bytes) * k, t, "GB/s", ok));
       }
       r.series.push_back(std::move(s));
-    }
-    for (int i = 0; i < n; ++i) {
-      DeviceGuard g(o.devices[i]);
-      cudaFree(out[i]);
     }
   }
 };
