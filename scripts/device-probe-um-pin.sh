@@ -3,7 +3,8 @@
 # from the first one on (issue 7, gpsm sim's um model: when do the halo pages pin?).
 # Output: $OUT/um-pin.log, $OUT/um-pin-<app>-<gpus>-<iters>.json (gpsm.results).
 #
-# Usage: scripts/device-probe-um-pin.sh [long]  (long: solves of 48-256 iterations)
+# Usage: scripts/device-probe-um-pin.sh [long|protocol]  (long: solves of 48-256 iterations;
+# protocol: three fresh 100-iteration solves each, then the bench's own protocol, 1 warm-up + 5 reps)
 # Each point is a fresh process (fresh managed buffers, nothing pinned), one timed solve of N
 # iterations, no warm-up; the marginal cost of iterations (N1, N2] is the difference of the
 # solves' totals. um_hints at the longest N is the no-fault baseline of the same run.
@@ -39,7 +40,15 @@ p = pts[0]
 print(f"{app} gpus={gpus} {par} iters={iters} us_per_iter={p['median']:.2f} solve_us={p['median'] * int(iters):.1f} verified={p['verified']}")
 EOF
 }
-if [ "${1:-}" = long ]; then  # longer solves: when do heat3d's pages pin?
+if [ "${1:-}" = protocol ]; then  # the spread of fresh 100-iteration solves, then the bench's protocol
+  for rep in 1 2 3; do run heat3d 2 um 100; run wave3d 2 um 100; done
+  for app in heat3d wave3d; do
+    f="$out/um-pin-$app-2-um-protocol.json"
+    timeout 150 ./build/bin/gpsm bench --app $app --size 512 --gpus 2 --paradigm um --iters 100 --reps 5 --warmup 1 \
+      --json "$f" >>"$log" 2>&1 || rc=1
+    python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['tests'][0]['series'][0]['points'][0]; print(sys.argv[2], 'gpus=2 um iters=100 warmup=1 reps=5: per-rep us', [round(t*1e6,1) for t in p['time_s']], 'median', round(p['median'],2), 'verified', p['verified'])" "$f" $app | tee -a "$log.table"
+  done
+elif [ "${1:-}" = long ]; then  # longer solves: when do heat3d's pages pin?
   for it in 48 64 96 128 192 256; do run heat3d 2 um $it; run heat3d 4 um $it; done
   for it in 64 256; do run wave3d 2 um $it; done
 else
