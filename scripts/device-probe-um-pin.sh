@@ -17,6 +17,10 @@
 # um_hints at every N. The bench's 156.7 us (100 iterations after a warm-up solve) says it pins;
 # so either its first iterations are cheap (migrations far faster than um_fault_all's), or they
 # are dear and the pages pin anyway (the model's rule is wrong).
+# Protocol mode, predicted before its run: fresh 100-iteration heat3d solves average 300-700 us
+# (between the long run's N = 96 and 128 points) with a wide spread; in the bench's protocol the
+# timed reps are faster (the warm-up's pins carry over), near 157 us, unless a pin's 150-ms life
+# runs out between reps; wave3d's reps stay near 1 ms.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}; mkdir -p "$out"; log="$out/um-pin.log"
