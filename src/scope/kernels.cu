@@ -35,23 +35,36 @@ void xor_read_launch(const void* src, size_t bytes, int blocks, std::uint32_t* o
   GPSM_CUDA_LAUNCH();
 }
 
-std::uint32_t xor_of(const std::uint32_t* out, int blocks, cudaStream_t s) {
-  std::vector<std::uint32_t> h(blocks);
+namespace {
+// Enqueues the copy of the per-block XORs to the host (h: blocks words); after a sync, fold(h).
+void enqueue_xors(const std::uint32_t* out, int blocks, std::vector<std::uint32_t>& h, cudaStream_t s) {
+  h.resize(blocks);
   GPSM_CUDA(cudaMemcpyAsync(h.data(), out, blocks * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s));
-  GPSM_CUDA(cudaStreamSynchronize(s));
+}
+std::uint32_t fold(const std::vector<std::uint32_t>& h) {
   std::uint32_t x = 0;
   for (auto v : h) x ^= v;
   return x;
 }
+}  // namespace
 
+std::uint32_t xor_of(const std::uint32_t* out, int blocks, cudaStream_t s) {
+  std::vector<std::uint32_t> h;
+  enqueue_xors(out, blocks, h, s);
+  GPSM_CUDA(cudaStreamSynchronize(s));
+  return fold(h);
+}
+
+// One sync for the read-back and the free: um_fault times this whole call.
 std::uint32_t xor_read(const void* src, size_t bytes, int blocks, cudaStream_t s) {
   std::uint32_t* out = nullptr;
   GPSM_CUDA(cudaMallocAsync(&out, blocks * sizeof(std::uint32_t), s));
   xor_read_launch(src, bytes, blocks, out, s);
-  const std::uint32_t x = xor_of(out, blocks, s);
+  std::vector<std::uint32_t> h;
+  enqueue_xors(out, blocks, h, s);
   GPSM_CUDA(cudaFreeAsync(out, s));
   GPSM_CUDA(cudaStreamSynchronize(s));
-  return x;
+  return fold(h);
 }
 
 }  // namespace gpsm::scope

@@ -112,7 +112,7 @@ struct Trace {
 // Which allocation holds `addr` (index into t.allocations), or -1.
 int allocation_of(const Trace& t, std::uint64_t addr);
 
-// Binary file (magic "GPSMTRC", version 7; reads 2 to 7; docs/sim.md). Throws gpsm::Error naming the file and
+// Binary file (magic "GPSMTRC", version 8; reads 2 to 8; docs/sim.md). Throws gpsm::Error naming the file and
 // what is wrong on a malformed or truncated file.
 void write_trace(const Trace& t, const std::string& path);
 Trace read_trace(const std::string& path);
