@@ -550,11 +550,11 @@ struct Engine {
 
   bool host_driven() const { return p != SimParadigm::infinite; }
 
-  // The least time a direct-topology GPU needs to send `wire` bytes to its peers in one phase of
-  // an all-to-all: at the measured all-to-all egress (System::egress_GBps, wire bytes of large
-  // packets). 0 where no egress cap applies (other topologies, egress 0).
+  // The least time a GPU needs to send `wire` bytes to its peers in one phase of an all-to-all:
+  // at the measured all-to-all egress (System::egress_GBps, wire bytes of large packets). 0 where
+  // no egress cap applies (egress 0).
   double egress_seconds(double wire) const {
-    return sys.topology == Topology::direct && sys.egress_GBps > 0 ? wire / (sys.egress_GBps * 1e9) : 0;
+    return sys.egress_GBps > 0 ? wire / (sys.egress_GBps * 1e9) : 0;
   }
 
   // ---- UM page state (um, um_hints): per managed allocation, per page (sim/um.hpp) ----
@@ -979,8 +979,14 @@ SimResult Engine::run() {
       // fabric combined: 4xH200, road:5120 pagerank p2p_inline put 78.6 MB per GPU on the links in
       // 319.6 us, >= 246 GB/s of payload, which 32-B packets at their wire overhead could not
       // carry (that cap gave 469 us), while the payload at the copies' egress gives 332 us.
-      if (stored[g] > 0) pair = std::max(pair, egress_seconds(lm.write_wire(L, stored[g])));
-      link_t[g] = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
+      // A switched GPU (switch_tree, nvswitch) sends and receives everything through its one
+      // port: on 4xH200 (NV18 between every pair: NVSwitch), pagerank and sssp rmat:20's remote
+      // loads on 4 GPUs (193 MB of wire into each GPU from its 3 peers) took 527.5 / 580.5 us,
+      // near the 4-GPU bytes at one port's rate, not at three pairs' (a per-pair bound gave 183.7
+      // / 274.5 us); on 2 GPUs both bounds agree (646.3 / 686.5 us against 639.3 / 655.8).
+      double t = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
+      if (stored[g] > 0) t = std::max(t, egress_seconds(lm.write_wire(L, stored[g])));
+      link_t[g] = t;
     }
     double wire = extra_wire;
     for (int a = 0; a < G; ++a)

@@ -147,7 +147,10 @@ System h200x4() {
   s.name = "h200x4";
   s.gpus = 4;
   s.gpu = h200();
-  s.topology = Topology::direct;
+  // nvidia-smi topo -m: NV18 between every pair, and one pair alone moves 395.75 GB/s, far above
+  // what a third of a GPU's 18 links could carry: the GPUs meet in NVSwitches, and a GPU's
+  // traffic to and from all its peers shares its port (its 18 links).
+  s.topology = Topology::nvswitch;
   s.link = default_link(LinkKind::nvlink4);
   // Our scope run: ce_peer uni, every ordered pair 395.5-396.0 GB/s (median 395.75) at 512 MiB;
   // stored as the wire rate that delivers it: 395.75 x 272/256 = 420.5 GB/s.
@@ -316,6 +319,10 @@ System from_machine_model(const std::string& path) {
     s.link.kind = peer_GBps > 250 ? LinkKind::nvlink4
                   : peer_GBps > 120 ? LinkKind::nvlink3 : LinkKind::nvlink2;
     s.egress_GBps = 0;  // the all-to-all egress is not in a machine model: no cap
+    // A pair alone above 250 GB/s takes more than 10 of an NVLink4 GPU's 18 links (25 GB/s
+    // each), so a second peer could not have direct links as wide: the GPUs meet in NVSwitches
+    // and share their port (h200x4's topology). Slower NVLink pairs: one link set per pair.
+    if (s.link.kind != LinkKind::nvlink4) s.topology = Topology::direct;
   } else {
     s = v100_pcie(peer_GBps > 40 ? LinkKind::pcie5
                   : peer_GBps > 20 ? LinkKind::pcie4 : LinkKind::pcie3, "v100-pcie");

@@ -174,6 +174,10 @@ TEST(SimEngine, EgressCapsWhatAGpuCopies) {
   // 1120 wire bytes at 0.001 GB/s = 1.12 ms of link time; above the link's own time only then.
   capped.egress_GBps = 0.001;
   EXPECT_NEAR(sim(t, SimParadigm::p2p_inline, l, {}, capped).transfer_s, 1120 / 1e6, 1e-12);
+  // the same cap on a switched GPU (h200x4 is one since 2026-11-22)
+  System switched = capped;
+  switched.topology = Topology::nvswitch;
+  EXPECT_NEAR(sim(t, SimParadigm::p2p_inline, l, {}, switched).transfer_s, 1120 / 1e6, 1e-12);
   EXPECT_DOUBLE_EQ(sim(t, SimParadigm::p2p_inline, l, {}, loose).sec_per_iter,
                    sim(t, SimParadigm::p2p_inline, l).sec_per_iter);
 }
@@ -473,6 +477,47 @@ TEST(SimEngine, ProactSendsChunksAndOverlapsThem) {
   const SimResult pe = sim(early, SimParadigm::proact, l), me = sim(early, SimParadigm::memcpy, l);
   EXPECT_LT(pe.sec_per_iter, me.sec_per_iter);
   EXPECT_DOUBLE_EQ(pe.link_bytes_per_iter, me.link_bytes_per_iter);
+}
+
+// GPU 0 loads 4 KiB from each of GPUs 1 and 2 (rdl's remote loads). Directly linked pairs carry
+// the two reads side by side; a switched GPU (nvswitch) takes both through its one port: on
+// 4xH200 (NV18 between every pair) rmat:20's remote loads on 4 GPUs took 527.5 us where the
+// per-pair bound gave 183.7 (docs/sim.md "Link time").
+TEST(SimEngine, SwitchedGpuReadsFromAllPeersThroughOnePort) {
+  TestLink l;
+  Trace t;
+  t.app = "hand";
+  t.gpus = 3;
+  t.layout = "slabs";
+  for (int g = 0; g < 3; ++g)
+    t.allocations.push_back({"slab" + std::to_string(g), MemKind::device, g, -1, g * kSlab, kSlab});
+  for (int i = 0; i < 2; ++i) {
+    IterationTrace it;
+    for (int g = 0; g < 3; ++g) {
+      KernelTrace k;
+      k.name = "step";
+      k.gpu = g;
+      k.grid_blocks = 1;
+      BlockTrace b;
+      b.block = 0;
+      b.runs.push_back(run(Op::store, g * kSlab, 1024));
+      if (g == 0)
+        for (int peer = 1; peer < 3; ++peer) b.runs.push_back(run(Op::load, peer * kSlab, 1024));
+      k.blocks.push_back(b);
+      it.kernels.push_back(k);
+    }
+    t.iterations.push_back(it);
+  }
+  System direct = two_gpus();
+  direct.gpus = 3;
+  System sw = direct;
+  sw.topology = Topology::nvswitch;
+  // 4 KiB from a peer: 32 lines of 128 B, each 16 + 128 + 24 wire bytes, at 10 GB/s
+  const double one_peer = 32 * (16 + 128 + 24) / 10e9;
+  const SimResult d = sim(t, SimParadigm::rdl, l, {}, direct), s = sim(t, SimParadigm::rdl, l, {}, sw);
+  EXPECT_DOUBLE_EQ(d.link_bytes_per_iter, s.link_bytes_per_iter);
+  EXPECT_NEAR(d.transfer_s, one_peer, 1e-12);
+  EXPECT_NEAR(s.transfer_s, 2 * one_peer, 1e-12);
 }
 
 TEST(SimEngine, RdlPaysALatencyPerReadingWave) {

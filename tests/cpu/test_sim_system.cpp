@@ -46,7 +46,7 @@ TEST(SimSystem, EveryPresetConstructs) {
   EXPECT_DOUBLE_EQ(preset("dgx2").link.raw_GBps, 150);
   const System h = preset("h200x4");
   EXPECT_EQ(h.gpus, 4);
-  EXPECT_EQ(h.topology, Topology::direct);
+  EXPECT_EQ(h.topology, Topology::nvswitch);  // NV18 between every pair
   EXPECT_EQ(h.gpu.sms, 132);
   EXPECT_EQ(h.gpu.name, "H200");
   EXPECT_EQ(preset("v100-pcie5").gpu.name, "V100");
@@ -123,7 +123,7 @@ TEST(SimSystem, CopyTimeOrdersGenerations) {
 TEST(SimSystem, FromMachineModelH200) {
   const System s = from_machine_model(kH200Model);
   EXPECT_EQ(s.gpus, 4);
-  EXPECT_EQ(s.topology, Topology::direct);
+  EXPECT_EQ(s.topology, Topology::nvswitch);  // a pair alone above 250 GB/s: switched
   EXPECT_EQ(s.link.kind, LinkKind::nvlink4);
   EXPECT_EQ(s.gpu.name, "H200");
   // The measured ce_peer uni median, 395.75 GB/s, as the payload rate of a long copy.
