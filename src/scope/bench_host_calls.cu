@@ -5,10 +5,12 @@
 //    of the graph apps' phase (every GPU waits for every other GPU's last event, launches, records);
 //  - lat_event_hop: GPU-side time of a dependency that crosses GPUs through an event (a chain of
 //    empty kernels alternating between two GPUs, enqueued behind a gate), beside the same chain
-//    between two streams of one GPU;
+//    between two streams of one GPU; and what the graph apps' phase wait costs when every GPU
+//    finishes its step together (all selected GPUs step in lockstep, with and without the waits);
 //  - lat_graph_copy: a peer copy's time as a node of a CUDA graph (kernel -> copy chains, the
 //    3D apps' memcpy loop) against the same chain without copies, per copy size.
 #include <algorithm>
+#include <memory>
 
 #include "scope/bench_common.cuh"
 #include "scope/kernels.cuh"
@@ -17,6 +19,13 @@ namespace gpsm::scope {
 namespace {
 
 __global__ void noop_kernel() {}
+
+// One thread busy for about `ns` on the global timer: a phase's kernel of known length.
+__global__ void busy_kernel(unsigned long long ns) {
+  const unsigned long long t0 = globaltimer_ns();
+  while (globaltimer_ns() - t0 < ns) {
+  }
+}
 
 // Loads noop_kernel on `dev` now. CUDA loads kernels lazily (CUDA_MODULE_LOADING=LAZY, the default
 // since 12.2), and loading one while a gate kernel spins waits for the gate: a gated chain whose
@@ -215,7 +224,9 @@ class EventHop : public Test {
   std::string group() const override { return "latency"; }
   std::string description() const override {
     return "GPU time per hop of a dependency chain (stream wait on the previous hop's event, empty kernel, record) "
-           "alternating between two GPUs, and between two streams of one GPU; enqueued behind a gate";
+           "alternating between two GPUs, and between two streams of one GPU; enqueued behind a gate. And the graph "
+           "apps' phase: every selected GPU steps a 10-us kernel, waiting for every other GPU's previous step, against "
+           "the same steps without the waits (their difference: the phase wait when the GPUs finish together)";
   }
   std::string unit() const override { return "us"; }
   std::string x_name() const override { return "none"; }
@@ -226,6 +237,7 @@ class EventHop : public Test {
     const int d = o.devices[0], e = o.devices[1];
     chain(o, r, d, e);
     chain(o, r, d, d);
+    phase(o, r);
   }
 
  private:
@@ -277,6 +289,85 @@ class EventHop : public Test {
     gate.reset();  // throws if a gate timed out: the chain did not run as enqueued
     const std::string label = d == e ? gpu_name(d) + " stream->stream hop" : gpu_name(d) + "<->" + gpu_name(e) + " hop";
     push_us(r, label, {{"src", gpu_name(d)}, {"dst", gpu_name(e)}}, 0, t, ok);
+  }
+
+  // The graph apps' phase loop (PhaseEvents): every selected GPU, each step, waits for every other
+  // GPU's event of the previous step, runs a kernel of kBusyUs and records its event; all GPUs
+  // enqueued behind one gate, so they start together and the host's issue is not timed. The same
+  // loop without the waits (each GPU after its own stream only) is timed beside it, in the same
+  // repetition order, and the series is the difference per step: the cost of the waits when the
+  // GPUs finish together. The chain above alternates single kernels, so every hop there waits a
+  // whole cross-GPU signal; the simulator charged that (5.36 us) per phase, and the 2-GPU graph
+  // loops ran 3.6-4.5 us an iteration over their kernels (docs/sim.md, 2026-11-22).
+  static constexpr double kBusyUs = 10;
+  static void phase(const Options& o, TestResult& r) {
+    const std::vector<int>& devs = o.devices;
+    const int G = static_cast<int>(devs.size()), steps = o.quick ? 40 : 100;
+    for (int dv : devs) preload_noop(dv);
+    std::vector<std::unique_ptr<DeviceStream>> st;
+    for (int dv : devs) st.push_back(std::make_unique<DeviceStream>(dv));
+    Events even(devs), odd(devs);  // the step's event, double-buffered as PhaseEvents
+    Events timing({devs[0], devs[0]}, cudaEventDefault);
+    for (int dv : devs) {  // load busy_kernel before the gate (preload_noop's rule)
+      DeviceGuard g(dv);
+      cudaFuncAttributes a{};
+      GPSM_CUDA(cudaFuncGetAttributes(&a, busy_kernel));
+    }
+    Gate gate;
+    bool ok = true;
+    // seconds per step on devs[0], one repetition
+    auto loop = [&](bool waits) {
+      gate.reset();
+      for (int i = 0; i < G; ++i) {
+        DeviceGuard g(devs[i]);
+        gate.hold(st[i]->s);
+        if (i == 0) GPSM_CUDA(cudaEventRecord(timing.ev[0], st[0]->s));
+      }
+      for (int k = 0; k < steps; ++k)
+        for (int i = 0; i < G; ++i) {
+          DeviceGuard g(devs[i]);
+          cudaStream_t s = st[i]->s;
+          if (waits && k > 0)
+            for (int j = 0; j < G; ++j)
+              if (j != i) GPSM_CUDA(cudaStreamWaitEvent(s, ((k - 1) % 2 ? odd : even).ev[j], 0));
+          busy_kernel<<<1, 1, 0, s>>>(static_cast<unsigned long long>(kBusyUs * 1e3));
+          GPSM_CUDA_LAUNCH();
+          GPSM_CUDA(cudaEventRecord((k % 2 ? odd : even).ev[i], s));
+        }
+      float ms = 0;
+      {
+        DeviceGuard g(devs[0]);
+        GPSM_CUDA(cudaEventRecord(timing.ev[1], st[0]->s));
+      }
+      gate.release();
+      for (int i = 0; i < G; ++i) {
+        DeviceGuard g(devs[i]);
+        ok = ok && cudaStreamSynchronize(st[i]->s) == cudaSuccess;
+      }
+      GPSM_CUDA(cudaEventElapsedTime(&ms, timing.ev[0], timing.ev[1]));
+      return ms * 1e-3 / steps;
+    };
+    std::vector<double> with, alone, diff;
+    for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
+      const double a = loop(false), w = loop(true);  // side by side: the same clocks
+      if (rep < o.warmup) continue;
+      alone.push_back(a);
+      with.push_back(w);
+      diff.push_back(w - a);
+    }
+    gate.reset();  // throws if a gate timed out
+    // Each step at least the busy time: a shorter one means the kernels did not run as asked.
+    for (double a : alone) ok = ok && a >= kBusyUs * 1e-6;
+    const std::string k = std::to_string(G) + " GPUs";
+    const std::map<std::string, std::string> base{{"src", gpu_name(devs[0])}, {"dst", "all"}, {"gpus", std::to_string(G)}};
+    auto with_mech = [&](const char* m) {
+      auto p = base;
+      p["mechanism"] = m;
+      return p;
+    };
+    push_us(r, "phase step, " + k + ", waits for every other GPU", with_mech("phase step waits"), 0, with, ok);
+    push_us(r, "phase step, " + k + ", own stream only", with_mech("phase step alone"), 0, alone, ok);
+    push_us(r, "phase wait per step, " + k + " finishing together", with_mech("phase wait"), 0, diff, ok);
   }
 };
 
