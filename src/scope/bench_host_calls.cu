@@ -5,13 +5,15 @@
 //    of the graph apps' phase (every GPU waits for every other GPU's last event, launches, records);
 //  - lat_event_hop: GPU-side time of a dependency that crosses GPUs through an event (a chain of
 //    empty kernels alternating between two GPUs, enqueued behind a gate), beside the same chain
-//    between two streams of one GPU; and what the graph apps' phase wait costs when every GPU
-//    finishes its step together (all selected GPUs step in lockstep, with and without the waits);
+//    between two streams of one GPU; and what a phase wait costs when every GPU finishes its step
+//    together (all selected GPUs step in lockstep, with and without the waits: behind a gate, as
+//    the graph apps' host issues it, and as the 3D apps' CUDA graph holds it);
 //  - lat_graph_copy: a peer copy's time as a node of a CUDA graph (kernel -> copy chains, the
 //    3D apps' memcpy loop) against the same chain without copies, per copy size.
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <utility>
 
 #include "scope/bench_common.cuh"
 #include "scope/kernels.cuh"
@@ -227,7 +229,8 @@ class EventHop : public Test {
     return "GPU time per hop of a dependency chain (stream wait on the previous hop's event, empty kernel, record) "
            "alternating between two GPUs, and between two streams of one GPU; enqueued behind a gate. And the graph "
            "apps' phase: every selected GPU steps a 10-us kernel, waiting for every other GPU's previous step, against "
-           "the same steps without the waits (their difference: the phase wait when the GPUs finish together)";
+           "the same steps without the waits (their difference: the phase wait), enqueued behind a gate, issued by the "
+           "host as the graph apps do, and captured as one CUDA graph as the 3D apps do";
   }
   std::string unit() const override { return "us"; }
   std::string x_name() const override { return "none"; }
@@ -316,17 +319,8 @@ class EventHop : public Test {
     }
     Gate gate;
     bool ok = true;
-    // Seconds per step, one repetition. gated: enqueued behind the gate, timed by devs[0]'s events;
-    // else issued by the host as the apps do (each step's calls while the GPUs run the previous
-    // ones), timed by the host clock from the first call to the last GPU's end.
-    auto loop = [&](bool waits, bool gated) {
-      if (gated) gate.reset();
-      for (int i = 0; i < G && gated; ++i) {
-        DeviceGuard g(devs[i]);
-        gate.hold(st[i]->s);
-        if (i == 0) GPSM_CUDA(cudaEventRecord(timing.ev[0], st[0]->s));
-      }
-      const auto t0 = std::chrono::steady_clock::now();
+    // The steps, on the streams (or into the capture that started on devs[0]'s stream).
+    auto enqueue = [&](bool waits) {
       for (int k = 0; k < steps; ++k)
         for (int i = 0; i < G; ++i) {
           DeviceGuard g(devs[i]);
@@ -338,38 +332,89 @@ class EventHop : public Test {
           GPSM_CUDA_LAUNCH();
           GPSM_CUDA(cudaEventRecord((k % 2 ? odd : even).ev[i], s));
         }
-      if (gated) {
-        DeviceGuard g(devs[0]);
-        GPSM_CUDA(cudaEventRecord(timing.ev[1], st[0]->s));
-        gate.release();
-      }
+    };
+    auto sync_all = [&] {
       for (int i = 0; i < G; ++i) {
         DeviceGuard g(devs[i]);
         ok = ok && cudaStreamSynchronize(st[i]->s) == cudaSuccess;
       }
+    };
+    // The 3D apps' loop as one CUDA graph (stencil3d_host_loop_cuda.cpp HostLoop::capture): the
+    // other GPUs join devs[0]'s capture through a fork event and hand their last step back.
+    Events fork({devs[0]});
+    auto capture = [&](bool waits) {
+      cudaGraph_t gr = nullptr;
+      cudaGraphExec_t ex = nullptr;
+      DeviceGuard g(devs[0]);
+      GPSM_CUDA(cudaStreamBeginCapture(st[0]->s, cudaStreamCaptureModeRelaxed));
+      GPSM_CUDA(cudaEventRecord(fork.ev[0], st[0]->s));
+      for (int i = 1; i < G; ++i) {
+        DeviceGuard gi(devs[i]);
+        GPSM_CUDA(cudaStreamWaitEvent(st[i]->s, fork.ev[0], 0));
+      }
+      enqueue(waits);
+      for (int i = 1; i < G; ++i) GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ((steps - 1) % 2 ? odd : even).ev[i], 0));
+      GPSM_CUDA(cudaStreamEndCapture(st[0]->s, &gr));
+      GPSM_CUDA(cudaGraphInstantiate(&ex, gr, 0));
+      GPSM_CUDA(cudaGraphUpload(ex, st[0]->s));
+      GPSM_CUDA(cudaGraphDestroy(gr));
+      return ex;
+    };
+    enum class Mode { gated, host, graph };
+    cudaGraphExec_t graphs[2] = {nullptr, nullptr};  // without, with the waits
+    // Seconds per step, one repetition. gated: enqueued behind the gate, timed by devs[0]'s
+    // events; host: issued by the host as the graph apps do (each step's calls while the GPUs run
+    // the previous ones), host clock from the first call to the last GPU's end; graph: one launch
+    // of the captured loop, host clock as the 3D apps' solve().
+    auto loop = [&](bool waits, Mode m) {
+      if (m == Mode::gated) {
+        gate.reset();
+        for (int i = 0; i < G; ++i) {
+          DeviceGuard g(devs[i]);
+          gate.hold(st[i]->s);
+          if (i == 0) GPSM_CUDA(cudaEventRecord(timing.ev[0], st[0]->s));
+        }
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      if (m == Mode::graph) {
+        DeviceGuard g(devs[0]);
+        GPSM_CUDA(cudaGraphLaunch(graphs[waits ? 1 : 0], st[0]->s));
+      } else {
+        enqueue(waits);
+      }
+      if (m == Mode::gated) {
+        DeviceGuard g(devs[0]);
+        GPSM_CUDA(cudaEventRecord(timing.ev[1], st[0]->s));
+        gate.release();
+      }
+      sync_all();
       const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       float ms = 0;
-      if (gated) GPSM_CUDA(cudaEventElapsedTime(&ms, timing.ev[0], timing.ev[1]));
-      return (gated ? ms * 1e-3 : host_s) / steps;
+      if (m == Mode::gated) GPSM_CUDA(cudaEventElapsedTime(&ms, timing.ev[0], timing.ev[1]));
+      return (m == Mode::gated ? ms * 1e-3 : host_s) / steps;
     };
     const std::string k = std::to_string(G) + " GPUs";
     const std::map<std::string, std::string> base{{"src", gpu_name(devs[0])}, {"dst", "all"}, {"gpus", std::to_string(G)}};
-    for (const bool gated : {true, false}) {
+    for (const Mode m : {Mode::gated, Mode::host, Mode::graph}) {
+      if (m == Mode::graph)
+        for (int w = 0; w < 2; ++w) graphs[w] = capture(w == 1);
       std::vector<double> with, alone, diff;
       for (int rep = 0; rep < o.warmup + o.reps; ++rep) {
-        const double a = loop(false, gated), w = loop(true, gated);  // side by side: the same clocks
+        const double a = loop(false, m), w = loop(true, m);  // side by side: the same clocks
         if (rep < o.warmup) continue;
         alone.push_back(a);
         with.push_back(w);
         diff.push_back(w - a);
       }
-      if (gated) gate.reset();  // throws if a gate timed out
+      if (m == Mode::gated) gate.reset();  // throws if a gate timed out
+      for (cudaGraphExec_t& ex : graphs)
+        if (ex != nullptr) GPSM_CUDA(cudaGraphExecDestroy(std::exchange(ex, nullptr)));
       // Each step at least the busy time: a shorter one means the kernels did not run as asked.
       for (double a : alone) ok = ok && a >= kBusyUs * 1e-6;
-      const std::string how = gated ? "" : "host-issued ";
-      auto with_mech = [&](const char* m) {
+      const std::string how = m == Mode::gated ? "" : m == Mode::host ? "host-issued " : "graph ";
+      auto with_mech = [&](const char* mech) {
         auto p = base;
-        p["mechanism"] = how + m;
+        p["mechanism"] = how + mech;
         return p;
       };
       push_us(r, how + "phase step, " + k + ", waits for every other GPU", with_mech("phase step waits"), 0, with, ok);
