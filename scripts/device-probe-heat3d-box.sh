@@ -5,17 +5,25 @@
 # if the step kernel alone takes ~24 us on every one, the extra ~6 us of the 2-GPU run come from
 # running the GPUs together (the loop), not from the kernel; if ~29 us, from the kernel's plan
 # (the 2-GPU box has 2 edge chunks per tile and pushes).
-# Usage (device): OUT=dir scripts/device-probe-heat3d-box.sh
+# rdl and p2p_inline under ncu take 181-208 us (one GPU profiled while the peer idles): not
+# comparable. CASES="SIZE:GPUS:PARADIGM ..." and APP pick other runs (the one-GPU boxes: what
+# the L2 keeps between iterations).
+# Usage (device): OUT=dir [APP=wave3d] [CASES=...] scripts/device-probe-heat3d-box.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:?OUT}
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread
-for c in "256x256x128 1 infinite" "256 2 infinite" "256 2 rdl" "256 2 p2p_inline"; do
+cases=${CASES:-"256x256x128:1:infinite 256:2:infinite 256:2:rdl 256:2:p2p_inline"}
+app=${APP:-heat3d}
+for c in $cases; do
+  IFS=: read -r size gpus par <<<"$c"
+  set -- "$size" "$gpus" "$par"
   set -- $c
-  log="$out/ncu-heat3d-$1-$2gpu-$3.log"
-  echo "== heat3d $1 on $2 GPU(s), $3"
-  GPSM_HOST_LOOP=stream timeout 100 ncu --metrics $M -k regex:step --launch-skip 40 --launch-count 4 \
-    build/bin/gpsm bench --app heat3d --size "$1" --gpus "$2" --paradigm "$3" --reps 1 >"$log" 2>&1
+  log="$out/ncu-$app-$1-$2gpu-$3.log"
+  echo "== $app $1 on $2 GPU(s), $3"
+  # --clock-control none: the GPU's own clocks, as the bench runs (ncu locks them to base by default)
+  GPSM_HOST_LOOP=stream timeout 100 ncu --clock-control none --metrics $M -k regex:step --launch-skip 40 --launch-count 4 \
+    build/bin/gpsm bench --app "$app" --size "$1" --gpus "$2" --paradigm "$3" --reps 1 >"$log" 2>&1
   grep -E "step_kernel|duration|bytes_|hit_rate|warps_active|grid_size|registers" "$log" | grep -v '^\[' | sed 's/  */ /g' | head -40
 done
