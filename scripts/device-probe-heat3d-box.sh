@@ -19,7 +19,6 @@ app=${APP:-heat3d}
 for c in $cases; do
   IFS=: read -r size gpus par <<<"$c"
   set -- "$size" "$gpus" "$par"
-  set -- $c
   log="$out/ncu-$app-$1-$2gpu-$3.log"
   echo "== $app $1 on $2 GPU(s), $3"
   # --clock-control none: the GPU's own clocks, as the bench runs (ncu locks them to base by default)
