@@ -175,6 +175,9 @@ System h200x4() {
   // between kernel nodes of a graph costs 5.5 us even at 4 B, and its bytes go slower than
   // back-to-back copies' (1 MiB: 11.76 us against the stream fit's 4.99).
   s.graph_copy_us = {{4, 5.53}, {65536, 5.69}, {262144, 9.02}, {1048576, 11.76}, {2097152, 16.99}, {4194304, 20.70}};
+  // The same run's stream series: a copy right after a kernel on one stream, 4 B to 4 MiB (the
+  // back-to-back fit gives 2.34 us + bytes at 395.75 GB/s: 7.6 us at 2 MiB against 14.88).
+  s.stream_copy_us = {{4, 6.58}, {65536, 10.63}, {262144, 9.32}, {1048576, 12.80}, {2097152, 14.88}, {4194304, 20.32}};
   s.description = "4x H200 NVLink4 all-to-all (measured: 395.75 GB/s per pair alone, 236.7 GB/s "
                   "per GPU all-to-all egress)";
   return s;
@@ -214,10 +217,12 @@ double System::copy_time_s(int a, int b, double bytes) const {
   return std::max(lat_ns * 1e-9, copy_fixed_us * 1e-6) + wire_time_s(link, wire_bytes_write(link, bytes));
 }
 
-double System::graph_copy_s(double bytes) const {
+// A measured (bytes, us) copy curve at `bytes`: linear between its points, its first point's time
+// below it, and past its last point the extra bytes at the link's rate.
+static double copy_curve_s(const std::vector<std::pair<double, double>>& t, const LinkParams& link, double bytes,
+                    const char* what) {
   if (bytes <= 0) return 0;
-  if (graph_copy_us.empty()) throw std::logic_error("graph_copy_s: no graph copy times (graph_copy_us empty)");
-  const auto& t = graph_copy_us;
+  if (t.empty()) throw std::logic_error(std::string(what) + ": no measured copy times");
   if (bytes <= t.front().first) return t.front().second * 1e-6;
   for (std::size_t i = 1; i < t.size(); ++i)
     if (bytes <= t[i].first) {
@@ -226,6 +231,9 @@ double System::graph_copy_s(double bytes) const {
     }
   return t.back().second * 1e-6 + wire_time_s(link, wire_bytes_write(link, bytes - t.back().first));
 }
+
+double System::graph_copy_s(double bytes) const { return copy_curve_s(graph_copy_us, link, bytes, "graph_copy_s"); }
+double System::stream_copy_s(double bytes) const { return copy_curve_s(stream_copy_us, link, bytes, "stream_copy_s"); }
 
 std::vector<std::string> preset_names() {
   return {"v100-pcie3", "v100-pcie4", "v100-pcie5", "v100-pcie6", "dgx1", "dgx2", "h200x4"};
@@ -274,7 +282,7 @@ System from_machine_model(const std::string& path) {
     }
   }
   std::vector<double> peer_load_us, fault_us, launch_us, launch_sync_us, resident_us, l2_load_us;
-  std::vector<double> hop_peer_us, hop_same_us, phase_wait_us, graph_copy_us, hot_word_us;
+  std::vector<double> hop_peer_us, hop_same_us, phase_wait_us, graph_copy_us, stream_copy_us, hot_word_us;
   HostCallCosts host;  // lat_host_calls, one series per call kind
   for (const auto& l : m.latencies) {
     if (is_gpu(l.src)) gpus.insert(l.src);
@@ -301,6 +309,8 @@ System from_machine_model(const std::string& path) {
     if (l.name == "lat_event_hop:host-issued phase wait") phase_wait_us.push_back(l.median_us);
     if (starts_with(l.name, "lat_graph_copy") && contains_ci(l.name, "copy node in a graph"))
       graph_copy_us.push_back(l.median_us);  // its first point: a 4-B copy, the node's fixed time
+    if (starts_with(l.name, "lat_graph_copy") && contains_ci(l.name, "copy after a kernel on a stream"))
+      stream_copy_us.push_back(l.median_us);  // its 4-B point, as the graph's
     if (starts_with(l.name, "lat_hot_word") && contains_ci(l.name, "store, among streaming loads"))
       hot_word_us.push_back(l.median_us);  // its first point: every warp of the kernel stores
     if (starts_with(l.name, "lat_copy_small") && is_gpu(l.src) && l.dst == "host") host.readback_us = l.median_us;
@@ -363,6 +373,8 @@ System from_machine_model(const std::string& path) {
   s.gpu.hot_word_ns = hot_word_us.empty() ? 0 : median(hot_word_us) * 1e3;
   if (!graph_copy_us.empty()) s.graph_copy_us = {{4, median(graph_copy_us)}};
   else s.graph_copy_us.clear();
+  if (!stream_copy_us.empty()) s.stream_copy_us = {{4, median(stream_copy_us)}};
+  else s.stream_copy_us.clear();
   s.name = "model:" + (m.machine.empty() ? path : m.machine);
   s.description = std::to_string(s.gpus) + " GPUs from " + path + " (" + link_name(s.link.kind) +
                   " class, " + std::to_string(peer_GBps) + " GB/s per pair measured; the rest " +

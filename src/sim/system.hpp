@@ -98,6 +98,12 @@ struct System {
   // adds the extra bytes at the link's rate; below the first it is the first point's time.
   std::vector<std::pair<double, double>> graph_copy_us;
   double graph_copy_s(double bytes) const;
+  // A peer copy right after a kernel on one stream (lat_graph_copy's stream series: the chain
+  // kernel -> copy -> kernel on a stream less the kernels alone), (bytes, us) ascending, read as
+  // graph_copy_us. The host-issued loops' first copy after their kernel takes it (a copy behind
+  // another copy takes copy_time_s). Empty: not measured.
+  std::vector<std::pair<double, double>> stream_copy_us;
+  double stream_copy_s(double bytes) const;
   // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric: the larger of
   // the latency (+ switch hop) and copy_fixed_us, + wire_bytes_write(bytes) / link bandwidth.
   // a == b: a local copy, read + write through HBM (2 * bytes / hbm). Throws

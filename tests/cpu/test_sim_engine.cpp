@@ -731,11 +731,25 @@ TEST(SimEngine, GraphCopiesTakeTheMeasuredNodeTime) {
   EXPECT_LT(with.sec_per_iter, inf.sec_per_iter + 151e-6);
   EXPECT_NEAR(sim(t, SimParadigm::memcpy, l, {}, s).sec_per_iter, sim(t, SimParadigm::memcpy, l, {}, two_gpus()).sec_per_iter,
               1e-12);  // a stream-issued loop keeps the copy-engine model
+  // ... unless the copy right after a kernel on a stream is measured: the GPU's first copy takes
+  // that (one 1024-B copy per GPU here: 50 + 100 x 1020 / (2^20 - 4) us against the copy-engine
+  // model's 1 us + 1024 B at 10 GB/s)
+  System streamed = two_gpus();
+  streamed.stream_copy_us = {{4, 50}, {1 << 20, 150}};
+  const double measured = 50e-6 + 100e-6 * 1020 / double((1 << 20) - 4), engine = 1e-6 + 1024 / 10e9;
+  EXPECT_NEAR(sim(t, SimParadigm::memcpy, l, {}, streamed).sec_per_iter - sim(t, SimParadigm::memcpy, l, {}, two_gpus()).sec_per_iter,
+              measured - engine, 1e-12);
+  // a graph keeps its node time
+  streamed.graph_copy_us = s.graph_copy_us;
+  EXPECT_DOUBLE_EQ(sim(t, SimParadigm::memcpy, l, graph, streamed).sec_per_iter, with.sec_per_iter);
 }
 
 TEST(SimSystem, GraphCopyInterpolatesAndExtendsAtTheLinkRate) {
   System s = two_gpus();
   s.graph_copy_us = {{4, 5}, {1000, 7}, {3000, 17}};
+  s.stream_copy_us = {{4, 6}, {1000, 8}};  // the same rule
+  EXPECT_NEAR(s.stream_copy_s(502), 7e-6, 1e-15);
+  EXPECT_THROW(two_gpus().stream_copy_s(8), std::logic_error);
   EXPECT_NEAR(s.graph_copy_s(2), 5e-6, 1e-15);
   EXPECT_NEAR(s.graph_copy_s(1000), 7e-6, 1e-15);
   EXPECT_NEAR(s.graph_copy_s(2000), 12e-6, 1e-15);

@@ -175,6 +175,8 @@ TEST(SimSystem, FromMachineModelReadsTheHostLoop) {
   EXPECT_NEAR(s.gpu.event_hop_us, 7.076 - 1.717, 0.001);
   ASSERT_EQ(s.graph_copy_us.size(), 1u);  // the 4-B point: the node's fixed time
   EXPECT_NEAR(s.graph_copy_us[0].second, 5.532, 0.001);
+  ASSERT_EQ(s.stream_copy_us.size(), 1u);  // the stream series' 4-B point
+  EXPECT_NEAR(s.stream_copy_us[0].second, 6.58, 0.01);
   // the same preset numbers
   const System h = preset("h200x4");
   EXPECT_NEAR(h.gpu.host.wait_us, s.gpu.host.wait_us, 0.01);
@@ -192,6 +194,7 @@ TEST(SimSystem, FromMachineModelReadsTheHostLoop) {
   EXPECT_FALSE(none.gpu.host.measured());
   EXPECT_EQ(none.gpu.event_hop_us, 0);
   EXPECT_TRUE(none.graph_copy_us.empty());
+  EXPECT_TRUE(none.stream_copy_us.empty());
   EXPECT_FALSE(preset("v100-pcie3").gpu.host.measured());
 }
 
