@@ -982,8 +982,9 @@ SimResult Engine::run() {
       // A switched GPU (switch_tree, nvswitch) sends and receives everything through its one
       // port: on 4xH200 (NV18 between every pair: NVSwitch), pagerank and sssp rmat:20's remote
       // loads on 4 GPUs (193 MB of wire into each GPU from its 3 peers) took 527.5 / 580.5 us,
-      // near the 4-GPU bytes at one port's rate, not at three pairs' (a per-pair bound gave 183.7
-      // / 274.5 us); on 2 GPUs both bounds agree (646.3 / 686.5 us against 639.3 / 655.8).
+      // near the 4-GPU bytes at one port's rate (492.4 / 583.2 us), not at three pairs' (a
+      // per-pair bound gave 183.7 / 274.5 us); on 2 GPUs both bounds agree (646.3 / 686.5 us
+      // against 639.3 / 655.8).
       double t = sys.topology == Topology::direct ? pair : lm.wire_time(L, std::max(out, in));
       if (stored[g] > 0) t = std::max(t, egress_seconds(lm.write_wire(L, stored[g])));
       link_t[g] = t;
@@ -1018,7 +1019,8 @@ SimResult Engine::run() {
           // On a stream the first copy after the kernel takes the measured copy-after-a-kernel
           // time (System::stream_copy_us), the others follow it back to back: 4xH200, a 2-MiB
           // copy right after a kernel 14.88 us where the back-to-back fit gives 7.6; pagerank
-          // road:1024's 2-GPU memcpy (one 2.1-MB copy per GPU) measured 34.1 us, 25.8 with the fit.
+          // road:1024's 2-GPU memcpy (one 2.1-MB copy per GPU) measured 34.1 us: 25.8 with the fit, 31.8
+          // with this.
           const bool graph_copy = graph && !sys.graph_copy_us.empty();
           bool first = !graph && !sys.stream_copy_us.empty();
           for (int d = 0; d < G; ++d)

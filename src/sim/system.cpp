@@ -178,7 +178,7 @@ System h200x4() {
   // The same run's stream series: a copy right after a kernel on one stream, 4 B to 4 MiB (the
   // back-to-back fit gives 2.34 us + bytes at 395.75 GB/s: 7.6 us at 2 MiB against 14.88).
   s.stream_copy_us = {{4, 6.58}, {65536, 10.63}, {262144, 9.32}, {1048576, 12.80}, {2097152, 14.88}, {4194304, 20.32}};
-  s.description = "4x H200 NVLink4 all-to-all (measured: 395.75 GB/s per pair alone, 236.7 GB/s "
+  s.description = "4x H200 NVLink4 through NVSwitch (measured: 395.75 GB/s a pair alone, a GPU's port; 236.7 GB/s "
                   "per GPU all-to-all egress)";
   return s;
 }
