@@ -295,14 +295,14 @@ class EventHop : public Test {
     push_us(r, label, {{"src", gpu_name(d)}, {"dst", gpu_name(e)}}, 0, t, ok);
   }
 
-  // The graph apps' phase loop (PhaseEvents): every selected GPU, each step, waits for every other
-  // GPU's event of the previous step, runs a kernel of kBusyUs and records its event; all GPUs
-  // enqueued behind one gate, so they start together and the host's issue is not timed. The same
-  // loop without the waits (each GPU after its own stream only) is timed beside it, in the same
-  // repetition order, and the series is the difference per step: the cost of the waits when the
-  // GPUs finish together. The chain above alternates single kernels, so every hop there waits a
-  // whole cross-GPU signal; the simulator charged that (5.36 us) per phase, and the 2-GPU graph
-  // loops ran 3.6-4.5 us an iteration over their kernels (docs/sim.md, 2026-11-22).
+  // The apps' phase loop (PhaseEvents, HostLoop): every selected GPU, each step, waits for every
+  // other GPU's event of the previous step, runs a kernel of kBusyUs and records its event. The
+  // same loop without the waits (each GPU after its own stream only) is timed beside it, and each
+  // series is the difference per step: the cost of the waits when the GPUs finish together. Three
+  // ways to issue it: behind one gate (the host's issue not timed), by the host as the graph apps
+  // do, and as one CUDA graph as the 3D apps do. The chain above alternates single kernels, so
+  // every hop there waits a whole cross-GPU signal: 7 us a hop on 2xH200, where the host-issued
+  // phase waits cost 2.4 us a step and the graph's 1.7 (docs/sim.md, 2026-11-22).
   static constexpr double kBusyUs = 10;
   static void phase(const Options& o, TestResult& r) {
     const std::vector<int>& devs = o.devices;
@@ -347,13 +347,20 @@ class EventHop : public Test {
       cudaGraphExec_t ex = nullptr;
       DeviceGuard g(devs[0]);
       GPSM_CUDA(cudaStreamBeginCapture(st[0]->s, cudaStreamCaptureModeRelaxed));
-      GPSM_CUDA(cudaEventRecord(fork.ev[0], st[0]->s));
-      for (int i = 1; i < G; ++i) {
-        DeviceGuard gi(devs[i]);
-        GPSM_CUDA(cudaStreamWaitEvent(st[i]->s, fork.ev[0], 0));
+      try {
+        GPSM_CUDA(cudaEventRecord(fork.ev[0], st[0]->s));
+        for (int i = 1; i < G; ++i) {
+          DeviceGuard gi(devs[i]);
+          GPSM_CUDA(cudaStreamWaitEvent(st[i]->s, fork.ev[0], 0));
+        }
+        enqueue(waits);
+        for (int i = 1; i < G; ++i) GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ((steps - 1) % 2 ? odd : even).ev[i], 0));
+      } catch (...) {  // end the capture, so the stream is usable for the error's clean-up
+        cudaSetDevice(devs[0]);
+        cudaStreamEndCapture(st[0]->s, &gr);
+        if (gr != nullptr) cudaGraphDestroy(gr);
+        throw;
       }
-      enqueue(waits);
-      for (int i = 1; i < G; ++i) GPSM_CUDA(cudaStreamWaitEvent(st[0]->s, ((steps - 1) % 2 ? odd : even).ev[i], 0));
       GPSM_CUDA(cudaStreamEndCapture(st[0]->s, &gr));
       GPSM_CUDA(cudaGraphInstantiate(&ex, gr, 0));
       GPSM_CUDA(cudaGraphUpload(ex, st[0]->s));
