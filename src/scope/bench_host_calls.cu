@@ -30,14 +30,15 @@ __global__ void busy_kernel(unsigned long long ns) {
   }
 }
 
-// Loads noop_kernel on `dev` now. CUDA loads kernels lazily (CUDA_MODULE_LOADING=LAZY, the default
-// since 12.2), and loading one while a gate kernel spins waits for the gate: a gated chain whose
-// first launch of the kernel on a device comes after the gate would open it on its timeout
-// (lat_event_hop alone on 2xH200, 2026-11-22; transfer/kernels.hpp has the same rule).
-void preload_noop(int dev) {
+// Loads `kernel` (noop_kernel by default) on `dev` now. CUDA loads kernels lazily
+// (CUDA_MODULE_LOADING=LAZY, the default since 12.2), and loading one while a gate kernel spins
+// waits for the gate: a gated chain whose first launch of the kernel on a device comes after the
+// gate would open it on its timeout (lat_event_hop alone on 2xH200, 2026-11-22;
+// transfer/kernels.hpp has the same rule).
+void preload(int dev, const void* kernel = reinterpret_cast<const void*>(noop_kernel)) {
   DeviceGuard g(dev);
   cudaFuncAttributes a{};
-  GPSM_CUDA(cudaFuncGetAttributes(&a, noop_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&a, kernel));
 }
 
 void push_us(TestResult& r, std::string label, std::map<std::string, std::string> p, double x,
@@ -249,8 +250,8 @@ class EventHop : public Test {
   // chain starts and ends on a, so a's timing events bracket it.
   static void chain(const Options& o, TestResult& r, int d, int e) {
     const int hops = o.quick ? 40 : 100;  // even: ends on a
-    preload_noop(d);
-    preload_noop(e);
+    preload(d);
+    preload(e);
     DeviceStream a(d), b(e);
     const std::vector<int> devs{d, e};
     Events ev(devs);
@@ -307,16 +308,11 @@ class EventHop : public Test {
   static void phase(const Options& o, TestResult& r) {
     const std::vector<int>& devs = o.devices;
     const int G = static_cast<int>(devs.size()), steps = o.quick ? 40 : 100;
-    for (int dv : devs) preload_noop(dv);
+    for (int dv : devs) preload(dv, reinterpret_cast<const void*>(busy_kernel));  // before the gate
     std::vector<std::unique_ptr<DeviceStream>> st;
     for (int dv : devs) st.push_back(std::make_unique<DeviceStream>(dv));
     Events even(devs), odd(devs);  // the step's event, double-buffered as PhaseEvents
     Events timing({devs[0], devs[0]}, cudaEventDefault);
-    for (int dv : devs) {  // load busy_kernel before the gate (preload_noop's rule)
-      DeviceGuard g(dv);
-      cudaFuncAttributes a{};
-      GPSM_CUDA(cudaFuncGetAttributes(&a, busy_kernel));
-    }
     Gate gate;
     bool ok = true;
     // The steps, on the streams (or into the capture that started on devs[0]'s stream).
@@ -455,7 +451,7 @@ class GraphCopy : public Test {
     const std::size_t maxn = sizes.back();
     DeviceBuffer src(d, maxn), dst(e, maxn);
     DeviceStream st(d);
-    preload_noop(d);  // stream_steps gates its runs
+    preload(d);  // stream_steps gates its runs
     DeviceGuard g(d);
     fill_pattern_device(src.p, maxn, 91, st.s);
     GPSM_CUDA(cudaStreamSynchronize(st.s));

@@ -1019,8 +1019,8 @@ SimResult Engine::run() {
           // On a stream the first copy after the kernel takes the measured copy-after-a-kernel
           // time (System::stream_copy_us), the others follow it back to back: 4xH200, a 2-MiB
           // copy right after a kernel 14.88 us where the back-to-back fit gives 7.6; pagerank
-          // road:1024's 2-GPU memcpy (one 2.1-MB copy per GPU) measured 34.1 us: 25.8 with the fit, 31.8
-          // with this.
+          // road:1024's 2-GPU memcpy (one 2.1-MB copy per GPU) measured 34.1 us: 25.8 with the
+          // fit, 31.8 with this.
           const bool graph_copy = graph && !sys.graph_copy_us.empty();
           bool first = !graph && !sys.stream_copy_us.empty();
           for (int d = 0; d < G; ++d)
@@ -1034,7 +1034,7 @@ SimResult Engine::run() {
             }
           wire += sent;
           // Every GPU copies in the same phase, so the fabric carries an all-to-all of copies: a
-          // GPU's copies take at least its bytes at the measured all-to-all copy egress (direct).
+          // GPU's copies take at least its bytes at the measured all-to-all copy egress.
           // road:5120 pagerank on 4xH200 (3 x 26.2 MB per GPU): the copies one after another at
           // 395.75 GB/s gave 199 us, the measured memcpy run spent 418 us over infinite's.
           xfer[g] = std::max(xfer[g], egress_seconds(sent));

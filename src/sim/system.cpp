@@ -220,7 +220,7 @@ double System::copy_time_s(int a, int b, double bytes) const {
 // A measured (bytes, us) copy curve at `bytes`: linear between its points, its first point's time
 // below it, and past its last point the extra bytes at the link's rate.
 static double copy_curve_s(const std::vector<std::pair<double, double>>& t, const LinkParams& link, double bytes,
-                    const char* what) {
+                           const char* what) {
   if (bytes <= 0) return 0;
   if (t.empty()) throw std::logic_error(std::string(what) + ": no measured copy times");
   if (bytes <= t.front().first) return t.front().second * 1e-6;

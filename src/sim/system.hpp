@@ -72,7 +72,7 @@ struct GpuParams {
 
 // How GPUs connect. direct: a link between every pair (NVLink all-to-all, per-pair bandwidth =
 // the GPU's aggregate / (gpus - 1) unless set); switch_tree: every GPU one link to a PCIe switch
-// (shared uplinks); nvswitch: every GPU one aggregate link to a crossbar.
+// (shared uplinks); nvswitch: every GPU one aggregate link to a crossbar (dgx2, h200x4).
 enum class Topology { direct, switch_tree, nvswitch };
 
 struct System {
@@ -113,8 +113,9 @@ struct System {
 
 // Presets: v100-pcie3 (4x V100, PCIe 3 switch tree), v100-pcie4, v100-pcie5, v100-pcie6, dgx1
 // (8x V100, NVLink2 hybrid cube mesh approximated as direct), dgx2 (16x V100, NVSwitch), h200x4
-// (4x H200, NVLink4 through NVSwitch, NV18 between every pair, numbers from gpsm scope on nvidia-h200-x4). gpus overrides the
-// preset's count (1..16; 1 = the single-GPU baseline). Throws std::invalid_argument on an unknown name.
+// (4x H200, NVLink4 through NVSwitch, NV18 between every pair, numbers from gpsm scope on
+// nvidia-h200-x4). gpus overrides the preset's count (1..16; 1 = the single-GPU baseline).
+// Throws std::invalid_argument on an unknown name.
 System preset(const std::string& name, int gpus = 0);
 std::vector<std::string> preset_names();
 // From a gpsm scope machine model (docs/machine-model.md): GPU count, HBM and peer bandwidths
