@@ -31,6 +31,7 @@ std::vector<std::unique_ptr<Test>> make_all_tests() {
   register_peer_tests(v);
   register_sm_tests(v);
   register_sm_gather_tests(v);
+  register_sm_stream_tests(v);
   register_sm_hot_word_tests(v);
   register_um_tests(v);
   register_latency_tests(v);
