@@ -7,6 +7,9 @@
 # 2 x 16.8 MB) the loads hit and little is written back, so DRAM bytes per step fall well below
 # the cold kernel's (16.9 MB read); from 128 planes on every store is written back in the step
 # (cold x128 13.8 MB written, steady about 33.6) and the loads miss as cold.
+# Its ncu metric set takes 3 passes, and ncu restores memory between passes: those profiles come
+# out as cold as flushed ones (2026-11-22_ce12b60_l2-steady). The bench loops are its result;
+# device-probe-l2-steady-pass1.sh profiles the steady state one pass at a time.
 # Usage (device): OUT=dir scripts/device-probe-l2-steady.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."

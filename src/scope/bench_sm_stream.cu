@@ -3,11 +3,9 @@
 // footprint (both buffers), from inside the L2 to far beyond it, the bytes read and written per
 // second in the loop's steady state: inside the L2 the passes' loads hit what the pass before
 // wrote and their stores need not reach the HBM; beyond it every pass streams through the HBM. The
-// simulator's L2 between iterations reads this curve (docs/sim.md "The L2 between iterations").
-#include <cstring>
-
+// simulator does not read it yet: the branch sim-l2-loop tried it as the loop's DRAM rate (docs/sim.md
+// "The L2 between iterations, measured; tried in the model, not merged").
 #include "scope/bench_common.cuh"
-#include "scope/kernels.cuh"
 #include "scope/pattern.hpp"
 
 namespace gpsm::scope {
