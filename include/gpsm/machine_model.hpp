@@ -105,6 +105,29 @@ struct Latency {
   double median_us = 0, min_us = 0, max_us = 0;
 };
 
+// One GPU as CUDA and NVML describe it (the scope run's topology), for readers that model the
+// GPU itself, not only its paths (the simulator: SMs, clock, L2).
+struct GpuInfo {
+  std::string node;            // "gpu0", ... (the node name the paths use)
+  std::string name;            // "NVIDIA H200"
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  double sm_clock_max_mhz = 0;  // 0: unknown (NVML not available)
+  double l2_bytes = 0, mem_bytes = 0;
+};
+
+// Bandwidth in the GPU's own memory against the footprint a test touches (tests whose x is
+// footprint_bytes: sm_stream_local's copy loop, sm_gather_local's random loads): where the L2
+// holds the data and where the HBM serves it.
+struct FootprintPoint {
+  double footprint_bytes;
+  double GBps;
+};
+struct LocalCurve {
+  std::string gpu, mechanism;           // "gpu0", "sm_stream_local"
+  std::vector<FootprintPoint> points;   // ascending footprint_bytes
+};
+
 struct MachineModel {
   int schema_version = 1;
   std::string created;      // ISO 8601 time the measurements were taken
@@ -114,10 +137,16 @@ struct MachineModel {
   std::vector<GoodputCurve> goodput;
   std::vector<Saturation> saturation;
   std::vector<Latency> latencies;
+  std::vector<GpuInfo> gpus;         // optional: absent from models written before 2026-11-22
+  std::vector<LocalCurve> local;     // optional, as gpus
 
   // The path with these names, or nullptr.
   const PathModel* find(const std::string& src, const std::string& dst,
                         const std::string& mechanism, const std::string& direction = "uni") const;
+  // The GPU with this node name, or nullptr.
+  const GpuInfo* gpu(const std::string& node) const;
+  // The local curve of this GPU and mechanism, or nullptr.
+  const LocalCurve* local_curve(const std::string& gpu, const std::string& mechanism) const;
 };
 
 inline constexpr const char* kMachineModelSchema = "gpsm.machine_model";

@@ -248,6 +248,18 @@ const PathModel* MachineModel::find(const std::string& src, const std::string& d
   return nullptr;
 }
 
+const GpuInfo* MachineModel::gpu(const std::string& node) const {
+  for (const auto& g : gpus)
+    if (g.node == node) return &g;
+  return nullptr;
+}
+
+const LocalCurve* MachineModel::local_curve(const std::string& g, const std::string& mechanism) const {
+  for (const auto& c : local)
+    if (c.gpu == g && c.mechanism == mechanism) return &c;
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------------------------
 // JSON
 
@@ -404,6 +416,22 @@ nlohmann::json to_json(const MachineModel& m) {
                               {"median_us", l.median_us},
                               {"min_us", l.min_us},
                               {"max_us", l.max_us}});
+  j["gpus"] = json::array();
+  for (const auto& g : m.gpus)
+    j["gpus"].push_back({{"node", g.node},
+                         {"name", g.name},
+                         {"cc", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+                         {"sm_count", g.sm_count},
+                         {"sm_clock_max_mhz", num(g.sm_clock_max_mhz)},
+                         {"l2_bytes", num(g.l2_bytes)},
+                         {"mem_bytes", num(g.mem_bytes)}});
+  j["local"] = json::array();
+  for (const auto& c : m.local) {
+    json jc = {{"gpu", c.gpu}, {"mechanism", c.mechanism}, {"points", json::array()}};
+    for (const auto& pt : c.points)
+      jc["points"].push_back({{"footprint_bytes", num(pt.footprint_bytes)}, {"GBps", pt.GBps}});
+    j["local"].push_back(std::move(jc));
+  }
   return j;
 }
 
@@ -498,6 +526,64 @@ MachineModel model_from_json(const nlohmann::json& j) {
     if (!(l.min_us <= l.median_us && l.median_us <= l.max_us))
       fail(p, "expected min_us <= median_us <= max_us");
     m.latencies.push_back(std::move(l));
+  }
+
+  const json& gpus = get_array(j, "gpus", "", false);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const std::string p = index("gpus", i);
+    const json& jg = gpus[i];
+    require_object(jg, p);
+    GpuInfo g;
+    g.node = get_string(jg, "node", p);
+    g.name = get_string(jg, "name", p, false);
+    const std::string cc = get_string(jg, "cc", p);
+    const auto dot = cc.find('.');
+    try {
+      if (dot == std::string::npos) throw std::invalid_argument(cc);
+      std::size_t a = 0, b = 0;
+      g.cc_major = std::stoi(cc.substr(0, dot), &a);
+      g.cc_minor = std::stoi(cc.substr(dot + 1), &b);
+      if (a != dot || b != cc.size() - dot - 1 || g.cc_major < 1 || g.cc_minor < 0) throw std::invalid_argument(cc);
+    } catch (const std::exception&) {
+      fail(join(p, "cc"), "expected \"<major>.<minor>\", got \"" + cc + "\"");
+    }
+    const double sms = get_number(jg, "sm_count", p);
+    if (!(sms >= 1) || sms != std::floor(sms) || sms > 1e6) fail(join(p, "sm_count"), "expected positive integer");
+    g.sm_count = static_cast<int>(sms);
+    g.sm_clock_max_mhz = get_number(jg, "sm_clock_max_mhz", p, false, false, 0.0);
+    g.l2_bytes = get_number(jg, "l2_bytes", p);
+    g.mem_bytes = get_number(jg, "mem_bytes", p, false, false, 0.0);
+    if (g.sm_clock_max_mhz < 0) fail(join(p, "sm_clock_max_mhz"), "must be >= 0 (0: unknown)");
+    if (!(g.l2_bytes > 0)) fail(join(p, "l2_bytes"), "must be > 0");
+    if (g.mem_bytes < 0) fail(join(p, "mem_bytes"), "must be >= 0 (0: unknown)");
+    if (m.gpu(g.node)) fail(join(p, "node"), "\"" + g.node + "\" appears twice");
+    m.gpus.push_back(std::move(g));
+  }
+
+  const json& local = get_array(j, "local", "", false);
+  for (size_t i = 0; i < local.size(); ++i) {
+    const std::string p = index("local", i);
+    const json& jc = local[i];
+    require_object(jc, p);
+    LocalCurve c;
+    c.gpu = get_string(jc, "gpu", p);
+    c.mechanism = get_string(jc, "mechanism", p);
+    const std::string pp = join(p, "points");
+    const json& pts = get_array(jc, "points", p, true);
+    if (pts.empty()) fail(pp, "expected at least one point");
+    for (size_t k = 0; k < pts.size(); ++k) {
+      const std::string q = index(pp, k);
+      require_object(pts[k], q);
+      FootprintPoint pt;
+      pt.footprint_bytes = get_number(pts[k], "footprint_bytes", q);
+      pt.GBps = get_number(pts[k], "GBps", q);
+      if (!(pt.footprint_bytes > 0)) fail(join(q, "footprint_bytes"), "must be > 0");
+      if (!(pt.GBps > 0)) fail(join(q, "GBps"), "must be > 0");
+      if (!c.points.empty() && !(pt.footprint_bytes > c.points.back().footprint_bytes))
+        fail(join(q, "footprint_bytes"), "must ascend");
+      c.points.push_back(pt);
+    }
+    m.local.push_back(std::move(c));
   }
   return m;
 }

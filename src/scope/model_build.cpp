@@ -29,12 +29,26 @@ std::vector<const Point*> verified_points(const Series& s) {
 
 gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
                                       const std::string& machine, const std::string& created,
-                                      const std::string& commit) {
+                                      const std::string& commit, const gpsm::topo::Topology* topo) {
   namespace m = gpsm::model;
   m::MachineModel model;
   model.machine = machine;
   model.created = created;
   model.gpsm_commit = commit;
+  if (topo != nullptr)
+    for (const auto& g : topo->gpus) {
+      if (g.sm_count < 1 || g.l2_bytes <= 0) continue;  // CUDA could not describe it: nothing to model
+      m::GpuInfo gi;
+      gi.node = "gpu" + std::to_string(g.index);
+      gi.name = g.name;
+      gi.cc_major = g.cc_major;
+      gi.cc_minor = g.cc_minor;
+      gi.sm_count = g.sm_count;
+      gi.sm_clock_max_mhz = std::max(0, g.sm_clock_max_mhz);
+      gi.l2_bytes = double(g.l2_bytes);
+      gi.mem_bytes = double(std::max<int64_t>(0, g.mem_bytes));
+      model.gpus.push_back(std::move(gi));
+    }
 
   for (const auto& t : tests) {
     if (t.status != Status::ok) continue;
@@ -95,6 +109,19 @@ gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
           }
         if (sat.blocks_to_saturate < 1) continue;  // no positive block count: not a usable curve
         model.saturation.push_back(std::move(sat));
+      } else if (t.unit == "GB/s" && t.x_name == "footprint_bytes") {
+        // the GPU's own memory (src == dst) per footprint: where the L2 holds it, where HBM serves it
+        if (param(s, "src").empty() || param(s, "src") != param(s, "dst")) continue;
+        m::LocalCurve c;
+        c.gpu = param(s, "src");
+        c.mechanism = mechanism_of(t, s);
+        for (const Point* p : pts)
+          if (p->x > 0 && p->value.median > 0) c.points.push_back({p->x, p->value.median});
+        std::sort(c.points.begin(), c.points.end(), [](const m::FootprintPoint& a, const m::FootprintPoint& b) {
+          return a.footprint_bytes < b.footprint_bytes;
+        });
+        if (c.points.empty()) continue;
+        model.local.push_back(std::move(c));
       } else if (t.unit == "us") {
         const Point* p = pts.front();
         m::Latency l;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gpsm/machine_model.hpp"
+#include "gpsm/topology.hpp"
 #include "scope/results.hpp"
 
 namespace gpsm::scope {
@@ -22,9 +23,12 @@ namespace gpsm::scope {
 //    name = test name (with ":<mechanism>" as above), src/dst from params ("" when absent). When
 //    several series of one test would give the same (name, src, dst), each of them is named
 //    "<name>:<series label>" instead, so that no two latencies are indistinguishable.
+//  - unit "GB/s", x_name "footprint_bytes", src == dst (the GPU's own memory: sm_stream_local,
+//    sm_gather_local): one LocalCurve per series (point medians, ascending footprint).
 //  - anything else (e.g. x "vector_bytes", "gpus") does not enter the model.
+// With `topo`, every GPU CUDA described (an SM count and an L2 size) becomes a GpuInfo, "gpu<index>".
 gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
                                       const std::string& machine, const std::string& created,
-                                      const std::string& commit);
+                                      const std::string& commit, const gpsm::topo::Topology* topo = nullptr);
 
 }  // namespace gpsm::scope

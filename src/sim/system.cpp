@@ -11,6 +11,7 @@
 
 #include "gpsm/error.hpp"
 #include "gpsm/machine_model.hpp"
+#include "sim/model_gpu.hpp"
 
 namespace gpsm::sim {
 
@@ -345,6 +346,16 @@ System from_machine_model(const std::string& path) {
   }
   if (contains_ci(m.machine, "v100")) s.gpu = v100();
   if (contains_ci(m.machine, "h100") || contains_ci(m.machine, "h200")) s.gpu = h200();
+  // The model's own description of its GPUs (models from 2026-11-22 on) overrides the name: the
+  // closest preset GPU by generation (Volta: v100, later: h200) for what a model does not measure,
+  // then SMs, clock, L2, HBM and gather rates from the model (sim/model_gpu.hpp).
+  std::string gpu_what;
+  for (const std::string& node : gpus)
+    if (const model::GpuInfo* g = m.gpu(node)) {
+      s.gpu = g->cc_major <= 7 ? v100() : h200();
+      break;
+    }
+  s.gpu = gpu_from_model(m, gpus, s.gpu, &gpu_what);
 
   s.gpus = static_cast<int>(gpus.size());
   s.link.raw_GBps = raw_from_payload_GBps(s.link, peer_GBps);
@@ -377,8 +388,9 @@ System from_machine_model(const std::string& path) {
   else s.stream_copy_us.clear();
   s.name = "model:" + (m.machine.empty() ? path : m.machine);
   s.description = std::to_string(s.gpus) + " GPUs from " + path + " (" + link_name(s.link.kind) +
-                  " class, " + std::to_string(peer_GBps) + " GB/s per pair measured; the rest " +
-                  "from the closest preset)";
+                  " class, " + std::to_string(peer_GBps) + " GB/s per pair measured; " +
+                  (gpu_what.empty() ? "GPU " + s.gpu.name + " from the closest preset" : "GPU " + gpu_what) +
+                  "; the rest from the closest preset)";
   return s;
 }
 

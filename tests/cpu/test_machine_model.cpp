@@ -59,6 +59,20 @@ gm::MachineModel sample_model() {
   m.goodput.push_back({"gpu0", "gpu1", "p2p_store", {{4, 1.5}, {32, 11.25}, {128, 40.0}}});
   m.saturation.push_back({"gpu0", "gpu2", "sm_copy", 16, 180.5});
   m.latencies.push_back({"pingpong", "gpu0", "gpu1", 1.75, 1.5, 3.25});
+  gm::GpuInfo g;
+  g.node = "gpu0";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.cc_major = 9;
+  g.cc_minor = 0;
+  g.sm_count = 132;
+  g.sm_clock_max_mhz = 1980;
+  g.l2_bytes = 52428800;
+  g.mem_bytes = 85520809984;
+  m.gpus.push_back(g);
+  g.node = "gpu1";
+  g.sm_clock_max_mhz = 0;  // NVML unavailable
+  m.gpus.push_back(g);
+  m.local.push_back({"gpu0", "sm_stream_local", {{16777216, 3817.5}, {33554432, 5080.25}, {1073741824, 3905}}});
   return m;
 }
 
@@ -125,6 +139,27 @@ void expect_same(const gm::MachineModel& a, const gm::MachineModel& b) {
     EXPECT_EQ(a.latencies[i].median_us, b.latencies[i].median_us);
     EXPECT_EQ(a.latencies[i].min_us, b.latencies[i].min_us);
     EXPECT_EQ(a.latencies[i].max_us, b.latencies[i].max_us);
+  }
+  ASSERT_EQ(a.gpus.size(), b.gpus.size());
+  for (size_t i = 0; i < a.gpus.size(); ++i) {
+    EXPECT_EQ(a.gpus[i].node, b.gpus[i].node);
+    EXPECT_EQ(a.gpus[i].name, b.gpus[i].name);
+    EXPECT_EQ(a.gpus[i].cc_major, b.gpus[i].cc_major);
+    EXPECT_EQ(a.gpus[i].cc_minor, b.gpus[i].cc_minor);
+    EXPECT_EQ(a.gpus[i].sm_count, b.gpus[i].sm_count);
+    EXPECT_EQ(a.gpus[i].sm_clock_max_mhz, b.gpus[i].sm_clock_max_mhz);
+    EXPECT_EQ(a.gpus[i].l2_bytes, b.gpus[i].l2_bytes);
+    EXPECT_EQ(a.gpus[i].mem_bytes, b.gpus[i].mem_bytes);
+  }
+  ASSERT_EQ(a.local.size(), b.local.size());
+  for (size_t i = 0; i < a.local.size(); ++i) {
+    EXPECT_EQ(a.local[i].gpu, b.local[i].gpu);
+    EXPECT_EQ(a.local[i].mechanism, b.local[i].mechanism);
+    ASSERT_EQ(a.local[i].points.size(), b.local[i].points.size());
+    for (size_t k = 0; k < a.local[i].points.size(); ++k) {
+      EXPECT_EQ(a.local[i].points[k].footprint_bytes, b.local[i].points[k].footprint_bytes);
+      EXPECT_EQ(a.local[i].points[k].GBps, b.local[i].points[k].GBps);
+    }
   }
 }
 
@@ -249,6 +284,36 @@ TEST(MachineModelJson, RejectsMalformedFieldsNamingThePath) {
   j = good;
   j["latencies"][0].erase("median_us");
   expect_rejected(j, "latencies[0].median_us: missing");
+  for (const char* cc : {"9", "9.x", "0.0", "9.0.1", ".0", "-1.0"}) {
+    j = good;
+    j["gpus"][1]["cc"] = cc;
+    expect_rejected(j, "gpus[1].cc: expected \"<major>.<minor>\"");
+  }
+  j = good;
+  j["gpus"][0]["sm_count"] = 13.5;
+  expect_rejected(j, "gpus[0].sm_count: expected positive integer");
+  j = good;
+  j["gpus"][0]["l2_bytes"] = 0;
+  expect_rejected(j, "gpus[0].l2_bytes: must be > 0");
+  j = good;
+  j["gpus"][1]["node"] = "gpu0";
+  expect_rejected(j, "gpus[1].node: \"gpu0\" appears twice");
+  j = good;
+  j["local"][0]["points"][2]["footprint_bytes"] = 1024;
+  expect_rejected(j, "local[0].points[2].footprint_bytes: must ascend");
+  j = good;
+  j["local"][0]["points"][0]["GBps"] = 0;
+  expect_rejected(j, "local[0].points[0].GBps: must be > 0");
+  j = good;
+  j["local"][0]["points"] = json::array();
+  expect_rejected(j, "local[0].points: expected at least one point");
+  j = good;  // models written before the gpus and local sections still read
+  j.erase("gpus");
+  j.erase("local");
+  const gm::MachineModel old = gm::model_from_json(j);
+  EXPECT_TRUE(old.gpus.empty());
+  EXPECT_TRUE(old.local.empty());
+  EXPECT_EQ(old.paths.size(), 2u);
 }
 
 TEST(MachineModelJson, LoadReportsMissingAndBrokenFiles) {
@@ -486,4 +551,63 @@ TEST(MachineModelBuild, GoodputSaturationAndLatencies) {
 
   // The built model survives its own JSON.
   expect_same(m, gm::model_from_json(gm::to_json(m)));
+}
+
+// Footprint sweeps of the GPU's own memory become local curves (ascending, verified points only),
+// and the topology's GPUs become the model's gpus; a GPU CUDA could not describe is left out.
+TEST(MachineModelBuild, LocalCurvesAndGpusFromTheTopology) {
+  TestResult st;
+  st.name = "sm_stream_local";
+  st.unit = "GB/s";
+  st.x_name = "footprint_bytes";
+  Series s0{"gpu0 copy loop", {{"src", "gpu0"}, {"dst", "gpu0"}}, {}};
+  for (double mib : {1024.0, 16.0, 32.0}) {  // listed out of order
+    const double f = mib * 1048576, gbps = mib == 32 ? 5000 : 3800;
+    s0.points.push_back(make_point(f, f, {f / (gbps * 1e9)}, "GB/s", true));
+  }
+  s0.points.push_back(make_point(64.0 * 1048576, 64.0 * 1048576, {1e-6}, "GB/s", false));  // unverified
+  st.series.push_back(s0);
+  st.series.push_back({"gpu0->gpu1", {{"src", "gpu0"}, {"dst", "gpu1"}},  // not the GPU's own memory
+                       {make_point(1048576, 1048576, {1e-6}, "GB/s", true)}});
+
+  gpsm::topo::Topology topo;
+  gpsm::topo::Gpu g;
+  g.index = 0;
+  g.name = "NVIDIA H200";
+  g.cc_major = 9;
+  g.sm_count = 132;
+  g.l2_bytes = 62914560;
+  g.mem_bytes = 150109880320;
+  g.sm_clock_max_mhz = 1980;
+  topo.gpus.push_back(g);
+  g.index = 1;
+  g.sm_clock_max_mhz = 0;  // NVML could not say
+  topo.gpus.push_back(g);
+  g.index = 2;
+  g.sm_count = 0;  // CUDA could not describe it
+  topo.gpus.push_back(g);
+
+  const gm::MachineModel m = gpsm::scope::build_model({st}, "box", "", "", &topo);
+  ASSERT_EQ(m.local.size(), 1u);
+  EXPECT_EQ(m.local[0].gpu, "gpu0");
+  EXPECT_EQ(m.local[0].mechanism, "sm_stream_local");
+  ASSERT_EQ(m.local[0].points.size(), 3u);
+  EXPECT_EQ(m.local[0].points[0].footprint_bytes, 16.0 * 1048576);
+  EXPECT_NEAR(m.local[0].points[1].GBps, 5000, 1e-6);
+  EXPECT_EQ(m.local[0].points[2].footprint_bytes, 1024.0 * 1048576);
+  EXPECT_NEAR(m.local[0].points[2].GBps, 3800, 1e-6);
+  EXPECT_TRUE(m.paths.empty());
+  ASSERT_EQ(m.gpus.size(), 2u);
+  EXPECT_EQ(m.gpus[0].node, "gpu0");
+  EXPECT_EQ(m.gpus[1].node, "gpu1");
+  EXPECT_EQ(m.gpus[0].sm_count, 132);
+  EXPECT_EQ(m.gpus[0].l2_bytes, 62914560);
+  EXPECT_EQ(m.gpus[0].sm_clock_max_mhz, 1980);
+  EXPECT_EQ(m.gpus[1].sm_clock_max_mhz, 0);
+  EXPECT_EQ(m.gpu("gpu2"), nullptr);
+  ASSERT_NE(m.local_curve("gpu0", "sm_stream_local"), nullptr);
+  EXPECT_EQ(m.local_curve("gpu1", "sm_stream_local"), nullptr);
+  expect_same(m, gm::model_from_json(gm::to_json(m)));
+  // without a topology, no gpus
+  EXPECT_TRUE(gpsm::scope::build_model({st}, "box", "", "").gpus.empty());
 }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "gpsm/error.hpp"
 #include "scope/model_build.hpp"
 #include "scope/results.hpp"
+#include "sim/model_gpu.hpp"
 #include "sim/system.hpp"
 
 using namespace gpsm::sim;
@@ -233,4 +235,123 @@ TEST(SimSystem, FromMachineModelErrorsNameTheFile) {
   } catch (const gpsm::Error& e) {
     EXPECT_NE(std::string(e.what()).find(missing), std::string::npos);
   }
+}
+
+namespace {
+// The full H200 model with a gpus entry and local curves for each of its 4 GPUs, written to a
+// temporary file; `edit` changes the JSON first.
+std::string model_with_gpus(const std::string& tag, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j;
+  std::ifstream(kH200Model) >> j;
+  for (int i = 0; i < 4; ++i) {
+    const std::string node = "gpu" + std::to_string(i);
+    j["gpus"].push_back({{"node", node}, {"name", "NVIDIA H200"}, {"cc", "9.0"}, {"sm_count", 132},
+                         {"sm_clock_max_mhz", 1980}, {"l2_bytes", 62914560}, {"mem_bytes", 150109880320}});
+    // sm_stream_local at 16 MiB, 32 MiB and 1 GiB; gpu3 a little faster (the median is the middle two)
+    j["local"].push_back({{"gpu", node}, {"mechanism", "sm_stream_local"},
+                          {"points", {{{"footprint_bytes", 16777216}, {"GBps", 3817}},
+                                      {{"footprint_bytes", 33554432}, {"GBps", 5080}},
+                                      {{"footprint_bytes", 1073741824}, {"GBps", i == 3 ? 3950.0 : 3900.0 + i}}}}});
+    j["local"].push_back({{"gpu", node}, {"mechanism", "sm_gather_local"},
+                          {"points", {{{"footprint_bytes", 16777216}, {"GBps", 4600.0 + 10 * i}},
+                                      {{"footprint_bytes", 1073741824}, {"GBps", 900}}}}});
+  }
+  edit(j);
+  const std::string path = testing::TempDir() + "gpsm_sim_gpus_" + tag + ".json";
+  std::ofstream(path) << j.dump();
+  return path;
+}
+}  // namespace
+
+// A model that describes its GPUs sets the simulated GPU: SMs, clock, L2 from CUDA's description,
+// FP32 rate and resident blocks from the capability, HBM from the copy loop beyond the L2 (times
+// the apps' share of a copy), the L2's gather rate from sm_gather_local inside it.
+TEST(SimSystem, FromMachineModelReadsTheGpus) {
+  const std::string path = model_with_gpus("h200", [](nlohmann::json&) {});
+  const System s = from_machine_model(path);
+  const System plain = from_machine_model(kH200Model);
+  std::remove(path.c_str());
+  EXPECT_EQ(s.gpu.name, "NVIDIA H200");
+  EXPECT_EQ(s.gpu.sms, 132);
+  EXPECT_NEAR(s.gpu.clock_GHz, 1.98, 1e-12);
+  EXPECT_EQ(s.gpu.l2_bytes, 62914560);  // CUDA's 60 MiB, where the preset says 50
+  EXPECT_NEAR(s.gpu.flops_G, 132 * 128 * 2 * 1.98, 1e-6);
+  EXPECT_EQ(s.gpu.blocks_per_sm, 8);
+  // median of 3900, 3901, 3902, 3950 = 3901.5: exactly the copy rate kAppShareOfCopy was taken at
+  EXPECT_NEAR(s.gpu.hbm_GBps, 3530, 1e-9);
+  EXPECT_NEAR(s.gpu.gather_GBps, 4615, 1e-9);  // median of 4600..4630
+  EXPECT_NEAR(s.gpu.l2_GBps, plain.gpu.l2_GBps, 1e-9);  // same SMs and clock as the preset
+  EXPECT_NE(s.description.find("sm_stream_local 3902 x 0.905"), std::string::npos) << s.description;
+  EXPECT_NE(s.description.find("132 SMs"), std::string::npos) << s.description;
+  // what the GPU section does not cover stays as it was
+  EXPECT_EQ(s.gpu.fault_us, plain.gpu.fault_us);
+  EXPECT_EQ(s.link.raw_GBps, plain.link.raw_GBps);
+  EXPECT_EQ(plain.gpu.hbm_GBps, preset("h200x4").gpu.hbm_GBps);
+  EXPECT_NE(plain.description.find("GPU H200 from the closest preset"), std::string::npos) << plain.description;
+}
+
+// Another GPU generation: its own SMs, clock and capability rates, the L2 rate scaled with
+// SMs x clock; a copy loop that never left the L2 leaves the preset's HBM, and says so.
+TEST(SimSystem, FromMachineModelOtherGpus) {
+  const std::string a100 = model_with_gpus("a100", [](nlohmann::json& j) {
+    for (auto& g : j["gpus"]) {
+      g["name"] = "NVIDIA A100-SXM4-80GB";
+      g["cc"] = "8.0";
+      g["sm_count"] = 108;
+      g["sm_clock_max_mhz"] = 1410;
+      g["l2_bytes"] = 41943040;
+    }
+    for (auto& c : j["local"])
+      if (c["mechanism"] == "sm_stream_local") c["points"].erase(2);  // the largest footprint is 32 MiB
+  });
+  const System s = from_machine_model(a100);
+  std::remove(a100.c_str());
+  const GpuParams h = preset("h200x4").gpu;
+  EXPECT_EQ(s.gpu.sms, 108);
+  EXPECT_NEAR(s.gpu.flops_G, 108 * 64 * 2 * 1.41, 1e-6);
+  EXPECT_EQ(s.gpu.blocks_per_sm, 8);
+  EXPECT_NEAR(s.gpu.l2_GBps, h.l2_GBps * (108 * 1.41) / (132 * 1.98), 1e-9);
+  EXPECT_EQ(s.gpu.hbm_GBps, h.hbm_GBps);
+  EXPECT_NE(s.description.find("the preset's: no sm_stream_local beyond the L2"), std::string::npos) << s.description;
+
+  const std::string v = model_with_gpus("t4", [](nlohmann::json& j) {
+    for (auto& g : j["gpus"]) {
+      g["cc"] = "7.5";
+      g["sm_count"] = 40;
+      g.erase("sm_clock_max_mhz");
+    }
+  });
+  const System t = from_machine_model(v);
+  std::remove(v.c_str());
+  EXPECT_EQ(t.gpu.blocks_per_sm, 4);                  // 1024 threads an SM
+  EXPECT_NEAR(t.gpu.clock_GHz, 1.38, 1e-12);          // no clock in the model: the V100 base's
+  EXPECT_NEAR(t.gpu.flops_G, 40 * 64 * 2 * 1.38, 1e-6);
+  EXPECT_NE(t.description.find("no clock in the model"), std::string::npos) << t.description;
+}
+
+TEST(SimSystem, FromMachineModelRefusesMixedGpus) {
+  const std::string path = model_with_gpus("mixed", [](nlohmann::json& j) {
+    j["gpus"][2]["name"] = "NVIDIA H100";
+    j["gpus"][2]["sm_count"] = 114;
+  });
+  try {
+    from_machine_model(path);
+    ADD_FAILURE() << "no throw";
+  } catch (const gpsm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("identical GPUs; gpu0 is NVIDIA H200 (132 SMs) and gpu2 is NVIDIA H100 (114 SMs)"),
+              std::string::npos)
+        << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(SimSystem, CapabilityTables) {
+  EXPECT_EQ(fp32_lanes_per_sm(7, 0), 64);
+  EXPECT_EQ(fp32_lanes_per_sm(8, 6), 128);
+  EXPECT_EQ(fp32_lanes_per_sm(9, 0), 128);
+  EXPECT_EQ(fp32_lanes_per_sm(8, 7), 0);  // not in the tables: scaled from the preset instead
+  EXPECT_EQ(max_threads_per_sm(8, 9), 1536);
+  EXPECT_EQ(max_threads_per_sm(9, 0), 2048);
+  EXPECT_EQ(max_threads_per_sm(12, 0), 1536);
+  EXPECT_EQ(max_threads_per_sm(5, 2), 0);
 }

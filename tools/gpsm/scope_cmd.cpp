@@ -141,7 +141,7 @@ int run_scope(ScopeArgs& a) {
   meta.duration_s = elapsed();
   meta.options = o;
   const std::string machine = meta.device_kind.empty() ? topo.hostname : meta.device_kind;
-  auto model = gpsm::scope::build_model(results, machine, meta.created, GPSM_GIT_COMMIT);
+  auto model = gpsm::scope::build_model(results, machine, meta.created, GPSM_GIT_COMMIT, &topo);
   auto doc = gpsm::scope::results_document(meta, topo, results, model);
 
   if (!a.json_path.empty()) {

@@ -1,0 +1,104 @@
+// The simulated GPU from a machine model's GPU description (sim/model_gpu.hpp).
+#include "sim/model_gpu.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "gpsm/error.hpp"
+
+namespace gpsm::sim {
+
+int fp32_lanes_per_sm(int major, int minor) {
+  if (major == 6) return minor == 0 ? 64 : 128;
+  if (major == 7) return 64;
+  if (major == 8) return minor == 0 ? 64 : (minor == 6 || minor == 9) ? 128 : 0;
+  if (major == 9 || major == 10 || major == 12) return 128;
+  return 0;
+}
+
+int max_threads_per_sm(int major, int minor) {
+  if (major == 6) return 2048;
+  if (major == 7) return minor == 5 ? 1024 : 2048;
+  if (major == 8) return minor == 0 ? 2048 : (minor == 6 || minor == 9) ? 1536 : 0;
+  if (major == 9 || major == 10) return 2048;
+  if (major == 12) return 1536;
+  return 0;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+}  // namespace
+
+GpuParams gpu_from_model(const model::MachineModel& m, const std::set<std::string>& used, GpuParams base,
+                         std::string* what) {
+  if (what) what->clear();
+  std::vector<const model::GpuInfo*> info;
+  for (const std::string& node : used)
+    if (const model::GpuInfo* g = m.gpu(node)) info.push_back(g);
+  if (info.empty()) return base;
+  const model::GpuInfo& g = *info.front();
+  for (const model::GpuInfo* o : info)
+    if (o->name != g.name || o->sm_count != g.sm_count || o->l2_bytes != g.l2_bytes ||
+        o->cc_major != g.cc_major || o->cc_minor != g.cc_minor)
+      throw Error("the simulator models identical GPUs; " + g.node + " is " + g.name + " (" +
+                  std::to_string(g.sm_count) + " SMs) and " + o->node + " is " + o->name + " (" +
+                  std::to_string(o->sm_count) + " SMs)");
+
+  // Per-SM rates of the preset's GPU, to scale where the capability is not in the tables.
+  const double base_flops_per_sm_clock = base.flops_G / (double(base.sms) * base.clock_GHz);
+  const double base_sm_clocks = double(base.sms) * base.clock_GHz;
+  base.name = g.name.empty() ? base.name : g.name;
+  base.sms = g.sm_count;
+  if (g.sm_clock_max_mhz > 0) base.clock_GHz = g.sm_clock_max_mhz / 1000;
+  base.l2_bytes = g.l2_bytes;
+  const int lanes = fp32_lanes_per_sm(g.cc_major, g.cc_minor);
+  base.flops_G = lanes > 0 ? double(base.sms) * lanes * 2 * base.clock_GHz
+                           : base_flops_per_sm_clock * double(base.sms) * base.clock_GHz;
+  // The L2's rate is the preset's estimate (h200: ~2x HBM, not measured), scaled with the SMs
+  // that request from it and their clock.
+  base.l2_GBps *= double(base.sms) * base.clock_GHz / base_sm_clocks;
+  const int threads = max_threads_per_sm(g.cc_major, g.cc_minor);
+  if (threads > 0) base.blocks_per_sm = threads / 256;
+  std::string w = g.name + " (cc " + std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ", " +
+                  std::to_string(g.sm_count) + " SMs, " + fmt("%.2f GHz", base.clock_GHz) +
+                  (g.sm_clock_max_mhz > 0 ? "" : " (the preset's: no clock in the model)") + ", " +
+                  fmt("%.0f MiB L2", g.l2_bytes / (1 << 20)) + ")";
+
+  // HBM: the copy loop at its largest footprint, when that is beyond the L2 (at least twice it),
+  // times the apps' share of a copy; the L2's gather rate: random loads over at most half the L2.
+  std::vector<double> copy, gather;
+  for (const model::GpuInfo* o : info) {
+    if (const model::LocalCurve* c = m.local_curve(o->node, "sm_stream_local"))
+      if (c->points.back().footprint_bytes >= 2 * o->l2_bytes) copy.push_back(c->points.back().GBps);
+    if (const model::LocalCurve* c = m.local_curve(o->node, "sm_gather_local"))
+      if (c->points.front().footprint_bytes <= o->l2_bytes / 2) gather.push_back(c->points.front().GBps);
+  }
+  if (!copy.empty()) {
+    base.hbm_GBps = median(copy) * kAppShareOfCopy;
+    w += fmt("; HBM %.0f GB/s", base.hbm_GBps) + fmt(" (sm_stream_local %.0f", median(copy)) +
+         fmt(" x %.3f)", kAppShareOfCopy);
+  } else {
+    w += fmt("; HBM %.0f GB/s (the preset's: no sm_stream_local beyond the L2)", base.hbm_GBps);
+  }
+  if (!gather.empty()) {
+    base.gather_GBps = median(gather);
+    w += fmt("; L2 gathers %.0f GB/s (sm_gather_local)", base.gather_GBps);
+  }
+  if (what) *what = w;
+  return base;
+}
+
+}  // namespace gpsm::sim
