@@ -32,6 +32,7 @@ std::vector<std::unique_ptr<Test>> make_all_tests() {
   register_sm_tests(v);
   register_sm_gather_tests(v);
   register_sm_stream_tests(v);
+  register_sm_l2_tests(v);
   register_sm_hot_word_tests(v);
   register_um_tests(v);
   register_latency_tests(v);

@@ -36,6 +36,7 @@ void register_latency_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_host_call_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_sm_gather_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_sm_stream_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_sm_l2_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_sm_hot_word_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_all_to_all_tests(std::vector<std::unique_ptr<Test>>& v);
 
