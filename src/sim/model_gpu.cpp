@@ -35,7 +35,7 @@ double median(std::vector<double> v) {
 }
 
 std::string fmt(const char* f, double v) {
-  char b[64];
+  char b[256];
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
@@ -67,7 +67,7 @@ GpuParams gpu_from_model(const model::MachineModel& m, const std::set<std::strin
   const int lanes = fp32_lanes_per_sm(g.cc_major, g.cc_minor);
   base.flops_G = lanes > 0 ? double(base.sms) * lanes * 2 * base.clock_GHz
                            : base_flops_per_sm_clock * double(base.sms) * base.clock_GHz;
-  // The L2's rate is the preset's estimate (h200: ~2x HBM, not measured), scaled with the SMs
+  // The L2's rate where sm_l2_local measured it (below); else the preset's, scaled with the SMs
   // that request from it and their clock.
   base.l2_GBps *= double(base.sms) * base.clock_GHz / base_sm_clocks;
   const int threads = max_threads_per_sm(g.cc_major, g.cc_minor);
@@ -79,8 +79,13 @@ GpuParams gpu_from_model(const model::MachineModel& m, const std::set<std::strin
 
   // HBM: the copy loop at its largest footprint, when that is beyond the L2 (at least twice it),
   // times the apps' share of a copy; the L2's gather rate: random loads over at most half the L2.
-  std::vector<double> copy, gather;
+  std::vector<double> copy, gather, l2;
   for (const model::GpuInfo* o : info) {
+    if (const model::LocalCurve* c = m.local_curve(o->node, "sm_l2_local:read")) {
+      double best = 0;
+      for (const model::FootprintPoint& p : c->points) best = std::max(best, p.GBps);
+      l2.push_back(best);
+    }
     if (const model::LocalCurve* c = m.local_curve(o->node, "sm_stream_local"))
       if (c->points.back().footprint_bytes >= 2 * o->l2_bytes) copy.push_back(c->points.back().GBps);
     if (const model::LocalCurve* c = m.local_curve(o->node, "sm_gather_local"))
@@ -92,6 +97,12 @@ GpuParams gpu_from_model(const model::MachineModel& m, const std::set<std::strin
          fmt(" x %.3f)", kAppShareOfCopy);
   } else {
     w += fmt("; HBM %.0f GB/s (the preset's: no sm_stream_local beyond the L2)", base.hbm_GBps);
+  }
+  if (!l2.empty()) {
+    base.l2_GBps = median(l2);
+    w += fmt("; L2 %.0f GB/s (sm_l2_local reads)", base.l2_GBps);
+  } else {
+    w += fmt("; L2 %.0f GB/s (the preset's, scaled to these SMs: no sm_l2_local)", base.l2_GBps);
   }
   if (!gather.empty()) {
     base.gather_GBps = median(gather);

@@ -2,7 +2,8 @@
 // The simulated GPU from a `gpsm scope` machine model's own description of its GPUs (the model's
 // `gpus` and `local` sections, docs/machine-model.md): SMs, clock, L2 size, FP32 rate and resident
 // blocks from what CUDA reported; the HBM rate from sm_stream_local's copy loop beyond the L2;
-// the L2's gather rate from sm_gather_local inside it. Plain C++ (docs/sim.md "Systems").
+// the L2's rate from sm_l2_local's reads (their best footprint); the L2's gather rate from
+// sm_gather_local inside it. Plain C++ (docs/sim.md "Systems").
 #include <set>
 #include <string>
 

@@ -52,7 +52,11 @@ GpuParams h200() {
                            // 2026-11-21_bc0ca068d12b_bench-all/bench.log; docs/bench.md)
   g.l2_bytes = 50.0 * (1 << 20);  // H100/H200 L2: 50 MiB (NVIDIA Hopper architecture documentation: the
                                   // H100 whitepaper / tuning guide give 50 MB of L2; the H200 keeps the GH100 die)
-  g.l2_GBps = 7000;        // estimate (~2x HBM); not measured here
+  g.l2_GBps = 7974;        // our scope run (results/nvidia-h200-x2/2026-11-22_3bcf51c_l2-rate): sm_l2_local,
+                           // every SM re-reading an L2-resident buffer with 16-B ld.global.cg inside one
+                           // kernel, best footprint (32 MiB) 7860 / 8088 GB/s on gpu0 / gpu1, median. Until
+                           // then 7000, an estimate (~2x HBM) that made jacobi2d 16384^2's sweep L2-bound
+                           // (4.83 GB through L2: 690 us) where the H200 ran it in 608 us
   g.flops_G = 66900;       // 132 SMs x 128 FP32 lanes x 2 x 1.98 GHz (peak, as for V100)
   g.blocks_per_sm = 8;     // 2048 threads per SM / 256
   g.launch_us = 1.6;       // our scope run: lat_launch "gpu0 launch (back-to-back)" 1.60 us

@@ -252,6 +252,9 @@ std::string model_with_gpus(const std::string& tag, const std::function<void(nlo
                           {"points", {{{"footprint_bytes", 16777216}, {"GBps", 3817}},
                                       {{"footprint_bytes", 33554432}, {"GBps", 5080}},
                                       {{"footprint_bytes", 1073741824}, {"GBps", i == 3 ? 3950.0 : 3900.0 + i}}}}});
+    j["local"].push_back({{"gpu", node}, {"mechanism", "sm_l2_local:read"},
+                          {"points", {{{"footprint_bytes", 4194304}, {"GBps", 7100}},
+                                      {{"footprint_bytes", 33554432}, {"GBps", 7900.0 + 100 * i}}}}});
     j["local"].push_back({{"gpu", node}, {"mechanism", "sm_gather_local"},
                           {"points", {{{"footprint_bytes", 16777216}, {"GBps", 4600.0 + 10 * i}},
                                       {{"footprint_bytes", 1073741824}, {"GBps", 900}}}}});
@@ -265,7 +268,8 @@ std::string model_with_gpus(const std::string& tag, const std::function<void(nlo
 
 // A model that describes its GPUs sets the simulated GPU: SMs, clock, L2 from CUDA's description,
 // FP32 rate and resident blocks from the capability, HBM from the copy loop beyond the L2 (times
-// the apps' share of a copy), the L2's gather rate from sm_gather_local inside it.
+// the apps' share of a copy), the L2's rate from sm_l2_local's reads, its gather rate from
+// sm_gather_local inside it.
 TEST(SimSystem, FromMachineModelReadsTheGpus) {
   const std::string path = model_with_gpus("h200", [](nlohmann::json&) {});
   const System s = from_machine_model(path);
@@ -280,7 +284,8 @@ TEST(SimSystem, FromMachineModelReadsTheGpus) {
   // median of 3900, 3901, 3902, 3950 = 3901.5: exactly the copy rate kAppShareOfCopy was taken at
   EXPECT_NEAR(s.gpu.hbm_GBps, 3530, 1e-9);
   EXPECT_NEAR(s.gpu.gather_GBps, 4615, 1e-9);  // median of 4600..4630
-  EXPECT_NEAR(s.gpu.l2_GBps, plain.gpu.l2_GBps, 1e-9);  // same SMs and clock as the preset
+  EXPECT_NEAR(s.gpu.l2_GBps, 8050, 1e-9);  // the best footprint's reads, median of 7900..8200
+  EXPECT_NE(s.description.find("L2 8050 GB/s (sm_l2_local reads)"), std::string::npos) << s.description;
   EXPECT_NE(s.description.find("sm_stream_local 3902 x 0.905"), std::string::npos) << s.description;
   EXPECT_NE(s.description.find("132 SMs"), std::string::npos) << s.description;
   // what the GPU section does not cover stays as it was
@@ -290,8 +295,8 @@ TEST(SimSystem, FromMachineModelReadsTheGpus) {
   EXPECT_NE(plain.description.find("GPU H200 from the closest preset"), std::string::npos) << plain.description;
 }
 
-// Another GPU generation: its own SMs, clock and capability rates, the L2 rate scaled with
-// SMs x clock; a copy loop that never left the L2 leaves the preset's HBM, and says so.
+// Another GPU generation: its own SMs, clock and capability rates; without sm_l2_local the
+// preset's L2 rate scaled with SMs x clock; a copy loop that never left the L2 leaves the preset's HBM, and says so.
 TEST(SimSystem, FromMachineModelOtherGpus) {
   const std::string a100 = model_with_gpus("a100", [](nlohmann::json& j) {
     for (auto& g : j["gpus"]) {
@@ -301,8 +306,12 @@ TEST(SimSystem, FromMachineModelOtherGpus) {
       g["sm_clock_max_mhz"] = 1410;
       g["l2_bytes"] = 41943040;
     }
-    for (auto& c : j["local"])
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& c : j["local"]) {
       if (c["mechanism"] == "sm_stream_local") c["points"].erase(2);  // the largest footprint is 32 MiB
+      if (c["mechanism"] != "sm_l2_local:read") kept.push_back(c);    // and no L2 measurement
+    }
+    j["local"] = kept;
   });
   const System s = from_machine_model(a100);
   std::remove(a100.c_str());
@@ -313,6 +322,7 @@ TEST(SimSystem, FromMachineModelOtherGpus) {
   EXPECT_NEAR(s.gpu.l2_GBps, h.l2_GBps * (108 * 1.41) / (132 * 1.98), 1e-9);
   EXPECT_EQ(s.gpu.hbm_GBps, h.hbm_GBps);
   EXPECT_NE(s.description.find("the preset's: no sm_stream_local beyond the L2"), std::string::npos) << s.description;
+  EXPECT_NE(s.description.find("scaled to these SMs: no sm_l2_local"), std::string::npos) << s.description;
 
   const std::string v = model_with_gpus("t4", [](nlohmann::json& j) {
     for (auto& g : j["gpus"]) {
