@@ -91,7 +91,7 @@ class SmL2 : public Test {
           }
           reads.points.push_back(make_point(double(f), double(f) * rounds, t, "GB/s", ok));
 
-          // the copy: halves a and b of the footprint; checked word by word after every repetition
+          // the copy: halves a and b of the footprint; checked word by word after the repetitions
           const std::uint64_t half = f / 2, hn = half / sizeof(uint4);
           const int crounds = std::max(8, rounds / 4);
           auto* pa = static_cast<uint4*>(buf.p);
@@ -105,12 +105,8 @@ class SmL2 : public Test {
             });
             if (rep >= o.warmup) t.push_back(sec);
           }
-          GPSM_CUDA(cudaStreamSynchronize(st.s));
           const std::uint32_t total = 2u * std::uint32_t(crounds) * std::uint32_t(o.warmup + o.reps);
-          std::vector<std::uint32_t> h(half / 4);
-          GPSM_CUDA(cudaMemcpy(h.data(), pa, half, cudaMemcpyDeviceToHost));
-          bool cok = true;
-          for (std::uint64_t i = 0; i < h.size() && cok; ++i) cok = h[i] == pattern_word(i, seed) + total;
+          const bool cok = check_pattern_device(pa, half, seed, st.s, total) == 0;
           // bytes read + written: 2 passes a round, each reading and writing a half
           copies.points.push_back(make_point(double(f), 2.0 * double(f) * crounds, t, "GB/s", cok));
         }

@@ -68,13 +68,9 @@ class SmStream : public Test {
           const double sec = time_on_stream(st.s, [&] { passes(kPasses); });
           if (rep >= o.warmup) t.push_back(sec / kPasses);
         }
-        GPSM_CUDA(cudaStreamSynchronize(st.s));
         // every word of the buffer the data ends in: the pattern + the passes it went through
         const std::uint32_t total = kWarmPasses + kPasses * std::uint32_t(o.warmup + o.reps);
-        std::vector<std::uint32_t> h(half / 4);
-        GPSM_CUDA(cudaMemcpy(h.data(), a.p, half, cudaMemcpyDeviceToHost));
-        bool ok = true;
-        for (std::uint64_t i = 0; i < h.size() && ok; ++i) ok = h[i] == pattern_word(i, seed) + total;
+        const bool ok = check_pattern_device(a.p, half, seed, st.s, total) == 0;
         s.points.push_back(make_point(double(f), double(f), t, "GB/s", ok));
       }
       r.series.push_back(std::move(s));

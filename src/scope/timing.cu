@@ -34,10 +34,11 @@ __global__ void fill_kernel(std::uint32_t* p, size_t words, unsigned seed) {
     p[i] = pattern_word(i, seed);
 }
 
-__global__ void check_kernel(const std::uint32_t* p, size_t words, unsigned seed, unsigned long long* bad) {
+__global__ void check_kernel(const std::uint32_t* p, size_t words, unsigned seed, std::uint32_t add,
+                             unsigned long long* bad) {
   unsigned long long local = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
-    local += (p[i] != pattern_word(i, seed));
+    local += (p[i] != pattern_word(i, seed) + add);
   if (local) atomicAdd(bad, local);
 }
 
@@ -236,12 +237,12 @@ void fill_pattern_device(void* p, size_t bytes, unsigned seed, cudaStream_t s) {
   GPSM_CUDA_LAUNCH();
 }
 
-unsigned long long check_pattern_device(const void* p, size_t bytes, unsigned seed, cudaStream_t s) {
+unsigned long long check_pattern_device(const void* p, size_t bytes, unsigned seed, cudaStream_t s, std::uint32_t add) {
   const size_t words = bytes / 4;
   unsigned long long* bad = nullptr;
   GPSM_CUDA(cudaMallocAsync(&bad, sizeof(*bad), s));
   GPSM_CUDA(cudaMemsetAsync(bad, 0, sizeof(*bad), s));
-  check_kernel<<<grid_for(words), 256, 0, s>>>(static_cast<const std::uint32_t*>(p), words, seed, bad);
+  check_kernel<<<grid_for(words), 256, 0, s>>>(static_cast<const std::uint32_t*>(p), words, seed, add, bad);
   GPSM_CUDA_LAUNCH();
   unsigned long long h = 0;
   GPSM_CUDA(cudaMemcpyAsync(&h, bad, sizeof(h), cudaMemcpyDeviceToHost, s));

@@ -82,8 +82,10 @@ struct DeviceStream {
 
 // Device buffer helpers.
 void fill_pattern_device(void* p, size_t bytes, unsigned seed, cudaStream_t s);
-// Counts 32-bit words != pattern in [0, bytes) on the current device; synchronizes s.
-unsigned long long check_pattern_device(const void* p, size_t bytes, unsigned seed, cudaStream_t s);
+// Counts 32-bit words != pattern + add in [0, bytes) on the current device; synchronizes s. `add`:
+// what a test's kernels added to every word (sm_stream_local's and sm_l2_local's passes).
+unsigned long long check_pattern_device(const void* p, size_t bytes, unsigned seed, cudaStream_t s,
+                                        std::uint32_t add = 0);
 void fill_pattern_host(void* p, size_t bytes, unsigned seed);
 unsigned long long check_pattern_host(const void* p, size_t bytes, unsigned seed);
 

@@ -2,10 +2,12 @@
 #include "sim/model_gpu.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "gpsm/error.hpp"
+#include "scope/stats.hpp"
 
 namespace gpsm::sim {
 
@@ -28,17 +30,7 @@ int max_threads_per_sm(int major, int minor) {
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string fmt(const char* f, double v) {
-  char b[256];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+double median(const std::vector<double>& v) { return scope::summarize(v).median; }
 
 }  // namespace
 
@@ -57,28 +49,25 @@ GpuParams gpu_from_model(const model::MachineModel& m, const std::set<std::strin
                   std::to_string(g.sm_count) + " SMs) and " + o->node + " is " + o->name + " (" +
                   std::to_string(o->sm_count) + " SMs)");
 
-  // Per-SM rates of the preset's GPU, to scale where the capability is not in the tables.
-  const double base_flops_per_sm_clock = base.flops_G / (double(base.sms) * base.clock_GHz);
+  // SMs x clock against the preset's GPU: what its rates that the model does not give scale with
   const double base_sm_clocks = double(base.sms) * base.clock_GHz;
   base.name = g.name.empty() ? base.name : g.name;
   base.sms = g.sm_count;
   if (g.sm_clock_max_mhz > 0) base.clock_GHz = g.sm_clock_max_mhz / 1000;
   base.l2_bytes = g.l2_bytes;
+  const double scale = double(base.sms) * base.clock_GHz / base_sm_clocks;
   const int lanes = fp32_lanes_per_sm(g.cc_major, g.cc_minor);
-  base.flops_G = lanes > 0 ? double(base.sms) * lanes * 2 * base.clock_GHz
-                           : base_flops_per_sm_clock * double(base.sms) * base.clock_GHz;
-  // The L2's rate where sm_l2_local measured it (below); else the preset's, scaled with the SMs
-  // that request from it and their clock.
-  base.l2_GBps *= double(base.sms) * base.clock_GHz / base_sm_clocks;
+  base.flops_G = lanes > 0 ? double(base.sms) * lanes * 2 * base.clock_GHz : base.flops_G * scale;
   const int threads = max_threads_per_sm(g.cc_major, g.cc_minor);
   if (threads > 0) base.blocks_per_sm = threads / 256;
-  std::string w = g.name + " (cc " + std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ", " +
-                  std::to_string(g.sm_count) + " SMs, " + fmt("%.2f GHz", base.clock_GHz) +
-                  (g.sm_clock_max_mhz > 0 ? "" : " (the preset's: no clock in the model)") + ", " +
-                  fmt("%.0f MiB L2", g.l2_bytes / (1 << 20)) + ")";
+  std::string w = fmt::format("{} (cc {}.{}, {} SMs, {:.2f} GHz{}, {:.0f} MiB L2)", g.name, g.cc_major, g.cc_minor,
+                              g.sm_count, base.clock_GHz,
+                              g.sm_clock_max_mhz > 0 ? "" : " (the preset's: no clock in the model)",
+                              g.l2_bytes / (1 << 20));
 
   // HBM: the copy loop at its largest footprint, when that is beyond the L2 (at least twice it),
-  // times the apps' share of a copy; the L2's gather rate: random loads over at most half the L2.
+  // times the apps' share of a copy; the L2: the best footprint of sm_l2_local's reads; the L2's
+  // gather rate: random loads over at most half the L2. Each the median over the GPUs.
   std::vector<double> copy, gather, l2;
   for (const model::GpuInfo* o : info) {
     if (const model::LocalCurve* c = m.local_curve(o->node, "sm_l2_local:read")) {
@@ -92,21 +81,22 @@ GpuParams gpu_from_model(const model::MachineModel& m, const std::set<std::strin
       if (c->points.front().footprint_bytes <= o->l2_bytes / 2) gather.push_back(c->points.front().GBps);
   }
   if (!copy.empty()) {
-    base.hbm_GBps = median(copy) * kAppShareOfCopy;
-    w += fmt("; HBM %.0f GB/s", base.hbm_GBps) + fmt(" (sm_stream_local %.0f", median(copy)) +
-         fmt(" x %.3f)", kAppShareOfCopy);
+    const double loop = median(copy);
+    base.hbm_GBps = loop * kAppShareOfCopy;
+    w += fmt::format("; HBM {:.0f} GB/s (sm_stream_local {:.0f} x {:.3f})", base.hbm_GBps, loop, kAppShareOfCopy);
   } else {
-    w += fmt("; HBM %.0f GB/s (the preset's: no sm_stream_local beyond the L2)", base.hbm_GBps);
+    w += fmt::format("; HBM {:.0f} GB/s (the preset's: no sm_stream_local beyond the L2)", base.hbm_GBps);
   }
   if (!l2.empty()) {
     base.l2_GBps = median(l2);
-    w += fmt("; L2 %.0f GB/s (sm_l2_local reads)", base.l2_GBps);
+    w += fmt::format("; L2 {:.0f} GB/s (sm_l2_local reads)", base.l2_GBps);
   } else {
-    w += fmt("; L2 %.0f GB/s (the preset's, scaled to these SMs: no sm_l2_local)", base.l2_GBps);
+    base.l2_GBps *= scale;
+    w += fmt::format("; L2 {:.0f} GB/s (the preset's, scaled to these SMs: no sm_l2_local)", base.l2_GBps);
   }
   if (!gather.empty()) {
     base.gather_GBps = median(gather);
-    w += fmt("; L2 gathers %.0f GB/s (sm_gather_local)", base.gather_GBps);
+    w += fmt::format("; L2 gathers {:.0f} GB/s (sm_gather_local)", base.gather_GBps);
   }
   if (what) *what = w;
   return base;
