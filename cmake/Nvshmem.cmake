@@ -6,7 +6,7 @@
 #   GPSM_NVSHMEM_HOME / NVSHMEM_HOME  an NVSHMEM install (include/, lib/).
 # Each needs include/nvshmem.h, lib/libnvshmem_device.a and lib/libnvshmem_host.so(.3).
 # Found: GPSM_NVSHMEM_FOUND, GPSM_NVSHMEM_INCLUDE_DIR and the imported targets gpsm_nvshmem_host
-# and gpsm_nvshmem_device; only the worker (tools/gpsm-nvshmem-jacobi) links them, so the rest of
+# and gpsm_nvshmem_device; only the worker (tools/gpsm-nvshmem-stencil) links them, so the rest of
 # gpsm builds, links and runs the same with or without NVSHMEM.
 option(GPSM_WITH_NVSHMEM "Build the nvshmem paradigm's worker when NVSHMEM is found" ON)
 set(GPSM_NVSHMEM_FOUND OFF)

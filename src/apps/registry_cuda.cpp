@@ -6,20 +6,20 @@ namespace gpsm::apps {
 std::unique_ptr<App> make_jacobi_app();  // jacobi/jacobi_app_cuda.cpp
 std::unique_ptr<App> make_heat3d_app();  // stencil3d/stencil3d_app_cuda.cpp
 std::unique_ptr<App> make_wave3d_app();  // stencil3d/stencil3d_app_cuda.cpp
-namespace graphapps {
-std::unique_ptr<App> make_pagerank_app();  // graphapps/pagerank_app_cuda.cpp
-std::unique_ptr<App> make_sssp_app();      // graphapps/sssp_app_cuda.cpp
-std::unique_ptr<App> make_als_app();       // graphapps/als_app_cuda.cpp
-}  // namespace graphapps
+namespace graph {
+std::unique_ptr<App> make_pagerank_app();  // graph/pagerank_app_cuda.cpp
+std::unique_ptr<App> make_sssp_app();      // graph/sssp_app_cuda.cpp
+std::unique_ptr<App> make_als_app();       // graph/als_app_cuda.cpp
+}  // namespace graph
 
 std::vector<std::unique_ptr<App>> make_apps() {
   std::vector<std::unique_ptr<App>> apps;
   apps.push_back(make_jacobi_app());
   apps.push_back(make_heat3d_app());
   apps.push_back(make_wave3d_app());
-  apps.push_back(graphapps::make_pagerank_app());
-  apps.push_back(graphapps::make_sssp_app());
-  apps.push_back(graphapps::make_als_app());
+  apps.push_back(graph::make_pagerank_app());
+  apps.push_back(graph::make_sssp_app());
+  apps.push_back(graph::make_als_app());
   return apps;
 }
 

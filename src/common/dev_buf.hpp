@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm {
 

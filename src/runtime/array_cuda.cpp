@@ -8,10 +8,10 @@
 #include <string>
 
 #include "gpsm/error.hpp"
-#include "gpsm/gps/bulk_plan.hpp"
+#include "runtime/bulk_plan.hpp"
 #include "gpsm/gps/context.hpp"
 #include "runtime/runtime_state.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::gps {
 namespace detail {

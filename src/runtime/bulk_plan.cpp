@@ -1,4 +1,4 @@
-#include "gpsm/gps/bulk_plan.hpp"
+#include "runtime/bulk_plan.hpp"
 
 #include <string>
 

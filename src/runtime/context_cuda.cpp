@@ -10,10 +10,10 @@
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
-#include "gpsm/gps/tracking.hpp"
+#include "runtime/tracking.hpp"
 #include "runtime/runtime_state.hpp"
-#include "scope/cuda_check.hpp"
-#include "scope/timing.cuh"
+#include "common/cuda_check.hpp"
+#include "common/device.hpp"
 
 namespace gpsm::gps {
 namespace detail {
@@ -128,7 +128,7 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       std::string why;
-      if (a == b || gpsm::scope::enable_peer(devices[a], devices[b], &why)) continue;
+      if (a == b || gpsm::enable_peer(devices[a], devices[b], &why)) continue;
       std::string keep;
       for (int d : devices)
         if (d != devices[b]) keep += (keep.empty() ? "" : ",") + std::to_string(d);
@@ -199,12 +199,6 @@ cudaStream_t Context::stream(int rank) const { return impl_->streams.at(rank); }
 const Settings& Context::settings() const { return impl_->settings; }
 WaitPolicy Context::wait_policy(int rank) const { return impl_->wait_policy(rank); }
 bool Context::tracking() const { return impl_->tracking; }
-bool Context::has_model() const { return impl_->model.has_value(); }
-
-void Context::load_model(const std::string& path) {
-  if (path.empty()) return;
-  impl_->model = gpsm::model::load_model(path);
-}
 
 void Context::fence() { impl_->fence(); }
 void Context::fence_async() { impl_->fence_async(); }

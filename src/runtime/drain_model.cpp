@@ -1,4 +1,4 @@
-#include "gpsm/gps/drain_model.hpp"
+#include "runtime/drain_model.hpp"
 
 #include <string>
 

@@ -1,10 +1,10 @@
 // The `combine` fence on the device: drain (source side) and unpack (receiver side), block by
 // block (finepack.hpp). Per-line decisions come from finepack.hpp, the same code the CPU tests run
 // through drain_model.
-#include "gpsm/gps/finepack.hpp"
+#include "runtime/finepack.hpp"
 #include "gpsm/gps/view.hpp"
 #include "runtime/runtime_state.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::gps::detail {
 namespace {

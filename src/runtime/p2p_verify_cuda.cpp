@@ -1,19 +1,19 @@
 // Trust, then verify: peer access can be reported and still corrupt data on some PCIe/IOMMU
 // set-ups, so a context checks every ordered pair with a pattern before any replica relies on it.
-// The pattern kernels and buffers are gpsm scope's (timing.cuh, copy_sweep.cuh).
 #include <string>
 
 #include "runtime/runtime_state.hpp"
-#include "scope/copy_sweep.cuh"
-#include "scope/cuda_check.hpp"
-#include "scope/timing.cuh"
+#include "common/cuda_check.hpp"
+#include "common/dev_buf.hpp"
+#include "common/device.hpp"
 
 namespace gpsm::gps::detail {
 
 std::string verify_peer_pair(int a, int b, std::uint64_t words, cudaStream_t sa, cudaStream_t sb) {
-  using namespace gpsm::scope;
   const std::size_t bytes = words * sizeof(std::uint32_t);
-  DeviceBuffer on_a(a, bytes), on_b(b, bytes);
+  DevBuf<std::uint32_t> a_buf, b_buf;
+  a_buf.alloc(a, words);
+  b_buf.alloc(b, words);
   const unsigned seed = 0x5EED0000u + static_cast<unsigned>(a * 64 + b);
   std::string out;
   auto note = [&](const char* how, unsigned long long n) {
@@ -28,22 +28,22 @@ std::string verify_peer_pair(int a, int b, std::uint64_t words, cudaStream_t sa,
 
   {  // 1. stores issued on a into b's memory, checked on b
     DeviceGuard gb(b);
-    GPSM_CUDA(cudaMemsetAsync(on_b.p, 0, bytes, sb));
+    GPSM_CUDA(cudaMemsetAsync(b_buf.p, 0, bytes, sb));
     GPSM_CUDA(cudaStreamSynchronize(sb));
     DeviceGuard ga(a);
-    fill_pattern_device(on_b.p, bytes, seed, sa);
+    fill_pattern_device(b_buf.p, bytes, seed, sa);
     GPSM_CUDA(cudaStreamSynchronize(sa));
   }
-  note("peer stores", check_on(b, on_b.p, seed, sb));
+  note("peer stores", check_on(b, b_buf.p, seed, sb));
   // 2. loads issued on a from b's memory (b holds the pattern now)
-  note("peer loads", check_on(a, on_b.p, seed, sa));
+  note("peer loads", check_on(a, b_buf.p, seed, sa));
   {  // 3. copy engine a -> b
     DeviceGuard ga(a);
-    fill_pattern_device(on_a.p, bytes, seed ^ 0xFFFFu, sa);
-    GPSM_CUDA(cudaMemcpyPeerAsync(on_b.p, b, on_a.p, a, bytes, sa));
+    fill_pattern_device(a_buf.p, bytes, seed ^ 0xFFFFu, sa);
+    GPSM_CUDA(cudaMemcpyPeerAsync(b_buf.p, b, a_buf.p, a, bytes, sa));
     GPSM_CUDA(cudaStreamSynchronize(sa));
   }
-  note("a copy-engine copy", check_on(b, on_b.p, seed ^ 0xFFFFu, sb));
+  note("a copy-engine copy", check_on(b, b_buf.p, seed ^ 0xFFFFu, sb));
   return out;
 }
 

@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "gpsm/gps/context.hpp"
-#include "gpsm/gps/finepack.hpp"
+#include "runtime/finepack.hpp"
 #include "gpsm/gps/page_math.hpp"
-#include "gpsm/machine_model.hpp"
 
 namespace gpsm::gps::detail {
 
@@ -39,7 +38,6 @@ struct ContextImpl {
   std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
-  std::optional<gpsm::model::MachineModel> model;
 
   int size() const { return static_cast<int>(devices.size()); }
   void set(int rank) const;

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "gpsm/error.hpp"
-#include "gpsm/gps/finepack.hpp"
+#include "runtime/finepack.hpp"
 #include "gpsm/gps/page_math.hpp"
-#include "scope/results.hpp"
+#include "common/sizes.hpp"
 
 namespace gpsm::gps {
 
@@ -61,7 +61,7 @@ std::uint64_t parse_positive_int(const char* name, const std::string& v) {
 
 std::uint64_t parse_size_var(const char* name, const std::string& v, const char* expected) {
   try {
-    return scope::parse_size(v);
+    return gpsm::parse_size(v);
   } catch (const std::exception& e) {
     bad(name, v, std::string("is not ") + expected + " (" + e.what() + ")");
   }
@@ -131,7 +131,7 @@ Settings Settings::from_env() {
 std::vector<SettingDoc> describe(const Settings& s) {
   const Settings d;
   return {
-      {kPageSize, scope::format_size(s.page_bytes), scope::format_size(d.page_bytes),
+      {kPageSize, gpsm::format_size(s.page_bytes), gpsm::format_size(d.page_bytes),
        "Page size of replicated allocations: the unit of subscription (power of two, >= 128 B)."},
       {kPublishMode, mode_name(s.mode), mode_name(d.mode),
        "How stores reach other subscribers: inline (at each store), combine (at the fence, lines or packed "

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gpsm/error.hpp"
-#include "gpsm/gps/finepack.hpp"
+#include "runtime/finepack.hpp"
 
 namespace gpsm::gps {
 

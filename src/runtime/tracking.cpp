@@ -1,4 +1,4 @@
-#include "gpsm/gps/tracking.hpp"
+#include "runtime/tracking.hpp"
 
 #include <string>
 

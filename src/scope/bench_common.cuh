@@ -7,8 +7,8 @@
 #include "gpsm/error.hpp"
 #include "gpsm/topology.hpp"
 #include "scope/copy_sweep.cuh"
-#include "scope/cuda_check.hpp"
-#include "scope/pattern.hpp"
+#include "common/cuda_check.hpp"
+#include "common/pattern.hpp"
 #include "scope/registry.hpp"
 #include "scope/timing.cuh"
 

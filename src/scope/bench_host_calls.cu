@@ -34,7 +34,7 @@ __global__ void busy_kernel(unsigned long long ns) {
 // (CUDA_MODULE_LOADING=LAZY, the default since 12.2), and loading one while a gate kernel spins
 // waits for the gate: a gated chain whose first launch of the kernel on a device comes after the
 // gate would open it on its timeout (lat_event_hop alone on 2xH200, 2026-11-22;
-// transfer/kernels.hpp has the same rule).
+// proact/kernels.hpp has the same rule).
 void preload(int dev, const void* kernel = reinterpret_cast<const void*>(noop_kernel)) {
   DeviceGuard g(dev);
   cudaFuncAttributes a{};
@@ -162,7 +162,7 @@ class HostCalls : public Test {
       }
     }
 
-    // The graph apps' phase (graphapps::PhaseEvents and Exchange::after_kernel): per GPU, set the
+    // The graph apps' phase (graph::PhaseEvents and Exchange::after_kernel): per GPU, set the
     // device, wait for every other GPU's last event, launch, (memcpy: copy the owned rows to every
     // peer), record. Host time per GPU of one phase.
     if (o.progress) o.progress(name() + " phase of " + std::to_string(G) + " GPUs");

@@ -7,7 +7,7 @@
 #include "common/splitmix.hpp"
 #include "scope/bench_common.cuh"
 #include "scope/kernels.cuh"
-#include "scope/pattern.hpp"
+#include "common/pattern.hpp"
 
 namespace gpsm::scope {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "scope/bench_common.cuh"
 #include "scope/kernels.cuh"
-#include "scope/pattern.hpp"
+#include "common/pattern.hpp"
 
 namespace gpsm::scope {
 namespace {

@@ -4,7 +4,7 @@
 // second. The simulator's l2_GBps (the L2 term of a kernel's roofline) reads the reads' rate
 // (sim/model_gpu.hpp); it was an estimate (~2x HBM) before this test.
 #include "scope/bench_common.cuh"
-#include "scope/pattern.hpp"
+#include "common/pattern.hpp"
 
 namespace gpsm::scope {
 namespace {

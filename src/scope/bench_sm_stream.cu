@@ -6,7 +6,7 @@
 // simulator does not read it yet: the branch sim-l2-loop tried it as the loop's DRAM rate (docs/sim.md
 // "The L2 between iterations, measured; tried in the model, not merged").
 #include "scope/bench_common.cuh"
-#include "scope/pattern.hpp"
+#include "common/pattern.hpp"
 
 namespace gpsm::scope {
 namespace {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <cstring>
 
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::scope {
 

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "scope/nvml_probe.hpp"
 #include "scope/sysfs_probe.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "scope/cuda_check.hpp"
-#include "scope/pattern.hpp"
+#include "common/cuda_check.hpp"
+#include "common/pattern.hpp"
 
 namespace gpsm::scope {
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/sizes.hpp"
 #include "scope/stats.hpp"
 
 namespace gpsm::scope {
@@ -50,8 +51,6 @@ TestResult test_result_from_json(const nlohmann::json& j);  // throws std::runti
 
 // Size sweeps: powers of two from lo to hi inclusive, every `step`-th power.
 std::vector<std::uint64_t> pow2_sweep(std::uint64_t lo, std::uint64_t hi, int step = 1);
-// Parses "4", "64K", "1MiB", "1G", "512MB" (binary multiples). Throws std::invalid_argument.
-std::uint64_t parse_size(const std::string& s);
-std::string format_size(std::uint64_t bytes);
+// Sizes: parse_size / format_size (common/sizes.hpp).
 
 }  // namespace gpsm::scope

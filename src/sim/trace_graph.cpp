@@ -1,5 +1,5 @@
 // Traces of the graph apps (docs/sim.md "Graph apps"): pagerank and sssp as graph_kernels.cu
-// runs them, one GPU's rows (a contiguous part, graph::partition_rows_equal or _by_nnz) per GPU,
+// runs them, one GPU's rows (a contiguous part, graph_io::partition_rows_equal or _by_nnz) per GPU,
 // `lanes` threads per row in 256-thread blocks, hub rows split into 1024-edge block segments run
 // as a kernel of their own before the row kernel. The values are the CPU references'
 // (graph_refs.hpp), so the trace is the access stream of the real computation.
@@ -12,11 +12,11 @@
 #include <stdexcept>
 #include <utility>
 
-#include "apps/graphapps/graph_proact_plan.hpp"  // kGraphThreads
-#include "apps/graphapps/graph_refs.hpp"
-#include "apps/graphapps/graph_spec.hpp"
-#include "apps/graphapps/row_segments.hpp"
-#include "apps/graphapps/vec_layout.hpp"
+#include "apps/graph/graph_proact_plan.hpp"  // kGraphThreads
+#include "apps/graph/graph_refs.hpp"
+#include "apps/graph/graph_spec.hpp"
+#include "apps/graph/row_segments.hpp"
+#include "apps/graph/vec_layout.hpp"
 #include "gpsm/error.hpp"
 #include "sim/graph_insts.hpp"
 #include "sim/trace_addr.hpp"
@@ -27,7 +27,7 @@ namespace {
 
 using i64 = std::int64_t;
 using u64 = std::uint64_t;
-namespace ga = gpsm::apps::graphapps;
+namespace ga = gpsm::apps::graph;
 
 using namespace trace_detail;  // bad, the address scheme, sampled (trace_addr.hpp)
 
@@ -127,7 +127,7 @@ enum Slot { sRp0 = 0, sRp1, sCol, sW, sX, sOld, sPartial, sDone, sChanged, sSeg,
 
 struct GraphRun {
   const TraceRequest& r;
-  const graph::Csr& in;
+  const graph_io::Csr& in;
   const std::vector<float>& inv_deg;
   bool pagerank;
   int G;
@@ -139,7 +139,7 @@ struct GraphRun {
   double sample = 1;
   u64 gather_bytes = 0;  // per GPU: the arrays the gathers read (x; pagerank also inv_deg), whole
 
-  GraphRun(const TraceRequest& r_, const graph::Csr& in_, const std::vector<float>& inv_, bool pr)
+  GraphRun(const TraceRequest& r_, const graph_io::Csr& in_, const std::vector<float>& inv_, bool pr)
       : r(r_), in(in_), inv_deg(inv_), pagerank(pr), G(r_.gpus) {}
 
   bool slabs() const { return r.layout == "slabs"; }
@@ -380,7 +380,7 @@ struct GraphRun {
 
 bool is_graph_app(const std::string& app) { return app == "pagerank" || app == "sssp"; }
 
-Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::vector<float>& inv_deg,
+Trace graph_trace_csr(const TraceRequest& r, const graph_io::Csr& in, const std::vector<float>& inv_deg,
                       std::int64_t source, std::vector<float>* result) {
   if (!is_graph_app(r.app)) bad("unknown graph app '" + r.app + "' (expected pagerank or sssp)");
   check_layout(r.layout);
@@ -413,7 +413,7 @@ Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::ve
     else any_changed = ga::sssp_step(in, x, y);
     IterationTrace iter;
     iter.host_sync = !pr;  // sssp reads `changed` back every iteration; pagerank (fixed iterations) does not
-    // The bench's phase (graphapps::PhaseEvents, or the GPS runtime's fence_async: the same calls):
+    // The bench's phase (graph::PhaseEvents, or the GPS runtime's fence_async: the same calls):
     // every GPU's stream waits for every other GPU's last event, launches, records; sssp zeroes its
     // `changed` flag first, a cudaMemsetAsync traced as the kernel sssp_clear_changed.
     iter.host_named = true;
@@ -442,7 +442,7 @@ Trace graph_trace(const TraceRequest& r, std::vector<float>* result) {
   }
   const bool pr = r.app == "pagerank";
   if (s.tol > 0) bad("@tol is not traced (fixed iterations only)");
-  graph::Csr g;
+  graph_io::Csr g;
   try {
     g = ga::build_graph(s, !pr, r.problem.seed);
   } catch (const Error& e) {  // a file that cannot be read: a bad --size for the trace
@@ -453,8 +453,8 @@ Trace graph_trace(const TraceRequest& r, std::vector<float>* result) {
   std::int64_t source = 0;
   if (pr) inv = ga::inverse_out_degree(g);
   else source = ga::sssp_source(g);
-  const graph::Csr in = graph::transpose(g);
-  g = graph::Csr{};
+  const graph_io::Csr in = graph_io::transpose(g);
+  g = graph_io::Csr{};
   TraceRequest rr = r;
   rr.problem.balance_nnz = s.balance_nnz;
   return graph_trace_csr(rr, in, inv, source, result);

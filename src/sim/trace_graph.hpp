@@ -1,5 +1,5 @@
 #pragma once
-// Traces of the graph apps pagerank and sssp (src/apps/graphapps): an instrumented CPU execution
+// Traces of the graph apps pagerank and sssp (src/apps/graph): an instrumented CPU execution
 // of their kernels' thread mapping over the real graph (the generators of gpsm bench's graph
 // specs, graph_spec.hpp), with the values of the CPU references (graph_refs.hpp). docs/sim.md,
 // "Graph apps". Plain C++ (no CUDA).
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/graph/graph.hpp"
+#include "apps/graph_io/graph.hpp"
 #include "sim/trace.hpp"
 #include "sim/trace_gen.hpp"
 
@@ -31,7 +31,7 @@ Trace graph_trace(const TraceRequest& r, std::vector<float>* result);
 
 // The same on a given in-edge CSR (rows pull from columns; square): pagerank takes inv_deg
 // (1 / out-degree per vertex), sssp the CSR's weights and `source`. For tests and hand-made graphs.
-Trace graph_trace_csr(const TraceRequest& r, const graph::Csr& in, const std::vector<float>& inv_deg,
+Trace graph_trace_csr(const TraceRequest& r, const graph_io::Csr& in, const std::vector<float>& inv_deg,
                       std::int64_t source, std::vector<float>* result);
 
 }  // namespace gpsm::sim

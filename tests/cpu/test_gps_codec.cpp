@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gpsm/error.hpp"
-#include "gpsm/gps/drain_model.hpp"
-#include "gpsm/gps/finepack.hpp"
+#include "runtime/drain_model.hpp"
+#include "runtime/finepack.hpp"
 #include "gpsm/gps/page_math.hpp"
 
 using namespace gpsm::gps;

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "gpsm/error.hpp"
-#include "gpsm/gps/bulk_plan.hpp"
+#include "runtime/bulk_plan.hpp"
 #include "gpsm/gps/page_math.hpp"
 #include "gpsm/gps/settings.hpp"
 #include "gpsm/gps/subscription.hpp"
-#include "gpsm/gps/tracking.hpp"
+#include "runtime/tracking.hpp"
 
 using namespace gpsm::gps;
 

@@ -1,4 +1,4 @@
-// Graph apps (apps/graphapps): the size strings, the CPU references on hand-checked graphs, the
+// Graph apps (apps/graph): the size strings, the CPU references on hand-checked graphs, the
 // slot layout and slices, the per-paradigm byte accounting, GPS subscription prediction, and a
 // CPU emulation of the multi-rank exchange that must reproduce the references exactly.
 #include <gtest/gtest.h>
@@ -10,23 +10,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/graph/graph.hpp"
-#include "apps/graphapps/graph_refs.hpp"
-#include "apps/graphapps/graph_spec.hpp"
-#include "apps/graphapps/vec_layout.hpp"
+#include "apps/graph_io/graph.hpp"
+#include "apps/graph/graph_refs.hpp"
+#include "apps/graph/graph_spec.hpp"
+#include "apps/graph/vec_layout.hpp"
 #include "apps/harness/bench_report.hpp"
 #include "gpsm/error.hpp"
 
 using namespace gpsm::apps;
-using namespace gpsm::apps::graphapps;
-using gpsm::graph::Csr;
-using gpsm::graph::Entry;
-using gpsm::graph::RowRange;
+using namespace gpsm::apps::graph;
+using gpsm::graph_io::Csr;
+using gpsm::graph_io::Entry;
+using gpsm::graph_io::RowRange;
 
 namespace {
 
 Csr from(std::int64_t n, std::vector<Entry> e, bool weighted) {
-  return gpsm::graph::csr_from_entries(n, n, std::move(e), weighted);
+  return gpsm::graph_io::csr_from_entries(n, n, std::move(e), weighted);
 }
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -34,15 +34,15 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 }  // namespace
 
 TEST(GraphApps, TransposeSwapsEntries) {
-  Csr m = gpsm::graph::csr_from_entries(2, 3, {{0, 2, 5.f}, {0, 0, 1.f}, {1, 2, 7.f}}, true);
-  Csr t = gpsm::graph::transpose(m);
+  Csr m = gpsm::graph_io::csr_from_entries(2, 3, {{0, 2, 5.f}, {0, 0, 1.f}, {1, 2, 7.f}}, true);
+  Csr t = gpsm::graph_io::transpose(m);
   t.validate("t");
   EXPECT_EQ(t.rows, 3);
   EXPECT_EQ(t.cols, 2);
   EXPECT_EQ(t.row_ptr, (std::vector<std::int64_t>{0, 1, 1, 3}));
   EXPECT_EQ(t.col, (std::vector<std::int32_t>{0, 0, 1}));
   EXPECT_EQ(t.val, (std::vector<float>{1.f, 5.f, 7.f}));
-  EXPECT_EQ(gpsm::graph::transpose(t), m);
+  EXPECT_EQ(gpsm::graph_io::transpose(t), m);
 }
 
 TEST(GraphApps, ParsesGraphSpecs) {
@@ -96,7 +96,7 @@ TEST(GraphApps, PageRankByHand) {
   const Csr g = from(3, {{0, 1, 0}, {0, 2, 0}}, false);
   const auto inv = inverse_out_degree(g);
   EXPECT_EQ(inv, (std::vector<float>{0.5f, 0.f, 0.f}));
-  const Csr in = gpsm::graph::transpose(g);
+  const Csr in = gpsm::graph_io::transpose(g);
   PageRankResult r = pagerank_reference(in, inv, 1, 0);
   EXPECT_EQ(r.iterations, 1);
   EXPECT_NEAR(r.rank[0], 0.05, 1e-7);
@@ -106,7 +106,7 @@ TEST(GraphApps, PageRankByHand) {
   EXPECT_NEAR(r.rank[1], 0.05 + 0.85 * 0.05 / 2, 1e-7);
   // A 3-cycle: uniform is the fixed point, so the tolerance mode stops after one iteration.
   const Csr c = from(3, {{0, 1, 0}, {1, 2, 0}, {2, 0, 0}}, false);
-  r = pagerank_reference(gpsm::graph::transpose(c), inverse_out_degree(c), 50, 1e-6);
+  r = pagerank_reference(gpsm::graph_io::transpose(c), inverse_out_degree(c), 50, 1e-6);
   EXPECT_EQ(r.iterations, 1);
   for (float v : r.rank) EXPECT_NEAR(v, 1.0 / 3, 1e-7);
   EXPECT_DOUBLE_EQ(l1_distance({1.f, 2.f}, {1.5f, 1.f}), 1.5);
@@ -117,7 +117,7 @@ TEST(GraphApps, PageRankByHand) {
 TEST(GraphApps, SsspByHand) {
   const Csr g = from(5, {{0, 1, 4}, {0, 2, 1}, {2, 1, 2}, {1, 3, 1}}, true);
   EXPECT_EQ(sssp_source(g), 0);
-  const Csr in = gpsm::graph::transpose(g);
+  const Csr in = gpsm::graph_io::transpose(g);
   SsspResult r = sssp_reference(in, 0, 100);
   EXPECT_EQ(r.dist, (std::vector<float>{0, 3, 1, 4, kInf}));
   EXPECT_TRUE(r.converged);
@@ -126,13 +126,13 @@ TEST(GraphApps, SsspByHand) {
   EXPECT_FALSE(r.converged);
   EXPECT_EQ(r.iterations, 2);
   EXPECT_EQ(r.dist, (std::vector<float>{0, 3, 1, 5, kInf}));
-  EXPECT_THROW(sssp_reference(gpsm::graph::transpose(from(2, {{0, 1, 0}}, false)), 0, 5), gpsm::Error);
+  EXPECT_THROW(sssp_reference(gpsm::graph_io::transpose(from(2, {{0, 1, 0}}, false)), 0, 5), gpsm::Error);
 }
 
 TEST(GraphApps, SgdStepByHandAndConverges) {
   SgdParams p;
   p.rank = 1;
-  const Csr one = gpsm::graph::csr_from_entries(1, 1, {{0, 0, 3.f}}, true);
+  const Csr one = gpsm::graph_io::csr_from_entries(1, 1, {{0, 0, 3.f}}, true);
   std::vector<float> u{1.f}, i{1.f};
   sgd_half_step(one, u, i, p);  // e = 3 - 1 = 2; u += 0.01 (2 - 0.05)
   EXPECT_FLOAT_EQ(u[0], 1.0195f);
@@ -140,7 +140,7 @@ TEST(GraphApps, SgdStepByHandAndConverges) {
   EXPECT_NEAR(rmse(one, u, i, 1), 3 - 1.0195, 1e-6);
 
   const Csr m = build_graph(parse_graph_spec("ratings:400x60x10"), true, 3);
-  const Csr t = gpsm::graph::transpose(m);
+  const Csr t = gpsm::graph_io::transpose(m);
   SgdParams q;
   const SgdResult a = sgd_reference(m, t, q, 8);
   EXPECT_LT(a.rmse, 0.8 * a.initial_rmse);  // it learns
@@ -240,7 +240,7 @@ TEST(GraphApps, GpsSubscriptionsAndBytesByHand) {
 TEST(GraphApps, SubscriberDistributionOfRoadAndRmat) {
   for (const char* spec : {"road:64", "rmat:12"}) {
     SCOPED_TRACE(spec);
-    const Csr in = gpsm::graph::transpose(build_graph(parse_graph_spec(spec), true, 1));
+    const Csr in = gpsm::graph_io::transpose(build_graph(parse_graph_spec(spec), true, 1));
     const VecLayout l = layout_for(in, 4, false, 1);
     std::vector<Slice> s;
     for (int r = 0; r < 4; ++r) s.push_back(slice_rows(in, l.parts[r], l));
@@ -267,7 +267,7 @@ TEST(GraphApps, EmulatedMultiRankRunsMatchTheReferences) {
     for (int ranks : {1, 3, 4}) {
       SCOPED_TRACE(std::to_string(ranks) + (nnz ? " ranks, nnz-balanced" : " ranks"));
       const Csr g = build_graph(parse_graph_spec("rmat:10"), true, 2);
-      const Csr in = gpsm::graph::transpose(g);
+      const Csr in = gpsm::graph_io::transpose(g);
       const VecLayout l = layout_for(in, ranks, nnz, 1);
       std::vector<Slice> s;
       for (int r = 0; r < ranks; ++r) s.push_back(slice_rows(in, l.parts[r], l));

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/graph/graph.hpp"
+#include "apps/graph_io/graph.hpp"
 #include "gpsm/error.hpp"
 
-using namespace gpsm::graph;
+using namespace gpsm::graph_io;
 namespace fs = std::filesystem;
 
 namespace {

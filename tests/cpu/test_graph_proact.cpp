@@ -1,4 +1,4 @@
-// The graph apps' proact plan (apps/graphapps/graph_proact_plan.hpp): the kernels' block -> rows
+// The graph apps' proact plan (apps/graph/graph_proact_plan.hpp): the kernels' block -> rows
 // mapping, the chunk split, contributors per chunk (checked against the PROACT engine's chunk
 // plan and its host model of Algorithm 1), the ready values across the 32-bit wrap, and each
 // rank's copy list (every row to every peer exactly once, in row order).
@@ -10,13 +10,13 @@
 #include <random>
 #include <vector>
 
-#include "apps/graphapps/graph_proact_plan.hpp"
-#include "apps/graphapps/vec_layout.hpp"
+#include "apps/graph/graph_proact_plan.hpp"
+#include "apps/graph/vec_layout.hpp"
 #include "gpsm/error.hpp"
-#include "transfer/chunks.hpp"
+#include "proact/chunks.hpp"
 
 using namespace gpsm::apps;
-using namespace gpsm::apps::graphapps;
+using namespace gpsm::apps::graph;
 
 TEST(GraphProact, RowsPerBlockFollowTheKernelsLanes) {
   EXPECT_EQ(rows_per_block(1), 256);  // sgd, and pagerank / sssp on sparse rows

@@ -1,4 +1,4 @@
-// Long rows cut into block segments (apps/graphapps/row_segments.hpp): which rows split, the
+// Long rows cut into block segments (apps/graph/row_segments.hpp): which rows split, the
 // segment bounds, each row's partial range and finish counter, and that the segments cover every
 // edge of the split rows exactly once.
 #include <gtest/gtest.h>
@@ -7,11 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "apps/graphapps/graph_proact_plan.hpp"
-#include "apps/graphapps/row_segments.hpp"
+#include "apps/graph/graph_proact_plan.hpp"
+#include "apps/graph/row_segments.hpp"
 #include "gpsm/error.hpp"
 
-using namespace gpsm::apps::graphapps;
+using namespace gpsm::apps::graph;
 
 TEST(GraphRowSegments, HandCase) {
   // degrees 3, 2500, 10, 1025, 0, 1024

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/jacobi/jacobi_nvshmem.hpp"
-#include "apps/jacobi/jacobi_nvshmem_proto.hpp"
+#include "apps/stencil/nvshmem_launch.hpp"
+#include "apps/stencil/nvshmem_proto.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "common/child_group.hpp"
 #include "gpsm/error.hpp"
@@ -80,7 +80,7 @@ WorkerArgs sample_args() {
 }
 
 WorkerArgs parse(const std::vector<std::string>& args) {
-  std::vector<const char*> argv{"gpsm-nvshmem-jacobi"};
+  std::vector<const char*> argv{"gpsm-nvshmem-stencil"};
   for (const auto& s : args) argv.push_back(s.c_str());
   return parse_worker_args(static_cast<int>(argv.size()), argv.data());
 }
@@ -647,7 +647,7 @@ TEST(NvshmemParent, AHangingRunIsKilledAtTheTimeout) {
 
 TEST(NvshmemParent, WorkerLookupAndTimeoutSettingsFailClearly) {
   {
-    EnvVar worker("GPSM_NVSHMEM_WORKER", "/nonexistent/gpsm-nvshmem-jacobi");
+    EnvVar worker("GPSM_NVSHMEM_WORKER", "/nonexistent/gpsm-nvshmem-stencil");
     try {
       find_nvshmem_worker();
       ADD_FAILURE() << "found a worker that does not exist";
@@ -663,7 +663,7 @@ TEST(NvshmemParent, WorkerLookupAndTimeoutSettingsFailClearly) {
         find_nvshmem_worker();
         ADD_FAILURE() << "found a worker";
       } catch (const gpsm::Error& e) {
-        EXPECT_NE(std::string(e.what()).find("gpsm_nvshmem_jacobi"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("gpsm_nvshmem_stencil"), std::string::npos) << e.what();
       }
     }
   }

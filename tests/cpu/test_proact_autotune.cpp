@@ -7,8 +7,8 @@
 #include <string>
 
 #include "gpsm/error.hpp"
-#include "transfer/agent.hpp"
-#include "transfer/autotune.hpp"
+#include "proact/agent.hpp"
+#include "proact/autotune.hpp"
 
 using namespace gpsm::transfer;
 

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/graphapps/graph_proact_plan.hpp"
+#include "apps/graph/graph_proact_plan.hpp"
 #include "apps/harness/bench_report.hpp"
 #include "apps/harness/proact_bench.hpp"
 #include "gpsm/error.hpp"
-#include "transfer/autotune.hpp"
+#include "proact/autotune.hpp"
 
 using namespace gpsm::apps;
 using gpsm::transfer::Agent;
@@ -222,7 +222,7 @@ TEST(ProactBench, FixedChunkAppRecordsTheAgentItRan) {
 // The graph apps: the bench's request wins over GPSM_GRAPH_PROACT_CHUNK, which wins over the
 // default; what the bench said about a cache miss is kept.
 TEST(ProactBench, GraphChunkResolution) {
-  using gpsm::apps::graphapps::resolve_chunk;
+  using gpsm::apps::graph::resolve_chunk;
   const ProactChunk opt = resolve_chunk({1 << 20, "--proact-chunk 1M (1048576 B)"}, "64K");
   EXPECT_EQ(opt.bytes, 1u << 20);
   EXPECT_EQ(opt.source, "--proact-chunk 1M (1048576 B)");

@@ -8,9 +8,9 @@
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps/subscription.hpp"
-#include "transfer/chunk_math.hpp"
-#include "transfer/chunks.hpp"
-#include "transfer/destinations.hpp"
+#include "proact/chunk_math.hpp"
+#include "proact/chunks.hpp"
+#include "proact/destinations.hpp"
 
 using namespace gpsm::transfer;
 

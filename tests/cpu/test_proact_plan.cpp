@@ -7,8 +7,8 @@
 #include "gpsm/error.hpp"
 #include "gpsm/topology.hpp"
 #include "scope/results_file.hpp"
-#include "transfer/values.hpp"
-#include "transfer/proact_plan.hpp"
+#include "proact/values.hpp"
+#include "proact/proact_plan.hpp"
 
 using namespace gpsm::transfer;
 

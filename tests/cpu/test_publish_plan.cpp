@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/publish_plan.hpp"
-#include "gpsm/gps/bulk_plan.hpp"
+#include "publish/publish_plan.hpp"
+#include "runtime/bulk_plan.hpp"
 #include "gpsm/topology.hpp"
-#include "scope/pattern.hpp"
+#include "common/pattern.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
 
@@ -224,7 +224,7 @@ TEST(PublishModel, CheckWords) {
   for (int r = 0; r < 4; ++r)
     for (std::uint64_t k = 0; k < p.count[r]; ++k) {
       const auto w = p.index(r, k);
-      a[w] = gpsm::scope::pattern_word(w, seeds[0]);
+      a[w] = gpsm::pattern_word(w, seeds[0]);
     }
   EXPECT_EQ(check_words(a.data(), p.words, bits.data(), seeds[0], init).count, 0u);
   // the next rep's model rejects every word left from this one (stale data never passes)
@@ -234,7 +234,7 @@ TEST(PublishModel, CheckWords) {
   const auto m = check_words(a.data(), p.words, bits.data(), seeds[0], init);
   EXPECT_EQ(m.count, 1u);
   EXPECT_EQ(m.first, 4u + 4 * 32);
-  EXPECT_EQ(m.want, gpsm::scope::pattern_word(m.first, init));
+  EXPECT_EQ(m.want, gpsm::pattern_word(m.first, init));
 }
 
 TEST(PublishReport, TestsTableAndRatios) {

@@ -8,6 +8,7 @@
 #include "scope/results_file.hpp"
 #include "scope/text_report.hpp"
 
+using namespace gpsm;
 using namespace gpsm::scope;
 
 TEST(ScopeSizes, ParseSize) {

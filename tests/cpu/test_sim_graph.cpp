@@ -9,8 +9,8 @@
 #include <map>
 #include <vector>
 
-#include "apps/graph/graph.hpp"
-#include "apps/graphapps/graph_refs.hpp"
+#include "apps/graph_io/graph.hpp"
+#include "apps/graph/graph_refs.hpp"
 #include "sim/engine.hpp"
 #include "sim/graph_insts.hpp"
 #include "sim/system.hpp"
@@ -22,17 +22,17 @@ using namespace gpsm::sim;
 namespace {
 
 // An in-edge CSR from (row, col) pairs with weight 1 + (row + col) % 7.
-graph::Csr csr(std::int64_t n, const std::vector<std::pair<int, int>>& edges) {
-  std::vector<graph::Entry> e;
+graph_io::Csr csr(std::int64_t n, const std::vector<std::pair<int, int>>& edges) {
+  std::vector<graph_io::Entry> e;
   for (auto [r, c] : edges) e.push_back({r, c, float(1 + (r + c) % 7)});
-  return graph::csr_from_entries(n, n, std::move(e), true);
+  return graph_io::csr_from_entries(n, n, std::move(e), true);
 }
 
 // 32 vertices on 2 GPUs (rows 0-15, 16-31; slot = vertex): row v pulls from v ^ 1, except
 // row 0 <- 16, row 1 <- 31 (GPU 1's sectors 2 and 3 of x), row 16 <- 0, row 17 <- 8 (GPU 0's
 // sectors 0 and 1): two remote edges per GPU, each in a sector of its own (32 B of remote load). One edge per row:
 // 1 lane per row, one block of 16 active threads (one warp) per GPU.
-graph::Csr two_gpu_graph() {
+graph_io::Csr two_gpu_graph() {
   std::vector<std::pair<int, int>> e;
   for (int v = 0; v < 32; ++v) {
     int c = v ^ 1;
@@ -54,7 +54,7 @@ TraceRequest req(const std::string& app, const std::string& layout, int gpus, in
   return r;
 }
 
-std::vector<float> inv_deg_of(const graph::Csr& in) { return apps::graphapps::inverse_out_degree(graph::transpose(in)); }
+std::vector<float> inv_deg_of(const graph_io::Csr& in) { return apps::graph::inverse_out_degree(graph_io::transpose(in)); }
 
 struct Bytes {
   double local_load = 0, local_store = 0;
@@ -78,7 +78,7 @@ Bytes count(const Trace& t, std::size_t iteration) {
 }
 
 TEST(SimGraph, SlabsStoreEveryRowIntoEveryCopyOnce) {
-  const graph::Csr in = two_gpu_graph();
+  const graph_io::Csr in = two_gpu_graph();
   for (const char* app : {"pagerank", "sssp"}) {
     const Trace t = graph_trace_csr(req(app, "slabs", 2), in, inv_deg_of(in), 5, nullptr);
     // sssp from 5: row 4 falls in the first iteration, nothing in the second (the trace stops)
@@ -102,7 +102,7 @@ TEST(SimGraph, SlabsStoreEveryRowIntoEveryCopyOnce) {
 }
 
 TEST(SimGraph, RdlLoadsOneRemoteSectorPerRemoteEdge) {
-  const graph::Csr in = two_gpu_graph();
+  const graph_io::Csr in = two_gpu_graph();
   const Trace t = graph_trace_csr(req("pagerank", "remote", 2), in, inv_deg_of(in), 0, nullptr);
   const Bytes b = count(t, 1);
   EXPECT_TRUE(b.remote_store.empty());
@@ -123,7 +123,7 @@ TEST(SimGraph, RdlLoadsOneRemoteSectorPerRemoteEdge) {
 // (no edge), row 0 <- 1500 and rows 3001-3004 <- v - 1: only GPU 0 reads another GPU's page (GPU
 // 1's, page 1). From source 3000 sssp's distances fall along the chain for 4 iterations, so the
 // trace (it stops where none falls) outlasts the GPS profiling phase.
-graph::Csr four_gpu_graph() {
+graph_io::Csr four_gpu_graph() {
   std::vector<std::pair<int, int>> e;
   for (int v = 0; v < 4096; ++v)
     if (v == 0) e.push_back({0, 1500});
@@ -133,7 +133,7 @@ graph::Csr four_gpu_graph() {
 }
 
 TEST(SimGraph, GpsPublishesOnlyToSubscribersMemcpyToEveryGpu) {
-  const graph::Csr in = four_gpu_graph();
+  const graph_io::Csr in = four_gpu_graph();
   const System s = preset("h200x4", 4);
   SimOptions o;
   o.gps_page_bytes = 4096;
@@ -153,14 +153,14 @@ TEST(SimGraph, GpsPublishesOnlyToSubscribersMemcpyToEveryGpu) {
 }
 
 TEST(SimGraph, ValuesAreTheCpuReferences) {
-  const graph::Csr in = two_gpu_graph();
+  const graph_io::Csr in = two_gpu_graph();
   const std::vector<float> inv = inv_deg_of(in);
   for (const char* layout : {"slabs", "remote", "grid", "replicas"}) {
     std::vector<float> got;
     graph_trace_csr(req("pagerank", layout, 2, 4), in, inv, 0, &got);
-    EXPECT_EQ(got, apps::graphapps::pagerank_reference(in, inv, 4, 0).rank) << layout;
+    EXPECT_EQ(got, apps::graph::pagerank_reference(in, inv, 4, 0).rank) << layout;
     graph_trace_csr(req("sssp", layout, 2, 4), in, inv, 3, &got);
-    EXPECT_EQ(got, apps::graphapps::sssp_reference(in, 3, 4).dist) << layout;
+    EXPECT_EQ(got, apps::graph::sssp_reference(in, 3, 4).dist) << layout;
   }
 }
 
@@ -169,11 +169,11 @@ TEST(SimGraph, HubRowsRunAsSegmentBlocks) {
   // it is cut into 1024 + 975-edge segments; the row kernel does not store it
   std::vector<std::pair<int, int>> e;
   for (int c = 1; c < 2000; ++c) e.push_back({0, c});
-  const graph::Csr in = csr(2000, e);
+  const graph_io::Csr in = csr(2000, e);
   const std::vector<float> inv = inv_deg_of(in);
   std::vector<float> got;
   const Trace t = graph_trace_csr(req("pagerank", "slabs", 1, 2), in, inv, 0, &got);
-  EXPECT_EQ(got, apps::graphapps::pagerank_reference(in, inv, 2, 0).rank);
+  EXPECT_EQ(got, apps::graph::pagerank_reference(in, inv, 2, 0).rank);
   const auto& ks = t.iterations[0].kernels;
   ASSERT_EQ(ks.size(), 2u);
   EXPECT_EQ(ks[0].name, "pagerank_segments");
@@ -209,7 +209,7 @@ TEST(SimGraph, HubRowsRunAsSegmentBlocks) {
 // the rest col and the gather; thread 0 waits for the finish counter, the last segment's for the
 // partials (and sssp's old value).
 TEST(SimGraph, ChainStepsPerBlock) {
-  const graph::Csr in = two_gpu_graph();
+  const graph_io::Csr in = two_gpu_graph();
   for (const char* app : {"pagerank", "sssp"}) {
     const Trace t = graph_trace_csr(req(app, "slabs", 2, 1), in, inv_deg_of(in), 5, nullptr);
     for (const KernelTrace& k : t.iterations[0].kernels) {
@@ -226,7 +226,7 @@ TEST(SimGraph, ChainStepsPerBlock) {
   }
   std::vector<std::pair<int, int>> e;  // row 0 <- 1999 vertices: segments of 1024 and 975 edges
   for (int c = 1; c < 2000; ++c) e.push_back({0, c});
-  const graph::Csr hub = csr(2000, e);
+  const graph_io::Csr hub = csr(2000, e);
   for (const char* app : {"pagerank", "sssp"}) {
     const Trace t = graph_trace_csr(req(app, "slabs", 1, 1), hub, inv_deg_of(hub), 0, nullptr);
     const KernelTrace& seg = t.iterations[0].kernels.at(std::string(app) == "pagerank" ? 0 : 1);
@@ -252,7 +252,7 @@ TEST(SimGraph, ChainStepsPerBlock) {
 TEST(SimGraph, RowChainFollowsTheUnrolledEdgeLoop) {
   std::vector<std::pair<int, int>> e;
   for (int c = 1; c <= 9; ++c) e.push_back({0, c});
-  const graph::Csr in = csr(16, e);
+  const graph_io::Csr in = csr(16, e);
   for (const char* app : {"pagerank", "sssp"}) {
     const Trace t = graph_trace_csr(req(app, "slabs", 1, 1), in, inv_deg_of(in), 1, nullptr);
     const KernelTrace& rows = t.iterations[0].kernels.back();
@@ -266,7 +266,7 @@ TEST(SimGraph, RowChainFollowsTheUnrolledEdgeLoop) {
 // bench's loop; pagerank runs the iterations asked. A chain 1 <- 2 <- 3 from source 1 (in-edges:
 // row v lists its predecessors): distances settle in 2 iterations, the 3rd changes nothing.
 TEST(SimGraph, SsspTraceStopsWhereNoDistanceFalls) {
-  const graph::Csr in = csr(4, {{2, 1}, {3, 2}});
+  const graph_io::Csr in = csr(4, {{2, 1}, {3, 2}});
   std::vector<float> dist;
   const Trace t = graph_trace_csr(req("sssp", "slabs", 1, 10), in, inv_deg_of(in), 1, &dist);
   EXPECT_EQ(t.iterations.size(), 3u);
@@ -351,7 +351,7 @@ TEST(SimGraph, TracesCarryTheRowKernelsWarpInstructions) {
   std::vector<std::pair<int, int>> e;
   for (int v = 0; v < 64; ++v)
     for (int d = 1; d <= 4; ++d) e.push_back({v, (v + d) % 64});
-  const graph::Csr in = csr(64, e);
+  const graph_io::Csr in = csr(64, e);
   const Trace t = graph_trace_csr(req("pagerank", "slabs", 1, 2), in, inv_deg_of(in), 0, nullptr);
   const KernelTrace& k = t.iterations.at(1).kernels.back();
   ASSERT_EQ(k.name, "pagerank_rows");

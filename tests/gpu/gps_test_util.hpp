@@ -11,7 +11,7 @@
 
 #include "gpsm/gps.hpp"
 #include "gpu_test_util.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 #include "scope/cuda_probe.hpp"
 
 namespace gpstest {

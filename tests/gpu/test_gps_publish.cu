@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gps_test_util.hpp"
-#include "gpsm/gps/finepack.hpp"
+#include "runtime/finepack.hpp"
 
 using namespace gpsm::gps;
 using gpstest::DeviceVec;

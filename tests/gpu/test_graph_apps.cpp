@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "app_test_util.hpp"
-#include "apps/graphapps/graph_exchange.hpp"
-#include "apps/graphapps/graph_exchange_proact.hpp"
-#include "apps/graphapps/graph_proact_plan.hpp"
-#include "apps/graphapps/graph_refs.hpp"
-#include "apps/graphapps/graph_spec.hpp"
+#include "apps/graph/graph_exchange.hpp"
+#include "apps/graph/graph_exchange_proact.hpp"
+#include "apps/graph/graph_proact_plan.hpp"
+#include "apps/graph/graph_refs.hpp"
+#include "apps/graph/graph_spec.hpp"
 #include "gpsm/gps/context.hpp"
 
 using namespace gpsm::apps;
@@ -89,7 +89,7 @@ TEST(GraphAppsGpu, SsspEveryParadigm) {
   every_paradigm("sssp", {"rmat:11", "road:40@nnz"}, 30, 0.0);
 }
 
-// Hub rows split into block segments (apps/graphapps/row_segments.hpp), forced onto most rows:
+// Hub rows split into block segments (apps/graph/row_segments.hpp), forced onto most rows:
 // GPSM_GRAPH_SPLIT=2 splits every row of more than 2 x lanes edges (32 on rmat:13), and its
 // largest row (1502 edges) takes two segments. Every paradigm still matches the reference
 // (distances exactly), tracking (gps) included.
@@ -149,13 +149,13 @@ TEST(GraphAppsGpu, ProactWithTheSmallestChunks) {
 // and the vector equals memcpy's exchange bit for bit.
 TEST(GraphAppsGpu, ProactCountersMatchTheChunkPlan) {
   GPSM_REQUIRE_GPUS(2);
-  using namespace gpsm::apps::graphapps;
+  using namespace gpsm::apps::graph;
   const std::vector<int> devices = gpstest::all_devices();
   const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
   const std::vector<int> use(devices.begin(), devices.begin() + n);
   const GraphSpec gs = parse_graph_spec("rmat:12");
-  const gpsm::graph::Csr g = build_graph(gs, false, 1);
-  const gpsm::graph::Csr in = gpsm::graph::transpose(g);
+  const gpsm::graph_io::Csr g = build_graph(gs, false, 1);
+  const gpsm::graph_io::Csr in = gpsm::graph_io::transpose(g);
   const int lanes = lanes_for(static_cast<double>(in.nnz()) / static_cast<double>(in.rows));
   gpsm::gps::Context ctx(use, gpsm::gps::Settings::from_env());
   const VecLayout l = layout_for(in, n, false, 1);
@@ -249,15 +249,15 @@ TEST(GraphAppsGpu, UnimplementedParadigmsSayWhy) {
 // computes from the CSR on the host (pages nobody touches, padding only, are not compared).
 TEST(GraphAppsGpu, TrackedSubscriptionsAreThePagesEachGpuTouches) {
   GPSM_REQUIRE_GPUS(2);
-  using namespace gpsm::apps::graphapps;
+  using namespace gpsm::apps::graph;
   const std::vector<int> devices = gpstest::all_devices();
   const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
   const std::vector<int> use(devices.begin(), devices.begin() + n);
   for (const char* spec : {"rmat:14", "road:128x96@nnz"}) {
     SCOPED_TRACE(spec);
     const GraphSpec gs = parse_graph_spec(spec);
-    const gpsm::graph::Csr g = build_graph(gs, false, 1);
-    const gpsm::graph::Csr in = gpsm::graph::transpose(g);
+    const gpsm::graph_io::Csr g = build_graph(gs, false, 1);
+    const gpsm::graph_io::Csr in = gpsm::graph_io::transpose(g);
     gpsm::gps::Settings st = gpsm::gps::Settings::from_env();
     st.page_bytes = 4096;
     gpsm::gps::Context ctx(use, st);

@@ -1,5 +1,5 @@
 // Jacobi 2D on NVSHMEM: gpsm bench's nvshmem paradigm starts one worker process per GPU
-// (gpsm-nvshmem-jacobi) and verifies the gathered grid against the CPU reference, as for every
+// (gpsm-nvshmem-stencil) and verifies the gathered grid against the CPU reference, as for every
 // other paradigm. Skipped (never passed) without a GPU or in a build without NVSHMEM; in such a
 // build the paradigm must say why it is unsupported.
 #include <gtest/gtest.h>

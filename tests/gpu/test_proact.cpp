@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpu_test_util.hpp"
-#include "transfer/engine.hpp"
+#include "proact/engine.hpp"
 
 using namespace gpsm::transfer;
 

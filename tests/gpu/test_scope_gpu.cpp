@@ -6,11 +6,12 @@
 
 #include "gpu_test_util.hpp"
 #include "scope/copy_sweep.cuh"
-#include "scope/cuda_check.hpp"
-#include "scope/pattern.hpp"
+#include "common/cuda_check.hpp"
+#include "common/pattern.hpp"
 #include "scope/registry.hpp"
 #include "scope/timing.cuh"
 
+using namespace gpsm;
 using namespace gpsm::scope;
 
 namespace {

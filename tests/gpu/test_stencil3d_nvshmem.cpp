@@ -1,5 +1,5 @@
 // heat3d and wave3d on NVSHMEM: gpsm bench's nvshmem paradigm starts one worker process per GPU
-// (gpsm-nvshmem-jacobi --app heat3d|wave3d), each stepping its slab with the app's own step kernel
+// (gpsm-nvshmem-stencil --app heat3d|wave3d), each stepping its slab with the app's own step kernel
 // and storing its boundary planes into the neighbours' symmetric buffers; the app verifies the
 // gathered box against the CPU reference, as for every other paradigm (bound 1e-6: in fact bit
 // for bit). Skipped (never passed) without a GPU or in a build without NVSHMEM; in such a build

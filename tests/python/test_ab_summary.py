@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of scripts/ab_summary.py over hand-made gpsm bench results files.
+"""Tests of experiments/ab/ab_summary.py over hand-made gpsm bench results files.
 
-Plain script, no pytest:  python3 tests/python/test_ab_summary.py scripts/ab_summary.py
+Plain script, no pytest:  python3 tests/python/test_ab_summary.py experiments/ab/ab_summary.py
 Prints one line per check, then "N passed, N failed"; exits nonzero on any failure.
 """
 import json

@@ -21,7 +21,7 @@
 #include "scope/cuda_probe.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
-#include "transfer/autotune.hpp"
+#include "proact/autotune.hpp"
 #include "common/split.hpp"
 
 namespace gpsm::cli {
@@ -172,7 +172,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
                                      rec.out.proact.agent.empty() ? std::string("?") : rec.out.proact.agent,
                                      rec.out.proact.source,
                                      rec.out.proact.chunk_bytes > 0
-                                         ? gpsm::scope::format_size(rec.out.proact.chunk_bytes)
+                                         ? gpsm::format_size(rec.out.proact.chunk_bytes)
                                          : std::string("(none)"))
                       << std::flush;
           }

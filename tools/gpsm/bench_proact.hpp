@@ -11,7 +11,7 @@
 #include "apps/harness/app.hpp"
 #include "apps/harness/bench_report.hpp"
 #include "commands.hpp"
-#include "transfer/autotune.hpp"
+#include "proact/autotune.hpp"
 
 namespace gpsm::cli {
 

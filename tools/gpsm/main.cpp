@@ -61,11 +61,11 @@ int main(int argc, char** argv) {
   }
   try {
     if (*scope) {
-      sa.options.min_size = gpsm::scope::parse_size(min_size);
-      sa.options.max_size = gpsm::scope::parse_size(max_size);
+      sa.options.min_size = gpsm::parse_size(min_size);
+      sa.options.max_size = gpsm::parse_size(max_size);
       // quick: sweeps end at the peak size unless asked otherwise
       if (sa.options.quick && scope->get_option("--max-size")->count() == 0) sa.options.max_size = 512ull << 20;
-      sa.options.peak_size = gpsm::scope::parse_size(peak_size);
+      sa.options.peak_size = gpsm::parse_size(peak_size);
       if (sa.options.min_size < 4 || sa.options.min_size % 4)
         throw gpsm::Error("gpsm: --min-size must be a multiple of 4 bytes (got " + min_size + ")");
       if (sa.options.max_size < sa.options.min_size)

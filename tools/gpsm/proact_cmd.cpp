@@ -21,9 +21,9 @@
 #include "scope/cuda_probe.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
-#include "transfer/autotune.hpp"
-#include "transfer/engine.hpp"
-#include "transfer/proact_plan.hpp"
+#include "proact/autotune.hpp"
+#include "proact/engine.hpp"
+#include "proact/proact_plan.hpp"
 
 namespace gpsm::cli {
 
@@ -81,7 +81,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
     return 0;
   }
   ProactConfig cfg;
-  cfg.bytes = gpsm::scope::parse_size(a.size);
+  cfg.bytes = gpsm::parse_size(a.size);
   cfg.pattern = parse_pattern(a.pattern);
   cfg.agents = parse_agents(a.agents);
   cfg.chunks = parse_chunk_list(a.chunks);
@@ -117,7 +117,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
                                     a.model_path, src, dst));
     const auto pr = prune_chunk_sizes(path->fit, cfg.bytes, cfg.chunks);
     for (const auto& d : pr.dropped)
-      std::cerr << fmt::format("gpsm proact: --model drops chunk {}: {}\n", gpsm::scope::format_size(d.chunk_bytes),
+      std::cerr << fmt::format("gpsm proact: --model drops chunk {}: {}\n", gpsm::format_size(d.chunk_bytes),
                                d.reason);
     cfg.chunks = pr.kept;
   }
@@ -152,7 +152,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
       }
   std::cout << fmt::format("{} of {} over GPUs {}; {} timed reps after {} warm-up(s), every rep verified at every "
                            "destination\n\n",
-                           pattern_name(cfg.pattern), gpsm::scope::format_size(cfg.bytes), fmt::join(cfg.devices, ","),
+                           pattern_name(cfg.pattern), gpsm::format_size(cfg.bytes), fmt::join(cfg.devices, ","),
                            cfg.reps, cfg.warmup)
             << std::flush;
   cfg.progress = [&](const std::string& s) { std::cerr << fmt::format("gpsm proact: [{:.0f} s] {}\n", elapsed(), s); };

@@ -1,5 +1,5 @@
 // `gpsm publish`: the GPS publish microbenchmark. Arguments are checked before any GPU work;
-// then the run (src/bench/publish_bench.cu) with progress on stderr, the tables on stdout and the
+// then the run (src/publish/publish_bench.cu) with progress on stderr, the tables on stdout and the
 // results document (--json).
 #include <unistd.h>
 
@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "bench/publish_bench.hpp"
+#include "publish/publish_bench.hpp"
 #include "commands.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/config.hpp"
@@ -54,7 +54,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
   PublishConfig cfg;
   cfg.patterns = parse_patterns(a.pattern);
   cfg.modes = parse_modes(a.mode);
-  cfg.bytes = gpsm::scope::parse_size(a.size);
+  cfg.bytes = gpsm::parse_size(a.size);
   cfg.random_stores = a.stores;
   cfg.reps = a.reps;
   cfg.warmup = a.warmup;
@@ -90,7 +90,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
     for (const auto& g : topo.gpus)
       if (g.index == d) std::cout << fmt::format("GPU {}: {} ({})\n", g.index, g.name, g.pci_bus_id);
   std::cout << fmt::format("devices under test: {}; array {}, {} timed reps after {} warm-up{}, each verified\n\n",
-                           fmt::join(cfg.devices, ","), gpsm::scope::format_size(cfg.bytes), cfg.reps, cfg.warmup,
+                           fmt::join(cfg.devices, ","), gpsm::format_size(cfg.bytes), cfg.reps, cfg.warmup,
                            cfg.warmup == 1 ? "" : "s")
             << std::flush;
 

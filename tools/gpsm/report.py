@@ -83,7 +83,7 @@ def validate(doc):
     if not isinstance(doc, dict):
         raise BadFile("not a gpsm results file (top level is not a JSON object)")
     schema = doc.get("schema")
-    if schema == CACHE_SCHEMA:  # rendered by the gpsm binary (one renderer: transfer/cache_table.cpp)
+    if schema == CACHE_SCHEMA:  # rendered by the gpsm binary (one renderer: proact/cache_table.cpp)
         raise BadFile("a PROACT choice cache, not a results file: `gpsm report FILE` or "
                       "`gpsm proact --show-cache FILE` prints it as a table")
     if schema != SCHEMA:

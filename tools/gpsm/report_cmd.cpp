@@ -13,7 +13,7 @@
 #include "gpsm/build_info.hpp"
 #include "gpsm/gps/settings.hpp"
 #include "scope/cuda_probe.hpp"
-#include "transfer/autotune.hpp"
+#include "proact/autotune.hpp"
 
 namespace gpsm::cli {
 

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -132,50 +133,75 @@ nlohmann::json system_json(const sim::System& s) {
           {"link", {{"kind", sim::link_name(s.link.kind)}, {"raw_GBps", s.link.raw_GBps}, {"latency_ns", s.link.latency_ns},
                     {"max_payload", s.link.max_payload}}}};
 }
-}  // namespace
 
-int run_sim(const SimArgs& a, int argc, char** argv) {
-  using namespace gpsm::apps;
-  if (a.list) {
-    std::cout << "system presets (--system; or a gpsm scope machine_model.json):\n";
-    for (const auto& n : sim::preset_names()) {
-      const sim::System s = sim::preset(n);
-      std::cout << fmt::format("  {:<12} {}\n", n, s.description);
-    }
-    std::cout << "paradigms (--paradigm):";
-    for (auto p : sim::parse_sim_paradigms("all")) std::cout << " " << sim::sim_paradigm_name(p);
-    std::cout << "\napps (--app): jacobi2d, heat3d, wave3d, scatter (default size " << kScatterDefaultSize
-              << " elements), pagerank, sssp (graph specs as gpsm bench)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
-                 "[bytes 2..6]\n";
-    return 0;
+// `gpsm sim --list`: the presets, paradigms, apps and sweeps.
+void print_list() {
+  std::cout << "system presets (--system; or a gpsm scope machine_model.json):\n";
+  for (const auto& n : sim::preset_names()) {
+    const sim::System s = sim::preset(n);
+    std::cout << fmt::format("  {:<12} {}\n", n, s.description);
   }
-  // ---- arguments (bad ones fail before any work) ----
-  auto apps_all = make_apps();
+  std::cout << "paradigms (--paradigm):";
+  for (auto p : sim::parse_sim_paradigms("all")) std::cout << " " << sim::sim_paradigm_name(p);
+  std::cout << "\napps (--app): jacobi2d, heat3d, wave3d, scatter (default size " << kScatterDefaultSize
+            << " elements), pagerank, sssp (graph specs as gpsm bench)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
+               "[bytes 2..6]\n";
+}
+
+// What gpsm sim runs, from its arguments (parse_run: bad ones fail before any work).
+struct SimRun {
+  std::vector<std::unique_ptr<apps::App>> all_apps;  // the bench's apps (chosen points into them)
   std::vector<SimApp> chosen;
-  for (const auto& app : apps_all) {
+  std::vector<sim::SimParadigm> paradigms;
+  std::vector<int> counts;  // GPU counts
+  double sample_fixed = 0;  // --sample; 0: auto
+  std::string system;       // --system: a preset or a machine_model.json
+  bool from_file = false;
+  sim::System sys0;         // at the largest GPU count: the tables' title and the JSON's system
+  std::string sweep_param;  // "" without --sweep
+  std::vector<SweepPoint> points;
+  std::vector<std::pair<std::size_t, apps::Problem>> problems;  // (index in chosen, problem)
+  std::vector<std::string> sizes_run;                           // "app:size" of each problem
+
+  sim::System system_for(int gpus) const {
+    sim::System s = from_file ? sim::from_machine_model(system) : sim::preset(system, gpus);
+    if (from_file) s.gpus = gpus;
+    return s;
+  }
+  int total_runs() const { return int(problems.size() * counts.size() * paradigms.size()); }
+};
+
+// --app: the bench apps it names ("all": the three stencils) or scatter.
+std::vector<SimApp> chosen_apps(const std::string& name, const std::vector<std::unique_ptr<apps::App>>& all) {
+  std::vector<SimApp> chosen;
+  for (const auto& app : all) {
     const std::string n = app->name();
-    if ((a.app == "all" && (n == "jacobi2d" || n == "heat3d" || n == "wave3d")) || a.app == n)
+    if ((name == "all" && (n == "jacobi2d" || n == "heat3d" || n == "wave3d")) || name == n)
       chosen.push_back({n, app->description(), app.get()});
   }
-  if (a.app == "scatter") chosen.push_back({"scatter", kScatterDescription, nullptr});
+  if (name == "scatter") chosen.push_back({"scatter", kScatterDescription, nullptr});
   if (chosen.empty())
-    throw std::invalid_argument("unknown --app '" + a.app + "' (jacobi2d, heat3d, wave3d, scatter, pagerank, sssp or all)");
-  const auto paradigms = sim::parse_sim_paradigms(a.paradigm);
-  const auto counts = parse_gpu_counts(a.gpus);
-  const Axis axis = parse_axis(a.axis);
-  if (a.iters < 1) throw std::invalid_argument("--iters must be >= 1");
-  double sample_fixed = 0;  // 0: auto
-  if (a.sample != "auto") {
-    try {
-      std::size_t pos = 0;
-      sample_fixed = std::stod(a.sample, &pos);
-      if (pos != a.sample.size()) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--sample must be auto or a fraction in (0, 1], got '" + a.sample + "'");
-    }
-    if (!(sample_fixed > 0 && sample_fixed <= 1))
-      throw std::invalid_argument("--sample must be in (0, 1], got '" + a.sample + "'");
+    throw std::invalid_argument("unknown --app '" + name + "' (jacobi2d, heat3d, wave3d, scatter, pagerank, sssp or all)");
+  return chosen;
+}
+
+// --sample: a fraction in (0, 1], or 0 for auto.
+double parse_sample(const std::string& s) {
+  if (s == "auto") return 0;
+  double x = 0;
+  try {
+    std::size_t pos = 0;
+    x = std::stod(s, &pos);
+    if (pos != s.size()) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--sample must be auto or a fraction in (0, 1], got '" + s + "'");
   }
+  if (!(x > 0 && x <= 1)) throw std::invalid_argument("--sample must be in (0, 1], got '" + s + "'");
+  return x;
+}
+
+// The simulator's options every sweep point starts from.
+sim::SimOptions base_options(const SimArgs& a) {
   if (a.subheader < 2 || a.subheader > 6) throw std::invalid_argument("--subheader must be 2..6");
   if (a.queue < 1) throw std::invalid_argument("--queue must be >= 1");
   if (a.host_loop != "graph" && a.host_loop != "stream")
@@ -184,253 +210,323 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   base.graph_launch = a.host_loop == "graph";
   base.write_queue_entries = a.queue;
   base.finepack_subheader = a.subheader;
-  base.gps_page_bytes = double(gpsm::scope::parse_size(a.gps_page));
-  base.proact_chunk_bytes = double(gpsm::scope::parse_size(a.proact_chunk));
+  base.gps_page_bytes = double(gpsm::parse_size(a.gps_page));
+  base.proact_chunk_bytes = double(gpsm::parse_size(a.proact_chunk));
+  return base;
+}
 
-  const bool from_file = a.system.size() > 5 && a.system.substr(a.system.size() - 5) == ".json";
-  auto system_for = [&](int gpus) {
-    sim::System s = from_file ? sim::from_machine_model(a.system) : sim::preset(a.system, gpus);
-    if (from_file) s.gpus = gpus;
-    return s;
-  };
-  const sim::System sys0 = system_for(counts.back());  // fails early on an unknown preset
-
-  // sweep points
+// --sweep param [values]: one point per value (default values per param); no sweep: one point.
+std::vector<SweepPoint> sweep_points(const SimArgs& a, const sim::SimOptions& base, const sim::System& sys0) {
   std::vector<SweepPoint> points;
-  std::string sweep_param;
   if (a.sweep.empty()) {
     points.push_back({"", 0, base});
-  } else {
-    sweep_param = a.sweep[0];
-    std::string values = a.sweep.size() > 1 ? a.sweep[1] : "";
-    if (sweep_param == "link_bw") {
-      if (values.empty()) values = "8,16,32,64,128,256";
-    } else if (sweep_param == "queue") {
-      if (values.empty()) values = "16,32,64,128,256,512";
-    } else if (sweep_param == "page") {
-      if (values.empty()) values = "4K,64K,2M";
-    } else if (sweep_param == "subheader") {
-      if (values.empty()) values = "2,3,4,5,6";
-    } else {
-      throw std::invalid_argument("unknown --sweep '" + sweep_param + "' (link_bw, queue, page or subheader)");
-    }
-    for (const auto& v : split_nonempty(values)) {
-      SweepPoint pt;
-      pt.opt = base;
-      double x = 0;
-      try {
-        x = sweep_param == "page" ? double(gpsm::scope::parse_size(v)) : std::stod(v);
-      } catch (const std::exception&) {
-        throw std::invalid_argument("--sweep " + sweep_param + ": bad value '" + v + "'");
-      }
-      if (!(x > 0)) throw std::invalid_argument("--sweep " + sweep_param + ": values must be > 0 (got '" + v + "')");
-      if (sweep_param == "subheader" && !(x >= 2 && x <= 6 && x == std::floor(x)))
-        throw std::invalid_argument("--sweep subheader: values must be whole bytes 2..6 (got '" + v + "')");
-      pt.value = x;
-      pt.label = sweep_param + "=" + v;
-      if (sweep_param == "link_bw") pt.opt.link_scale = x / sys0.link.raw_GBps;  // each run rescales its system's link
-      if (sweep_param == "queue") pt.opt.write_queue_entries = x;
-      if (sweep_param == "page") pt.opt.gps_page_bytes = x;
-      if (sweep_param == "subheader") pt.opt.finepack_subheader = int(x);
-      points.push_back(pt);
-    }
-    if (points.empty()) throw std::invalid_argument("--sweep " + sweep_param + ": no values");
+    return points;
   }
+  const std::string& sweep_param = a.sweep[0];
+  std::string values = a.sweep.size() > 1 ? a.sweep[1] : "";
+  if (sweep_param == "link_bw") {
+    if (values.empty()) values = "8,16,32,64,128,256";
+  } else if (sweep_param == "queue") {
+    if (values.empty()) values = "16,32,64,128,256,512";
+  } else if (sweep_param == "page") {
+    if (values.empty()) values = "4K,64K,2M";
+  } else if (sweep_param == "subheader") {
+    if (values.empty()) values = "2,3,4,5,6";
+  } else {
+    throw std::invalid_argument("unknown --sweep '" + sweep_param + "' (link_bw, queue, page or subheader)");
+  }
+  for (const auto& v : split_nonempty(values)) {
+    SweepPoint pt;
+    pt.opt = base;
+    double x = 0;
+    try {
+      x = sweep_param == "page" ? double(gpsm::parse_size(v)) : std::stod(v);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--sweep " + sweep_param + ": bad value '" + v + "'");
+    }
+    if (!(x > 0)) throw std::invalid_argument("--sweep " + sweep_param + ": values must be > 0 (got '" + v + "')");
+    if (sweep_param == "subheader" && !(x >= 2 && x <= 6 && x == std::floor(x)))
+      throw std::invalid_argument("--sweep subheader: values must be whole bytes 2..6 (got '" + v + "')");
+    pt.value = x;
+    pt.label = sweep_param + "=" + v;
+    if (sweep_param == "link_bw") pt.opt.link_scale = x / sys0.link.raw_GBps;  // each run rescales its system's link
+    if (sweep_param == "queue") pt.opt.write_queue_entries = x;
+    if (sweep_param == "page") pt.opt.gps_page_bytes = x;
+    if (sweep_param == "subheader") pt.opt.finepack_subheader = int(x);
+    points.push_back(pt);
+  }
+  if (points.empty()) throw std::invalid_argument("--sweep " + sweep_param + ": no values");
+  return points;
+}
 
-  std::vector<std::pair<const SimApp*, Problem>> problems;
-  std::vector<std::string> sizes_run;
-  for (const SimApp& app : chosen) {
+// scatter's problem of --size sz: n[0] elements.
+apps::Problem scatter_problem(const std::string& sz, int iters) {
+  apps::Problem p;
+  std::uint64_t n = 0;
+  try {
+    n = gpsm::parse_size(sz);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--size for scatter: bad element count '" + sz + "'");
+  }
+  if (n < 1 || n > (std::uint64_t(1) << 34))
+    throw std::invalid_argument("--size for scatter: element count must be 1..2^34 (got '" + sz + "')");
+  p.n[0] = std::int64_t(n);
+  p.iters = iters;
+  return p;
+}
+
+// Every (app, size) to simulate, in --app then --size order.
+void add_problems(const SimArgs& a, apps::Axis axis, SimRun& run) {
+  for (std::size_t ai = 0; ai < run.chosen.size(); ++ai) {
+    const SimApp& app = run.chosen[ai];
     const auto sizes = split_nonempty(a.sizes.empty() ? (app.app ? app.app->default_sizes() : kScatterDefaultSize) : a.sizes);
     if (sizes.empty()) throw std::invalid_argument("--size is needed for " + app.name);
     for (const auto& sz : sizes) {
-      sizes_run.push_back(app.name + ":" + sz);
-      if (app.app != nullptr) {
-        Problem p = app.app->problem(sz, a.iters);
-        p.axis = axis;
-        problems.emplace_back(&app, p);
+      run.sizes_run.push_back(app.name + ":" + sz);
+      if (app.app == nullptr) {
+        run.problems.emplace_back(ai, scatter_problem(sz, a.iters));
         continue;
       }
-      Problem p;  // scatter: n[0] elements
-      std::uint64_t n = 0;
-      try {
-        n = gpsm::scope::parse_size(sz);
-      } catch (const std::exception&) {
-        throw std::invalid_argument("--size for scatter: bad element count '" + sz + "'");
-      }
-      if (n < 1 || n > (std::uint64_t(1) << 34))
-        throw std::invalid_argument("--size for scatter: element count must be 1..2^34 (got '" + sz + "')");
-      p.n[0] = std::int64_t(n);
-      p.iters = a.iters;
-      problems.emplace_back(&app, p);
+      apps::Problem p = app.app->problem(sz, a.iters);
+      p.axis = axis;
+      run.problems.emplace_back(ai, p);
     }
   }
+}
 
-  const auto t_start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
+// The arguments checked and resolved, in the order their errors are reported.
+void parse_run(const SimArgs& a, SimRun& run) {
+  run.all_apps = apps::make_apps();
+  run.chosen = chosen_apps(a.app, run.all_apps);
+  run.paradigms = sim::parse_sim_paradigms(a.paradigm);
+  run.counts = apps::parse_gpu_counts(a.gpus);
+  const apps::Axis axis = apps::parse_axis(a.axis);
+  if (a.iters < 1) throw std::invalid_argument("--iters must be >= 1");
+  run.sample_fixed = parse_sample(a.sample);
+  const sim::SimOptions base = base_options(a);
+  run.system = a.system;
+  run.from_file = a.system.size() > 5 && a.system.substr(a.system.size() - 5) == ".json";
+  run.sys0 = run.system_for(run.counts.back());  // fails early on an unknown preset
+  run.points = sweep_points(a, base, run.sys0);
+  if (!a.sweep.empty()) run.sweep_param = a.sweep[0];
+  add_problems(a, axis, run);
+}
+
+// The progress line on stderr and the run's wall time.
+struct Progress {
+  int done = 0, total = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+};
+
+// One problem's results at every sweep point, as the tables and the JSON want them; the maps are
+// by run, "label@gpus".
+struct ProblemResults {
+  explicit ProblemResults(std::size_t points) : records(points), useful(points), bounds(points), explained(points) {}
+  std::vector<std::vector<apps::RunRecord>> records;  // [point]
+  std::vector<std::map<std::string, double>> useful;  // [point]: payload bytes per iteration
+  // [point]: what set each kernel's and the iteration's time (the last traced iteration): the
+  // point's kernel_bounds and loop fields in the JSON
+  std::vector<std::map<std::string, nlohmann::json>> bounds;
+  std::vector<std::string> explained;  // [point]: --explain's lines
+};
+
+// The JSON of a result's bounds: kernel_bounds and loop.
+nlohmann::json bounds_json(const sim::SimResult& r) {
+  nlohmann::json kb = nlohmann::json::array();
+  for (const sim::KernelBound& b : r.kernels)
+    kb.push_back({{"gpu", b.gpu}, {"name", b.name}, {"bound", b.bound}, {"time_us", b.time_s * 1e6},
+                  {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6},
+                  {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
+                  {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
+                  {"hot_word_us", b.hot_s * 1e6}, {"hot_requests", b.hot_requests},
+                  {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
+  return {{"kernel_bounds", std::move(kb)},
+          {"loop",
+           {{"bound", r.loop.bound},        {"named", r.loop.named},           {"time_us", r.loop.time_s * 1e6},
+            {"gpus_us", r.loop.gpus_s * 1e6}, {"host_us", r.loop.host_s * 1e6}, {"hop_us", r.loop.hop_s * 1e6},
+            {"readback_us", r.loop.readback_s * 1e6}}}};
+}
+
+// The trace a paradigm replays (its layout's), made on first use and kept in `traces`; "" or
+// why it cannot be made (then remembered as an empty trace: the layout cannot run here).
+std::string make_trace_once(std::map<std::string, sim::Trace>& traces, const std::string& layout, const SimApp& app,
+                            const apps::Problem& p, int g, double sample, const sim::System& sys,
+                            const std::string& head, const Progress& pr) {
+  if (traces.count(layout)) return "";
+  std::cerr << fmt::format("\r\033[K{}: tracing ({} layout, sample {:.3g}) ({:.0f} s)", head, layout, sample, pr.elapsed())
+            << std::flush;
+  sim::TraceRequest req;
+  req.app = app.name;
+  req.problem = p;
+  req.gpus = g;
+  req.layout = layout;
+  req.sample = sample;
+  req.sms = sys.gpu.sms;  // the 3D step plans for the simulated GPU, as the launcher for its device
+  try {
+    traces[layout] = sim::make_trace(req);
+  } catch (const std::invalid_argument& e) {
+    traces[layout] = sim::Trace{};
+    return e.what();
+  }
+  return "";
+}
+
+// One run (paradigm on g GPUs) at sweep point k: its record, and its useful bytes, bounds and
+// --explain lines in res. fail: why it could not run.
+void simulate_point(const SimArgs& a, const sim::Trace& tr, const sim::System& sys, sim::SimParadigm par, int g,
+                    const apps::Problem& p, sim::SimOptions opt, int run_iters, const std::string& fail,
+                    ProblemResults& res, std::size_t k) {
+  apps::RunRecord rec;
+  rec.paradigm = bench_paradigm(par);
+  rec.label = sim::sim_paradigm_name(par);
+  rec.gpus = g;
+  if (!fail.empty()) {
+    rec.out.status = apps::RunStatus::unsupported;
+    rec.out.reason = fail;
+    res.records[k].push_back(std::move(rec));
+    return;
+  }
+  // A trace shorter than asked converged (sssp): it is the whole run, as the bench's.
+  opt.run_iters = int(tr.iterations.size()) < p.iters ? int(tr.iterations.size()) : run_iters;
+  const sim::SimResult r = sim::simulate(tr, sys, par, opt);
+  rec.out.status = apps::RunStatus::ok;
+  rec.out.sec_per_iter = {r.sec_per_iter};
+  rec.out.iterations = int(tr.iterations.size());
+  rec.out.error = std::numeric_limits<double>::quiet_NaN();      // nothing checked: the table shows '-'
+  rec.out.tolerance = std::numeric_limits<double>::quiet_NaN();  // not verified: simulated
+  rec.out.link_bytes_per_iter = r.link_bytes_per_iter;
+  rec.out.timing = "simulated: " + r.model;
+  const std::string key = fmt::format("{}@{}", rec.label, g);
+  res.useful[k][key] = r.useful_bytes_per_iter;
+  res.bounds[k][key] = bounds_json(r);
+  if (a.explain)
+    res.explained[k] += fmt::format("{} {} on {} GPU{}:\n{}{}", p.label(), rec.label, g, g == 1 ? "" : "s",
+                                    sim::explain_kernels(r), sim::explain_loop(r));
+  res.records[k].push_back(std::move(rec));
+}
+
+// Simulates one problem: every GPU count, paradigm and sweep point.
+ProblemResults simulate_problem(const SimArgs& a, const SimRun& run, const SimApp& app, const apps::Problem& p,
+                                Progress& pr) {
+  ProblemResults res(run.points.size());
+  const double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(p.n[2] > 0 ? p.n[2] : 1);
+  // graph apps (p.graph set): 0 = auto, by edges (sim/trace_graph.hpp kGraphAutoEdges)
+  const double sample =
+      run.sample_fixed > 0 ? run.sample_fixed : !p.graph.empty() ? 0.0 : std::min(1.0, double(1 << 24) / cells);
+  // The length of the run the bench would make, so UM's start-up faults weigh as there;
+  // scatter (no bench app): the traced iterations alone.
+  const int run_iters = a.run_iters >= 0 ? a.run_iters : app.app != nullptr ? app.app->problem(p.label(), 0).iters : 0;
+  for (int g : run.counts) {
+    const sim::System sys = run.system_for(g);
+    std::map<std::string, sim::Trace> traces;  // by layout
+    for (auto par : run.paradigms) {
+      ++pr.done;
+      const std::string layout = sim::sim_trace_layout(par);
+      const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", pr.done, pr.total, app.name, p.label(),
+                                           sim::sim_paradigm_name(par), g, g == 1 ? "" : "s");
+      std::string fail = make_trace_once(traces, layout, app, p, g, sample, sys, head, pr);
+      const sim::Trace& tr = traces[layout];
+      if (fail.empty() && tr.iterations.empty()) fail = "no trace for this problem and GPU count";
+      std::cerr << fmt::format("\r\033[K{}: simulating ({:.0f} s)", head, pr.elapsed()) << std::flush;
+      for (std::size_t k = 0; k < run.points.size(); ++k)
+        simulate_point(a, tr, sys, par, g, p, run.points[k].opt, run_iters, fail, res, k);
+    }
+  }
+  std::cerr << "\r\033[K";
+  return res;
+}
+
+// Sweep point k of one problem: its table (and --explain lines) on stdout, and its test's JSON.
+nlohmann::json report_point(const SimArgs& a, const SimRun& run, const SimApp& app, const apps::Problem& p,
+                            const ProblemResults& res, std::size_t k) {
+  const SweepPoint& pt = run.points[k];
+  const std::string title = fmt::format("SIMULATED on {} ({}), time per iteration{}", run.sys0.name,
+                                        run.sys0.description, pt.label.empty() ? "" : ", " + pt.label);
+  std::cout << apps::format_table(app.name, p, apps::summarize(res.records[k]), title) << "\n" << std::flush;
+  if (a.explain && !res.explained[k].empty())
+    std::cout << "what set each kernel's and each iteration's time (the last traced iteration):\n" << res.explained[k]
+              << "\n" << std::flush;
+  nlohmann::json j = apps::bench_test_json(app.name, app.description, p, res.records[k]);
+  j["simulated"] = true;
+  // payload the app needed moved, and link efficiency (payload / wire bytes), per point
+  if (j.contains("series"))
+    for (auto& se : j["series"])
+      for (auto& jp : se["points"]) {
+        const std::string key =
+            fmt::format("{}@{}", se["label"].get<std::string>(), int(std::lround(jp["x"].get<double>())));
+        if (const auto b = res.bounds[k].find(key); b != res.bounds[k].end()) jp.update(b->second);
+        const auto u = res.useful[k].find(key);
+        if (u == res.useful[k].end()) continue;
+        jp["useful_bytes_per_iter"] = u->second;
+        const double wire = jp.value("link_bytes_per_iter", 0.0);
+        if (wire > 0) jp["link_efficiency"] = u->second / wire;
+      }
+  if (!pt.label.empty()) {
+    j["name"] = j["name"].get<std::string>() + "_" + pt.label;
+    j["sweep"] = {{"param", run.sweep_param}, {"value", pt.value}};
+  }
+  return j;
+}
+
+// --json: the results document (schema gpsm.results, tool sim).
+void write_results(const SimArgs& a, const SimRun& run, nlohmann::json tests, int argc, char** argv, double elapsed) {
+  scope::RunMeta m;
+  for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);
+  m.created = gpsm::scope::utc_now_iso8601();
+  m.cpu_model = gpsm::scope::cpu_model_name();
+  m.duration_s = elapsed;
+  gpsm::topo::Topology topo;
+  topo.notes.push_back("simulated: no GPU was used");
+  nlohmann::json j = scope::results_document(m, topo, {}, gpsm::model::MachineModel{});
+  j["tool"] = "sim";
+  j["simulated"] = true;
+  j.erase("model");
+  j["system"] = system_json(run.sys0);
+  j["tests"] = std::move(tests);
+  nlohmann::json names = nlohmann::json::array();
+  for (auto par : run.paradigms) names.push_back(sim::sim_paradigm_name(par));
+  j["options"] = {{"app", a.app},
+                  {"gpus", run.counts},
+                  {"system", a.system},
+                  {"paradigms", names},
+                  {"sizes", run.sizes_run},
+                  {"iters", a.iters},
+                  {"axis", a.axis},
+                  {"host_loop", a.host_loop},
+                  {"sample", a.sample},
+                  {"queue", a.queue},
+                  {"gps_page", a.gps_page},
+                  {"subheader", a.subheader},
+                  {"proact_chunk", a.proact_chunk},
+                  {"sweep", a.sweep}};
+  std::ofstream f(a.json_path);
+  if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
+  f << j.dump(1) << "\n";
+  if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
+  std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
+}
+}  // namespace
+
+int run_sim(const SimArgs& a, int argc, char** argv) {
+  if (a.list) {
+    print_list();
+    return 0;
+  }
+  SimRun run;
+  parse_run(a, run);  // bad arguments fail before any work
+  Progress pr;
+  pr.total = run.total_runs();
   nlohmann::json tests = nlohmann::json::array();
-  const int total = int(problems.size() * counts.size() * paradigms.size());
-  int done = 0;
-  // records[point][problem]
-  std::vector<std::vector<std::vector<RunRecord>>> records(points.size(),
-                                                           std::vector<std::vector<RunRecord>>(problems.size()));
-  // useful (payload) bytes per iteration of each run, [point][problem][label@gpus], for the JSON
-  std::vector<std::vector<std::map<std::string, double>>> useful(points.size(),
-                                                                 std::vector<std::map<std::string, double>>(problems.size()));
-  // what set each kernel's and the iteration's time (the last traced iteration), per
-  // [point][problem][label@gpus]: the point's kernel_bounds and loop fields in the JSON
-  std::vector<std::vector<std::map<std::string, nlohmann::json>>> bounds(
-      points.size(), std::vector<std::map<std::string, nlohmann::json>>(problems.size()));
-  for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-    const SimApp* app = problems[pi].first;
-    const Problem& p = problems[pi].second;
-    double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(p.n[2] > 0 ? p.n[2] : 1);
-    // graph apps (p.graph set): 0 = auto, by edges (sim/trace_graph.hpp kGraphAutoEdges)
-    const double sample = sample_fixed > 0 ? sample_fixed : !p.graph.empty() ? 0.0 : std::min(1.0, double(1 << 24) / cells);
-    // The length of the run the bench would make, so UM's start-up faults weigh as there;
-    // scatter (no bench app): the traced iterations alone.
-    const int run_iters = a.run_iters >= 0 ? a.run_iters : app->app != nullptr ? app->app->problem(p.label(), 0).iters : 0;
-    std::vector<std::string> explained(points.size());  // --explain: this problem's lines per point
-    for (int g : counts) {
-      const sim::System sys = system_for(g);
-      std::map<std::string, sim::Trace> traces;  // by layout
-      for (auto par : paradigms) {
-        ++done;
-        const std::string layout = sim::sim_trace_layout(par);
-        const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name, p.label(),
-                                             sim::sim_paradigm_name(par), g, g == 1 ? "" : "s");
-        std::string fail;
-        if (!traces.count(layout)) {
-          std::cerr << fmt::format("\r\033[K{}: tracing ({} layout, sample {:.3g}) ({:.0f} s)", head, layout, sample,
-                                   elapsed())
-                    << std::flush;
-          sim::TraceRequest req;
-          req.app = app->name;
-          req.problem = p;
-          req.gpus = g;
-          req.layout = layout;
-          req.sample = sample;
-          req.sms = sys.gpu.sms;  // the 3D step plans for the simulated GPU, as the launcher for its device
-          try {
-            traces[layout] = sim::make_trace(req);
-          } catch (const std::invalid_argument& e) {
-            traces[layout] = sim::Trace{};  // remembered: this layout cannot run here
-            fail = e.what();
-          }
-        }
-        const sim::Trace& tr = traces[layout];
-        if (fail.empty() && tr.iterations.empty()) fail = "no trace for this problem and GPU count";
-        std::cerr << fmt::format("\r\033[K{}: simulating ({:.0f} s)", head, elapsed()) << std::flush;
-        for (std::size_t k = 0; k < points.size(); ++k) {
-          RunRecord rec;
-          rec.paradigm = bench_paradigm(par);
-          rec.label = sim::sim_paradigm_name(par);
-          rec.gpus = g;
-          if (!fail.empty()) {
-            rec.out.status = RunStatus::unsupported;
-            rec.out.reason = fail;
-          } else {
-            sim::SimOptions opt = points[k].opt;
-            // A trace shorter than asked converged (sssp): it is the whole run, as the bench's.
-            opt.run_iters = int(tr.iterations.size()) < p.iters ? int(tr.iterations.size()) : run_iters;
-            const sim::SimResult r = sim::simulate(tr, sys, par, opt);
-            rec.out.status = RunStatus::ok;
-            rec.out.sec_per_iter = {r.sec_per_iter};
-            rec.out.iterations = int(tr.iterations.size());
-            rec.out.error = std::numeric_limits<double>::quiet_NaN();  // nothing checked: the table shows '-'
-            rec.out.tolerance = std::numeric_limits<double>::quiet_NaN();  // not verified: simulated
-            rec.out.link_bytes_per_iter = r.link_bytes_per_iter;
-            rec.out.timing = "simulated: " + r.model;
-            useful[k][pi][fmt::format("{}@{}", rec.label, g)] = r.useful_bytes_per_iter;
-            nlohmann::json kb = nlohmann::json::array();
-            for (const sim::KernelBound& b : r.kernels)
-              kb.push_back({{"gpu", b.gpu}, {"name", b.name}, {"bound", b.bound}, {"time_us", b.time_s * 1e6},
-                            {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6},
-                            {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
-                            {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
-                            {"hot_word_us", b.hot_s * 1e6}, {"hot_requests", b.hot_requests},
-                            {"dram_bytes", b.dram_bytes}, {"l2_bytes", b.l2_bytes}});
-            bounds[k][pi][fmt::format("{}@{}", rec.label, g)] = {
-                {"kernel_bounds", std::move(kb)},
-                {"loop",
-                 {{"bound", r.loop.bound},        {"named", r.loop.named},           {"time_us", r.loop.time_s * 1e6},
-                  {"gpus_us", r.loop.gpus_s * 1e6}, {"host_us", r.loop.host_s * 1e6}, {"hop_us", r.loop.hop_s * 1e6},
-                  {"readback_us", r.loop.readback_s * 1e6}}}};
-            if (a.explain)
-              explained[k] += fmt::format("{} {} on {} GPU{}:\n{}{}", p.label(), rec.label, g, g == 1 ? "" : "s",
-                                          sim::explain_kernels(r), sim::explain_loop(r));
-          }
-          records[k][pi].push_back(std::move(rec));
-        }
-      }
-    }
-    std::cerr << "\r\033[K";
-    for (std::size_t k = 0; k < points.size(); ++k) {
-      const std::string title = fmt::format("SIMULATED on {} ({}), time per iteration{}", sys0.name, sys0.description,
-                                            points[k].label.empty() ? "" : ", " + points[k].label);
-      std::cout << format_table(app->name, p, summarize(records[k][pi]), title) << "\n" << std::flush;
-      if (a.explain && !explained[k].empty())
-        std::cout << "what set each kernel's and each iteration's time (the last traced iteration):\n" << explained[k]
-                  << "\n" << std::flush;
-      nlohmann::json j = bench_test_json(app->name, app->description, p, records[k][pi]);
-      j["simulated"] = true;
-      // payload the app needed moved, and link efficiency (payload / wire bytes), per point
-      if (j.contains("series"))
-        for (auto& se : j["series"])
-          for (auto& pt : se["points"]) {
-            const std::string key =
-                fmt::format("{}@{}", se["label"].get<std::string>(), int(std::lround(pt["x"].get<double>())));
-            if (const auto b = bounds[k][pi].find(key); b != bounds[k][pi].end()) pt.update(b->second);
-            const auto u = useful[k][pi].find(key);
-            if (u == useful[k][pi].end()) continue;
-            pt["useful_bytes_per_iter"] = u->second;
-            const double wire = pt.value("link_bytes_per_iter", 0.0);
-            if (wire > 0) pt["link_efficiency"] = u->second / wire;
-          }
-      if (!points[k].label.empty()) {
-        j["name"] = j["name"].get<std::string>() + "_" + points[k].label;
-        j["sweep"] = {{"param", sweep_param}, {"value", points[k].value}};
-      }
-      tests.push_back(j);
-    }
+  for (const auto& [ai, p] : run.problems) {
+    const SimApp& app = run.chosen[ai];
+    const ProblemResults res = simulate_problem(a, run, app, p, pr);
+    for (std::size_t k = 0; k < run.points.size(); ++k) tests.push_back(report_point(a, run, app, p, res, k));
   }
-  if (!a.json_path.empty()) {
-    scope::RunMeta m;
-    for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);
-    m.created = gpsm::scope::utc_now_iso8601();
-    m.cpu_model = gpsm::scope::cpu_model_name();
-    m.duration_s = elapsed();
-    gpsm::topo::Topology topo;
-    topo.notes.push_back("simulated: no GPU was used");
-    nlohmann::json j = scope::results_document(m, topo, {}, gpsm::model::MachineModel{});
-    j["tool"] = "sim";
-    j["simulated"] = true;
-    j.erase("model");
-    j["system"] = system_json(sys0);
-    j["tests"] = tests;
-    nlohmann::json names = nlohmann::json::array();
-    for (auto par : paradigms) names.push_back(sim::sim_paradigm_name(par));
-    j["options"] = {{"app", a.app},
-                    {"gpus", counts},
-                    {"system", a.system},
-                    {"paradigms", names},
-                    {"sizes", sizes_run},
-                    {"iters", a.iters},
-                    {"axis", a.axis},
-                    {"host_loop", a.host_loop},
-                    {"sample", a.sample},
-                    {"queue", a.queue},
-                    {"gps_page", a.gps_page},
-                    {"subheader", a.subheader},
-                    {"proact_chunk", a.proact_chunk},
-                    {"sweep", a.sweep}};
-    std::ofstream f(a.json_path);
-    if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
-    f << j.dump(1) << "\n";
-    if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
-    std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
-  }
-  std::cout << fmt::format("gpsm sim: {} simulated run(s){} in {:.1f} s (simulated results, not measured)\n", total,
-                           points.size() > 1 ? fmt::format(" x {} sweep values", points.size()) : "", elapsed());
+  if (!a.json_path.empty()) write_results(a, run, std::move(tests), argc, argv, pr.elapsed());
+  std::cout << fmt::format("gpsm sim: {} simulated run(s){} in {:.1f} s (simulated results, not measured)\n",
+                           pr.total, run.points.size() > 1 ? fmt::format(" x {} sweep values", run.points.size()) : "",
+                           pr.elapsed());
   return 0;
 }
 

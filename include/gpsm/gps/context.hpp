@@ -123,9 +123,6 @@ class Context {
   int device(int rank) const;  // CUDA ordinal
   cudaStream_t stream(int rank) const;
   const Settings& settings() const;
-  // A machine model (gpsm scope --out) for the autotuner; empty path: none loaded.
-  void load_model(const std::string& path);
-  bool has_model() const;
 
   template <class T>
   Array<T> alloc(std::uint64_t n, AllocOptions o = {}) {

@@ -11,7 +11,7 @@
 
 #include "apps/harness/paradigm.hpp"
 #include "apps/stencil/decomp.hpp"
-#include "transfer/agent.hpp"
+#include "proact/agent.hpp"
 
 namespace gpsm::apps {
 

@@ -7,14 +7,14 @@
 #include "gpsm/error.hpp"
 #include "scope/results.hpp"
 #include "scope/stats.hpp"
-#include "transfer/proact_plan.hpp"
+#include "proact/proact_plan.hpp"
 
 namespace gpsm::apps {
 
 namespace {
 
 std::string short_size(std::uint64_t bytes) {
-  std::string s = scope::format_size(bytes);  // "64KiB", "1MiB", "1000B"
+  std::string s = gpsm::format_size(bytes);  // "64KiB", "1MiB", "1000B"
   if (s.size() > 3 && s.compare(s.size() - 2, 2, "iB") == 0) s.erase(s.size() - 2);
   return s;
 }
@@ -27,7 +27,7 @@ bool ok_run(const RunRecord& r) { return r.out.status == RunStatus::ok && !r.out
 
 std::uint64_t parse_proact_chunk(const std::string& text) {
   try {
-    return scope::parse_size(text);
+    return gpsm::parse_size(text);
   } catch (const std::exception& e) {
     throw std::invalid_argument("gpsm bench: --proact-chunk '" + text + "' is not a chunk size (" + e.what() +
                                 "); write e.g. 65536, 256K or 1M");

@@ -22,7 +22,7 @@
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
-#include "apps/jacobi/jacobi_nvshmem.hpp"
+#include "apps/stencil/nvshmem_launch.hpp"
 #include "apps/harness/proact_bench.hpp"
 #include "apps/jacobi/jacobi_proact.hpp"
 #include "apps/jacobi/jacobi_um_rdl.hpp"
@@ -31,7 +31,7 @@
 #include "apps/stencil/stencil_math.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps {
 namespace {
@@ -393,7 +393,7 @@ RunOutcome JacobiApp::run(const RunRequest& req) {
   if (req.paradigm == Paradigm::proact) out.proact = fixed_chunk_use(asked, "halo row", row, key_size);
   std::vector<float> got;
   if (req.paradigm == Paradigm::nvshmem) {
-    // One worker process per GPU (jacobi_nvshmem.hpp); no context in this process.
+    // One worker process per GPU (nvshmem_launch.hpp); no context in this process.
     try {
       jacobi::NvshmemRun r = jacobi::run_nvshmem(req);
       out.sec_per_iter = std::move(r.gathered.sec_per_iter);

@@ -1,6 +1,6 @@
 #pragma once
 // Device helpers shared by gpsm's Jacobi kernels (jacobi_kernels.cu) and the nvshmem worker's
-// (tools/gpsm-nvshmem-jacobi): the same initial rows and the same norm partial sums, so every
+// (tools/gpsm-nvshmem-stencil): the same initial rows and the same norm partial sums, so every
 // paradigm starts from the same grid and reduces the same way. Include from .cu files only.
 #include <cstdint>
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "apps/stencil/stencil_math.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::jacobi {
 

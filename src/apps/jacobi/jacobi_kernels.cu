@@ -9,7 +9,7 @@
 #include "apps/jacobi/jacobi_device.cuh"
 #include "gpsm/gps/sync.hpp"
 #include "apps/stencil/stencil_math.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::jacobi {
 namespace {

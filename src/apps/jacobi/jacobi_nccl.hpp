@@ -8,7 +8,7 @@
 
 #include "apps/harness/app.hpp"
 #include "apps/jacobi/jacobi_host_loop.hpp"
-#include "common/nccl_comms.hpp"
+#include "apps/harness/nccl_comms.hpp"
 #include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::jacobi {

@@ -1,7 +1,7 @@
 #pragma once
 // Which rows of a Jacobi slab (or grid) start as NaN: rows a paradigm must overwrite before they
 // are read, so a missed transfer shows in the result. Shared by gpsm's kernels and the nvshmem
-// worker (tools/gpsm-nvshmem-jacobi), which initialize slabs the same way (jacobi_device.cuh).
+// worker (tools/gpsm-nvshmem-stencil), which initialize slabs the same way (jacobi_device.cuh).
 namespace gpsm::apps::jacobi {
 
 // halo_rows: the first and last row; inner_rows: every other row; all_rows: every row. Columns

@@ -7,8 +7,8 @@
 
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "common/dev_buf.hpp"
-#include "scope/cuda_check.hpp"
-#include "transfer/stream_wait.hpp"
+#include "common/cuda_check.hpp"
+#include "proact/stream_wait.hpp"
 
 namespace gpsm::apps::jacobi {
 

@@ -15,7 +15,7 @@
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "gpsm/error.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::jacobi {
 namespace {

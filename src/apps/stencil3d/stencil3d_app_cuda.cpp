@@ -20,7 +20,7 @@
 
 #include "apps/harness/app.hpp"
 #include "apps/harness/proact_bench.hpp"
-#include "apps/jacobi/jacobi_nvshmem.hpp"
+#include "apps/stencil/nvshmem_launch.hpp"
 #include "common/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/reference.hpp"
@@ -28,10 +28,10 @@
 #include "apps/stencil3d/stencil3d_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
-#include "common/nccl_comms.hpp"
+#include "apps/harness/nccl_comms.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps {
 namespace {
@@ -330,7 +330,7 @@ class Stencil3DApp final : public App {
   RunOutcome run(const RunRequest& r) override;
 
  private:
-  // nvshmem: one worker process per GPU (apps/jacobi/jacobi_nvshmem.hpp); no context in this
+  // nvshmem: one worker process per GPU (apps/stencil/nvshmem_launch.hpp); no context in this
   // process. The same checks as the other paradigms' (iterations, error bound 1e-6).
   RunOutcome run_nvshmem(const RunRequest& req, const std::vector<float>& ref) const;
   // Why this request can't run, or empty.

@@ -16,7 +16,7 @@
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "apps/stencil/stencil_math.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {

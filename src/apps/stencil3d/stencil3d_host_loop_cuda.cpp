@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gpsm/error.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 

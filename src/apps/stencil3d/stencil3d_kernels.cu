@@ -64,7 +64,7 @@
 #include "apps/stencil/stencil_math.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/sync.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {

@@ -6,7 +6,7 @@
 // x or y they are packed into contiguous buffers after the step and unpacked after the group
 // (BoxCopy, as memcpy does). NCCL's matched send/recv order the ranks: no events.
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
-#include "common/nccl_comms.hpp"
+#include "apps/harness/nccl_comms.hpp"
 #include "gpsm/error.hpp"
 
 #if GPSM_HAVE_NCCL
@@ -19,7 +19,7 @@
 
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/dev_buf.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {

@@ -45,7 +45,7 @@ std::unique_ptr<Run> make_nccl_run(gps::Context& ctx, Kind kind, const Problem& 
 
 // proact (stencil3d_proact_cuda.cpp): per-GPU boxes; the step counts the blocks that finished
 // each edge (Step::ready) and copy engines, waiting on the counts through stream memory
-// operations (transfer/stream_wait.hpp), ship the edge planes into the neighbours' halos while
+// operations (proact/stream_wait.hpp), ship the edge planes into the neighbours' halos while
 // the interior is computed (the memcpy paradigm's planes and bytes). Split along y or z; its
 // check() says why not when stream waits are unsupported.
 std::unique_ptr<Run> make_proact_run(gps::Context& ctx, Kind kind, const Problem& p);

@@ -1,6 +1,6 @@
 // heat3d / wave3d with PROACT decoupled halo transfers (`gpsm bench --paradigm proact`, seed 000
 // ch. II): the step counts, per edge, the blocks that finished writing it (Step::ready), and copy
-// engines waiting on the counts through stream memory operations (transfer/stream_wait.hpp) ship
+// engines waiting on the counts through stream memory operations (proact/stream_wait.hpp) ship
 // the edge planes into the neighbours' halos while the interior chunks are still being computed:
 // no host round trip, no copy behind the whole kernel (memcpy's), no peer stores from the SMs
 // (p2p_inline's). What is counted and copied: stencil3d_proact_plan.hpp (plain C++, tested).
@@ -18,8 +18,8 @@
 #include "apps/stencil3d/stencil3d_proact_plan.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/dev_buf.hpp"
-#include "scope/cuda_check.hpp"
-#include "transfer/stream_wait.hpp"
+#include "common/cuda_check.hpp"
+#include "proact/stream_wait.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cuda_runtime.h>
 
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 

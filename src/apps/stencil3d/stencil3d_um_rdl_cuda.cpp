@@ -23,7 +23,7 @@
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/mem_location.hpp"
 #include "gpsm/error.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {

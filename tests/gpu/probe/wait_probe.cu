@@ -5,7 +5,7 @@
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps.hpp"
-#include "scope/cuda_check.hpp"
+#include "common/cuda_check.hpp"
 
 using namespace gpsm::gps;
 

@@ -1,0 +1,128 @@
+#pragma once
+// Data layer of the irregular apps (PageRank, SSSP, ALS): a CSR matrix, readers for Matrix Market
+// and SNAP edge lists, a binary cache next to the source file, seeded generators, and row
+// partitioning. Plain C++, no CUDA. docs/graphs.md describes the formats and parameters.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpsm::graph_io {
+
+// Compressed sparse rows. val is empty for pattern (unweighted) matrices, else has col.size()
+// entries. Column ids are int32, so cols <= 2^31-1; nnz may exceed 2^31.
+struct Csr {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::int64_t> row_ptr;  // rows + 1 entries, row_ptr[0] == 0, nondecreasing
+  std::vector<std::int32_t> col;      // nnz entries, each in [0, cols)
+  std::vector<float> val;             // empty or nnz entries
+
+  std::int64_t nnz() const { return static_cast<std::int64_t>(col.size()); }
+  bool weighted() const { return !val.empty(); }
+  std::int64_t row_nnz(std::int64_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
+  // Throws gpsm::Error saying what is wrong (what: names the matrix in the message).
+  void validate(const std::string& what = "csr") const;
+  bool operator==(const Csr& o) const {
+    return rows == o.rows && cols == o.cols && row_ptr == o.row_ptr && col == o.col && val == o.val;
+  }
+  bool operator!=(const Csr& o) const { return !(*this == o); }
+};
+
+// One entry while building: 12 bytes per entry (plus the CSR's 8/rows + 4 (+4 weighted) per nnz).
+struct Entry {
+  std::int32_t r, c;
+  float w;
+};
+
+// Builds a CSR from entries (any order). Rows are sorted by column (stable: duplicates keep their
+// input order). dedup: keep only the first of equal (r, c) entries. Throws on ids out of range.
+Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& entries,
+                     bool weighted, bool dedup = false);
+
+// ---- readers ---------------------------------------------------------------------------------
+// Matrix Market: coordinate; real / integer / pattern; general / symmetric (off-diagonal entries
+// mirrored). Duplicates are kept as separate entries. Errors: gpsm::Error "<path>:<line>: ...".
+Csr read_matrix_market(const std::string& path);
+
+enum class IdBase { automatic, zero, one };  // automatic: 0-based if any id is 0, else 1-based
+struct SnapOptions {
+  IdBase base = IdBase::automatic;
+  bool symmetrize = false;  // also add (dst, src) for every edge with src != dst
+};
+// SNAP edge list: '#' comments, "src dst [weight]" whitespace-separated; either every edge line
+// has a weight or none does. Square: rows = cols = max id + 1 (after base adjustment).
+Csr read_snap(const std::string& path, const SnapOptions& opt = {});
+
+// ---- binary cache ----------------------------------------------------------------------------
+// Little-endian file; layout in docs/graphs.md. key: the options the CSR was built with.
+void write_csr_binary(const std::string& path, const Csr& m, const std::string& key = "");
+// Throws gpsm::Error naming the file if it is not a gpsm CSR file, truncated, corrupt (checksum)
+// or invalid. key_out (if given) receives the stored key.
+Csr read_csr_binary(const std::string& path, std::string* key_out = nullptr);
+
+struct LoadOptions {
+  SnapOptions snap;
+  bool use_cache = true;  // read/write <path>.gpsmcsr
+};
+enum class CacheUse { none, hit, written };
+// Loads a .mtx (Matrix Market) or any other file (SNAP edge list). With use_cache, reuses
+// <path>.gpsmcsr when it is at least as new as the source and built with the same options;
+// a stale cache or one with other options is rebuilt; a corrupt or truncated cache throws
+// gpsm::Error naming it (delete it to rebuild). A cache that cannot be written is skipped.
+Csr load_graph(const std::string& path, const LoadOptions& opt = {}, CacheUse* used = nullptr);
+std::string cache_path(const std::string& source);
+
+// ---- generators (deterministic: same parameters and seed give the same CSR) -----------------
+struct RmatParams {
+  int scale = 17;        // 2^scale vertices
+  int edge_factor = 16;  // edge_factor * 2^scale edges drawn
+  double a = 0.57, b = 0.19, c = 0.19;  // d = 1 - a - b - c
+  std::uint64_t seed = 1;
+  bool permute = true;    // shuffle vertex ids (hubs not all at low ids)
+  bool dedup = true;      // drop duplicate edges and self-loops
+  bool weighted = false;  // weights uniform in [1, 100)
+};
+Csr rmat(const RmatParams& p);
+
+struct GridParams {
+  std::int64_t nx = 512, ny = 512;  // vertex (x, y) has id y * nx + x
+  double shortcut_prob = 0.0;       // per vertex: chance of a diagonal edge to (x+1, y+1)
+  float w_min = 1.0f, w_max = 100.0f;
+  std::uint64_t seed = 1;
+};
+// Undirected road-like grid, both directions stored with the same random weight.
+Csr grid2d(const GridParams& p);
+
+// n x n, entries in the band |i - j| <= half_width, each off-diagonal kept with probability
+// density, diagonal always present (value 2 * half_width + 1 for diagonal dominance), others
+// uniform in [-1, 1).
+Csr banded(std::int64_t n, std::int64_t half_width, double density, std::uint64_t seed);
+
+// rows x cols, exactly min(per_row, cols) distinct uniform random columns per row, values in [0, 1).
+Csr uniform_random(std::int64_t rows, std::int64_t cols, std::int64_t per_row, std::uint64_t seed);
+
+struct RatingParams {
+  std::int64_t users = 100000, items = 10000;
+  std::int64_t per_user = 20;  // distinct rated items per user (capped at items)
+  int rank = 8;                // rank of the hidden factors
+  double noise = 0.5;          // std-dev of the Gaussian noise added before rounding
+  std::uint64_t seed = 1;
+};
+// users x items, ratings in {1..5}: clamp(round(3 + 1.2 * (u . v) / sqrt(rank) + noise)), factors
+// u, v ~ N(0, 1) per component; noise ~ N(0, noise^2); items uniform, distinct per user.
+Csr ratings(const RatingParams& p);
+
+// The transpose (cols x rows): entry (r, c, w) becomes (c, r, w); rows sorted by column, and
+// entries of equal (c, r) keep their order. O(nnz) time and memory.
+Csr transpose(const Csr& m);
+
+// ---- partitioning ----------------------------------------------------------------------------
+struct RowRange {
+  std::int64_t begin, end;  // [begin, end)
+};
+// parts contiguous ranges covering [0, rows) in order; sizes differ by at most one.
+std::vector<RowRange> partition_rows_equal(std::int64_t rows, int parts);
+// parts contiguous ranges covering [0, m.rows) in order; each part's nnz differs from
+// nnz / parts by at most the largest row's nnz + 1.
+std::vector<RowRange> partition_rows_by_nnz(const Csr& m, int parts);
+
+}  // namespace gpsm::graph_io

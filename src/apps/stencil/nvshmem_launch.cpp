@@ -1,0 +1,162 @@
+// The parent side of the nvshmem paradigm: launch one worker per GPU, wait, gather.
+#include "apps/stencil/nvshmem_launch.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "common/child_group.hpp"
+#include "gpsm/error.hpp"
+
+#ifndef GPSM_HAVE_NVSHMEM
+#define GPSM_HAVE_NVSHMEM 0
+#endif
+
+namespace gpsm::apps::jacobi {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A private folder for the unique ID, the results and the logs, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t != nullptr && *t != '\0' ? t : "/tmp") + "/gpsm-nvshmem-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw gpsm::Error("gpsm: nvshmem: cannot create a temporary folder " + tmpl + " (" + std::strerror(errno) + ")");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+bool nvshmem_built() { return GPSM_HAVE_NVSHMEM != 0; }
+
+std::string find_nvshmem_worker() {
+  if (const char* e = std::getenv("GPSM_NVSHMEM_WORKER"); e != nullptr && *e != '\0') {
+    if (access(e, X_OK) != 0)
+      throw gpsm::Error(std::string("gpsm: nvshmem: GPSM_NVSHMEM_WORKER='") + e + "' is not an executable file");
+    return e;
+  }
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw gpsm::Error("gpsm: nvshmem: cannot read /proc/self/exe to find " + std::string(kNvshmemWorkerName));
+  const fs::path w = self.parent_path() / kNvshmemWorkerName;
+  if (access(w.c_str(), X_OK) != 0)
+    throw gpsm::Error(fmt::format("gpsm: nvshmem: the worker {} is not next to {} (build the target gpsm_nvshmem_stencil, "
+                                  "or set GPSM_NVSHMEM_WORKER to its path)",
+                                  w.string(), self.string()));
+  return w.string();
+}
+
+int nvshmem_timeout_s() {
+  const char* e = std::getenv("GPSM_NVSHMEM_TIMEOUT_S");
+  if (e == nullptr || *e == '\0') return kNvshmemDefaultTimeoutS;
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(e, &end, 10);
+  if (end == e || *end != '\0' || errno != 0 || v < 1 || v > 86400)
+    throw gpsm::Error(std::string("gpsm: GPSM_NVSHMEM_TIMEOUT_S='") + e + "' is not a number of seconds in [1, 86400]");
+  return static_cast<int>(v);
+}
+
+std::vector<std::pair<std::string, std::string>> nvshmem_worker_env() {
+  // Always: NVLink multicast must never be used on these shared hosts (DESIGN.md, KINDS.md).
+  std::vector<std::pair<std::string, std::string>> env{{"NVSHMEM_DISABLE_NVLS", "1"}, {"NCCL_NVLS_ENABLE", "0"}};
+  // Defaults for one node; a value the user set wins.
+  const std::pair<const char*, const char*> defaults[] = {
+      {"NVSHMEM_REMOTE_TRANSPORT", "none"},         // P2P only: no InfiniBand probing
+      {"NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME", "lo"},  // the workers and rank 0's bootstrap socket share one host
+      {"NVSHMEM_DISABLE_NCCL", "1"},                // NVSHMEM's own collectives: no NCCL start-up per PE
+  };
+  for (const auto& [k, v] : defaults) {
+    const char* cur = std::getenv(k);
+    if (cur == nullptr || *cur == '\0') env.emplace_back(k, v);
+  }
+  return env;
+}
+
+int worker_app_radius(WorkerApp app) {
+  return app == WorkerApp::heat3d ? 1 : app == WorkerApp::wave3d ? 2 : 0;
+}
+
+double nvshmem_link_bytes_per_iter(const Problem& p, int ranks, WorkerApp app) {
+  if (ranks <= 1) return 0;
+  if (app != WorkerApp::jacobi2d) return slab3d_halo_bytes(p.n, p.axis, worker_app_radius(app), ranks, false);
+  const double n = ranks;
+  const double halo = 2.0 * n * static_cast<double>(p.n[0] - 2) * sizeof(float);
+  const double norm = n * (n - 1) * sizeof(float) / std::max(1, p.nccheck);
+  return halo + norm;
+}
+
+NvshmemRun run_nvshmem(const RunRequest& req, WorkerApp app) {
+  const int ranks = static_cast<int>(req.devices.size());
+  if (ranks < 1) throw gpsm::Error("gpsm: nvshmem: no devices");
+  const Problem& p = req.problem;
+  const std::string worker = find_nvshmem_worker();
+  const int timeout = nvshmem_timeout_s();
+  TempDir dir;
+  const auto env = nvshmem_worker_env();
+  ChildGroup group;
+  std::vector<std::string> outs;
+  for (int r = 0; r < ranks; ++r) {
+    WorkerArgs a;
+    a.app = app;
+    a.nz = app == WorkerApp::jacobi2d ? 1 : p.n[2];
+    a.axis = p.axis;
+    a.seed = p.seed;
+    a.rank = r;
+    a.ranks = ranks;
+    a.device = req.devices[r];
+    a.nx = p.n[0];
+    a.ny = p.n[1];
+    a.iters = p.iters;
+    a.nccheck = p.nccheck;
+    a.tol = p.tol;
+    a.warmup = req.warmup;
+    a.reps = req.reps;
+    a.uid_file = dir.file("uid");
+    a.out_file = dir.file(fmt::format("rank{}.bin", r));
+    a.timeout_s = timeout;
+    outs.push_back(a.out_file);
+    ChildSpec c;
+    c.name = fmt::format("nvshmem worker rank {} (device {})", r, a.device);
+    c.exe = worker;
+    c.args = to_args(a);
+    c.env = env;
+    c.log_file = dir.file(fmt::format("rank{}.log", r));
+    group.spawn(c);
+  }
+  if (req.progress) req.progress(fmt::format("nvshmem: {} worker processes running", ranks));
+  const GroupResult g = group.wait_all(timeout);
+  if (!g.ok) throw gpsm::Error("gpsm: nvshmem: " + g.reason);
+  std::vector<WorkerResult> results;
+  for (const auto& f : outs) results.push_back(read_result(f));
+  NvshmemRun out;
+  out.gathered = app == WorkerApp::jacobi2d
+                     ? gather_results(results, p.n[0], p.n[1], req.reps)
+                     : gather_stencil3d_results(results, p.n, p.axis, worker_app_radius(app), req.reps);
+  out.link_bytes_per_iter = nvshmem_link_bytes_per_iter(p, ranks, app);
+  return out;
+}
+
+}  // namespace gpsm::apps::jacobi
