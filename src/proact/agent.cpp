@@ -5,7 +5,7 @@
 
 #include "gpsm/error.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 const char* agent_name(Agent a) {
   switch (a) {
@@ -46,4 +46,4 @@ bool chunked(Agent a) { return a == Agent::copy_engine || a == Agent::persistent
 bool uses_threads(Agent a) { return a == Agent::persistent || a == Agent::device_launch; }
 int simplicity_rank(Agent a) { return static_cast<int>(a); }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 // Listed from the simplest mechanism to the most involved: the autotuner prefers the earlier one
 // among configurations whose times are within its noise margin.
@@ -26,4 +26,4 @@ bool chunked(Agent a);
 bool uses_threads(Agent a);
 int simplicity_rank(Agent a);  // 0 = simplest
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

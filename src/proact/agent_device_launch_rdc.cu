@@ -1,4 +1,4 @@
-// The device-launch agent (seed 000 §2.3.3 "dynamic kernel launches", Algorithm 1 line 15): the
+// The device-launch agent (PROACT dissertation §2.3.3 "dynamic kernel launches", Algorithm 1 line 15): the
 // producer block that completes a chunk launches a copy kernel for it (CUDA dynamic parallelism,
 // fire-and-forget stream). Relocatable device code: built as its own small target
 // (gpsm_proact_cdp, src/CMakeLists.txt) with the device runtime.
@@ -7,7 +7,7 @@
 #include "common/cuda_check.hpp"
 #include "proact/device.cuh"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -75,4 +75,4 @@ void launch_producer_device_launch(const ProducerArgs& a, const CopyArgs& c, int
 
 bool device_launch_built() { return true; }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -1,11 +1,11 @@
-// The persistent transfer agent (seed 000 §2.3.3 "long-lived software threads"): warps that poll
+// The persistent transfer agent (PROACT dissertation §2.3.3 "long-lived software threads"): warps that poll
 // the chunks' ready flags and push each ready chunk to its destinations with peer stores.
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
 #include "proact/device.cuh"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -45,4 +45,4 @@ void launch_persistent_agent(const CopyArgs& a, int threads, cudaStream_t s) {
   persistent_agent<<<threads / block, block, 0, s>>>(a, per_group);
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

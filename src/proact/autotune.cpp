@@ -11,7 +11,7 @@
 
 #include "gpsm/error.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -241,4 +241,4 @@ void save_cache(const TuneCache& c, const std::string& path) {
   if (!f) throw Error("gpsm proact: error writing the cache file " + path);
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -1,5 +1,5 @@
 #pragma once
-// The PROACT profiler's decision (seed 000 §2.3.1, Table 2.2): from recorded sweep records
+// The PROACT profiler's decision (PROACT dissertation §2.3.1, Table 2.2): from recorded sweep records
 // (agent x chunk size x transfer threads -> time) pick the configuration to use, preferring the
 // simpler mechanism when times are within a noise margin; prune chunk sizes the machine model
 // predicts to be initiation- or tail-bound before sweeping; cache the choices in a readable JSON
@@ -13,7 +13,7 @@
 #include "gpsm/machine_model.hpp"
 #include "proact/agent.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 // One measured configuration: the median end-to-end time of its reps (producer start -> every
 // destination holds the data). chunk_bytes and threads are 0 where they do not apply.
@@ -97,7 +97,7 @@ TuneCache cache_from_json(const nlohmann::json& j);
 TuneCache load_cache(const std::string& path);
 void save_cache(const TuneCache& c, const std::string& path);  // throws gpsm::Error when it cannot write
 
-// The cache as a markdown table in the style of seed 000 Table 2.2 (the profiler's chosen
+// The cache as a markdown table in the style of the PROACT dissertation's Table 2.2 (the profiler's chosen
 // configuration per app): machine, app, size, agent, chunk, threads, time, best time, records,
 // why; rows sorted by machine, app, size; '-' where a field does not apply (cache_table.cpp).
 std::string render_cache_table(const TuneCache& c);
@@ -105,4 +105,4 @@ std::string render_cache_table(const TuneCache& c);
 // naming it, with what the columns mean. Throws gpsm::Error as load_cache does (a missing file too).
 std::string render_cache_file(const std::string& path);
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

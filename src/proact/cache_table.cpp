@@ -1,4 +1,4 @@
-// The choice cache as a seed 000 Table 2.2-style markdown table (autotune.hpp).
+// The choice cache as a PROACT dissertation Table 2.2-style markdown table (autotune.hpp).
 #include <algorithm>
 #include <filesystem>
 #include <tuple>
@@ -9,7 +9,7 @@
 #include "scope/results.hpp"
 #include "proact/autotune.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -56,7 +56,7 @@ std::string render_cache_file(const std::string& path) {
   const TuneCache c = load_cache(path);
   return fmt::format(
       "## PROACT choices: {}\n\n"
-      "The profiler's chosen configuration per (machine, app, size), as seed 000 Table 2.2. size: the cache key's "
+      "The profiler's chosen configuration per (machine, app, size), as in the PROACT dissertation's Table 2.2. size: the cache key's "
       "bytes (synthetic producer: bytes produced per run; bench apps: the bytes of the arrays the app publishes, "
       "docs/proact.md); time: the chosen configuration's median (synthetic: producer start to every destination "
       "holding the data; bench apps: per iteration); best time: the fastest configuration measured; records: "
@@ -64,4 +64,4 @@ std::string render_cache_file(const std::string& path) {
       path, render_cache_table(c));
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

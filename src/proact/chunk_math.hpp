@@ -7,7 +7,7 @@
 
 #include "gpsm/gps/config.hpp"  // GPSM_HD
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 GPSM_HD std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
@@ -48,4 +48,4 @@ GPSM_HD std::uint32_t warps_per_group(std::uint32_t warps, std::uint64_t chunks)
   return per_group;
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -6,7 +6,7 @@
 
 #include "gpsm/error.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 ChunkPlan::ChunkPlan(std::uint64_t bytes, std::uint64_t chunk_bytes, const std::vector<ByteRange>& block_ranges)
     : bytes_(bytes), chunk_bytes_(chunk_bytes) {
@@ -79,4 +79,4 @@ std::vector<std::uint64_t> ReadyTracker::block_done(std::uint64_t b) {
   return ready;
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

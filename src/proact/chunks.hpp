@@ -1,5 +1,5 @@
 #pragma once
-// PROACT chunk mapping (seed 000 §2.3.2, Algorithm 1): an array split into transfer chunks, which
+// PROACT chunk mapping (PROACT dissertation §2.3.2, Algorithm 1): an array split into transfer chunks, which
 // producer blocks write which chunk, and the per-chunk readiness counters. Plain C++.
 //
 // Each phase a chunk's counter starts at the number of producer blocks that write it; every such
@@ -11,7 +11,7 @@
 
 #include "proact/chunk_math.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 struct ByteRange {
   std::uint64_t begin = 0, end = 0;  // [begin, end)
@@ -63,4 +63,4 @@ class ReadyTracker {
   std::uint64_t ready_count_ = 0;
 };
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

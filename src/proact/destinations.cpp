@@ -4,7 +4,7 @@
 
 #include "gpsm/error.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 std::vector<std::uint32_t> destinations_all_peers(const ChunkPlan& plan, int ranks, int producer) {
   if (ranks < 1 || ranks > 32)
@@ -44,4 +44,4 @@ std::vector<int> ranks_of(std::uint32_t mask) {
   return out;
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

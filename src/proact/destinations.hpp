@@ -8,7 +8,7 @@
 #include "gpsm/gps/subscription.hpp"
 #include "proact/chunks.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 // Every rank but `producer`, for each of the plan's chunks. Throws gpsm::Error for a producer
 // outside [0, ranks) or ranks outside [1, 32].
@@ -25,4 +25,4 @@ std::vector<std::uint32_t> destinations_from_subscriptions(const gps::Subscripti
 // Ranks in a mask, ascending.
 std::vector<int> ranks_of(std::uint32_t mask);
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -1,13 +1,13 @@
 #pragma once
 // Device pieces shared by the PROACT kernels: the producer block body, the readiness-counter
-// epilogue (seed 000 Algorithm 1) and the cooperative chunk copy.
+// epilogue (PROACT dissertation Algorithm 1) and the cooperative chunk copy.
 #include <cstdint>
 
 #include "gpsm/gps/sync.hpp"
 #include "proact/chunk_math.hpp"
 #include "proact/kernels.hpp"
 
-namespace gpsm::transfer::dev {
+namespace gpsm::proact::dev {
 
 // Block b computes words [b * 1024, (b + 1) * 1024) of the slice, 4 per thread (one 16 B store),
 // into the local replica and, for Track::inline_peers, every peer's.
@@ -74,4 +74,4 @@ __device__ __forceinline__ void copy_chunk(const CopyArgs& a, std::uint64_t begi
   }
 }
 
-}  // namespace gpsm::transfer::dev
+}  // namespace gpsm::proact::dev

@@ -9,7 +9,7 @@
 #include "proact/agent.hpp"
 #include "proact/proact_plan.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 // A destination (or the producer's own replica) does not hold the produced bytes: the run failed
 // and is never timed.
@@ -78,4 +78,4 @@ class Engine {
 // and the remaining configurations are recorded as skipped.
 ProactRun run_proact(const ProactConfig& cfg);
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -23,7 +23,7 @@
 #include "proact/kernels.hpp"
 #include "proact/stream_wait.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -658,4 +658,4 @@ void Engine::corrupt_byte(int rank, std::uint64_t offset) {
   GPSM_CUDA(cudaMemcpy(p, &b, 1, cudaMemcpyHostToDevice));
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

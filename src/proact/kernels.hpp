@@ -9,7 +9,7 @@
 #include "gpsm/gps/sync.hpp"
 #include "proact/values.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 inline constexpr int kProducerThreads = 256;  // x 16 B = one 4 KiB block (kBlockBytes)
 inline constexpr int kMaxPeers = gps::kMaxDevices;
@@ -17,8 +17,9 @@ inline constexpr int kMaxPeers = gps::kMaxDevices;
 // What the producer kernel does besides computing its slice into `local`.
 enum class Track : std::uint8_t {
   none = 0,      // nothing (compute baseline; memcpy agent)
-  counters = 1,  // Algorithm 1: after the block barrier, decrement the block's chunk counters; the
-                 // block that brings one to zero stores flags[c] = phase (release, system scope)
+  counters = 1,  // PROACT dissertation Algorithm 1: after the block barrier, decrement the
+                 // block's chunk counters; the block that brings one to zero stores
+                 // flags[c] = phase (release, system scope)
   inline_peers = 2,  // also store every value to each peer (inline agent)
 };
 
@@ -88,4 +89,4 @@ void preload_device_launch();
 // Whether this build has the device-launch agent (CUDA dynamic parallelism).
 bool device_launch_built();
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -16,7 +16,7 @@
 #include "proact/chunk_math.hpp"
 #include "common/split.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 const char* pattern_name(Pattern p) { return p == Pattern::one_to_all ? "one_to_all" : "all_to_all"; }
 
@@ -356,4 +356,4 @@ nlohmann::json proact_document(const ProactMeta& meta, const ProactRun& run, con
   return j;
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -16,7 +16,7 @@
 #include "proact/agent.hpp"
 #include "proact/autotune.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 enum class Pattern {
   one_to_all,  // rank 0 produces the whole array; ranks 1..N-1 receive it
@@ -25,7 +25,7 @@ enum class Pattern {
 const char* pattern_name(Pattern p);
 Pattern parse_pattern(const std::string& s);  // "one_to_all" | "all_to_all"; throws gpsm::Error
 
-inline constexpr std::uint64_t kBlockBytes = 4096;  // bytes one producer block writes (seed 000 §2.5.1)
+inline constexpr std::uint64_t kBlockBytes = 4096;  // bytes one producer block writes (PROACT dissertation §2.5.1)
 
 struct ProactConfig {
   std::vector<int> devices;  // CUDA ordinals, rank order
@@ -103,4 +103,4 @@ std::string render_table(const ProactRun& r);
 using ProactMeta = scope::RunMeta;  // the results file's header fields (command, created, host, ...)
 nlohmann::json proact_document(const ProactMeta& meta, const ProactRun& run, const topo::Topology& topo);
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -1,10 +1,10 @@
-// The synthetic producer (seed 000 §2.4.3) with its tracking variants, the verifier and the gate.
+// The synthetic producer (PROACT dissertation §2.4.3) with its tracking variants, the verifier and the gate.
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"
 #include "proact/device.cuh"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -79,4 +79,4 @@ void launch_gate(const std::uint32_t* go, std::uint32_t value, std::uint64_t tim
   gate_kernel<<<1, 1, 0, s>>>(go, value, timeout_ns, timed_out);
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

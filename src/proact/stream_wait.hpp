@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 // Whether stream waits work on CUDA device `device`: the entry point exists and a wait whose
 // condition already holds succeeds on a scratch stream. "" when they do, else why not (the
@@ -27,4 +27,4 @@ std::string stream_wait_capture_unsupported(int device);
 // the stream's device). Throws gpsm::Error naming `what` when the driver refuses.
 void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t value, const char* what);
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -10,7 +10,7 @@
 #include "gpsm/error.hpp"
 #include "common/cuda_check.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -139,4 +139,4 @@ void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t va
                             what, static_cast<int>(cr)));
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

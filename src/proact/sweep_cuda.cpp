@@ -8,7 +8,7 @@
 #include "scope/results.hpp"
 #include "proact/engine.hpp"
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 namespace {
 
@@ -180,4 +180,4 @@ ProactRun run_proact(const ProactConfig& cfg) {
   return run;
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

@@ -1,11 +1,11 @@
 #pragma once
-// The synthetic producer's values (seed 000 §2.4.3), shared by the producer kernel, the verifier
+// The synthetic producer's values (PROACT dissertation §2.4.3), shared by the producer kernel, the verifier
 // and the host tests. CUDA-free.
 #include <cstdint>
 
 #include "gpsm/gps/config.hpp"  // GPSM_HD
 
-namespace gpsm::transfer {
+namespace gpsm::proact {
 
 // The value of word i (global index in the array) in phase `phase`: `work` dependent hash rounds,
 // the compute per word the run time calibrates. Every phase's values differ, so stale data from an
@@ -20,4 +20,4 @@ GPSM_HD std::uint32_t produce_value(std::uint64_t i, std::uint32_t seed, std::ui
   return x ^ (x >> 16);
 }
 
-}  // namespace gpsm::transfer
+}  // namespace gpsm::proact

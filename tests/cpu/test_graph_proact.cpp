@@ -1,7 +1,7 @@
 // The graph apps' proact plan (apps/graph/graph_proact_plan.hpp): the kernels' block -> rows
 // mapping, the chunk split, contributors per chunk (checked against the PROACT engine's chunk
-// plan and its host model of Algorithm 1), the ready values across the 32-bit wrap, and each
-// rank's copy list (every row to every peer exactly once, in row order).
+// plan and its host model of the PROACT dissertation's Algorithm 1), the ready values across the
+// 32-bit wrap, and each rank's copy list (every row to every peer exactly once, in row order).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,8 +88,8 @@ TEST(GraphProact, CountingMatchesTheEnginesReadinessModel) {
           SCOPED_TRACE(testing::Message() << rows << " rows x " << width << ", " << rpb << " per block, request " << req);
           const ChunkSplit s = split_rank(make_layout({{0, rows}}, width), 0, rpb, req);
           const std::uint64_t row_bytes = static_cast<std::uint64_t>(width) * 4;
-          const gpsm::transfer::ChunkPlan plan(static_cast<std::uint64_t>(rows) * row_bytes, s.chunk_bytes(),
-                                               gpsm::transfer::uniform_block_ranges(rows * row_bytes, rpb * row_bytes));
+          const gpsm::proact::ChunkPlan plan(static_cast<std::uint64_t>(rows) * row_bytes, s.chunk_bytes(),
+                                               gpsm::proact::uniform_block_ranges(rows * row_bytes, rpb * row_bytes));
           ASSERT_EQ(static_cast<std::int64_t>(plan.blocks()), s.blocks());
           ASSERT_EQ(static_cast<std::int64_t>(plan.chunks()), s.chunks());
           std::uint64_t sum = 0;
@@ -103,7 +103,7 @@ TEST(GraphProact, CountingMatchesTheEnginesReadinessModel) {
           std::vector<std::int64_t> order(static_cast<std::size_t>(s.blocks()));
           std::iota(order.begin(), order.end(), 0);
           std::shuffle(order.begin(), order.end(), rng);
-          gpsm::transfer::ReadyTracker model(plan);
+          gpsm::proact::ReadyTracker model(plan);
           std::vector<std::uint32_t> counter(static_cast<std::size_t>(s.chunks()), 0);
           for (std::int64_t b : order) {
             model.block_done(b);

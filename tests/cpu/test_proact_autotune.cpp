@@ -10,11 +10,11 @@
 #include "proact/agent.hpp"
 #include "proact/autotune.hpp"
 
-using namespace gpsm::transfer;
+using namespace gpsm::proact;
 
 namespace {
 
-// A recorded sweep in the shape of seed 000 Fig 2.6: slow at small chunks (initiation-bound),
+// A recorded sweep in the shape of PROACT dissertation Fig 2.6: slow at small chunks (initiation-bound),
 // best in the middle, slower again at large chunks (tail-bound). Times in microseconds.
 std::vector<SweepRecord> fig26_like() {
   std::vector<SweepRecord> r = {{Agent::memcpy, 0, 0, 3000e-6}, {Agent::inline_store, 0, 0, 2600e-6}};

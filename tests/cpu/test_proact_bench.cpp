@@ -2,7 +2,8 @@
 // its fallbacks, the env fallback of the graph apps, the paradigm a proact run is built with per
 // agent and what a fixed-chunk app records, a recorded app sweep -> choice -> cache -> lookup round
 // trip (fixed numbers), the agent choices (memcpy, inline, copy engines; chunk a choice or fixed),
-// the Table 2.2-style rendering, and the agent and chunk recorded in the results file and table.
+// the PROACT dissertation Table 2.2-style rendering, and the agent and chunk recorded in the
+// results file and table.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -18,10 +19,10 @@
 #include "proact/autotune.hpp"
 
 using namespace gpsm::apps;
-using gpsm::transfer::Agent;
-using gpsm::transfer::CacheEntry;
-using gpsm::transfer::CacheKey;
-using gpsm::transfer::TuneCache;
+using gpsm::proact::Agent;
+using gpsm::proact::CacheEntry;
+using gpsm::proact::CacheKey;
+using gpsm::proact::TuneCache;
 
 namespace {
 
@@ -101,9 +102,9 @@ TEST(ProactBench, ParsesChunkOptions) {
 }
 
 TEST(ProactBench, MachineKeyPrefersTheDeviceKind) {
-  EXPECT_EQ(gpsm::transfer::machine_key("nvidia-h200-x4", "host1", "NVIDIA H200"), "nvidia-h200-x4");
-  EXPECT_EQ(gpsm::transfer::machine_key(nullptr, "host1", "NVIDIA H200"), "host1:NVIDIA H200");
-  EXPECT_EQ(gpsm::transfer::machine_key("", "host1", "NVIDIA H200"), "host1:NVIDIA H200");
+  EXPECT_EQ(gpsm::proact::machine_key("nvidia-h200-x4", "host1", "NVIDIA H200"), "nvidia-h200-x4");
+  EXPECT_EQ(gpsm::proact::machine_key(nullptr, "host1", "NVIDIA H200"), "host1:NVIDIA H200");
+  EXPECT_EQ(gpsm::proact::machine_key("", "host1", "NVIDIA H200"), "host1:NVIDIA H200");
 }
 
 TEST(ProactBench, CacheLookupAndItsFallbacks) {
@@ -276,14 +277,14 @@ TEST(ProactBench, RecordedSweepToChoiceToCacheAndBack) {
   // into a file that already holds an entry of another key, and one of this key (replaced)
   const std::string path = ::testing::TempDir() + "proact_bench_cache.json";
   std::remove(path.c_str());
-  TuneCache c = gpsm::transfer::load_cache(path);  // missing: empty
+  TuneCache c = gpsm::proact::load_cache(path);  // missing: empty
   c.put(entry("jacobi2d:4gpu", 268435456, Agent::copy_engine, 65536, 50, "fixed"));
   CacheEntry stale = e;
   stale.choice.chunk_bytes = 64 << 10;
   c.put(stale);
   c.put(e);
-  gpsm::transfer::save_cache(c, path);
-  const TuneCache back = gpsm::transfer::load_cache(path);
+  gpsm::proact::save_cache(c, path);
+  const TuneCache back = gpsm::proact::load_cache(path);
   ASSERT_EQ(back.entries().size(), 2u);
   const ProactChunk next = chunk_from_cache(back, path, bench_cache_key("nvidia-h200-x4", "pagerank", 4, 4u << 20));
   EXPECT_EQ(next.bytes, 1u << 20);
@@ -300,7 +301,7 @@ TEST(ProactBench, RecordedSweepToChoiceToCacheAndBack) {
   EXPECT_EQ(chunk_from_cache(mc, "f", m.entry->key).agent, Agent::memcpy);  // the next proact run runs memcpy's exchange
 }
 
-// memcpy faster than every proact chunk by more than the margin: memcpy (the pagerank on
+// memcpy faster than every proact chunk by more than the margin: memcpy (as pagerank measured on
 // 2xH200), and a cache lookup then gives the next proact run the memcpy agent.
 TEST(ProactBench, MemcpyWinsWhenProactIsSlower) {
   const std::vector<RunRecord> runs{run_of(Paradigm::memcpy, 4, 57), run_of(Paradigm::p2p_inline, 4, 70),
@@ -314,7 +315,7 @@ TEST(ProactBench, MemcpyWinsWhenProactIsSlower) {
   EXPECT_TRUE(has(d.entry->choice.why, "memcpy: fastest of 4 configurations")) << d.entry->choice.why;
   TuneCache c;
   c.put(*d.entry);
-  EXPECT_NO_THROW(gpsm::transfer::cache_from_json(gpsm::transfer::to_json(c)));
+  EXPECT_NO_THROW(gpsm::proact::cache_from_json(gpsm::proact::to_json(c)));
   EXPECT_EQ(chunk_from_cache(c, "f", d.entry->key).agent, Agent::memcpy);
 }
 
@@ -372,8 +373,8 @@ TEST(ProactBench, NoProactRunNoEntry) {
 }
 
 // jacobi2d: the decomposition fixes the chunk; its one proact run is a copy_engine record next to
-// memcpy and p2p_inline in the same choice (the jacobi2d 4096 on 2xH200: proact 66.67 us,
-// memcpy 57.02: memcpy).
+// memcpy and p2p_inline in the same choice (jacobi2d 4096 on 2xH200, docs/proact.md: proact
+// 66.67 us, memcpy 57.02: memcpy).
 TEST(ProactBench, FixedChunkAppChoosesAmongTheAgents) {
   TuneSetup s = graph_setup();
   s.app = "jacobi2d";
@@ -394,7 +395,7 @@ TEST(ProactBench, FixedChunkAppChoosesAmongTheAgents) {
   EXPECT_DOUBLE_EQ(d.entry->margin, 0.03);
   TuneCache c;
   c.put(*d.entry);
-  EXPECT_NO_THROW(gpsm::transfer::cache_from_json(gpsm::transfer::to_json(c)));
+  EXPECT_NO_THROW(gpsm::proact::cache_from_json(gpsm::proact::to_json(c)));
   EXPECT_EQ(chunk_from_cache(c, "f", d.entry->key).agent, Agent::memcpy);
 
   // inline fastest: inline
@@ -442,7 +443,7 @@ TEST(ProactBench, RendersTheTable) {
   pst.records = 40;
   c.put(pst);
   c.put(entry("pagerank:4gpu", 4194304, Agent::copy_engine, 1 << 20, 81, "within 3%"));
-  const std::string t = gpsm::transfer::render_cache_table(c);
+  const std::string t = gpsm::proact::render_cache_table(c);
   EXPECT_EQ(t,
             "| machine | app | size | agent | chunk | threads | time | best time | records | why |\n"
             "|---|---|---:|---|---:|---:|---:|---:|---:|---|\n"
@@ -451,19 +452,19 @@ TEST(ProactBench, RendersTheTable) {
             "| m1 | sssp:4gpu | 4MiB (4194304 B) | memcpy | - | - | 90.0 us | 90.0 us | 3 | memcpy \\| simpler |\n"
             "| m1 | synthetic:one_to_all:4gpu | 256MiB (268435456 B) | persistent | 1MiB (1048576 B) | 1024 | 1650.0 us | "
             "1600.0 us | 40 | fastest |\n");
-  EXPECT_TRUE(has(gpsm::transfer::render_cache_table(TuneCache{}), "(no entries)"));
+  EXPECT_TRUE(has(gpsm::proact::render_cache_table(TuneCache{}), "(no entries)"));
 }
 
 TEST(ProactBench, RendersACacheFileAndRefusesOthers) {
   const std::string path = ::testing::TempDir() + "proact_bench_render.json";
   TuneCache c;
   c.put(entry("pagerank:4gpu", 4194304, Agent::copy_engine, 1 << 20, 81, "within 3%"));
-  gpsm::transfer::save_cache(c, path);
-  const std::string md = gpsm::transfer::render_cache_file(path);
+  gpsm::proact::save_cache(c, path);
+  const std::string md = gpsm::proact::render_cache_file(path);
   EXPECT_TRUE(has(md, "## PROACT choices: " + path)) << md;
   EXPECT_TRUE(has(md, "| m1 | pagerank:4gpu |")) << md;
   std::remove(path.c_str());
-  EXPECT_THROW(gpsm::transfer::render_cache_file(path), gpsm::Error);  // missing: not an empty table
+  EXPECT_THROW(gpsm::proact::render_cache_file(path), gpsm::Error);  // missing: not an empty table
 }
 
 // The results file records the chunk a proact run used.

@@ -12,7 +12,7 @@
 #include "proact/chunks.hpp"
 #include "proact/destinations.hpp"
 
-using namespace gpsm::transfer;
+using namespace gpsm::proact;
 
 TEST(ProactChunks, UniformBlocksOnePerChunk) {
   const ChunkPlan p(64 * 1024, 4096, uniform_block_ranges(64 * 1024, 4096));

@@ -10,7 +10,7 @@
 #include "proact/values.hpp"
 #include "proact/proact_plan.hpp"
 
-using namespace gpsm::transfer;
+using namespace gpsm::proact;
 
 namespace {
 

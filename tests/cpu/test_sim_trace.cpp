@@ -896,7 +896,7 @@ TEST(SimTrace, RejectsBadRequests) {
   EXPECT_THROW(make_trace(r), std::invalid_argument);
 }
 
-// gps_hw / finepack model GPS hardware under the application's own kernel (seed 003 §6: the
+// gps_hw / finepack model GPS hardware under the application's own kernel (GPS paper §6: the
 // paradigms differ only in allocations and transfers, the partitioning is the same): the 3D
 // replicas trace runs the same marching step, with the same plan, as the grid trace (um,
 // um_hints), only on the GPU's own replica. Until 2026-11-22 it ran the bench's software-GPS

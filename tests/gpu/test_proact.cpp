@@ -9,7 +9,7 @@
 #include "gpu_test_util.hpp"
 #include "proact/engine.hpp"
 
-using namespace gpsm::transfer;
+using namespace gpsm::proact;
 
 namespace {
 

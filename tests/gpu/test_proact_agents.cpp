@@ -11,7 +11,7 @@
 #include "app_test_util.hpp"
 
 using namespace gpsm::apps;
-using gpsm::transfer::Agent;
+using gpsm::proact::Agent;
 
 TEST(ProactAgentsGpu, EveryAppRunsTheAgentItIsAskedFor) {
   GPSM_REQUIRE_GPUS(1);
@@ -29,12 +29,12 @@ TEST(ProactAgentsGpu, EveryAppRunsTheAgentItIsAskedFor) {
     const Problem p = app->problem(c.size, c.iters);
     for (const auto& [agent, par] : {std::pair<Agent, Paradigm>{Agent::memcpy, Paradigm::memcpy},
                                      {Agent::inline_store, Paradigm::p2p_inline}}) {
-      SCOPED_TRACE(std::string(c.app) + " proact with the " + gpsm::transfer::agent_name(agent) + " agent on " +
+      SCOPED_TRACE(std::string(c.app) + " proact with the " + gpsm::proact::agent_name(agent) + " agent on " +
                    std::to_string(g) + " GPUs");
       const RunOutcome o = apptest::run(*app, Paradigm::proact, g, p, {0, "test: the agent", agent});
       ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
       EXPECT_LE(o.error, o.tolerance);
-      EXPECT_EQ(o.proact.agent, gpsm::transfer::agent_name(agent));
+      EXPECT_EQ(o.proact.agent, gpsm::proact::agent_name(agent));
       EXPECT_EQ(o.proact.chunk_bytes, 0u);
       EXPECT_EQ(o.proact.source, "test: the agent");
       EXPECT_GT(o.proact.key_size, 0u);

@@ -130,7 +130,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     std::string gpu_name;
     for (const auto& gpu : topo.gpus)
       if (gpu.index == pool.front()) gpu_name = gpu.name;
-    proact.set_machine(gpsm::transfer::machine_key(std::getenv("GPSM_DEVICE_KIND"), topo.hostname, gpu_name));
+    proact.set_machine(gpsm::proact::machine_key(std::getenv("GPSM_DEVICE_KIND"), topo.hostname, gpu_name));
   }
   nlohmann::json tests = nlohmann::json::array();
   int failed = 0, total = 0, done = 0;

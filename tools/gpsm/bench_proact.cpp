@@ -39,7 +39,7 @@ BenchProact::BenchProact(const BenchArgs& a)
     if (!tuning() && !std::filesystem::exists(file, ec))
       std::cerr << "gpsm bench: --proact-cache " << file
                 << " does not exist: every proact run uses copy engines with the app's default chunk\n";
-    cache_ = transfer::load_cache(file);
+    cache_ = proact::load_cache(file);
   }
 }
 
@@ -101,14 +101,14 @@ void BenchProact::decide(const apps::App& app, int gpus, const std::vector<apps:
   std::cout << d.line << "\n" << std::flush;
   if (!d.entry) return;
   cache_.put(*d.entry);
-  transfer::save_cache(cache_, tune_path_);
+  proact::save_cache(cache_, tune_path_);
   ++decided_;
 }
 
 std::string BenchProact::summary() const {
   if (!tuning()) return "";
   return fmt::format("gpsm bench: --proact-tune: {} decision(s) written to {}\n\n{}\n", decided_, tune_path_,
-                     transfer::render_cache_table(cache_));
+                     proact::render_cache_table(cache_));
 }
 
 void BenchProact::record_options(nlohmann::json& o) const {

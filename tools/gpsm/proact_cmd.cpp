@@ -75,7 +75,7 @@ CLI::App* add_proact_command(CLI::App& app, ProactArgs& a) {
 }
 
 int run_proact(const ProactArgs& a, int argc, char** argv) {
-  using namespace gpsm::transfer;
+  using namespace gpsm::proact;
   if (!a.show_cache.empty()) {
     std::cout << render_cache_file(a.show_cache);
     return 0;

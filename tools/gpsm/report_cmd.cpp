@@ -46,7 +46,7 @@ bool is_proact_cache(const std::string& path) {
   if (!f) return false;
   try {
     const nlohmann::json j = nlohmann::json::parse(f);
-    return j.is_object() && j.value("schema", std::string()) == gpsm::transfer::kCacheSchema;
+    return j.is_object() && j.value("schema", std::string()) == gpsm::proact::kCacheSchema;
   } catch (const std::exception&) {
     return false;
   }
@@ -57,7 +57,7 @@ int report_cache(const std::string& path, const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::string table;
   try {
-    table = gpsm::transfer::render_cache_file(path);
+    table = gpsm::proact::render_cache_file(path);
   } catch (const std::exception& e) {
     std::cerr << "gpsm report: " << path << ": " << e.what() << "\n";
     return 2;

@@ -36,7 +36,7 @@ class GraphRun {
   // Bytes between GPUs of one iteration: the exchanges' publish_bytes plus extra_bytes(); gps and
   // gps_all: counted by the runtime over one more iteration; < 0: not known (um, um_hints).
   double link_bytes_per_iter();
-  // gps, gps_all: pages of every published array by subscriber count (GPS Fig. 9).
+  // gps, gps_all: pages of every published array by subscriber count (GPS paper Fig 9).
   std::vector<double> subscriber_pages() const;
   std::string hint_problem() const;
   // proact: a full chunk as built (the largest over the published vectors and ranks); else 0.

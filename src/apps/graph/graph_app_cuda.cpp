@@ -169,7 +169,7 @@ void note_proact(RunOutcome& out, const RunRequest& req, const ProactChunk& chun
   out.proact.chunk_bytes = run.proact_chunk_bytes();
   out.proact.source = chunk.source;
   out.proact.key_size = key_size;
-  out.proact.agent = transfer::agent_name(proact_agent_used(chunk.agent));
+  out.proact.agent = proact::agent_name(proact_agent_used(chunk.agent));
 }
 
 RunOutcome graph_failed(const std::string& why) {

@@ -3,7 +3,7 @@
 // but a rank's rows leave in chunks while its kernel still runs. Per rank: counters the kernel's
 // blocks bump as they finish rows (ReadyArg), and a copy stream that, behind everything the
 // rank's stream waited for before the kernel, waits on each chunk's counter
-// (transfer::stream_wait_geq: no host round trip) and copies the chunk to every peer. The plan
+// (proact::stream_wait_geq: no host round trip) and copies the chunk to every peer. The plan
 // (which chunks, contributors, copy order) is graph_proact_plan.hpp's.
 #include <cstdint>
 #include <memory>

@@ -39,7 +39,7 @@ ProactShipper::ProactShipper(gps::Context& ctx, const VecLayout& l, std::int64_t
   const int n = ctx.size();
   if (n > 1)
     for (int r = 0; r < n; ++r)
-      if (const std::string w = transfer::stream_wait_unsupported(ctx.device(r)); !w.empty())
+      if (const std::string w = proact::stream_wait_unsupported(ctx.device(r)); !w.empty())
         throw Error("gpsm: " + name + ": the proact paradigm ships each chunk of a rank's rows by copy engines "
                     "waiting on ready counters (stream memory operations), unsupported here: " + w);
   for (int r = 0; r < n; ++r) {
@@ -105,7 +105,7 @@ void ProactShipper::after_kernel(int r, const std::vector<float*>& reps) {
   for (const ChunkCopy& c : k.copies) {
     cudaStream_t s = k.side[c.dst];
     if (c.chunk != waited[c.dst]) {
-      transfer::stream_wait_geq(s, k.counters.p + c.chunk, ready_value(k.phase, c.contributors),
+      proact::stream_wait_geq(s, k.counters.p + c.chunk, ready_value(k.phase, c.contributors),
                                 "graph proact: chunk ready");
       waited[c.dst] = c.chunk;
     }

@@ -73,9 +73,10 @@ struct Gather4<Access::gps> {
 constexpr int kThreads = kGraphThreads;
 constexpr int kDefaultGather = 1;  // measured beside 4 on 2xH200 (docs/graphs.md, "The GPS load path")
 
-// proact, after the block's rows (Algorithm 1, lines 3-8, counting up): every thread of the block
-// reaches it; the barrier makes the block's stores cumulative for thread 0, whose system-scope
-// fence orders them before the counter add that the copy stream's wait observes.
+// proact, after the block's rows (PROACT dissertation Algorithm 1, lines 3-8, counting up): every
+// thread of the block reaches it; the barrier makes the block's stores cumulative for thread 0,
+// whose system-scope fence orders them before the counter add that the copy stream's wait
+// observes.
 __device__ __forceinline__ void block_rows_done(const ReadyArg& rd) {
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -18,7 +18,7 @@ std::int64_t rows_per_block(int lanes) {
 
 std::int64_t blocks_per_chunk(std::int64_t blocks, std::uint64_t block_bytes, std::uint64_t request_bytes) {
   if (block_bytes == 0) throw Error("gpsm: blocks_per_chunk: zero block bytes");
-  using transfer::ceil_div;
+  using proact::ceil_div;
   if (request_bytes > 0) return static_cast<std::int64_t>(std::max<std::uint64_t>(1, ceil_div(request_bytes, block_bytes)));
   const std::uint64_t for_target = ceil_div(static_cast<std::uint64_t>(std::max<std::int64_t>(blocks, 1)), kTargetChunks);
   const std::uint64_t for_min = ceil_div(kMinChunkBytes, block_bytes);
@@ -35,7 +35,7 @@ std::uint64_t ChunkSplit::chunk_bytes() const {
 // [b block_bytes, (b + 1) block_bytes), chunk c is [c chunk_bytes, (c + 1) chunk_bytes).
 std::uint32_t ChunkSplit::contributors(std::int64_t c) const {
   const std::uint64_t row_bytes = static_cast<std::uint64_t>(width) * sizeof(float);
-  const transfer::ChunkGeometry g{static_cast<std::uint64_t>(rows) * row_bytes, chunk_bytes(),
+  const proact::ChunkGeometry g{static_cast<std::uint64_t>(rows) * row_bytes, chunk_bytes(),
                                   static_cast<std::uint64_t>(rows_per_block) * row_bytes};
   return g.writers(static_cast<std::uint64_t>(c));
 }
@@ -90,7 +90,7 @@ std::uint64_t parse_chunk_request(const std::string& text) {
 }
 
 ProactChunk resolve_chunk(const ProactChunk& asked, const char* env_value) {
-  if (asked.bytes > 0 || asked.agent == transfer::Agent::memcpy || asked.agent == transfer::Agent::inline_store)
+  if (asked.bytes > 0 || asked.agent == proact::Agent::memcpy || asked.agent == proact::Agent::inline_store)
     return asked;
   const std::string prefix = asked.source.empty() ? "" : asked.source + "; ";
   if (env_value != nullptr && *env_value != '\0') {

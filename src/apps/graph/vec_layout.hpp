@@ -65,7 +65,7 @@ std::vector<std::uint32_t> predicted_masks(const VecLayout& l, const std::vector
 // Value bytes one publication delivers to other subscribers under `masks`: each rank's rows go to
 // the other subscribers of the page they lie in.
 double gps_publish_bytes(const VecLayout& l, const std::vector<std::uint32_t>& masks, std::uint64_t page_bytes);
-// Entry k - 1: pages with k subscribers (GPS Fig. 9); masks of 0 are not counted.
+// Entry k - 1: pages with k subscribers (GPS paper Fig 9); masks of 0 are not counted.
 std::vector<double> subscriber_histogram(const std::vector<std::uint32_t>& masks, int ranks);
 
 // Threads per row of the sparse dot products (graph_kernels.cu): the smallest power of two from 1

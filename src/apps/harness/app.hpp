@@ -1,5 +1,5 @@
 #pragma once
-// The one contract every app implements (DESIGN.md principle 2): set up on the given GPUs, run
+// The one contract every app implements (docs/bench.md, Method): set up on the given GPUs, run
 // the iterations in one paradigm, return the times, the bytes it moved between GPUs and the
 // verification error against the CPU reference. The harness never reports a time of a run that
 // failed verification.
@@ -36,7 +36,7 @@ struct Problem {
 struct ProactChunk {
   std::uint64_t bytes = 0;
   std::string source;
-  transfer::Agent agent = transfer::Agent::copy_engine;
+  proact::Agent agent = proact::Agent::copy_engine;
 };
 
 // What a proact run used (recorded in the results file; docs/proact.md, "In gpsm bench").
@@ -47,7 +47,7 @@ struct ProactChunkUse {
   std::string source;             // what chose it, one line
   std::uint64_t key_size = 0;     // the size of the app's choice-cache key (docs/proact.md)
   std::string agent;              // the agent the run used: "copy_engine", "memcpy" or "inline"
-                                  // (transfer::agent_name); chunk_bytes is 0 unless copy_engine
+                                  // (proact::agent_name); chunk_bytes is 0 unless copy_engine
 };
 
 enum class RunStatus : std::uint8_t { ok, failed, unsupported };
@@ -63,7 +63,7 @@ struct RunOutcome {
   double link_bytes_per_iter = 0;     // bytes between GPUs per iteration (halos, norms); < 0: not known
   std::string timing;                 // what the time covers
   // GPS paradigms (graph apps): pages of the published arrays by subscriber count after tracking,
-  // entry k - 1 = pages with k subscribers (GPS Fig. 9); empty when not known.
+  // entry k - 1 = pages with k subscribers (GPS paper Fig 9); empty when not known.
   std::vector<double> subscriber_pages;
   ProactChunkUse proact;  // proact paradigm only (chunk_bytes 0 elsewhere)
 };

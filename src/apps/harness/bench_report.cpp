@@ -161,7 +161,8 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
     pt["error"] = sum[i].error;
     pt["tolerance"] = sum[i].tolerance;
     if (sum[i].link_bytes_per_iter >= 0) pt["link_bytes_per_iter"] = sum[i].link_bytes_per_iter;
-    // Bytes normalized to the memcpy run at the same GPU count (GPS Fig. 10), when both are known.
+    // Bytes normalized to the memcpy run at the same GPU count (GPS paper Fig 10), when both are
+    // known.
     for (std::size_t k = 0; k < records.size(); ++k)
       if (sum[k].paradigm == Paradigm::memcpy && sum[k].status == RunStatus::ok && sum[k].gpus == sum[i].gpus &&
           sum[k].link_bytes_per_iter > 0 && sum[i].link_bytes_per_iter >= 0)

@@ -1,5 +1,5 @@
 #pragma once
-// The multi-GPU programming paradigms `gpsm bench` compares (issue text and DESIGN.md).
+// The multi-GPU programming paradigms `gpsm bench` compares (docs/bench.md lists them per app).
 #include <cstdint>
 #include <string>
 #include <vector>

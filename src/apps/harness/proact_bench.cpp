@@ -36,27 +36,27 @@ std::uint64_t parse_proact_chunk(const std::string& text) {
 
 std::vector<std::uint64_t> parse_proact_chunks(const std::string& text) {
   try {
-    return transfer::parse_chunk_list(text, "gpsm bench: --proact-chunks");
+    return proact::parse_chunk_list(text, "gpsm bench: --proact-chunks");
   } catch (const gpsm::Error& e) {
     // the bench reports bad arguments as std::invalid_argument (before any GPU is looked for)
     throw std::invalid_argument(e.what());
   }
 }
 
-transfer::CacheKey bench_cache_key(const std::string& machine, const std::string& app, int gpus,
+proact::CacheKey bench_cache_key(const std::string& machine, const std::string& app, int gpus,
                                    std::uint64_t key_size) {
-  transfer::CacheKey k;
+  proact::CacheKey k;
   k.machine = machine;
   k.app = fmt::format("{}:{}gpu", app, gpus);
   k.size = key_size;
   return k;
 }
 
-std::string describe(const transfer::CacheKey& k) { return fmt::format("({}, {}, {})", k.machine, k.app, k.size); }
+std::string describe(const proact::CacheKey& k) { return fmt::format("({}, {}, {})", k.machine, k.app, k.size); }
 
-ProactChunk chunk_from_cache(const transfer::TuneCache& cache, const std::string& file, const transfer::CacheKey& key) {
-  using transfer::Agent;
-  const transfer::CacheEntry* e = cache.find(key);
+ProactChunk chunk_from_cache(const proact::TuneCache& cache, const std::string& file, const proact::CacheKey& key) {
+  using proact::Agent;
+  const proact::CacheEntry* e = cache.find(key);
   if (e == nullptr)
     return {0, fmt::format("no entry for key {} in {}: the copy_engine agent with the app's default chunk",
                            describe(key), file)};
@@ -69,7 +69,7 @@ ProactChunk chunk_from_cache(const transfer::TuneCache& cache, const std::string
     case Agent::inline_store: {
       const Agent a = e->choice.agent;
       return {0,
-              fmt::format("the {} agent from {} (key {}: {}): the app's {} exchange ({})", transfer::agent_name(a), file,
+              fmt::format("the {} agent from {} (key {}: {}): the app's {} exchange ({})", proact::agent_name(a), file,
                           describe(key), e->choice.why, paradigm_name(proact_runs_as(Paradigm::proact, a)),
                           a == Agent::memcpy ? "bulk copies after the kernel" : "peer stores during the kernel"),
               a};
@@ -79,28 +79,28 @@ ProactChunk chunk_from_cache(const transfer::TuneCache& cache, const std::string
       // it, and a chunk tuned for another mechanism says nothing about copy engines.
       return {0, fmt::format("{} (key {}) chose the {} agent ({}); the apps do not implement it, so this run uses "
                              "the copy_engine agent with the app's default chunk",
-                             file, describe(key), transfer::agent_name(e->choice.agent), e->choice.why)};
+                             file, describe(key), proact::agent_name(e->choice.agent), e->choice.why)};
   }
 }
 
-transfer::Agent proact_agent_used(transfer::Agent asked) {
-  using transfer::Agent;
+proact::Agent proact_agent_used(proact::Agent asked) {
+  using proact::Agent;
   return asked == Agent::memcpy || asked == Agent::inline_store ? asked : Agent::copy_engine;
 }
 
-Paradigm proact_runs_as(Paradigm requested, transfer::Agent asked) {
+Paradigm proact_runs_as(Paradigm requested, proact::Agent asked) {
   if (requested != Paradigm::proact) return requested;
   switch (proact_agent_used(asked)) {
-    case transfer::Agent::memcpy: return Paradigm::memcpy;
-    case transfer::Agent::inline_store: return Paradigm::p2p_inline;
+    case proact::Agent::memcpy: return Paradigm::memcpy;
+    case proact::Agent::inline_store: return Paradigm::p2p_inline;
     default: return Paradigm::proact;
   }
 }
 
-std::string proact_agent_note(Paradigm requested, transfer::Agent asked) {
+std::string proact_agent_note(Paradigm requested, proact::Agent asked) {
   const Paradigm ran = proact_runs_as(requested, asked);
   if (requested != Paradigm::proact || ran == Paradigm::proact) return "";
-  return fmt::format("; proact ran the {} agent: the {} paradigm's exchange", transfer::agent_name(proact_agent_used(asked)),
+  return fmt::format("; proact ran the {} agent: the {} paradigm's exchange", proact::agent_name(proact_agent_used(asked)),
                      paradigm_name(ran));
 }
 
@@ -116,11 +116,11 @@ std::string fixed_chunk_source(const std::string& what, std::uint64_t bytes) {
 ProactChunkUse fixed_chunk_use(const ProactChunk& asked, const std::string& what, std::uint64_t bytes,
                                std::uint64_t key_size) {
   ProactChunkUse u;
-  const transfer::Agent used = proact_agent_used(asked.agent);
-  u.agent = transfer::agent_name(used);
+  const proact::Agent used = proact_agent_used(asked.agent);
+  u.agent = proact::agent_name(used);
   u.requested = asked.bytes;
   u.key_size = key_size;
-  if (used != transfer::Agent::copy_engine) {
+  if (used != proact::Agent::copy_engine) {
     u.source = asked.source;
     return u;
   }
@@ -132,10 +132,10 @@ ProactChunkUse fixed_chunk_use(const ProactChunk& asked, const std::string& what
 std::string sweep_label(std::uint64_t chunk_bytes) { return "proact@" + short_size(chunk_bytes); }
 
 TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& runs) {
-  using transfer::Agent;
+  using proact::Agent;
   TuneDecision d;
   const std::string head = fmt::format("proact-tune: {} on {} GPUs", s.app, s.gpus);
-  std::vector<transfer::SweepRecord> records;
+  std::vector<proact::SweepRecord> records;
   const RunRecord* first_proact = nullptr;  // the first ok proact run that ran copy engines
   int proact_runs = 0, other_agent = 0;
   std::string proact_reason;  // the first proact run's, when none succeeded
@@ -145,7 +145,7 @@ TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& run
       continue;
     if (r.paradigm == Paradigm::proact && ++proact_runs == 1) proact_reason = r.out.reason;
     if (!ok_run(r)) continue;
-    transfer::SweepRecord x;
+    proact::SweepRecord x;
     x.time_s = median_s(r.out);
     if (r.paradigm == Paradigm::memcpy) {
       x.agent = Agent::memcpy;
@@ -153,7 +153,7 @@ TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& run
       x.agent = Agent::inline_store;
     } else {
       const ProactChunkUse& u = r.out.proact;
-      if (u.agent != transfer::agent_name(Agent::copy_engine)) {  // ran memcpy or inline: that paradigm's record
+      if (u.agent != proact::agent_name(Agent::copy_engine)) {  // ran memcpy or inline: that paradigm's record
         ++other_agent;
         continue;
       }
@@ -185,11 +185,11 @@ TuneDecision tune_decision(const TuneSetup& s, const std::vector<RunRecord>& run
     d.line = head + ": no entry: the app did not report the chunk its decomposition fixes";
     return d;
   }
-  transfer::CacheEntry e;
+  proact::CacheEntry e;
   e.key = bench_cache_key(s.machine, s.app, s.gpus, use.key_size);
   e.created = s.created;
   e.gpsm_commit = s.gpsm_commit;
-  e.choice = transfer::choose_config(records, s.margin);
+  e.choice = proact::choose_config(records, s.margin);
   e.margin = s.margin;
   e.records = static_cast<int>(records.size());
   // The decomposition fixes the chunk: nothing was swept, and the why says so.

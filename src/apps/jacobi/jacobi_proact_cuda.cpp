@@ -28,7 +28,7 @@ class ProactRun final : public HostLoop {
       GPSM_CUDA(cudaEventCreateWithFlags(&before_[r], cudaEventDisableTiming));
       GPSM_CUDA(cudaEventCreateWithFlags(&shipped_[r], cudaEventDisableTiming));
       if (n_ > 1 && why_.empty()) {
-        const std::string w = transfer::stream_wait_unsupported(ctx.device(r));
+        const std::string w = proact::stream_wait_unsupported(ctx.device(r));
         if (!w.empty())
           why_ = "the proact paradigm ships halo rows by copy engines waiting on flags (stream memory operations), "
                  "unsupported here: " + w;
@@ -86,10 +86,10 @@ class ProactRun final : public HostLoop {
     const std::size_t row = static_cast<std::size_t>(p_.n[0]) * sizeof(float);
     cudaStream_t c = side_[r];
     GPSM_CUDA(cudaStreamWaitEvent(c, before_[r], 0));
-    transfer::stream_wait_geq(c, ready_[r].p + 0, phase_, "jacobi2d proact: first row ready");
+    proact::stream_wait_geq(c, ready_[r].p + 0, phase_, "jacobi2d proact: first row ready");
     GPSM_CUDA(cudaMemcpyPeerAsync(s_.row(t, 1 - cur_, slabs_[t].chunk + 1), ctx_.device(t), s_.row(r, 1 - cur_, 1),
                                   ctx_.device(r), row, c));
-    transfer::stream_wait_geq(c, ready_[r].p + 1, phase_, "jacobi2d proact: last row ready");
+    proact::stream_wait_geq(c, ready_[r].p + 1, phase_, "jacobi2d proact: last row ready");
     GPSM_CUDA(cudaMemcpyPeerAsync(s_.row(b, 1 - cur_, 0), ctx_.device(b), s_.row(r, 1 - cur_, slabs_[r].chunk),
                                   ctx_.device(r), row, c));
     GPSM_CUDA(cudaEventRecord(shipped_[r], c));

@@ -80,7 +80,7 @@ int nvshmem_timeout_s() {
 }
 
 std::vector<std::pair<std::string, std::string>> nvshmem_worker_env() {
-  // Always: NVLink multicast must never be used on these shared hosts (DESIGN.md, KINDS.md).
+  // Always: NVLink multicast must never be used on these shared hosts (docs/bench.md, nvshmem).
   std::vector<std::pair<std::string, std::string>> env{{"NVSHMEM_DISABLE_NVLS", "1"}, {"NCCL_NVLS_ENABLE", "0"}};
   // Defaults for one node; a value the user set wins.
   const std::pair<const char*, const char*> defaults[] = {

@@ -1,5 +1,5 @@
 // heat3d / wave3d on NCCL (nccl): per-GPU boxes (Slabs), one process driving every GPU (one
-// communicator per GPU, common/nccl_comms.hpp). Per iteration: the step on each rank's stream,
+// communicator per GPU, apps/harness/nccl_comms.hpp). Per iteration: the step on each rank's stream,
 // then every rank's halo planes by ncclSend / ncclRecv in one group over all ranks (required when
 // one thread drives several GPUs), whole planes as the memcpy paradigm copies them. Along z the
 // planes are contiguous and go from the owned planes straight into the neighbours' halos; along

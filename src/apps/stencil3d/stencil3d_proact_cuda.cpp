@@ -1,9 +1,10 @@
-// heat3d / wave3d with PROACT decoupled halo transfers (`gpsm bench --paradigm proact`, seed 000
-// ch. II): the step counts, per edge, the blocks that finished writing it (Step::ready), and copy
-// engines waiting on the counts through stream memory operations (proact/stream_wait.hpp) ship
-// the edge planes into the neighbours' halos while the interior chunks are still being computed:
-// no host round trip, no copy behind the whole kernel (memcpy's), no peer stores from the SMs
-// (p2p_inline's). What is counted and copied: stencil3d_proact_plan.hpp (plain C++, tested).
+// heat3d / wave3d with PROACT decoupled halo transfers (`gpsm bench --paradigm proact`, PROACT
+// dissertation ch. II): the step counts, per edge, the blocks that finished writing it
+// (Step::ready), and copy engines waiting on the counts through stream memory operations
+// (proact/stream_wait.hpp) ship the edge planes into the neighbours' halos while the interior
+// chunks are still being computed: no host round trip, no copy behind the whole kernel
+// (memcpy's), no peer stores from the SMs (p2p_inline's). What is counted and copied:
+// stencil3d_proact_plan.hpp (plain C++, tested).
 #include <cuda_runtime.h>
 
 #include <array>
@@ -49,13 +50,13 @@ class ProactRun final : public HostLoop {
         GPSM_CUDA(cudaEventCreateWithFlags(&shipped_[r][side], cudaEventDisableTiming));
       }
       if (n_ == 1 || !why_.empty()) continue;
-      if (const std::string w = transfer::stream_wait_unsupported(dev); !w.empty()) {
+      if (const std::string w = proact::stream_wait_unsupported(dev); !w.empty()) {
         why_ = "the proact paradigm ships halo planes by copy engines waiting on counters (stream memory "
                "operations), unsupported here: " + w;
         continue;
       }
       if (loop_launch_from_env() == LoopLaunch::graph && graph_why_.empty()) {
-        const std::string w = transfer::stream_wait_capture_unsupported(dev);
+        const std::string w = proact::stream_wait_capture_unsupported(dev);
         if (!w.empty()) graph_why_ = fmt::format("GPU {}: {}", dev, w);
       }
       copies_[r] = proact_copies(slabs, r);
@@ -147,7 +148,7 @@ class ProactRun final : public HostLoop {
       cudaStream_t cs = side_[r][h.side];
       expect_[r][h.side] += target_[r][c][h.side];
       GPSM_CUDA(cudaStreamWaitEvent(cs, before_[r], 0));
-      transfer::stream_wait_geq(cs, ready_[r].p + h.side, expect_[r][h.side],
+      proact::stream_wait_geq(cs, ready_[r].p + h.side, expect_[r][h.side],
                                 h.side == 0 ? "heat3d/wave3d proact: lower edge ready" : "heat3d/wave3d proact: upper edge ready");
       copy(h, r, 1 - c, cs);
       GPSM_CUDA(cudaEventRecord(shipped_[r][h.side], cs));
