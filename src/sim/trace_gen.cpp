@@ -426,14 +426,8 @@ double run_item(const Acc& m, const StepArgs& a, const Box& box, const Plan& p, 
   const int M = march_axis(box), O = 3 - M;
   i64 xt, ot, ch;
   item_tiles(p, w, xt, ot, ch);
-  i64 m0, m1;
-  if (p.edges && ch < 2) {
-    m0 = ch == 0 ? R : box.count;
-    m1 = m0 + R;
-  } else {
-    m0 = p.mi0 + (ch - (p.edges ? 2 : 0)) * p.chunk;
-    m1 = std::min(m0 + p.chunk, p.mi1);
-  }
+  i64 m0, m1;  // march coordinates [m0, m1)
+  apps::stencil3d::chunk_range(p, box.count, R, ch, m0, m1);
   const i64 nx = box.n[0];
   const i64 stride[3] = {1, a.sy, a.sz};
   const i64 sm = stride[M], so = stride[O];
@@ -444,11 +438,9 @@ double run_item(const Acc& m, const StepArgs& a, const Box& box, const Plan& p, 
       k_planes ? apps::stencil3d::remote_planes(box, M, R, has_lo, has_up) : apps::stencil3d::RemotePlanes{};
   const apps::stencil3d::RemotePlanes rx =
       k_columns ? apps::stencil3d::remote_planes(box, 0, R, has_lo, has_up) : apps::stencil3d::RemotePlanes{};
-  // Index (cells, in a remote source) of this box's cell x, other-axis o, march coordinate mm.
-  const auto remote_at = [&](const Src& s, i64 x, i64 o, i64 mm) {
-    const i64 ssm = M == 1 ? s.sy : s.sz, sso = M == 1 ? s.sz : s.sy;
-    return x + o * sso + (mm + s.shift) * ssm;
-  };
+  // The sources' strides and shifts as the kernel's Remote (its pointer unused: the buffers are Bufs).
+  const apps::stencil3d::Remote lower_at{nullptr, a.from_lower.sy, a.from_lower.sz, a.from_lower.shift};
+  const apps::stencil3d::Remote upper_at{nullptr, a.from_upper.sy, a.from_upper.sz, a.from_upper.shift};
   struct Thread {
     bool active;
     i64 x, co, c, m;  // c: index of the current centre in `in` / `out`; m: its march coordinate
@@ -459,17 +451,17 @@ double run_item(const Acc& m, const StepArgs& a, const Box& box, const Plan& p, 
   // The column's V cells of plane mm = t.m + d along M: from `in`, or (kPlanes) a neighbour's box.
   const auto load_plane = [&](int slot, const Thread& t, int d, float (&dst)[V]) {
     const i64 mm = t.m + d;
-    if (k_planes && mm < rp.lo) return m.ldv<V>(slot, *a.from_lower.buf, remote_at(a.from_lower, t.x, t.co, mm), dst);
-    if (k_planes && mm >= rp.hi) return m.ldv<V>(slot, *a.from_upper.buf, remote_at(a.from_upper, t.x, t.co, mm), dst);
+    if (k_planes && mm < rp.lo)
+      return m.ldv<V>(slot, *a.from_lower.buf, apps::stencil3d::remote_index(lower_at, M, t.x, t.co, mm), dst);
+    if (k_planes && mm >= rp.hi)
+      return m.ldv<V>(slot, *a.from_upper.buf, apps::stencil3d::remote_index(upper_at, M, t.x, t.co, mm), dst);
     m.ldv<V>(slot, in, t.c + d * sm, dst);
   };
   // kColumns: cell xx of the centre row from a neighbour's box where xx is a halo column.
   const auto xcell_at = [&](const Thread& t, i64 xx, float own) -> float {
     const i64 cy = M == 1 ? t.m : t.co, cz = M == 2 ? t.m : t.co;
-    if (xx < rx.lo)
-      return m.ld(sRx0, *a.from_lower.buf, (xx + a.from_lower.shift) + cy * a.from_lower.sy + cz * a.from_lower.sz);
-    if (xx >= rx.hi)
-      return m.ld(sRx1, *a.from_upper.buf, (xx + a.from_upper.shift) + cy * a.from_upper.sy + cz * a.from_upper.sz);
+    if (xx < rx.lo) return m.ld(sRx0, *a.from_lower.buf, apps::stencil3d::remote_x_index(lower_at, xx, cy, cz));
+    if (xx >= rx.hi) return m.ld(sRx1, *a.from_upper.buf, apps::stencil3d::remote_x_index(upper_at, xx, cy, cz));
     return own;
   };
   auto lane_ok = [&](i64 x, int k) { return x + k >= R && x + k < nx - R; };
