@@ -4,14 +4,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpsm/gps/context.hpp"
 #include "gpsm/gps/finepack.hpp"
 #include "gpsm/gps/page_math.hpp"
-#include "gpsm/machine_model.hpp"
 
 namespace gpsm::gps::detail {
 
@@ -39,7 +37,7 @@ struct ContextImpl {
   std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
-  std::optional<gpsm::model::MachineModel> model;
+  std::vector<DeviceFenceState*> fence_states;  // one per device, on that device (device_fences)
 
   int size() const { return static_cast<int>(devices.size()); }
   void set(int rank) const;
@@ -49,6 +47,8 @@ struct ContextImpl {
   WaitPolicy wait_policy(int rank) const;
   void fence();
   void fence_async();
+  // Throws unless every live array publishes inline (what a fence without the host drain needs).
+  void require_inline(const char* what) const;
   int async_fences = 0;  // fence_async() calls since the last fence(): strong accesses in between are an error
 };
 
