@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree 
 
 // ---- gps: the CPU-free model on GPS memory, written with the public API only ------------------
 // A row's destination in a GPS array: the span says where the row goes (this replica, and each
-// other subscriber of its pages, inline), checked once per row instead of once per cell.
+// other subscriber of its pages, inline).
 struct GpsOut {
   const gps::View<float>& v;
   gps::View<float>::Span s;
@@ -196,45 +196,90 @@ struct GpsOut {
   __device__ __forceinline__ void put(std::int64_t ix, float x) const { v.put(s, base + ix, x); }
 };
 
-// Global row iy of `in` into `out` (north and south: its neighbours' rows, periodic). The fast
-// path reads the three rows where their spans say (this replica once subscribed) and stores
-// through the output row's span; a row whose pages do not share one subscriber set (pages that
-// straddle rows) goes cell by cell through load() and store(). `published`: a store went to
-// another GPU (the device fence then releases at system scope).
-template <bool kNorm, bool kVec>
-__device__ __forceinline__ float gps_row(const gps::View<float>& in, const gps::View<float>& out, std::int64_t nx,
-                                         std::int64_t iy, std::int64_t north, std::int64_t south, bool& published) {
+// Where one row of one iteration parity reads and writes, from its spans: the three rows it reads
+// (row starts, nullptr where no single replica holds the row) and the span of the row it writes.
+// Subscriptions change only between kernels, so a row's plan holds for the whole launch.
+struct RowPlan {
+  const float* c;
+  const float* n;
+  const float* s;
+  gps::View<float>::Span o;
+};
+__device__ __forceinline__ RowPlan plan_row(const gps::View<float>& in, const gps::View<float>& out, std::int64_t nx,
+                                            std::int64_t iy, std::int64_t north, std::int64_t south) {
   const auto c = in.span(iy * nx, nx), n = in.span(north * nx, nx), s = in.span(south * nx, nx);
-  const auto o = out.span(iy * nx, nx);
-  if (c.from != nullptr && n.from != nullptr && s.from != nullptr && o.uniform) {
-    published = published || o.others != 0u;
-    return sweep_cells<kNorm, kVec>(c.from + iy * nx, n.from + north * nx, s.from + south * nx, GpsOut{out, o, iy * nx},
-                                    nx);
+  return RowPlan{c.from != nullptr ? c.from + iy * nx : nullptr, n.from != nullptr ? n.from + north * nx : nullptr,
+                 s.from != nullptr ? s.from + south * nx : nullptr, out.span(iy * nx, nx)};
+}
+
+// The block's k-th row of this GPU, in the CPU-free order (first and last row first, so their
+// publishes travel while the interior is computed), and its neighbours (periodic).
+struct RowAt {
+  std::int64_t iy, north, south;
+};
+__device__ __forceinline__ RowAt row_at(const GpsSolve& g, std::int64_t k) {
+  const std::int64_t local = k == 0 ? 0 : k == 1 ? g.rows - 1 : k - 1;
+  const std::int64_t iy = g.first_row + local;
+  return RowAt{iy, iy == 1 ? g.ny - 2 : iy - 1, iy == g.ny - 2 ? 1 : iy + 1};
+}
+
+// Global row r of `in` into `out`. The fast path reads the three rows where the plan says (this
+// replica, once subscribed) and stores through the output row's span; a row whose pages do not
+// share one subscriber set (pages that straddle rows) goes cell by cell through load() and
+// store(). `published`: a store went to another GPU (the device fence then releases at system
+// scope).
+template <bool kNorm, bool kVec>
+__device__ __forceinline__ float gps_row(const RowPlan& p, const gps::View<float>& in, const gps::View<float>& out,
+                                         std::int64_t nx, const RowAt& r, bool& published) {
+  if (p.c != nullptr && p.n != nullptr && p.s != nullptr && p.o.uniform) {
+    published = published || p.o.others != 0u;
+    return sweep_cells<kNorm, kVec>(p.c, p.n, p.s, GpsOut{out, p.o, r.iy * nx}, nx);
   }
   published = true;
   float d2 = 0;
   for (std::int64_t ix = 1 + threadIdx.x; ix < nx - 1; ix += blockDim.x) {
-    const std::int64_t i = iy * nx + ix;
+    const std::int64_t i = r.iy * nx + ix;
     const float x = in.load(i);
-    const float v = jacobi_point(in.load(i + 1), in.load(i - 1), in.load(south * nx + ix), in.load(north * nx + ix));
+    const float v = jacobi_point(in.load(i + 1), in.load(i - 1), in.load(r.south * nx + ix), in.load(r.north * nx + ix));
     out.store(i, v);
     if (kNorm) d2 += (v - x) * (v - x);
   }
   return d2;
 }
 
-// One iteration's rows of this GPU, in the CPU-free order (first and last row first, so their
-// publishes travel while the interior is computed).
-template <bool kVec>
-__device__ __forceinline__ float gps_rows(const GpsSolve& g, const gps::View<float>& in, const gps::View<float>& out,
-                                          bool calc, bool& published) {
+// The plans of a block's first kPlannedRows rows, both parities, made once per launch by the
+// block's threads in parallel (one round trip for the subscriber masks, not one per row and
+// iteration); rows beyond them are planned as they come.
+constexpr int kPlannedRows = 32;
+struct BlockPlans {
+  RowPlan p[2][kPlannedRows];  // [parity: the array read][j: the block's j-th row]
+  int count;
+};
+
+__device__ __forceinline__ void make_plans(const GpsSolve& g, BlockPlans& bp) {
+  const std::int64_t mine = blockIdx.x < g.rows ? (g.rows - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  const int count = static_cast<int>(mine < kPlannedRows ? mine : kPlannedRows);
+  for (int t = threadIdx.x; t < 2 * count; t += blockDim.x) {
+    const int par = t / count, j = t % count;
+    const RowAt r = row_at(g, blockIdx.x + static_cast<std::int64_t>(j) * gridDim.x);
+    bp.p[par][j] = par == 0 ? plan_row(g.a[0], g.a[1], g.nx, r.iy, r.north, r.south)
+                            : plan_row(g.a[1], g.a[0], g.nx, r.iy, r.north, r.south);
+  }
+  if (threadIdx.x == 0) bp.count = count;
+  __syncthreads();
+}
+
+// One iteration's rows of this GPU (reading parity `par`).
+template <bool kVec, int par>
+__device__ __forceinline__ float gps_rows(const GpsSolve& g, const BlockPlans& bp, bool calc, bool& published) {
+  const gps::View<float>& in = g.a[par];
+  const gps::View<float>& out = g.a[1 - par];
   float d2 = 0;
-  for (std::int64_t k = blockIdx.x; k < g.rows; k += gridDim.x) {
-    const std::int64_t local = k == 0 ? 0 : k == 1 ? g.rows - 1 : k - 1;
-    const std::int64_t iy = g.first_row + local;
-    const std::int64_t north = iy == 1 ? g.ny - 2 : iy - 1, south = iy == g.ny - 2 ? 1 : iy + 1;
-    d2 += calc ? gps_row<true, kVec>(in, out, g.nx, iy, north, south, published)
-               : gps_row<false, kVec>(in, out, g.nx, iy, north, south, published);
+  int j = 0;
+  for (std::int64_t k = blockIdx.x; k < g.rows; k += gridDim.x, ++j) {
+    const RowAt r = row_at(g, k);
+    const RowPlan p = j < bp.count ? bp.p[par][j] : plan_row(in, out, g.nx, r.iy, r.north, r.south);
+    d2 += calc ? gps_row<true, kVec>(p, in, out, g.nx, r, published) : gps_row<false, kVec>(p, in, out, g.nx, r, published);
   }
   return d2;
 }
@@ -243,14 +288,15 @@ __device__ __forceinline__ float gps_rows(const GpsSolve& g, const gps::View<flo
 // (no per-thread copy of the views).
 template <bool kVec>
 __global__ void __launch_bounds__(kCpuFreeThreads) gps_solve_kernel_impl(const __grid_constant__ GpsSolve g) {
+  __shared__ BlockPlans plans;
+  make_plans(g, plans);
   int iter = 0;
   float norm = 0;
   while (iter < g.niter) {
     const bool calc = iter % g.nccheck == 0;
     bool published = false;
     // Two copies of the loop, each with a constant index into the views.
-    const float d2 = (iter & 1) ? gps_rows<kVec>(g, g.a[1], g.a[0], calc, published)
-                                : gps_rows<kVec>(g, g.a[0], g.a[1], calc, published);
+    const float d2 = (iter & 1) ? gps_rows<kVec, 1>(g, plans, calc, published) : gps_rows<kVec, 0>(g, plans, calc, published);
     const float sum = g.fence.arrive_and_wait(iter, d2, calc, published);
     ++iter;
     if (calc) {

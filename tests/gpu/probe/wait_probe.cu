@@ -23,10 +23,13 @@ int main(int argc, char** argv) {
   const bool fence = argc > 1 && std::string(argv[1]) == "fence";
   try {
     Context ctx({0, 1});
+    // An inline array whose other publisher (rank 1) never runs its kernel; it lives until the
+    // context's wait failed (freeing it earlier would wait for the trapped kernel and report the
+    // lost context instead of the wait).
+    Array<float> x;
+    if (fence) x = ctx.alloc<float>(1024, with_mode(PublishMode::inline_store));
     GPSM_CUDA(cudaSetDevice(ctx.device(0)));
     if (fence) {
-      // an inline array whose other publisher (rank 1) never runs its kernel
-      auto x = ctx.alloc<float>(1024, with_mode(PublishMode::inline_store));
       const std::vector<DeviceFence> f = ctx.device_fences(1);  // one block on each of 2 devices
       lonely_fence<<<1, 32, 0, ctx.stream(0)>>>(f[0]);
     } else {
