@@ -219,6 +219,8 @@ class View {
 
   // [i, i + n) (n >= 1) with one mask read per page instead of one per element; the pages are
   // marked touched while tracking. A row of a grid whose pages hold whole rows is one read.
+  // Subscriptions change only between kernels (subscribe, unsubscribe, tracking, demotion at a
+  // host fence), so a span stays valid for the whole launch: a persistent kernel may take it once.
   __device__ __forceinline__ Span span(std::uint64_t i, std::uint64_t n) const {
     const std::uint64_t first = page_of(i), last = page_of(i + n - 1);
     const std::uint32_t m0 = mask_of(first);
