@@ -3,6 +3,7 @@
 #include "gpsm/gps/barrier.hpp"
 #include "gpsm/gps/config.hpp"
 #include "gpsm/gps/context.hpp"
+#include "gpsm/gps/device_fence.hpp"
 #include "gpsm/gps/page_math.hpp"
 #include "gpsm/gps/settings.hpp"
 #include "gpsm/gps/subscription.hpp"

@@ -327,7 +327,7 @@ const SubscriptionTable& ArrayBase::subscriptions() const { return s_->table; }
 
 void ArrayBase::set_mode(PublishMode m) {
   s_->check_live("set_mode");
-  if (m == PublishMode::decoupled) throw gpsm::Error("gpsm: the decoupled (PROACT) publish mode is not available yet");
+  check_publish_mode(m);
   s_->mode = m;
 }
 
@@ -338,7 +338,7 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
   if (rank < 0 || rank >= st.ctx->size())
     throw gpsm::Error("gpsm: view for rank " + std::to_string(rank) + " of a " + std::to_string(st.ctx->size()) +
                       "-device context");
-  if (mode == PublishMode::decoupled) throw gpsm::Error("gpsm: the decoupled (PROACT) publish mode is not available yet");
+  check_publish_mode(mode);
   ViewCore c;
   for (int d = 0; d < st.ctx->size(); ++d) {
     c.replica[d] = st.dev[d].replica;

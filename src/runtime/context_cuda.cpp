@@ -68,16 +68,25 @@ void ContextImpl::fence() {
       a->drain_rounds(snap);
     }
     // A strong access since the last fence went to the page's home copy only; a fence_async()
-    // in between let other replicas' readers go on with their stale copy of that page.
+    // or device fence in between let other replicas' readers go on with their stale copy.
     if (after_async)
       for (const Control& s : snap)
         if (s.sys_any != 0u)
           throw gpsm::Error("gpsm: array '" + a->name +
-                            "': a system-scope access hit a replicated page between fence_async() calls; "
-                            "fence_async() cannot demote such pages, so other replicas may have been read "
-                            "stale. Keep flags and counters outside GPS memory, or use fence()");
+                            "': a system-scope access hit a replicated page after fence_async() or device_fences(); "
+                            "fences without the host cannot demote such pages, so other replicas may have been "
+                            "read stale. Keep flags and counters outside GPS memory, or use fence()");
     a->demote_strong_pages(snap);
   }
+}
+
+void ContextImpl::require_inline(const char* what) const {
+  if (size() == 1) return;  // nothing is ever published
+  for (const ArrayState* a : arrays)
+    if (a->mode != PublishMode::inline_store)
+      throw gpsm::Error(std::string("gpsm: ") + what + " with array '" + a->name + "' in " + mode_name(a->mode) +
+                        " mode: its stores wait in the dirty map for the host-driven drain; allocate it with "
+                        "PublishMode::inline_store or call fence()");
 }
 
 // Inline arrays have nothing pending once the kernels that stored end (every store went to every
@@ -85,12 +94,7 @@ void ContextImpl::fence() {
 // next work waits for every rank's earlier work. No host wait, no drain (docs/gps.md).
 void ContextImpl::fence_async() {
   const int n = size();
-  if (n > 1)
-    for (const ArrayState* a : arrays)
-      if (a->mode != PublishMode::inline_store)
-        throw gpsm::Error(std::string("gpsm: fence_async() with array '") + a->name + "' in " + mode_name(a->mode) +
-                          " mode: its stores wait in the dirty map for the host-driven drain; allocate it with "
-                          "PublishMode::inline_store or call fence()");
+  require_inline("fence_async()");
   for (int r = 0; r < n; ++r) {
     set(r);
     GPSM_CUDA(cudaEventRecord(events[r], streams[r]));
@@ -139,6 +143,7 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
   c.events.resize(n);
   c.chunk_events.resize(static_cast<std::size_t>(detail::ContextImpl::kFenceChunks) * n);
   c.barrier_counters.resize(n);
+  c.fence_states.resize(n);
   for (int r = 0; r < n; ++r) {
     c.set(r);
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
@@ -154,6 +159,8 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
     // Barrier counters: zeroed and the zeroing complete before any peer is handed a pointer.
     GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], sizeof(std::uint64_t)));
     GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, sizeof(std::uint64_t)));
+    GPSM_CUDA(cudaMalloc(&c.fence_states[r], sizeof(DeviceFenceState)));
+    GPSM_CUDA(cudaMemset(c.fence_states[r], 0, sizeof(DeviceFenceState)));
   }
   GPSM_CUDA(cudaHostAlloc(&c.record, sizeof(WaitRecord), cudaHostAllocMapped | cudaHostAllocPortable));
   GPSM_CUDA(cudaHostAlloc(&c.staging, sizeof(detail::Control) * n, cudaHostAllocPortable));
@@ -181,6 +188,7 @@ Context::~Context() {
     cudaSetDevice(c.devices[r]);
     cudaDeviceSynchronize();
     cudaFree(c.barrier_counters[r]);
+    cudaFree(c.fence_states[r]);
     cudaEventDestroy(c.events[r]);
     for (int k = 0; k < detail::ContextImpl::kFenceChunks; ++k)
       cudaEventDestroy(c.chunk_events[static_cast<std::size_t>(k) * c.size() + r]);
@@ -260,6 +268,30 @@ BarrierHandle Context::barrier(int rank, int blocks_per_device) {
   return h;
 }
 
+std::vector<DeviceFence> Context::device_fences(int blocks_per_device) {
+  auto& c = *impl_;
+  if (blocks_per_device < 1) throw gpsm::Error("gpsm: a device fence needs at least one block per device");
+  c.require_inline("device_fences()");
+  c.sync_all();  // no kernel of an earlier launch still uses the state
+  for (int r = 0; r < c.size(); ++r) {
+    c.set(r);
+    GPSM_CUDA(cudaMemset(c.fence_states[r], 0, sizeof(DeviceFenceState)));
+  }
+  c.sync_all();  // zeroed everywhere before any peer can write a slot
+  std::vector<DeviceFence> out(c.size());
+  for (int r = 0; r < c.size(); ++r) {
+    DeviceFence& f = out[r];
+    f.self = c.fence_states[r];
+    for (int g = 0; g < c.size(); ++g) f.all[g] = c.fence_states[g];
+    f.rank = r;
+    f.ranks = c.size();
+    f.blocks = static_cast<unsigned>(blocks_per_device);
+    f.wait = c.wait_policy(r);
+  }
+  ++c.async_fences;  // strong accesses until the next fence() cannot be demoted on the device
+  return out;
+}
+
 void Context::check_coresident(const void* kernel, int blocks, int threads, std::size_t smem) const {
   auto& c = *impl_;
   for (int r = 0; r < c.size(); ++r) {
@@ -283,8 +315,7 @@ std::shared_ptr<detail::ArrayState> Context::alloc_bytes(std::uint64_t bytes, co
     throw gpsm::Error("gpsm: page size " + std::to_string(page) + " is not a power of two of at least " +
                       std::to_string(kLineBytes) + " bytes");
   const PublishMode mode = o.mode_from_settings ? c.settings.mode : o.mode;
-  if (mode == PublishMode::decoupled)
-    throw gpsm::Error("gpsm: the decoupled (PROACT) publish mode is not available yet; use inline, combine or bulk");
+  check_publish_mode(mode);
   if (bytes / kWordBytes >= kMaxPackedWords)
     throw gpsm::Error("gpsm: GPS arrays are limited to 16 GiB (packed offsets are 32-bit words)");
   auto s = std::make_shared<detail::ArrayState>(&c, bytes, static_cast<std::uint32_t>(shift), mode, o.name);

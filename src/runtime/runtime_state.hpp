@@ -4,7 +4,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +37,7 @@ struct ContextImpl {
   std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
+  std::vector<DeviceFenceState*> fence_states;  // one per device, on that device (device_fences)
 
   int size() const { return static_cast<int>(devices.size()); }
   void set(int rank) const;
@@ -47,6 +47,8 @@ struct ContextImpl {
   WaitPolicy wait_policy(int rank) const;
   void fence();
   void fence_async();
+  // Throws unless every live array publishes inline (what a fence without the host drain needs).
+  void require_inline(const char* what) const;
   int async_fences = 0;  // fence_async() calls since the last fence(): strong accesses in between are an error
 };
 

@@ -96,6 +96,12 @@ PublishMode parse_mode(const std::string& s) {
   throw Error("gpsm: unknown publish mode '" + s + "' (expected inline, combine or bulk)");
 }
 
+void check_publish_mode(PublishMode m) {
+  if (m == PublishMode::decoupled)
+    throw Error("gpsm: the decoupled publish mode (PROACT inside GPS: per-chunk readiness counters and transfer "
+                "agents) is not implemented yet; use inline, combine or bulk");
+}
+
 Settings Settings::from_env() {
   Settings s;
   std::string v;
@@ -112,8 +118,12 @@ Settings Settings::from_env() {
     } catch (const Error&) {
       bad(kPublishMode, v, "is not a publish mode (use inline, combine or bulk)");
     }
-    if (m == PublishMode::decoupled)
-      bad(kPublishMode, v, "is reserved for the PROACT engine, which is not built yet (use inline, combine or bulk)");
+    try {
+      check_publish_mode(m);
+    } catch (const Error& e) {
+      const std::string why = e.what();
+      bad(kPublishMode, v, "cannot be used: " + why.substr(why.rfind("gpsm: ", 0) == 0 ? 6 : 0));
+    }
     s.mode = m;
   }
   if (env(kWaitTimeout, v)) s.wait_timeout_ms = parse_positive_int(kWaitTimeout, v);
@@ -137,7 +147,8 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "How stores reach other subscribers: inline (at each store), combine (at the fence, lines or packed "
        "words) or bulk (at the fence, copy-engine runs)."},
       {kWaitTimeout, std::to_string(s.wait_timeout_ms), std::to_string(d.wait_timeout_ms),
-       "Milliseconds a fence or wait may block before gpsm reports a timeout."},
+       "Milliseconds a device-side wait (device barrier, device fence, flag) spins before it reports a timeout "
+       "and traps; host fences wait for the kernels without a bound."},
       {kInboundEntries, std::to_string(s.inbound_entries), std::to_string(d.inbound_entries),
        "Initial capacity of each inbound packed-entry area, per source and array (6 B per entry; count or size like 4M); doubles after a fence that needed more than one round."},
       {kVerifyP2p, bool_str(s.verify_p2p), bool_str(d.verify_p2p),

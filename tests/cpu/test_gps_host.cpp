@@ -92,6 +92,26 @@ TEST(GpsPageMath, GeometryPageBoundaries) {
   EXPECT_EQ(small.page_of_word(32 * 32 + 5), 32u);
 }
 
+// Pages for row-run data: every row covers whole pages (a span check of a row reads one mask per
+// page, and no page holds parts of two rows), and a valid page size, or 0 where none divides.
+TEST(GpsPageMath, PageBytesForRuns) {
+  EXPECT_EQ(page_bytes_for_runs(4096 * 4), 16384u);     // jacobi2d 4096: a page per row
+  EXPECT_EQ(page_bytes_for_runs(16384 * 4), 65536u);    // 16384: a page per row
+  EXPECT_EQ(page_bytes_for_runs(4224 * 4), 512u);       // 33 pages per row
+  EXPECT_EQ(page_bytes_for_runs(1000 * 4), 0u);         // 4000 B: only 32 B divides it
+  EXPECT_EQ(page_bytes_for_runs(0), 0u);
+  EXPECT_EQ(page_bytes_for_runs(std::uint64_t{64} << 20), std::uint64_t{2} << 20);  // capped at 2 MiB
+  EXPECT_EQ(page_bytes_for_runs(std::uint64_t{64} << 20, 4096), 4096u);
+  for (std::uint64_t run : {128ull, 384ull, 16384ull, 24576ull, 3ull << 21, 5ull << 22}) {
+    const std::uint64_t p = page_bytes_for_runs(run);
+    ASSERT_NE(p, 0u) << run;
+    EXPECT_EQ(run % p, 0u) << run;
+    EXPECT_GE(page_shift_of(p), 7) << run;
+    EXPECT_LE(p, std::uint64_t{2} << 20) << run;
+    if (p < (std::uint64_t{2} << 20)) EXPECT_NE(run % (2 * p), 0u) << run;  // the largest such
+  }
+}
+
 TEST(GpsPageMath, PagesOfBytes) {
   Geometry g{1 << 20, 16};
   auto r = pages_of_bytes(g, 10, 10);
@@ -644,7 +664,7 @@ TEST_F(GpsSettings, PublishMode) {
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "inline").mode, PublishMode::inline_store);
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "combine").mode, PublishMode::combine);
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "bulk").mode, PublishMode::bulk);
-  bad("GPSM_PUBLISH_MODE", "decoupled", {"PROACT", "not built"});
+  bad("GPSM_PUBLISH_MODE", "decoupled", {"decoupled publish mode", "PROACT", "not implemented"});
   bad("GPSM_PUBLISH_MODE", "fast", {"inline", "combine", "bulk"});
 }
 
@@ -746,4 +766,11 @@ TEST(GpsModes, NamesRoundTrip) {
   expect_error([] { parse_mode("inline_store"); }, {"inline_store"});
   expect_error([] { parse_mode(""); }, {"publish mode"});
   expect_error([] { parse_mode("Bulk"); }, {"Bulk"});
+}
+
+// The decoupled mode is a name the runtime knows and refuses in one place, with one message.
+TEST(GpsModes, DecoupledIsRefusedByOneCheck) {
+  for (auto m : {PublishMode::inline_store, PublishMode::combine, PublishMode::bulk}) EXPECT_NO_THROW(check_publish_mode(m));
+  expect_error([] { check_publish_mode(PublishMode::decoupled); },
+               {"decoupled publish mode", "readiness counters", "not implemented", "inline, combine or bulk"});
 }

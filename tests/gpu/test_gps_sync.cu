@@ -143,18 +143,26 @@ TEST(GpsSync, DeviceBarrierHasNoLostWakeups) {
   std::printf("[barrier] %u barriers x 2 launches over %d GPUs x %d blocks\n", iters, n, blocks);
 }
 
+// The device barrier and the device fence of persistent kernels, each with its second participant
+// withheld: the wait ends in the bounded-wait message and a gpsm::Error, not a hang.
 TEST(GpsSync, WithheldProducerEndsInBoundedWaitMessage) {
   GPSM_REQUIRE_GPUS(2);
-  // Runs in a child process: the trap that ends the wait loses that CUDA context.
-  const std::string cmd = std::string("GPSM_WAIT_TIMEOUT_MS=300 GPSM_VERIFY_P2P=0 ") + GPSM_WAIT_PROBE + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  std::array<char, 512> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  const int status = pclose(p);
-  ASSERT_TRUE(WIFEXITED(status)) << out;
-  EXPECT_EQ(WEXITSTATUS(status), 3) << out;
-  EXPECT_NE(out.find("bounded wait timed out on device rank 0"), std::string::npos) << out;
-  EXPECT_NE(out.find("device barrier counter expected >= 2 observed 1"), std::string::npos) << out;
+  for (const std::string which : {"barrier", "fence"}) {
+    SCOPED_TRACE(which);
+    // Runs in a child process: the trap that ends the wait loses that CUDA context.
+    const std::string cmd = std::string("GPSM_WAIT_TIMEOUT_MS=300 GPSM_VERIFY_P2P=0 ") + GPSM_WAIT_PROBE + " " + which + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    std::array<char, 512> buf{};
+    while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+    const int status = pclose(p);
+    ASSERT_TRUE(WIFEXITED(status)) << out;
+    EXPECT_EQ(WEXITSTATUS(status), 3) << out;
+    EXPECT_NE(out.find("bounded wait timed out on device rank 0"), std::string::npos) << out;
+    // the fence's word of rank 1 for round 0 carries tag 1 in its upper 32 bits
+    const std::string what = which == "barrier" ? "device barrier counter expected >= 2 observed 1"
+                                                : "device fence word expected >= 4294967296 observed 0";
+    EXPECT_NE(out.find(what), std::string::npos) << out;
+  }
 }

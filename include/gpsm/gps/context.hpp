@@ -8,6 +8,10 @@
 //   kernel<<<g, b, 0, ctx.stream(r)>>>(x.view(r));    // device: v.load(i), v.store(i, val)
 //   ctx.fence();                                      // every publish visible in every replica
 //
+// Persistent kernels (the whole solve in one launch per GPU) fence on the device instead:
+//   auto f = ctx.device_fences(blocks);               // device_fence.hpp; inline_store arrays
+//   solve<<<blocks, b, 0, ctx.stream(r)>>>(x.view(r), f[r]);   // f.arrive_and_wait(t, ...) per round
+//
 // Ranks, not CUDA ordinals, name devices everywhere in this API: rank r is devices[r].
 #include <cuda_runtime_api.h>
 
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "gpsm/gps/barrier.hpp"
+#include "gpsm/gps/device_fence.hpp"
 #include "gpsm/gps/settings.hpp"
 #include "gpsm/gps/subscription.hpp"
 #include "gpsm/gps/sync.hpp"
@@ -42,10 +47,11 @@ inline AllocOptions with_mode(PublishMode m) {
   return o;
 }
 
-// Counted by the runtime (when counting is on): per destination, summed over sources.
+// Counted by the runtime (when counting is on): one total over every source and destination.
 struct LinkStats {
   std::uint64_t useful_bytes = 0;  // value bytes delivered to other replicas
-  std::uint64_t link_bytes = 0;    // bytes put on links (32 B sectors, 8 B packed entries, copy runs)
+  std::uint64_t link_bytes = 0;    // bytes put on links: 32 B sectors (inline stores, direct lines),
+                                   // 6 B packed entries plus one 8 B directory entry per record, copy runs
   std::uint64_t messages = 0;      // sectors, packed entries, copy runs
   std::uint64_t fence_rounds = 0;  // drain rounds (more than one per fence when inbound queues filled)
 };
@@ -139,6 +145,13 @@ class Context {
   // (system-scope) access to a replicated page cannot be demoted here: the next fence() throws
   // if one happened since the last fence().
   void fence_async();
+  // Device-side fences for persistent kernels (device_fence.hpp), one handle per rank ([r] for
+  // rank r), for kernels of blocks_per_device co-resident blocks on every device. Waits for every
+  // device, zeroes the fence state and returns the handles: call it before each launch. Throws
+  // gpsm::Error when an array of the context publishes in another mode than inline_store (its
+  // stores wait for the host-driven drain of fence()). As after fence_async(), a strong access to
+  // a replicated page in between makes the next fence() throw.
+  std::vector<DeviceFence> device_fences(int blocks_per_device);
   void synchronize();  // all devices idle; turns a failed device wait into gpsm::Error
 
   // Automatic subscription: between start and stop, devices record the pages they touch; at
@@ -153,8 +166,6 @@ class Context {
   // Throws gpsm::Error unless `blocks` blocks of `kernel` fit on each device at once.
   void check_coresident(const void* kernel, int blocks, int threads, std::size_t dynamic_smem) const;
   WaitPolicy wait_policy(int rank) const;
-
-  detail::ContextImpl& impl() { return *impl_; }
 
  private:
   std::shared_ptr<detail::ArrayState> alloc_bytes(std::uint64_t bytes, const AllocOptions& o);

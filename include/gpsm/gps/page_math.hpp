@@ -33,6 +33,18 @@ GPSM_HD PageRange pages_of_bytes(const Geometry& g, std::uint64_t begin, std::ui
   return {begin >> g.page_shift, ((end - 1) >> g.page_shift) + 1};
 }
 
+// A page size for data accessed in runs of run_bytes that start at multiples of run_bytes (the
+// rows of a grid, its planes): the largest power of two dividing run_bytes, at most max_page, so
+// every run covers whole pages and View::span checks one mask per page of a run, never a page
+// shared with another run. 0 when no page of at least one line divides run_bytes (runs then
+// straddle pages, whatever the size).
+inline std::uint64_t page_bytes_for_runs(std::uint64_t run_bytes, std::uint64_t max_page = std::uint64_t{2} << 20) {
+  if (run_bytes == 0) return 0;
+  std::uint64_t p = run_bytes & (~run_bytes + 1);  // lowest set bit: the largest power of two dividing it
+  while (p > max_page) p >>= 1;
+  return p >= kLineBytes ? p : 0;
+}
+
 // log2 of a page size; returns -1 unless it is a power of two that is a whole number of lines.
 inline int page_shift_of(std::uint64_t page_bytes) {
   if (page_bytes < kLineBytes || (page_bytes & (page_bytes - 1)) != 0) return -1;

@@ -12,7 +12,7 @@ namespace gpsm::gps {
 struct Settings {
   std::uint64_t page_bytes = kDefaultPageBytes;      // GPSM_PAGE_SIZE
   PublishMode mode = PublishMode::combine;            // GPSM_PUBLISH_MODE
-  std::uint64_t wait_timeout_ms = 10000;              // GPSM_WAIT_TIMEOUT_MS
+  std::uint64_t wait_timeout_ms = 10000;              // GPSM_WAIT_TIMEOUT_MS (device-side waits only)
   std::uint64_t inbound_entries = 4u << 20;           // GPSM_INBOUND_ENTRIES (per source, per array)
   bool verify_p2p = true;                             // GPSM_VERIFY_P2P
   bool count_link_bytes = false;                      // GPSM_COUNT_LINK_BYTES
@@ -28,7 +28,11 @@ struct SettingDoc {
 std::vector<SettingDoc> describe(const Settings& s);
 
 const char* mode_name(PublishMode m);
-// "inline" | "combine" | "bulk" (| "decoupled"); throws gpsm::Error otherwise.
+// "inline" | "combine" | "bulk" | "decoupled"; throws gpsm::Error otherwise.
 PublishMode parse_mode(const std::string& s);
+// Throws gpsm::Error for a mode the runtime cannot run (decoupled: the seam where PROACT's
+// readiness counters and transfer agents will publish inside GPS). Every entry point that takes a
+// mode (settings, allocation, set_mode, view) asks here.
+void check_publish_mode(PublishMode m);
 
 }  // namespace gpsm::gps

@@ -9,12 +9,16 @@
 //                    the other subscribers at the next fence
 //   v.ld_acquire_sys / st_release_sys   strong accesses at the home copy; the page is demoted to
 //                    that single copy at the next fence (GPS §5.3). Prefer flags outside GPS memory.
+//   v.span(i, n)     a run checked once: where its loads read, and v.put(span, i, x) stores with
+//                    no mask lookup (x may be a 16-byte vector such as float4)
+//   v.local()        this device's replica (host and device): initial values, copies, kernels
 //
 // Publish modes (config.hpp): inline_store writes every other subscriber at the store;
 // combine and bulk only mark the word dirty and publish at the fence. A device that is not
 // subscribed has no replica to publish from later, so its stores always go out inline.
 // Stores are weak: other GPUs see them after Context::fence() (all modes), or, for inline
-// stores, after a release at system scope (fence_sys / st_release_sys) that they acquire.
+// stores, after a release at system scope (fence_sys / st_release_sys) that they acquire, such as
+// the device fence of persistent kernels (device_fence.hpp).
 #include <cstdint>
 #include <type_traits>
 
@@ -130,18 +134,35 @@ __device__ __forceinline__ T atomic_cas_sys(T* p, T expected, T desired) {
 #endif  // __CUDACC__
 
 template <class T>
-struct View {
+class View {
+ public:
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "GPS arrays hold 4- or 8-byte elements");
   static_assert(std::is_trivially_copyable_v<T>, "GPS arrays hold trivially copyable elements");
-  ViewCore c;
+  View() = default;
+  explicit View(const ViewCore& core) : c(core) {}
 
   GPSM_HD std::uint64_t size() const { return c.bytes / sizeof(T); }
   GPSM_HD int rank() const { return c.self; }
+  GPSM_HD PublishMode mode() const { return c.mode; }
+  // This device's replica, in its memory: host code may pass it to kernels and copies (initial
+  // values written into every replica, say); device code may read it for pages this device
+  // subscribes to. Writes through it are not published.
+  GPSM_HD T* local() const { return reinterpret_cast<T*>(c.mine); }
+  GPSM_HD std::uint64_t page_elems() const { return (std::uint64_t{1} << c.page_shift) / sizeof(T); }
+
+  // A run of elements checked once (View::span). Pointers are to element 0 of a replica, so the
+  // caller indexes them with the same element index it passed.
+  struct Span {
+    const T* from = nullptr;   // where loads of the run read: this device's replica when it subscribes
+                               // to every page of the run, else the home replica when every page
+                               // has the same subscribers, else nullptr (use load())
+    T* here = nullptr;         // this device's replica when it subscribes to every page, else nullptr
+    std::uint32_t others = 0;  // the other subscribers a store reaches (0 unless uniform)
+    bool uniform = false;      // every page of the run has the same subscribers: put() applies
+  };
 
 #if defined(__CUDACC__)
   __device__ __forceinline__ std::uint64_t page_of(std::uint64_t i) const { return (i * sizeof(T)) >> c.page_shift; }
-  // Raw pointer into this device's replica (valid for pages it subscribes to).
-  __device__ __forceinline__ T* local() const { return reinterpret_cast<T*>(c.mine); }
 
   // A page's mask as read: marks the page touched while tracking, returns the subscriber bits.
   __device__ __forceinline__ std::uint32_t seen(std::uint32_t m, std::uint64_t page) const {
@@ -194,6 +215,58 @@ struct View {
     std::uint32_t all = mask_of(first);
     for (std::uint64_t p = first + 1; p <= last; ++p) all &= mask_of(p);
     return (all & me) ? reinterpret_cast<const T*>(c.mine) + i : nullptr;
+  }
+
+  // [i, i + n) (n >= 1) with one mask read per page instead of one per element; the pages are
+  // marked touched while tracking. A row of a grid whose pages hold whole rows is one read.
+  // Subscriptions change only between kernels (subscribe, unsubscribe, tracking, demotion at a
+  // host fence), so a span stays valid for the whole launch: a persistent kernel may take it once.
+  __device__ __forceinline__ Span span(std::uint64_t i, std::uint64_t n) const {
+    const std::uint64_t first = page_of(i), last = page_of(i + n - 1);
+    const std::uint32_t m0 = mask_of(first);
+    std::uint32_t all = m0;
+    bool uniform = true;
+    for (std::uint64_t p = first + 1; p <= last; ++p) {
+      const std::uint32_t m = mask_of(p);
+      all &= m;
+      uniform = uniform && m == m0;
+    }
+    const std::uint32_t me = 1u << c.self;
+    Span s;
+    s.uniform = uniform;
+    if (all & me) {
+      s.here = reinterpret_cast<T*>(c.mine);
+      s.from = s.here;
+    } else if (uniform && m0 != 0u) {
+      s.from = reinterpret_cast<const T*>(c.replica[__ffs(m0) - 1]);
+    }
+    s.others = uniform ? m0 & ~me : 0u;
+    return s;
+  }
+
+  // Stores v at element i of a uniform span: this device's replica when it subscribes, and each
+  // other subscriber as store() would (inline: a remote store each; combine and bulk: the words
+  // marked dirty for the fence). V is T or a vector of T's of at most 16 bytes (float4, int2...),
+  // aligned to its size, so one store moves it: i must be a multiple of sizeof(V) / sizeof(T).
+  template <class V>
+  __device__ __forceinline__ void put(const Span& s, std::uint64_t i, const V& v) const {
+    static_assert(sizeof(V) % sizeof(T) == 0 && sizeof(V) <= 16, "put: T or a vector of T of at most 16 bytes");
+    if (s.here != nullptr) *reinterpret_cast<V*>(s.here + i) = v;
+    std::uint32_t others = s.others;
+    if (others == 0u) return;
+    if (c.mode != PublishMode::inline_store && s.here != nullptr) {
+      constexpr unsigned kWords = sizeof(V) / kWordBytes;
+      const std::uint64_t word = i * (sizeof(T) / kWordBytes);
+      const std::uint32_t bits = ((kWords >= 32 ? 0u : (1u << kWords)) - 1u) << (word % kLineWords);
+      detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self]);
+      return;
+    }
+    while (others != 0u) {
+      const int d = __ffs(others) - 1;
+      others &= others - 1u;
+      *reinterpret_cast<V*>(reinterpret_cast<T*>(c.replica[d]) + i) = v;
+      if (c.counters != nullptr) detail::count_inline(c.counters, d, i * sizeof(T), sizeof(V));
+    }
   }
 
   __device__ __forceinline__ void store(std::uint64_t i, T v) const {
@@ -257,7 +330,12 @@ struct View {
     }
   }
 
+#endif  // __CUDACC__
+
  private:
+  ViewCore c;
+
+#if defined(__CUDACC__)
   template <class Op>
   __device__ __forceinline__ T at_home(std::uint64_t i, Op op) const {
     const std::uint32_t m = mask_of(page_of(i));

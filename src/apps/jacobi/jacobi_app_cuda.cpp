@@ -19,6 +19,7 @@
 
 #include "apps/harness/app.hpp"
 #include "common/dev_buf.hpp"
+#include "apps/jacobi/jacobi_gps.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
@@ -178,92 +179,6 @@ class SlabRun final : public jacobi::HostLoop {
  private:
   Paradigm par_;
   Slabs s_;
-};
-
-// gps: the whole grid in two GPS arrays, subscriptions learned by tracking the first two
-// iterations of the first solve, inline publish (each store of a row a neighbour reads goes to
-// it as issued); iterations are ordered like p2p_inline (events), the fence ends the solve.
-class GpsRun final : public jacobi::HostLoop {
- public:
-  GpsRun(gps::Context& ctx, const Problem& p) : HostLoop(ctx, p) {
-    const std::int64_t nx = p.n[0], ny = p.n[1];
-    gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
-    // Pages of about one row: a neighbour subscribes to the rows it reads, not much more.
-    std::uint64_t page = 4096;
-    while (page * 2 <= static_cast<std::uint64_t>(nx) * sizeof(float) && page < (2u << 20)) page *= 2;
-    o.page_bytes = page;
-    o.name = "jacobi_a";
-    arr_[0] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
-    o.name = "jacobi_b";
-    arr_[1] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
-    bcol_.resize(n_);
-    for (int r = 0; r < n_; ++r) jacobi::upload_boundary(ny, bcol_[r], ctx.device(r));
-  }
-  // Every replica written directly (as ArrayBase::upload does, from the device): the fence first
-  // publishes anything pending, so nothing lands on top afterwards.
-  void init() override {
-    ctx_.fence();
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      for (int k = 0; k < 2; ++k)  // the rows the first sweep writes are poisoned
-        jacobi::launch_init_rows(reinterpret_cast<float*>(arr_[k].view(r).c.replica[r]), bcol_[r].p, p_.n[0], p_.n[1],
-                                 k == 1 ? Poison::inner_rows : Poison::none, ctx_.stream(r));
-    }
-    cur_ = 0;
-    ctx_.synchronize();
-  }
-  std::vector<float> gather() override {
-    std::vector<float> g(static_cast<std::size_t>(p_.n[0] * p_.n[1]));
-    arr_[cur_].download_coherent(g.data());
-    return g;
-  }
-  // Link bytes of one more iteration, counted by the runtime.
-  double link_bytes_per_iter() override {
-    for (auto& a : arr_) {
-      a.set_counting(true);
-      a.reset_link_stats();
-    }
-    const int iters = p_.iters;
-    p_.iters = 1;
-    solve();
-    p_.iters = iters;
-    double bytes = 0;
-    for (auto& a : arr_) {
-      bytes += static_cast<double>(a.link_stats().link_bytes);
-      a.set_counting(false);
-    }
-    return bytes;
-  }
-
- protected:
-  void before_sweeps(int iter) override {
-    if (!tracked_ && iter == 0) ctx_.tracking_start();
-  }
-  void sweep(int r, float* norm, cudaStream_t st) override {
-    jacobi::GpsSweep w;
-    w.a = arr_[cur_].view(r);
-    w.a_new = arr_[1 - cur_].view(r);
-    w.nx = p_.n[0];
-    w.ny = p_.n[1];
-    w.first_row = slabs_[r].first_row;
-    w.rows = slabs_[r].chunk;
-    w.norm = norm;
-    jacobi::launch_gps_sweep(w, st);
-  }
-  // Two iterations tracked: each array is read once (the second array's halo reads happen in
-  // iteration 1). tracking_stop waits for the sweeps.
-  void after_sweeps(int iter, bool) override {
-    if (!tracked_ && ctx_.tracking() && (iter == 1 || iter + 1 >= p_.iters)) {
-      ctx_.tracking_stop();
-      tracked_ = true;
-    }
-  }
-  void finish() override { ctx_.fence(); }
-
- private:
-  gps::Array<float> arr_[2];
-  std::vector<DevBuf<float>> bcol_;
-  bool tracked_ = false;
 };
 
 // cpu_free: one persistent cooperative kernel per GPU for the whole solve (seed 002 ch. 3).
@@ -428,7 +343,7 @@ bool JacobiApp::run_in_process(const RunRequest& req, Paradigm par, RunOutcome& 
   try {
     std::unique_ptr<jacobi::JacobiRun> run;
     switch (par) {
-      case Paradigm::gps: run = std::make_unique<GpsRun>(ctx, p); break;
+      case Paradigm::gps: run = jacobi::make_gps_run(ctx, p); break;
       case Paradigm::cpu_free:
       case Paradigm::infinite: run = std::make_unique<CpuFreeRun>(ctx, p, par == Paradigm::infinite && n > 1); break;
       case Paradigm::nccl: run = jacobi::make_nccl_run(ctx, p); break;

@@ -1,5 +1,5 @@
-// Jacobi 2D kernels: the plain sweep (single, memcpy, p2p_inline, infinite), the GPS sweep and the
-// CPU-free persistent kernel. Point update: apps/stencil/stencil_math.hpp (shared with the CPU
+// Jacobi 2D kernels: the plain sweep (single, memcpy, p2p_inline, infinite), the whole-grid sweep
+// (um), the CPU-free persistent kernel and its GPS counterpart. Point update: apps/stencil/stencil_math.hpp (shared with the CPU
 // reference, so results match it bit for bit).
 #include "apps/jacobi/jacobi_kernels.hpp"
 
@@ -8,6 +8,7 @@
 
 #include "apps/jacobi/jacobi_device.cuh"
 #include "gpsm/gps/sync.hpp"
+#include "gpsm/gps/view.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "common/cuda_check.hpp"
 
@@ -19,25 +20,18 @@ __global__ void init_rows_kernel(float* buf, const float* bcol, std::int64_t nx,
   init_rows(buf, bcol, nx, rows, poison);
 }
 
-// One row of a slab, by the threads of one block (blockDim.x threads, 1D). Returns this thread's
-// sum of (a_new - a)^2 when kNorm. Row iy's neighbours are rows iy - 1 and iy + 1 of the slab,
-// or `north` / `south` when set (rdl: the neighbours' edge rows through peer pointers). The row
-// also goes to `push_a` and `push_b` when set (neighbours' halo rows: device-initiated peer
-// stores; a one-row slab is both neighbours' halo).
+// One row, by the threads of one block (blockDim.x threads, 1D): c_row the row, n_row and s_row
+// its northern and southern neighbours; `out` takes every computed value (out.put4(j, v): cells
+// 4j .. 4j + 3; out.put(ix, v): cell ix). Returns this thread's sum of (a_new - a)^2 when kNorm.
 //
 // kVec (nx % 4 == 0, 16-byte aligned rows): a thread updates four cells from three float4 loads
 // (centre, north, south) and two scalar loads for the outer west/east neighbours, which the
 // neighbouring threads' float4 loads have just brought into L1; columns 0 and nx - 1 keep their
-// (fixed boundary) value. Pushes are float4 stores: 16-byte packets over the link.
-template <bool kNorm, bool kVec>
-__device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* __restrict__ an, std::int64_t nx,
-                                           std::int64_t iy, const float* north, const float* south, float* push_a,
-                                           float* push_b) {
+// (fixed boundary) value. Stores are float4: 16-byte packets over the link where they are pushed.
+template <bool kNorm, bool kVec, class Out>
+__device__ __forceinline__ float sweep_cells(const float* __restrict__ c_row, const float* __restrict__ n_row,
+                                             const float* __restrict__ s_row, const Out& out, std::int64_t nx) {
   float d2 = 0;
-  const float* c_row = a + iy * nx;
-  const float* n_row = north != nullptr ? north : c_row - nx;
-  const float* s_row = south != nullptr ? south : c_row + nx;
-  float* o_row = an + iy * nx;
   if constexpr (kVec) {
     const std::int64_t nv = nx / 4;
 #pragma unroll 4  // several rows' worth of loads in flight per thread (nx = 16384: 16 float4 per thread)
@@ -52,9 +46,7 @@ __device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* _
       v.y = jacobi_point(c.z, c.x, s.y, n.y);
       v.z = jacobi_point(c.w, c.y, s.z, n.z);
       v.w = j == nv - 1 ? c.w : jacobi_point(e, c.z, s.w, n.w);
-      reinterpret_cast<float4*>(o_row)[j] = v;
-      if (push_a != nullptr) reinterpret_cast<float4*>(push_a)[j] = v;
-      if (push_b != nullptr) reinterpret_cast<float4*>(push_b)[j] = v;
+      out.put4(j, v);
       if (kNorm) {
         const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z, dw = v.w - c.w;
         d2 += ((dx * dx + dy * dy) + dz * dz) + dw * dw;
@@ -64,9 +56,7 @@ __device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* _
     for (std::int64_t ix = 1 + threadIdx.x; ix < nx - 1; ix += blockDim.x) {
       const float c = c_row[ix];
       const float v = jacobi_point(c_row[ix + 1], c_row[ix - 1], s_row[ix], n_row[ix]);
-      o_row[ix] = v;
-      if (push_a != nullptr) push_a[ix] = v;
-      if (push_b != nullptr) push_b[ix] = v;
+      out.put(ix, v);
       if (kNorm) {
         const float d = v - c;
         d2 += d * d;
@@ -74,6 +64,35 @@ __device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* _
     }
   }
   return d2;
+}
+
+// A slab row's destination: the row itself, and the neighbours' halo rows when set (peer
+// pointers: device-initiated stores; a one-row slab is both neighbours' halo).
+struct SlabOut {
+  float* o_row;
+  float* push_a;
+  float* push_b;
+  __device__ __forceinline__ void put4(std::int64_t j, const float4& v) const {
+    reinterpret_cast<float4*>(o_row)[j] = v;
+    if (push_a != nullptr) reinterpret_cast<float4*>(push_a)[j] = v;
+    if (push_b != nullptr) reinterpret_cast<float4*>(push_b)[j] = v;
+  }
+  __device__ __forceinline__ void put(std::int64_t ix, float v) const {
+    o_row[ix] = v;
+    if (push_a != nullptr) push_a[ix] = v;
+    if (push_b != nullptr) push_b[ix] = v;
+  }
+};
+
+// Row iy of a slab; its neighbours are rows iy - 1 and iy + 1 of the slab, or `north` / `south`
+// when set (rdl: the neighbours' edge rows through peer pointers).
+template <bool kNorm, bool kVec>
+__device__ __forceinline__ float sweep_row(const float* __restrict__ a, float* __restrict__ an, std::int64_t nx,
+                                           std::int64_t iy, const float* north, const float* south, float* push_a,
+                                           float* push_b) {
+  const float* c_row = a + iy * nx;
+  return sweep_cells<kNorm, kVec>(c_row, north != nullptr ? north : c_row - nx, south != nullptr ? south : c_row + nx,
+                                  SlabOut{an + iy * nx, push_a, push_b}, nx);
 }
 
 bool vec_ok(std::int64_t nx, const void* a, const void* b) {
@@ -103,38 +122,19 @@ __global__ void __launch_bounds__(kRowThreads) sweep_kernel(Sweep s) {
   if (kNorm) block_add(d2, s.norm);
 }
 
-// Whole-grid sweeps (um's managed memory, gps's replicated arrays): the same loop over rows
-// [first_row, first_row + rows) with index wrap for the periodic halo, on either kind of grid;
-// a block per row, like sweep_kernel (scalar: a GPS view loads one element at a time).
-struct PlainRows {
-  const float* a;
-  float* a_new;
-  __device__ __forceinline__ float load(std::int64_t i) const { return a[i]; }
-  __device__ __forceinline__ void store(std::int64_t i, float v) const { a_new[i] = v; }
-};
-struct GpsRows {
-  gps::View<float> a, a_new;
-  __device__ __forceinline__ float load(std::int64_t i) const { return a.load(i); }
-  __device__ __forceinline__ void store(std::int64_t i, float v) const { a_new.store(i, v); }
-};
-template <class Rows>
-struct WrapArgs {
-  Rows g;
-  std::int64_t nx, ny, first_row, rows;
-  float* norm;
-};
-
-template <bool kNorm, class Rows>
-__global__ void __launch_bounds__(kRowThreads) wrap_sweep_kernel(WrapArgs<Rows> s) {
+// The whole-grid sweep (um's managed memory): rows [first_row, first_row + rows) with index wrap
+// for the periodic halo; a block per row, like sweep_kernel.
+template <bool kNorm>
+__global__ void __launch_bounds__(kRowThreads) grid_sweep_kernel(GridSweep s) {
   float d2 = 0;
   for (std::int64_t k = blockIdx.x; k < s.rows; k += gridDim.x) {
     const std::int64_t iy = s.first_row + k;
     const std::int64_t north = iy == 1 ? s.ny - 2 : iy - 1, south = iy == s.ny - 2 ? 1 : iy + 1;
     for (std::int64_t ix = 1 + threadIdx.x; ix < s.nx - 1; ix += blockDim.x) {
       const std::int64_t i = iy * s.nx + ix;
-      const float c = s.g.load(i);
-      const float v = jacobi_point(s.g.load(i + 1), s.g.load(i - 1), s.g.load(south * s.nx + ix), s.g.load(north * s.nx + ix));
-      s.g.store(i, v);
+      const float c = s.a[i];
+      const float v = jacobi_point(s.a[i + 1], s.a[i - 1], s.a[south * s.nx + ix], s.a[north * s.nx + ix]);
+      s.a_new[i] = v;
       if (kNorm) {
         const float d = v - c;
         d2 += d * d;
@@ -185,6 +185,131 @@ __global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFree 
   }
 }
 
+// ---- gps: the CPU-free model on GPS memory, written with the public API only ------------------
+// A row's destination in a GPS array: the span says where the row goes (this replica, and each
+// other subscriber of its pages, inline).
+struct GpsOut {
+  const gps::View<float>& v;
+  gps::View<float>::Span s;
+  std::int64_t base;  // the row's first element
+  __device__ __forceinline__ void put4(std::int64_t j, const float4& x) const { v.put(s, base + 4 * j, x); }
+  __device__ __forceinline__ void put(std::int64_t ix, float x) const { v.put(s, base + ix, x); }
+};
+
+// Where one row of one iteration parity reads and writes, from its spans: the three rows it reads
+// (row starts, nullptr where no single replica holds the row) and the span of the row it writes.
+// Subscriptions change only between kernels, so a row's plan holds for the whole launch.
+struct RowPlan {
+  const float* c;
+  const float* n;
+  const float* s;
+  gps::View<float>::Span o;
+};
+__device__ __forceinline__ RowPlan plan_row(const gps::View<float>& in, const gps::View<float>& out, std::int64_t nx,
+                                            std::int64_t iy, std::int64_t north, std::int64_t south) {
+  const auto c = in.span(iy * nx, nx), n = in.span(north * nx, nx), s = in.span(south * nx, nx);
+  return RowPlan{c.from != nullptr ? c.from + iy * nx : nullptr, n.from != nullptr ? n.from + north * nx : nullptr,
+                 s.from != nullptr ? s.from + south * nx : nullptr, out.span(iy * nx, nx)};
+}
+
+// The block's k-th row of this GPU, in the CPU-free order (first and last row first, so their
+// publishes travel while the interior is computed), and its neighbours (periodic).
+struct RowAt {
+  std::int64_t iy, north, south;
+};
+__device__ __forceinline__ RowAt row_at(const GpsSolve& g, std::int64_t k) {
+  const std::int64_t local = k == 0 ? 0 : k == 1 ? g.rows - 1 : k - 1;
+  const std::int64_t iy = g.first_row + local;
+  return RowAt{iy, iy == 1 ? g.ny - 2 : iy - 1, iy == g.ny - 2 ? 1 : iy + 1};
+}
+
+// Global row r of `in` into `out`. The fast path reads the three rows where the plan says (this
+// replica, once subscribed) and stores through the output row's span; a row whose pages do not
+// share one subscriber set (pages that straddle rows) goes cell by cell through load() and
+// store(). `published`: a store went to another GPU (the device fence then releases at system
+// scope).
+template <bool kNorm, bool kVec>
+__device__ __forceinline__ float gps_row(const RowPlan& p, const gps::View<float>& in, const gps::View<float>& out,
+                                         std::int64_t nx, const RowAt& r, bool& published) {
+  if (p.c != nullptr && p.n != nullptr && p.s != nullptr && p.o.uniform) {
+    published = published || p.o.others != 0u;
+    return sweep_cells<kNorm, kVec>(p.c, p.n, p.s, GpsOut{out, p.o, r.iy * nx}, nx);
+  }
+  published = true;
+  float d2 = 0;
+  for (std::int64_t ix = 1 + threadIdx.x; ix < nx - 1; ix += blockDim.x) {
+    const std::int64_t i = r.iy * nx + ix;
+    const float x = in.load(i);
+    const float v = jacobi_point(in.load(i + 1), in.load(i - 1), in.load(r.south * nx + ix), in.load(r.north * nx + ix));
+    out.store(i, v);
+    if (kNorm) d2 += (v - x) * (v - x);
+  }
+  return d2;
+}
+
+// The plans of a block's first kPlannedRows rows, both parities, made once per launch by the
+// block's threads in parallel (one round trip for the subscriber masks, not one per row and
+// iteration); rows beyond them are planned as they come.
+constexpr int kPlannedRows = 32;
+struct BlockPlans {
+  RowPlan p[2][kPlannedRows];  // [parity: the array read][j: the block's j-th row]
+  int count;
+};
+
+__device__ __forceinline__ void make_plans(const GpsSolve& g, BlockPlans& bp) {
+  const std::int64_t mine = blockIdx.x < g.rows ? (g.rows - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  const int count = static_cast<int>(mine < kPlannedRows ? mine : kPlannedRows);
+  for (int t = threadIdx.x; t < 2 * count; t += blockDim.x) {
+    const int par = t / count, j = t % count;
+    const RowAt r = row_at(g, blockIdx.x + static_cast<std::int64_t>(j) * gridDim.x);
+    bp.p[par][j] = par == 0 ? plan_row(g.a[0], g.a[1], g.nx, r.iy, r.north, r.south)
+                            : plan_row(g.a[1], g.a[0], g.nx, r.iy, r.north, r.south);
+  }
+  if (threadIdx.x == 0) bp.count = count;
+  __syncthreads();
+}
+
+// One iteration's rows of this GPU (reading parity `par`).
+template <bool kVec, int par>
+__device__ __forceinline__ float gps_rows(const GpsSolve& g, const BlockPlans& bp, bool calc, bool& published) {
+  const gps::View<float>& in = g.a[par];
+  const gps::View<float>& out = g.a[1 - par];
+  float d2 = 0;
+  int j = 0;
+  for (std::int64_t k = blockIdx.x; k < g.rows; k += gridDim.x, ++j) {
+    const RowAt r = row_at(g, k);
+    const RowPlan p = j < bp.count ? bp.p[par][j] : plan_row(in, out, g.nx, r.iy, r.north, r.south);
+    d2 += calc ? gps_row<true, kVec>(p, in, out, g.nx, r, published) : gps_row<false, kVec>(p, in, out, g.nx, r, published);
+  }
+  return d2;
+}
+
+// __grid_constant__: the views stay in parameter space, and the references above point there
+// (no per-thread copy of the views).
+template <bool kVec>
+__global__ void __launch_bounds__(kCpuFreeThreads) gps_solve_kernel_impl(const __grid_constant__ GpsSolve g) {
+  __shared__ BlockPlans plans;
+  make_plans(g, plans);
+  int iter = 0;
+  float norm = 0;
+  while (iter < g.niter) {
+    const bool calc = iter % g.nccheck == 0;
+    bool published = false;
+    // Two copies of the loop, each with a constant index into the views.
+    const float d2 = (iter & 1) ? gps_rows<kVec, 1>(g, plans, calc, published) : gps_rows<kVec, 0>(g, plans, calc, published);
+    const float sum = g.fence.arrive_and_wait(iter, d2, calc, published);
+    ++iter;
+    if (calc) {
+      norm = sqrtf(sum);
+      if (norm <= g.tol) break;
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    g.done[0] = iter;
+    reinterpret_cast<float*>(g.done + 2)[0] = norm;
+  }
+}
+
 }  // namespace
 
 void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64_t rows, Poison poison,
@@ -201,13 +326,7 @@ void launch_sweep(const Sweep& s, cudaStream_t st) {
 }
 
 void launch_grid_sweep(const GridSweep& s, cudaStream_t st) {
-  const WrapArgs<PlainRows> w{PlainRows{s.a, s.a_new}, s.nx, s.ny, s.first_row, s.rows, s.norm};
-  launch_rows(wrap_sweep_kernel<true, PlainRows>, wrap_sweep_kernel<false, PlainRows>, w, s.rows, s.norm != nullptr, st);
-}
-
-void launch_gps_sweep(const GpsSweep& s, cudaStream_t st) {
-  const WrapArgs<GpsRows> w{GpsRows{s.a, s.a_new}, s.nx, s.ny, s.first_row, s.rows, s.norm};
-  launch_rows(wrap_sweep_kernel<true, GpsRows>, wrap_sweep_kernel<false, GpsRows>, w, s.rows, s.norm != nullptr, st);
+  launch_rows(grid_sweep_kernel<true>, grid_sweep_kernel<false>, s, s.rows, s.norm != nullptr, st);
 }
 
 bool cpu_free_vec(const CpuFree& c) {
@@ -233,6 +352,28 @@ void launch_cpu_free(const CpuFree& c, int blocks, cudaStream_t st) {
   CpuFree arg = c;
   void* args[] = {&arg};
   GPSM_CUDA(cudaLaunchCooperativeKernel(cpu_free_kernel(c), dim3(static_cast<unsigned>(blocks)), dim3(kCpuFreeThreads),
+                                        args, 0, st));
+}
+
+bool gps_solve_vec(const GpsSolve& g) { return rows_vectorized(g.nx); }
+
+int gps_solve_blocks(int device) {
+  int v = 0, sc = 0, sms = 0;
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, gps_solve_kernel_impl<true>, kCpuFreeThreads, 0));
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&sc, gps_solve_kernel_impl<false>, kCpuFreeThreads, 0));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::min(v, sc) * sms;
+}
+
+const void* gps_solve_kernel(const GpsSolve& g) {
+  return gps_solve_vec(g) ? reinterpret_cast<const void*>(gps_solve_kernel_impl<true>)
+                          : reinterpret_cast<const void*>(gps_solve_kernel_impl<false>);
+}
+
+void launch_gps_solve(const GpsSolve& g, int blocks, cudaStream_t st) {
+  GpsSolve arg = g;
+  void* args[] = {&arg};
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_solve_kernel(g), dim3(static_cast<unsigned>(blocks)), dim3(kCpuFreeThreads),
                                         args, 0, st));
 }
 

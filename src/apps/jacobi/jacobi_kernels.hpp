@@ -7,6 +7,7 @@
 
 #include "apps/jacobi/jacobi_poison.hpp"
 #include "apps/stencil/iter_sync.hpp"
+#include "gpsm/gps/device_fence.hpp"
 #include "gpsm/gps/view.hpp"
 
 namespace gpsm::apps::jacobi {
@@ -50,7 +51,8 @@ inline bool rows_vectorized(std::int64_t nx) { return nx % 4 == 0; }
 inline std::int64_t pushed_cells(std::int64_t nx) { return rows_vectorized(nx) ? nx : nx - 2; }
 
 // The sweep on plain pointers to the whole ny x nx grid (managed memory for um / um_hints): rank
-// computes global rows [first_row, first_row + rows), periodic halo by index wrap as GpsSweep.
+// computes global rows [first_row, first_row + rows); the periodic halo is index wrap (row 1's
+// north is row ny - 2, row ny - 2's south is row 1), so rows 0 and ny - 1 are never read.
 struct GridSweep {
   float* a_new = nullptr;
   const float* a = nullptr;
@@ -59,15 +61,6 @@ struct GridSweep {
 };
 void launch_grid_sweep(const GridSweep& s, cudaStream_t st);
 
-// The same sweep on GPS arrays holding the whole ny x nx grid (every rank's view): rank computes
-// global rows [first_row, first_row + rows); the periodic halo is index wrap (row 1's north is
-// row ny - 2, row ny - 2's south is row 1), so rows 0 and ny - 1 are never read.
-struct GpsSweep {
-  gps::View<float> a, a_new;
-  std::int64_t nx = 0, ny = 0, first_row = 0, rows = 0;
-  float* norm = nullptr;
-};
-void launch_gps_sweep(const GpsSweep& s, cudaStream_t st);
 
 // CPU-free: one persistent cooperative kernel per GPU runs every iteration. Halos are pushed by
 // peer stores into the neighbours' slabs as the edge rows are computed (first, so they travel
@@ -89,5 +82,24 @@ int cpu_free_blocks(int device);
 constexpr int kCpuFreeThreads = 256;
 const void* cpu_free_kernel(const CpuFree& c);
 void launch_cpu_free(const CpuFree& c, int blocks, cudaStream_t st);
+
+// gps: the CPU-free model on GPS memory, the way a user writes it with the public API. The whole
+// ny x nx grid lives in two inline-publishing GPS arrays; one persistent kernel per GPU computes
+// global rows [first_row, first_row + rows) of every iteration (index wrap for the periodic halo,
+// as GridSweep), row by row through View::span (one subscriber check per row, float4 loads from
+// this GPU's replica, float4 stores published to the row's other subscribers), and ends every
+// iteration in the runtime's device fence, which also sums the norm. No transfer code: which
+// rows go where is what the subscriptions (learned by tracking) say.
+struct GpsSolve {
+  gps::View<float> a[2];  // a[b]: the grid the iterations of parity b read; they write a[1 - b]
+  gps::DeviceFence fence;
+  int* done = nullptr;    // this GPU: [0] = iterations run; float norm at done + 2
+  std::int64_t nx = 0, ny = 0, first_row = 0, rows = 0;
+  int niter = 0, nccheck = 1;
+  float tol = 0;
+};
+int gps_solve_blocks(int device);  // co-resident blocks per GPU (kCpuFreeThreads threads each)
+const void* gps_solve_kernel(const GpsSolve& g);
+void launch_gps_solve(const GpsSolve& g, int blocks, cudaStream_t st);
 
 }  // namespace gpsm::apps::jacobi

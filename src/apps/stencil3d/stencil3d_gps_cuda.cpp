@@ -2,8 +2,8 @@
 // its owned cells of the global grid through its views (one sweep kernel over a GPS accessor,
 // stencil3d_grid_kernels.hpp). Subscriptions are learned by tracking two iterations of an untimed
 // profiling pass before the first timed run; stores are published inline to the page's other
-// subscribers; a fence ends every iteration, so the next one reads published halos in any
-// publish mode and no other ordering between the GPUs is needed.
+// subscribers, so a stream-ordered fence (Context::fence_async: every GPU's next sweep waits for
+// every GPU's last one, no host wait) ends every iteration and no other ordering is needed.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -81,8 +81,9 @@ class GpsRun final : public HostLoop {
   }
 
   std::string timing() const override {
-    return "host wall clock of the iteration loop, a GPS fence after every iteration included (setup, the "
-           "untimed tracking pass, initial values and verification excluded), divided by its iterations";
+    return "host wall clock of the iteration loop, a stream-ordered GPS fence (fence_async) after every iteration "
+           "included (setup, the untimed tracking pass, initial values and verification excluded), divided by its "
+           "iterations";
   }
 
  private:
@@ -96,7 +97,7 @@ class GpsRun final : public HostLoop {
     s.region = owned_region(slab_[r]);
     launch_gps_sweep(kind_, s, ctx_.stream(r));
   }
-  void after_iteration(int) override { ctx_.fence(); }
+  void after_iteration(int) override { ctx_.fence_async(); }
 
   void iterate(int iters) {
     const int keep = p_.iters;
@@ -117,7 +118,7 @@ class GpsRun final : public HostLoop {
       for (int b = 0; b < 2; ++b) {
         const Seeds seeds = initial_seeds(kind_, p_.seed, b);
         GridInit in;
-        in.buf = reinterpret_cast<float*>(arr_[b].view(r).c.replica[r]);
+        in.buf = arr_[b].view(r).local();
         for (int d = 0; d < 3; ++d) in.n[d] = p_.n[d];
         in.axis = dim_of(p_.axis);
         in.radius = s.radius;

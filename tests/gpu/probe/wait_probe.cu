@@ -1,7 +1,10 @@
-// A device barrier whose second participant never arrives: rank 0's wait must time out with a
-// message naming device, block, counter, expected and observed, and the host must get a
-// gpsm::Error, not a hang. Run by GpsSync.WithheldProducerEndsInBoundedWaitMessage.
+// A device barrier (no argument) or a device fence (argument "fence") whose second participant
+// never arrives: rank 0's wait must time out with a message naming device, block, the word,
+// expected and observed, and the host must get a gpsm::Error, not a hang. Run by
+// GpsSync.WithheldProducerEndsInBoundedWaitMessage.
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps.hpp"
@@ -14,15 +17,28 @@ __global__ void lonely_barrier(BarrierHandle b) {
   b.sync(round);
 }
 
-int main() {
+__global__ void lonely_fence(DeviceFence f) { f.sync(0); }
+
+int main(int argc, char** argv) {
+  const bool fence = argc > 1 && std::string(argv[1]) == "fence";
   try {
     Context ctx({0, 1});
-    BarrierHandle h = ctx.barrier(0, 1);  // expects one block on each of 2 devices
+    // An inline array whose other publisher (rank 1) never runs its kernel; it lives until the
+    // context's wait failed (freeing it earlier would wait for the trapped kernel and report the
+    // lost context instead of the wait).
+    Array<float> x;
+    if (fence) x = ctx.alloc<float>(1024, with_mode(PublishMode::inline_store));
     GPSM_CUDA(cudaSetDevice(ctx.device(0)));
-    lonely_barrier<<<1, 32, 0, ctx.stream(0)>>>(h);  // rank 1 is withheld
+    if (fence) {
+      const std::vector<DeviceFence> f = ctx.device_fences(1);  // one block on each of 2 devices
+      lonely_fence<<<1, 32, 0, ctx.stream(0)>>>(f[0]);
+    } else {
+      BarrierHandle h = ctx.barrier(0, 1);  // expects one block on each of 2 devices
+      lonely_barrier<<<1, 32, 0, ctx.stream(0)>>>(h);  // rank 1 is withheld
+    }
     GPSM_CUDA_LAUNCH();
     ctx.synchronize();
-    std::fprintf(stderr, "wait_probe: the barrier returned without its second participant\n");
+    std::fprintf(stderr, "wait_probe: the %s returned without its second participant\n", fence ? "fence" : "barrier");
     return 1;
   } catch (const gpsm::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -1,0 +1,108 @@
+#pragma once
+// The device-side fence of persistent GPS kernels: a fence and a cross-GPU barrier in one call,
+// with an optional float sum over every thread of every GPU (a solver's residual norm).
+//
+//   auto fences = ctx.device_fences(blocks);            // host, before each launch: rank r's at [r]
+//   kernel<<<blocks, threads, 0, ctx.stream(r)>>>(x.view(r), fences[r]);
+//   ...device, every block of every GPU, once per round t = 0, 1, 2, ...:
+//   const float total = f.arrive_and_wait(t, part, /*sum=*/true, published);
+//
+// Guarantee: every store a block of any GPU issued through an inline_store view before its call
+// of round t is in every subscriber's replica, and visible to every thread of every GPU, when that
+// thread's call of round t returns. `published` says whether the calling block stored to another
+// GPU's memory since its last call (a view span tells: Span::others != 0); true is always correct,
+// false lets a block that stored only locally end with a GPU-scope fence instead of a system-scope
+// one. Combine and bulk stores wait in the dirty map for a host fence, so Context::device_fences
+// refuses contexts holding such arrays.
+//
+// How (one message per GPU pair per round, no grid-wide barrier):
+//   1. the block's partial sum goes into this GPU's acc[p] (p = t & 1), one atomic per block;
+//   2. thread 0 fences (system scope when the block published) and counts itself in arrive[p];
+//   3. the GPU's last block to arrive takes acc[p] and arrive[p] back to zero and stores
+//      {tag t + 1, partial} with a system-scope release into slot [p][rank] of EVERY GPU;
+//   4. warp 0 of every block polls its own GPU's slots [p][0..ranks) until each carries tag
+//      >= t + 1 (lane g on GPU g, acquire) and returns the partials summed in rank order, so every
+//      block of every GPU gets the same float.
+// Two parities suffice: a GPU publishes tag t + 3 into slot p only after its blocks passed round
+// t + 2, which needs every GPU's tag t + 2, published only after all of that GPU's blocks finished
+// waiting for tag t + 1. So a slot never moves on while somebody still waits on it, and acc[p] and
+// arrive[p] are reset by the publisher before its release and reused only after its acquire.
+//
+// Every block of a GPU must be co-resident (Context::check_coresident, then a cooperative or
+// otherwise co-resident launch); waits are bounded (WaitPolicy, GPSM_WAIT_TIMEOUT_MS).
+#include <cstdint>
+
+#include "gpsm/gps/config.hpp"
+#include "gpsm/gps/sync.hpp"
+
+namespace gpsm::gps {
+
+// One per GPU, in that GPU's memory; zeroed by Context::device_fences before each launch.
+struct DeviceFenceState {
+  std::uint64_t slot[2][kMaxDevices];  // {tag (t + 1) << 32 | float bits of that rank's partial}
+  unsigned int arrive[2];
+  float acc[2];
+};
+
+struct DeviceFence {
+  DeviceFenceState* self = nullptr;
+  DeviceFenceState* all[kMaxDevices] = {};  // all[g]: GPU g's state (peer pointers)
+  int rank = 0, ranks = 1;
+  unsigned int blocks = 1;  // blocks per GPU that arrive every round
+  WaitPolicy wait;
+
+#if defined(__CUDACC__)
+  // Block-collective: every thread of every participating block calls it once per round `t`
+  // (0, 1, 2, ... within one launch). `part`: this thread's contribution (ignored unless `sum`).
+  // Returns the sum over every thread of every GPU (0 when !sum).
+  __device__ float arrive_and_wait(int t, float part, bool sum, bool published) const {
+    __shared__ float warp_part[32];
+    __shared__ float total;
+    const int p = t & 1;
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    if (sum) {
+      for (int o = 16; o > 0; o >>= 1) part += __shfl_down_sync(0xFFFFFFFFu, part, o);
+      if ((tid & 31u) == 0) warp_part[tid >> 5] = part;
+    }
+    __syncthreads();  // also orders every thread's stores before thread 0's fence (cumulative)
+    if (tid == 0) {
+      if (sum) {
+        float s = 0;
+        const unsigned warps = (blockDim.x * blockDim.y * blockDim.z + 31) / 32;
+        for (unsigned w = 0; w < warps; ++w) s += warp_part[w];
+        atomicAdd(&self->acc[p], s);
+      }
+      if (published)
+        __threadfence_system();
+      else
+        __threadfence();
+      if (atomicAdd(&self->arrive[p], 1u) == blocks - 1) {
+        __threadfence();  // every block's writes and partial happen before what follows
+        const float mine = atomicExch(&self->acc[p], 0.0f);
+        atomicExch(&self->arrive[p], 0u);
+        const std::uint64_t word = (static_cast<std::uint64_t>(t + 1) << 32) | __float_as_uint(sum ? mine : 0.0f);
+        // One system-scope fence, then plain strong stores: fence + relaxed store is a release
+        // (PTX memory model); a st.release per destination would repeat the fence.
+        fence_sys();
+        for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
+      }
+    }
+    if (tid < 32) {
+      const std::uint64_t tag = static_cast<std::uint64_t>(t + 1) << 32;
+      std::uint64_t w = tag;
+      if (static_cast<int>(tid) < ranks) w = wait_geq_sys<std::uint64_t>(&self->slot[p][tid], tag, wait, "device fence word");
+      __syncwarp();
+      float s = 0;
+      for (int g = 0; g < ranks; ++g)
+        s += __uint_as_float(static_cast<unsigned>(__shfl_sync(0xFFFFFFFFu, w, g) & 0xFFFFFFFFu));
+      if (tid == 0) total = s;
+    }
+    __syncthreads();  // the other threads read after warp 0's acquire
+    return total;
+  }
+  // The fence alone.
+  __device__ void sync(int t, bool published = true) const { (void)arrive_and_wait(t, 0.0f, false, published); }
+#endif
+};
+
+}  // namespace gpsm::gps
