@@ -27,7 +27,7 @@ ALLOWED = {
     "apps": {"common", "runtime", "scope", "proact"},
     "sim": {"common", "scope", "apps"},
     "cli": {"common", "runtime", "scope", "proact", "publish", "apps", "sim"},
-    "examples": {"runtime"},
+    "examples": {"runtime", "common"},  # public headers only (gpsm/...): see below
 }
 
 # Where each layer's code lives (relative to the repository root).
@@ -97,6 +97,10 @@ def check(root, planted=None):
     for rel, line, header in found:
         src = layer_of_file(rel)
         dst = owner_of_header(header)
+        if src == "examples" and not header.startswith("gpsm/") and dst is not None:
+            broken.append(f"{rel}:{line}: includes \"{header}\": examples use only the installed "
+                          f"public headers (gpsm/...), as a user's program would")
+            continue
         if src is None or dst is None or src == dst:
             continue
         if dst not in ALLOWED[src]:
