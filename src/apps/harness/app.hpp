@@ -61,6 +61,8 @@ struct RunOutcome {
   double error = 0;                   // max relative error of the last timed rep vs the CPU reference
   double tolerance = 0;               // the bound the error was checked against
   double link_bytes_per_iter = 0;     // bytes between GPUs per iteration (halos, norms); < 0: not known
+  double mem_bytes_per_iter = -1;     // bytes the kernels move in the GPUs' own memory per iteration, summed
+                                      // over GPUs (the app's model of its compulsory traffic); < 0: not known
   std::string timing;                 // what the time covers
   // GPS paradigms (graph apps): pages of the published arrays by subscriber count after tracking,
   // entry k - 1 = pages with k subscribers (GPS paper Fig 9); empty when not known.

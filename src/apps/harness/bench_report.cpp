@@ -38,6 +38,7 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records) {
     s.status = r.out.status;
     s.reason = r.out.reason;
     s.link_bytes_per_iter = r.out.link_bytes_per_iter;
+    s.mem_bytes_per_iter = r.out.mem_bytes_per_iter;
     s.error = r.out.error;
     s.tolerance = r.out.tolerance;
     s.iterations = r.out.iterations;
@@ -105,6 +106,11 @@ std::string format_table(const std::string& app, const Problem& p, const std::ve
     t += fmt::format("  {:<11} {:>4} {:>10.2f} {:>10.2f} {:>10.2f} {:>8} {:>7} {:>11} {:>9}\n", r.label, r.gpus, r.median_us, r.min_us, r.max_us, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-",
                      r.opportunity ? fmt::format("{:.0f}%", 100.0 * *r.opportunity) : "-",
                      bytes_text(r.link_bytes_per_iter), std::isnan(r.error) ? std::string("-") : fmt::format("{:.2e}", r.error));
+    // Memory-bound apps (cg): the modelled bytes per iteration over the time, all GPUs together.
+    if (r.mem_bytes_per_iter >= 0 && r.median_us > 0)
+      t += fmt::format("  {:<11} {:>4} ^ memory {} per iteration: {:.0f} GB/s achieved ({:.0f} GB/s per GPU)\n", "", "",
+                       bytes_text(r.mem_bytes_per_iter), r.mem_bytes_per_iter / r.median_us * 1e-3,
+                       r.mem_bytes_per_iter / r.median_us * 1e-3 / r.gpus);
     // A proact run that executed another paradigm's exchange (the agent a cache chose) says so.
     if (!r.proact_agent.empty() && r.proact_agent != "copy_engine")
       t += fmt::format("  {:<11} {:>4} ^ proact ran the {} agent: the {} paradigm's exchange\n", "", "", r.proact_agent,
@@ -161,6 +167,10 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
     pt["error"] = sum[i].error;
     pt["tolerance"] = sum[i].tolerance;
     if (sum[i].link_bytes_per_iter >= 0) pt["link_bytes_per_iter"] = sum[i].link_bytes_per_iter;
+    if (sum[i].mem_bytes_per_iter >= 0) {  // the app's traffic model and the bandwidth it implies (median time)
+      pt["mem_bytes_per_iter"] = sum[i].mem_bytes_per_iter;
+      pt["mem_GBps"] = sum[i].mem_bytes_per_iter / sum[i].median_us * 1e-3;
+    }
     // Bytes normalized to the memcpy run at the same GPU count (GPS paper Fig 10), when both are
     // known.
     for (std::size_t k = 0; k < records.size(); ++k)

@@ -31,6 +31,7 @@ struct RunSummary {
   std::optional<double> speedup;      // best 1-GPU median / this median
   std::optional<double> opportunity;  // infinite median / this median, same GPU count (<= ~1)
   double link_bytes_per_iter = 0;
+  double mem_bytes_per_iter = -1;  // RunOutcome::mem_bytes_per_iter (< 0: not known)
   double error = 0, tolerance = 0;
   int iterations = 0;
   std::string proact_agent;  // RunOutcome::proact.agent (proact runs; empty elsewhere)
@@ -44,7 +45,8 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records);
 const RunSummary* best_at(const std::vector<RunSummary>& s, int gpus);
 
 // Terminal table: one line per run, failed and unsupported ones with their reason; under an ok
-// proact run that ran the memcpy or inline agent, a line saying so. `title`, when
+// proact run that ran the memcpy or inline agent, a line saying so; under an ok run whose app
+// models its memory traffic, the bytes per iteration and the bandwidth they imply. `title`, when
 // given, replaces the parenthesis of the first line (gpsm sim: "simulated on <system>").
 std::string format_table(const std::string& app, const Problem& p, const std::vector<RunSummary>& s,
                          const std::string& title = "");

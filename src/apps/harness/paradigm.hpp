@@ -19,9 +19,14 @@ enum class Paradigm : std::uint8_t {
   nvshmem,     // NVSHMEM puts + signals
   nccl,        // NCCL send/recv for halos, allreduce for the norm
   cpu_free,    // one persistent cooperative kernel per GPU: device-side barriers and norm
+  // Conjugate gradient's Standard (std) and Pipelined (pipe) variants (docs/cg.md):
+  cpu_ctrl_std,   // host-launched kernels per step, dot products reduced by NCCL, halos copied
+  cpu_ctrl_pipe,  // the same, the reduction on a second stream overlapping SpMV
+  cpu_free_std,   // one persistent kernel per GPU: device-side reductions, barrier and halo pushes
+  cpu_free_pipe,  // the same with the reduction overlapping SpMV (thread-block specialization)
   infinite,    // the memcpy run with every transfer elided: the opportunity bound
 };
-constexpr int kParadigmCount = 13;
+constexpr int kParadigmCount = 17;
 
 const char* paradigm_name(Paradigm p);
 // "all" (every paradigm, canonical order) or a comma-separated list; duplicates collapse, the

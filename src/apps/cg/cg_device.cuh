@@ -1,0 +1,219 @@
+#pragma once
+// Device building blocks of every CG kernel (cg_discrete.cu, cg_persistent.cu): the row-group
+// SpMV, the chunk steps of both variants and the block reductions, each in cg_math.hpp's order.
+// Vectors are plain loads: the persistent kernels read data other blocks and GPUs wrote during
+// the launch, after an acquire (cg_sync.hpp); the matrix is read-only for the whole run.
+#include <cstdint>
+
+#include "apps/cg/cg_kernels.hpp"
+#include "apps/cg/cg_math.hpp"
+#include "apps/cg/cg_sync.hpp"
+
+namespace gpsm::apps::cg {
+
+constexpr unsigned kFull = 0xFFFFFFFFu;
+
+// Buffer `par` of a pair, by selection: an index computed at run time into a struct's array would
+// put the whole struct in local memory.
+template <class T>
+__device__ __forceinline__ T pick(const T (&pair)[2], int par) {
+  return par == 0 ? pair[0] : pair[1];
+}
+
+// Sum of v over the block (kThreads threads) in cg_math.hpp's order; thread 0 gets it.
+__device__ __forceinline__ double block_sum(double v) {
+  __shared__ double wp[kWarps];
+  for (int off = kWarp / 2; off > 0; off /= 2) v = v + __shfl_down_sync(kFull, v, off);
+  if ((threadIdx.x & (kWarp - 1)) == 0) wp[threadIdx.x / kWarp] = v;
+  __syncthreads();
+  double t = 0.0;
+  if (threadIdx.x == 0) {
+    t = wp[0];
+    for (int w = 1; w < kWarps; ++w) t = t + wp[w];
+  }
+  __syncthreads();  // wp is reused by the next call
+  return t;
+}
+
+// Rows of chunk c times x: row group g (kL lanes) takes local rows first + g, first + g + G, ...;
+// out(offset in chunk, value) is called by lane 0 of each group for rows that exist. Block-uniform
+// control flow (the shuffles need every lane).
+template <int kL, class X, class Out>
+__device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
+  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
+  const int lane = threadIdx.x % kL, group = threadIdx.x / kL;
+  constexpr int kGroups = kThreads / kL;
+  for (std::int64_t off = group; off < chunk; off += kGroups) {
+    const std::int64_t row = first + off;
+    double s = 0.0;
+    if (row < a.rows) {
+      const std::int32_t end = __ldg(a.row_ptr + row + 1);
+      for (std::int32_t k = __ldg(a.row_ptr + row) + lane; k < end; k += kL) s = fmad(__ldg(a.val + k), x(__ldg(a.col + k)), s);
+    }
+    for (int o = kL / 2; o > 0; o /= 2) s = s + __shfl_down_sync(kFull, s, o, kL);
+    if (lane == 0 && row < a.rows) out(off, s);
+  }
+}
+
+// The local rows of chunk c thread t owns in the dot-product order: first + t + e * kThreads.
+#define CG_FOR_MY_ROWS(a, c, e, i)                                                                 \
+  for (int e = 0; e < (a).rows_per_thread; ++e)                                                    \
+    if (const std::int64_t i = (c) * chunk_rows((a).rows_per_thread) + threadIdx.x + static_cast<std::int64_t>(e) * kThreads; \
+        i < (a).rows)
+
+// Stores chunk c's sent entries of `vec` (local rows the peers read) to their destinations.
+// Returns whether the chunk sends anything (block-uniform). The caller synchronized the block
+// after writing vec's rows.
+__device__ __forceinline__ bool push_chunk(const Pushes& p, int parity, std::int64_t c, const double* vec) {
+  const std::int32_t b = __ldg(p.chunk_off + c), e = __ldg(p.chunk_off + c + 1);
+  for (std::int32_t k = b + static_cast<std::int32_t>(threadIdx.x); k < e; k += kThreads)
+    p.base[parity * kMaxRanks + __ldg(p.peer + k)][__ldg(p.dst + k)] = vec[__ldg(p.row + k)];
+  return e > b;
+}
+
+// ---- Standard CG ---------------------------------------------------------------------------
+// SpMV step of chunk c at iteration parity par: p_k = r + beta p_{k-1} formed on the fly, q = A p_k;
+// own rows of p_k and q stored; the chunk's (p_k, q) partial to part[c]. sq: chunk_rows doubles.
+template <int kL>
+__device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVectors& v, int par, double beta,
+                                              std::int64_t c, double* part, double* sq) {
+  const double* pold = pick(v.p, par);
+  const double* r = v.r;
+  spmv_chunk<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
+                 [&](std::int64_t off, double s) { sq[off] = s; });
+  __syncthreads();
+  double* pnew = pick(v.p, 1 - par);
+  const std::int64_t first = c * chunk_rows(a.rows_per_thread);
+  double d = 0.0;
+  CG_FOR_MY_ROWS(a, c, e, i) {
+    const double pk = fmad(beta, pold[i], r[i]), qi = sq[i - first];
+    pnew[i] = pk;
+    v.q[i] = qi;
+    d = fmad(pk, qi, d);
+  }
+  const double t = block_sum(d);  // its barriers also end the reads of sq
+  if (threadIdx.x == 0) part[c] = t;
+}
+
+// The halo slots' p_k (piece h: slots h * kThreads ...), formed from the received r like the owner's.
+__device__ __forceinline__ void std_halo_step(const DevMatrix& a, const StdVectors& v, int par, double beta, std::int64_t h) {
+  const std::int64_t slot = h * kThreads + threadIdx.x;
+  if (slot < a.halo) {
+    const std::int64_t i = a.rows + slot;
+    pick(v.p, 1 - par)[i] = fmad(beta, pick(v.p, par)[i], v.r[i]);
+  }
+}
+
+// Update step of chunk c: x += alpha p_k, r -= alpha q, the (r, r) partial to part[c], r's sent
+// entries pushed. Returns whether it pushed.
+__device__ __forceinline__ bool std_update_step(const DevMatrix& a, const StdVectors& v, int par, double alpha,
+                                                std::int64_t c, double* part, const Pushes& push) {
+  const double* pk = pick(v.p, 1 - par);
+  double d = 0.0;
+  CG_FOR_MY_ROWS(a, c, e, i) {
+    v.x[i] = fmad(alpha, pk[i], v.x[i]);
+    const double rn = fmad(-alpha, v.q[i], v.r[i]);
+    v.r[i] = rn;
+    d = fmad(rn, rn, d);
+  }
+  const double t = block_sum(d);  // its barriers make the block's r stores visible to the pushes
+  if (threadIdx.x == 0) part[c] = t;
+  return push_chunk(push, 0, c, v.r);
+}
+
+// ---- Pipelined CG --------------------------------------------------------------------------
+// n = A w (w: w[par] of iteration i) for chunk c, through out(offset, value).
+template <int kL, class Out>
+__device__ __forceinline__ void pipe_spmv_step(const DevMatrix& a, const double* w, std::int64_t c, const Out& out) {
+  spmv_chunk<kL>(a, c, [&](std::int32_t j) { return w[j]; }, out);
+}
+
+// Update step of chunk c at iteration parity par, n_at(i) giving (A w)_i: z, s, p, x, r and the
+// next w; the (r, r) and (w, r) partials to part[2c], part[2c + 1]; w's sent entries pushed into
+// the peers' w[1 - par]. Returns whether it pushed.
+template <class N>
+__device__ __forceinline__ bool pipe_update_step(const DevMatrix& a, const PipeVectors& v, int par, double alpha,
+                                                 double beta, std::int64_t c, const N& n_at, double* part,
+                                                 const Pushes& push) {
+  const double* w = pick(v.w, par);
+  double* wn = pick(v.w, 1 - par);
+  double g = 0.0, d = 0.0;
+  CG_FOR_MY_ROWS(a, c, e, i) {
+    const double wi = w[i];
+    const double z = fmad(beta, v.z[i], n_at(i));
+    const double s = fmad(beta, v.s[i], wi);
+    const double p = fmad(beta, v.p[i], v.r[i]);
+    v.x[i] = fmad(alpha, p, v.x[i]);
+    const double r = fmad(-alpha, s, v.r[i]);
+    const double wnext = fmad(-alpha, z, wi);
+    v.z[i] = z;
+    v.s[i] = s;
+    v.p[i] = p;
+    v.r[i] = r;
+    wn[i] = wnext;
+    g = fmad(r, r, g);
+    d = fmad(wnext, r, d);
+  }
+  const double tg = block_sum(g);
+  const double td = block_sum(d);
+  if (threadIdx.x == 0) {
+    part[2 * c] = tg;
+    part[2 * c + 1] = td;
+  }
+  return push_chunk(push, 1 - par, c, wn);
+}
+
+// Pipelined scalars of iteration i from gamma, delta and the previous iteration's; false when the
+// denominator is exactly zero (the run stops there).
+__device__ __forceinline__ bool pipe_scalars(int i, double gamma, double delta, double gamma_prev, double alpha_prev,
+                                             double& alpha, double& beta) {
+  beta = i == 0 ? 0.0 : cg_ratio(gamma, gamma_prev);
+  const double den = i == 0 ? delta : pipe_alpha_den(gamma, delta, beta, alpha_prev);
+  alpha = cg_ratio(gamma, den);
+  return den != 0.0;
+}
+
+__device__ __forceinline__ bool cg_done(double rho, double threshold) {
+  return rho == 0.0 || (threshold > 0 && sqrt(rho) <= threshold);
+}
+
+// ---- the communication block's exchange (cg_sync.hpp) -----------------------------------------
+__device__ inline void CgSync::exchange(std::uint64_t s, const double* parts, std::int64_t chunks, int count,
+                                        double* out) const {
+  __shared__ double mine[3];
+  for (int k = 0; k < count; ++k) {
+    double acc = 0.0;
+    for (std::int64_t c = threadIdx.x; c < chunks; c += kThreads) acc = acc + __ldcg(parts + c * count + k);
+    const double t = block_sum(acc);
+    if (threadIdx.x == 0) mine[k] = t;
+  }
+  const int p = static_cast<int>(s & 1);
+  if (threadIdx.x == 0) {  // unrolled over kMaxRanks: all[] stays in registers
+#pragma unroll
+    for (int g = 0; g < kMaxRanks; ++g)
+      if (g < ranks)
+        for (int k = 0; k < count; ++k)
+          gps::st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->inbox[p][rank].v[k]), __double_as_longlong(mine[k]));
+    gps::fence_sys();  // the values, and everything this GPU's blocks released to this block, before the tags
+#pragma unroll
+    for (int g = 0; g < kMaxRanks; ++g)
+      if (g < ranks) gps::st_relaxed_sys(&all[g]->inbox[p][rank].tag, s + 1);
+  }
+  if (threadIdx.x < kWarp) {
+    const int g = static_cast<int>(threadIdx.x);
+    double val[3] = {0.0, 0.0, 0.0};
+    if (g < ranks) {
+      gps::wait_geq_sys<std::uint64_t>(&self->inbox[p][g].tag, s + 1, wait, "cg reduction word");
+      for (int k = 0; k < count; ++k)
+        val[k] = __longlong_as_double(static_cast<long long>(gps::ld_relaxed_sys(reinterpret_cast<const std::uint64_t*>(&self->inbox[p][g].v[k]))));
+    }
+    for (int k = 0; k < count; ++k) {
+      double sum = 0.0;
+      for (int h = 0; h < ranks; ++h) sum = sum + __shfl_sync(kFull, val[k], h);
+      if (threadIdx.x == 0) out[k] = sum;
+    }
+  }
+  __syncthreads();
+}
+
+}  // namespace gpsm::apps::cg

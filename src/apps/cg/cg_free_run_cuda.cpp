@@ -1,0 +1,116 @@
+// The CPU-free CG paradigms (cpu_free_std, cpu_free_pipe, and `infinite`, their pushes elided):
+// the host launches one persistent cooperative kernel per GPU and waits; everything else, the
+// time loop, the halo pushes, the reductions and the stop, happens on the GPUs (cg_persistent.cu).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/cg/cg_runs.hpp"
+#include "apps/cg/cg_sync.hpp"
+#include "common/cuda_check.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::cg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class FreeRun final : public CgRun {
+ public:
+  FreeRun(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters, bool elided)
+      : ctx_(ctx), data_(ctx, plan, start, v, iters, !elided), v_(v), sync_(ctx) {
+    const bool pipe = v == Variant::pipelined;
+    const int n = plan.ranks;
+    blocks_.resize(static_cast<std::size_t>(n));
+    int most = 1;
+    for (int r = 0; r < n; ++r) {
+      const DevMatrix a = data_.matrix(r);
+      blocks_[r] = free_blocks(ctx.device(r), pipe, a.lanes, a.rows_per_thread, pipe ? a.chunks : std_spmv_items(a));
+      if (pipe && blocks_[r] < 2)
+        throw gpsm::Error("gpsm: cg: the pipelined persistent kernel needs two resident blocks on device " +
+                          std::to_string(ctx.device(r)));
+      most = std::max(most, blocks_[r]);
+    }
+    ctx.check_coresident(free_kernel(pipe, plan.lanes), most, kThreads, free_smem(pipe, plan.rows_per_thread));
+    for (int r = 0; r < n; ++r) {
+      // Blocks that arrive at each reduction: all (Standard), all but the communication block (Pipelined).
+      const CgSync sync = sync_.handle(r, static_cast<unsigned>(blocks_[r] - (pipe ? 1 : 0)), ctx.wait_policy(r));
+      if (pipe) {
+        FreePipe f;
+        f.a = data_.matrix(r);
+        f.v = data_.pipe_vectors(r);
+        f.push = data_.peer_pushes(r, elided);
+        f.order = data_.order(r);
+        f.boundary_chunks = static_cast<std::int32_t>(plan.rank[r].boundary_chunks);
+        f.part = data_.part(r, 0);
+        f.sync = sync;
+        f.hist = data_.hist(r);
+        f.iterations = data_.iterations(r);
+        f.iters = iters;
+        f.threshold = start.threshold;
+        pipe_.push_back(f);
+      } else {
+        FreeStd f;
+        f.a = data_.matrix(r);
+        f.v = data_.std_vectors(r);
+        f.push = data_.peer_pushes(r, elided);
+        f.part[0] = data_.part(r, 0);
+        f.part[1] = data_.part(r, 1);
+        f.sync = sync;
+        f.hist = data_.hist(r);
+        f.iterations = data_.iterations(r);
+        f.iters = iters;
+        f.rho0 = start.rho0;
+        f.threshold = start.threshold;
+        std_.push_back(f);
+      }
+    }
+  }
+
+  void init() override {
+    data_.init();
+    sync_.reset();
+  }
+
+  double solve() override {
+    const auto t0 = Clock::now();
+    if (!data_.done_at_start())
+      for (int r = 0; r < data_.ranks(); ++r) {
+        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+        if (v_ == Variant::pipelined)
+          launch_free_pipe(pipe_[r], blocks_[r], ctx_.stream(r));
+        else
+          launch_free_std(std_[r], blocks_[r], ctx_.stream(r));
+      }
+    ctx_.synchronize();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+  Solve result() override { return data_.result(false); }
+
+  std::string timing() const override {
+    return "host wall clock from the persistent kernels' launch to every GPU idle, divided by the iterations run";
+  }
+
+ private:
+  gps::Context& ctx_;
+  CgData data_;
+  Variant v_;
+  CgSyncStates sync_;
+  std::vector<int> blocks_;
+  std::vector<FreeStd> std_;
+  std::vector<FreePipe> pipe_;
+};
+
+}  // namespace
+
+std::unique_ptr<CgRun> make_free_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
+                                     bool elided) {
+  return std::make_unique<FreeRun>(ctx, plan, start, v, iters, elided);
+}
+
+}  // namespace gpsm::apps::cg

@@ -1,0 +1,216 @@
+// The CPU-free CG kernels (cpu_free_std, cpu_free_pipe, infinite): one persistent cooperative
+// kernel per GPU runs every iteration; halos are pushed by the blocks that compute them, into
+// the peers' memory; the reductions and the barrier across GPUs are cg_sync.hpp's. The structure
+// is the thesis' Listing 3.1 ("GPU-Centric Communication Schemes: When CPUs Take a Back Seat",
+// ch. 3): the time loop on the GPU, a block specialized for the reduction while the others run
+// SpMV, device-side synchronization within and across GPUs. Chunks go to blocks round-robin:
+// claiming them from a counter would put an atomic round trip per chunk on the critical path.
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "apps/cg/cg_device.cuh"
+#include "apps/cg/cg_kernels.hpp"
+#include "common/cuda_check.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::cg {
+namespace {
+
+// Chunks the Pipelined kernel stages (A w in shared memory) before it needs the reduction's scalars.
+__host__ __device__ constexpr int pipe_slots(int rows_per_thread) { return rows_per_thread >= 4 ? 1 : 4 / rows_per_thread; }
+
+// Standard CG. Per iteration k: phase 2k, SpMV (q = A p_k, p_k formed on the fly, and the halo
+// slots' p_k) with the (p, q) partials -> reduction 2k; phase 2k + 1, x and r updates with the
+// (r, r) partials and r's halo pushes -> reduction 2k + 1, which also orders the pushes before the
+// next SpMV reads them. Nothing overlaps a reduction here, so its communication block is the
+// GPU's last block to arrive, and every block computes.
+template <int kL>
+__global__ void __launch_bounds__(kThreads) free_std_kernel(FreeStd f) {
+  extern __shared__ double sq[];
+  __shared__ double vals[4];
+  const DevMatrix a = f.a;
+  const CgSync sync = f.sync;
+  const std::int64_t items = std_spmv_items(a);
+  const bool lead = threadIdx.x == 0;
+  double rho = f.rho0, beta = 0.0;
+  std::uint64_t seq = 0;
+  for (int k = 0;; ++k) {
+    const int par = k & 1;
+    for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
+      if (it < a.chunks)
+        std_spmv_step<kL>(a, f.v, par, beta, it, f.part[0], sq);
+      else
+        std_halo_step(a, f.v, par, beta, it - a.chunks);
+    }
+    if (sync.arrive(seq, false)) {
+      sync.exchange(seq, f.part[0], a.chunks, 1, vals);
+      if (lead) {
+        if (vals[0] == 0.0) *f.iterations = k;
+        sync.broadcast(seq, vals);
+      }
+      __syncthreads();
+    } else {
+      sync.wait_broadcast(seq, vals);
+    }
+    ++seq;
+    const double pq = vals[0];
+    if (pq == 0.0) break;
+    const double alpha = cg_ratio(rho, pq);
+    bool pushed = false;
+    for (std::int64_t c = blockIdx.x; c < a.chunks; c += gridDim.x)
+      pushed = std_update_step(a, f.v, par, alpha, c, f.part[1], f.push) || pushed;
+    if (sync.arrive(seq, pushed)) {
+      sync.exchange(seq, f.part[1], a.chunks, 1, vals);
+      if (lead) {
+        f.hist[k + 1] = vals[0];
+        if (cg_done(vals[0], f.threshold) || k + 1 == f.iters) *f.iterations = k + 1;
+        sync.broadcast(seq, vals);
+      }
+      __syncthreads();
+    } else {
+      sync.wait_broadcast(seq, vals);
+    }
+    ++seq;
+    const double rr = vals[0];
+    if (cg_done(rr, f.threshold) || k + 1 == f.iters) break;
+    beta = cg_ratio(rr, rho);
+    rho = rr;
+  }
+}
+
+// Pipelined CG. Block 0 is the communication block: per iteration i it waits until every other
+// block has finished iteration i - 1 (their (r, r), (w, r) partials and w pushes done), runs
+// reduction i and broadcasts gamma, delta and the stop decision; it computes nothing else. The
+// other blocks wait for the same count (this GPU's w is then complete), run n = A w on their chunks
+// that read no halo entry while block 0 talks to the peers, stage up to pipe_slots chunks of n in
+// shared memory, take the broadcast (before any chunk that reads halo entries, and before the
+// updates), and update their chunks: z, s, p, x, r, the next w, its partials and its pushes.
+template <int kL>
+__global__ void __launch_bounds__(kThreads) free_pipe_kernel(FreePipe f) {
+  extern __shared__ double slots[];
+  __shared__ double vals[4];
+  const DevMatrix a = f.a;
+  const CgSync sync = f.sync;  // sync.blocks: the computing blocks, gridDim.x - 1
+  const int nslots = pipe_slots(a.rows_per_thread);
+  const std::int64_t chunk = chunk_rows(a.rows_per_thread);
+  const std::int32_t first_boundary = a.chunks - f.boundary_chunks;
+  const bool comm = blockIdx.x == 0;
+  const std::int32_t worker = static_cast<std::int32_t>(blockIdx.x) - 1, workers = static_cast<std::int32_t>(gridDim.x) - 1;
+  double gamma_prev = 0.0, alpha_prev = 0.0;
+  bool pushed = false;
+  for (int i = 0;; ++i) {
+    const std::uint64_t seq = static_cast<std::uint64_t>(i);
+    bool have = false;  // this block holds reduction i's broadcast
+    if (!comm) sync.arrive(seq, pushed);
+    sync.wait_local(seq);
+    if (comm) {
+      sync.exchange(seq, f.part, a.chunks, 2, vals);
+      if (threadIdx.x == 0) {
+        f.hist[i] = vals[0];
+        double al = 0, be = 0;
+        bool stop = i == f.iters || cg_done(vals[0], f.threshold);
+        if (!stop) stop = !pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, al, be);
+        vals[2] = stop ? 1.0 : 0.0;
+        if (stop) *f.iterations = i;
+        sync.broadcast(seq, vals);
+      }
+      __syncthreads();
+      have = true;
+    }
+    pushed = false;
+    double alpha = 0, beta = 0;
+    bool stop = false;
+    auto learn = [&]() {  // block-collective
+      if (!have) sync.wait_broadcast(seq, vals);
+      have = true;
+      stop = vals[2] != 0.0;
+      if (!stop) pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, alpha, beta);
+    };
+    const double* w = pick(f.v.w, i & 1);
+    // This block's chunks: order[worker], order[worker + workers], ... (interior ones first).
+    for (std::int32_t idx = worker; !comm && idx < a.chunks;) {
+      std::int32_t mine[4];
+      int got = 0;
+      for (; got < nslots && idx < a.chunks; ++got, idx += workers) {
+        if (idx >= first_boundary && !have) learn();  // the peers' halo entries have landed
+        if (stop) break;
+        const std::int32_t c = f.order[idx];
+        double* slot = slots + got * chunk;
+        pipe_spmv_step<kL>(a, w, c, [&](std::int64_t off, double v) { slot[off] = v; });
+        mine[got] = c;
+      }
+      if (!have) learn();
+      if (stop) break;
+      __syncthreads();  // the lanes' n values in shared memory
+      for (int g = 0; g < got; ++g) {
+        const double* slot = slots + g * chunk;
+        const std::int64_t first = static_cast<std::int64_t>(mine[g]) * chunk;
+        pushed = pipe_update_step(a, f.v, i & 1, alpha, beta, mine[g],
+                                  [&](std::int64_t row) { return slot[row - first]; }, f.part, f.push) ||
+                 pushed;
+      }
+      __syncthreads();  // before the slots are refilled
+    }
+    learn();
+    if (stop) break;
+    gamma_prev = vals[0];
+    alpha_prev = alpha;
+  }
+}
+
+template <class F>
+void with_lanes(int lanes, const F& f) {
+  switch (lanes) {
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    default: throw gpsm::Error("gpsm: cg: unsupported lanes per row " + std::to_string(lanes));
+  }
+}
+
+}  // namespace
+
+const void* free_kernel(bool pipelined, int lanes) {
+  const void* k = nullptr;
+  with_lanes(lanes, [&](auto l) {
+    constexpr int kL = decltype(l)::value;
+    k = pipelined ? reinterpret_cast<const void*>(free_pipe_kernel<kL>) : reinterpret_cast<const void*>(free_std_kernel<kL>);
+  });
+  return k;
+}
+
+std::size_t free_smem(bool pipelined, int rows_per_thread) {
+  const std::size_t chunk = static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double);
+  return pipelined ? chunk * static_cast<std::size_t>(pipe_slots(rows_per_thread)) : chunk;
+}
+
+int free_blocks(int device, bool pipelined, int lanes, int rows_per_thread, std::int64_t items) {
+  int per_sm = 0, sms = 0;
+  GPSM_CUDA(cudaSetDevice(device));
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, free_kernel(pipelined, lanes), kThreads,
+                                                          free_smem(pipelined, rows_per_thread)));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (per_sm < 1) throw gpsm::Error("gpsm: cg: the persistent kernel does not fit on an SM of device " + std::to_string(device));
+  // Pipelined: one communication block besides the computing ones.
+  const std::int64_t want = std::max<std::int64_t>(1, items) + (pipelined ? 1 : 0);
+  return static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(per_sm) * sms, want));
+}
+
+void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st) {
+  FreeStd arg = f;
+  void* args[] = {&arg};
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                        args, free_smem(false, f.a.rows_per_thread), st));
+}
+
+void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st) {
+  FreePipe arg = f;
+  void* args[] = {&arg};
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(true, f.a.lanes), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                        args, free_smem(true, f.a.rows_per_thread), st));
+}
+
+}  // namespace gpsm::apps::cg

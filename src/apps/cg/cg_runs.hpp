@@ -1,0 +1,33 @@
+#pragma once
+// The CG paradigms' solve loops over CgData (cg_host_run_cuda.cpp: single, cpu_ctrl_std,
+// cpu_ctrl_pipe; cg_free_run_cuda.cpp: cpu_free_std, cpu_free_pipe, infinite).
+#include <memory>
+#include <string>
+
+#include "apps/cg/cg_data.hpp"
+#include "apps/cg/partition.hpp"
+#include "apps/cg/reference.hpp"
+#include "gpsm/gps/context.hpp"
+
+namespace gpsm::apps::cg {
+
+class CgRun {
+ public:
+  virtual ~CgRun() = default;
+  virtual void init() = 0;     // the initial state on every GPU
+  virtual double solve() = 0;  // one solve; host wall clock seconds
+  virtual Solve result() = 0;  // after solve(): iterations, history (checked equal on every GPU), x
+  virtual std::string timing() const = 0;
+};
+
+// Discrete kernels launched by the host, one stream per GPU (Pipelined: plus a higher-priority
+// stream per GPU for the reduction). More than one GPU: partials by NCCL allgather (then summed
+// in rank order on the GPU), halos packed and copied by copy engines. Throws gpsm::Error without
+// NCCL on more than one GPU.
+std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters);
+// One persistent cooperative kernel per GPU. elided: halo pushes stored on the sending GPU
+// (the `infinite` bound; its result is not a result).
+std::unique_ptr<CgRun> make_free_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
+                                     bool elided);
+
+}  // namespace gpsm::apps::cg

@@ -1,0 +1,123 @@
+#pragma once
+// Synchronization of the CPU-free CG kernels: one persistent kernel per GPU, whose blocks meet at
+// every reduction of the iteration (two for Standard CG, one for Pipelined) without the host and
+// without a grid-wide barrier. Built on the runtime's ordering-named operations and bounded waits
+// (gpsm/gps/sync.hpp).
+//
+// A reduction with sequence number s (0, 1, 2, ... over the launch):
+//   1. every block that computes finishes its chunks (their partial sums in the GPU's partial
+//      array, their halo pushes in the peers' memory), fences (system scope when it pushed to a
+//      peer) and counts itself in the GPU's arrival counter;
+//   2. one block per GPU is the communication block (thread-block specialization): it sums the
+//      chunk partials in cg_math.hpp's order, stores {tag s + 1, its sums} into its slot of EVERY
+//      GPU's inbox (one system-scope fence, then strong stores: a release), waits, one lane per
+//      GPU, until its own inbox holds tag s + 1 from every GPU (acquire: the peers' halo pushes
+//      are visible after it), adds the GPUs' sums in rank order and broadcasts them to its GPU's
+//      blocks (release of a local tag). Standard CG: the block whose arrival completes the count
+//      (it knows at once; the others have nothing to do but wait). Pipelined CG: block 0, which
+//      computes nothing (the thesis' Listing 3.1): it waits for the count while the other blocks
+//      wait for it too, then exchanges while they run SpMV on chunks that read no halo entry;
+//   3. the other blocks wait for the local tag before anything that needs the sums or the peers'
+//      entries.
+// Every GPU computes the same sums in the same order, so all decide alike (to stop, to divide).
+//
+// Why two inbox parities are enough: a GPU stores tag s + 2 into parity s & 1 only after all its
+// computing blocks arrived at s + 2, i.e. after they read its broadcast of s + 1, which its
+// communication block sent only after receiving every GPU's s + 1, each of which that GPU sent
+// only after its own communication block had read its inbox s. The arrival counter and the local
+// tag only grow.
+#include <cstdint>
+#include <vector>
+
+#include "apps/cg/cg_math.hpp"
+#include "common/dev_buf.hpp"
+#include "gpsm/gps/sync.hpp"
+
+namespace gpsm::gps {
+class Context;
+}
+
+namespace gpsm::apps::cg {
+
+struct alignas(32) CgSlot {
+  std::uint64_t tag;  // reduction s + 1 once the values are there
+  double v[3];
+};
+
+// One per GPU, in its memory, zeroed before each launch.
+struct CgSyncState {
+  CgSlot inbox[2][kMaxRanks];  // [parity][sender]
+  std::uint64_t arrive;        // block arrivals over the launch
+  std::uint64_t bcast_tag;     // reduction s + 1 once bcast holds its sums
+  double bcast[4];
+};
+
+struct CgSync {
+  CgSyncState* self = nullptr;
+  CgSyncState* all[kMaxRanks] = {};  // all[g]: GPU g's state (peer pointers)
+  int rank = 0, ranks = 1;
+  unsigned blocks = 1;  // blocks of this GPU's kernel that arrive at each reduction
+  gps::WaitPolicy wait;
+
+#if defined(__CUDACC__)
+  // Block-collective. Counts the block in (after its stores: system-scope fence when pushed_peer)
+  // and returns whether it completed reduction s's count.
+  __device__ bool arrive(std::uint64_t s, bool pushed_peer) const {
+    __shared__ int last;
+    const bool pushed = __syncthreads_or(pushed_peer) != 0;  // also orders the block's stores before the fence
+    if (threadIdx.x == 0) {
+      if (pushed)
+        __threadfence_system();
+      else
+        __threadfence();
+      const auto old = atomicAdd(reinterpret_cast<unsigned long long*>(&self->arrive), 1ull);
+      last = old + 1 == static_cast<std::uint64_t>(blocks) * (s + 1) ? 1 : 0;
+      if (last) __threadfence();  // acquire side: every block's stores happen before what follows
+    }
+    __syncthreads();
+    return last != 0;
+  }
+
+  // Block-collective: returns when every block of this GPU arrived at reduction s.
+  __device__ void wait_local(std::uint64_t s) const {
+    if (threadIdx.x == 0)
+      gps::wait_geq_sys<std::uint64_t>(&self->arrive, static_cast<std::uint64_t>(blocks) * (s + 1), wait, "cg local arrivals");
+    __syncthreads();
+  }
+
+  // Communication block only (block-collective): the GPU's sums of `count` values over `chunks`
+  // chunk partials (parts[c * count + v]), exchanged with every GPU; out[v] gets the global sums.
+  __device__ void exchange(std::uint64_t s, const double* parts, std::int64_t chunks, int count, double* out) const;
+
+  // Communication block, thread 0 only: its GPU's blocks may read vals[0..4) of reduction s.
+  __device__ void broadcast(std::uint64_t s, const double* vals) const {
+    for (int k = 0; k < 4; ++k) gps::st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&self->bcast[k]), __double_as_longlong(vals[k]));
+    gps::fence_sys();
+    gps::st_relaxed_sys(&self->bcast_tag, s + 1);
+  }
+
+  // Block-collective: vals[0..4) of reduction s (vals in shared memory).
+  __device__ void wait_broadcast(std::uint64_t s, double* vals) const {
+    if (threadIdx.x == 0) {
+      gps::wait_geq_sys<std::uint64_t>(&self->bcast_tag, s + 1, wait, "cg broadcast");
+      for (int k = 0; k < 4; ++k)
+        vals[k] = __longlong_as_double(static_cast<long long>(gps::ld_relaxed_sys(reinterpret_cast<const std::uint64_t*>(&self->bcast[k]))));
+    }
+    __syncthreads();
+  }
+
+#endif
+};
+
+// Host side: one zeroed state per GPU of a run (index = rank) and the handles the kernels take.
+class CgSyncStates {
+ public:
+  explicit CgSyncStates(const gps::Context& ctx);
+  void reset();  // zero every state (before each launch; synchronous)
+  CgSync handle(int rank, unsigned blocks, const gps::WaitPolicy& wait) const;
+
+ private:
+  std::vector<DevBuf<CgSyncState>> st_;
+};
+
+}  // namespace gpsm::apps::cg

@@ -1,0 +1,194 @@
+// The CG matrix: checks, `--size` specs, loading (generators or Matrix Market) and b = A * 1.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "apps/cg/cg_math.hpp"
+#include "apps/cg/matrix.hpp"
+#include "apps/graph_io/graph.hpp"
+#include "common/omp.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::cg {
+
+void Matrix::validate(const std::string& what) const {
+  auto bad = [&](const std::string& why) { return gpsm::Error("gpsm: cg: " + what + ": " + why); };
+  if (n < 1) throw bad("no rows");
+  if (static_cast<std::int64_t>(row_ptr.size()) != n + 1 || row_ptr[0] != 0) throw bad("row_ptr has the wrong shape");
+  if (val.size() != col.size() || row_ptr.back() != nnz()) throw bad("nnz disagrees between row_ptr, col and val");
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (row_ptr[i + 1] < row_ptr[i]) throw bad("row_ptr decreases at row " + std::to_string(i));
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      if (col[k] < 0 || col[k] >= n) throw bad("column out of range in row " + std::to_string(i));
+      if (k > row_ptr[i] && col[k] < col[k - 1]) throw bad("columns not ascending in row " + std::to_string(i));
+      if (!std::isfinite(val[k])) throw bad("non-finite value in row " + std::to_string(i));
+    }
+  }
+}
+
+bool Matrix::symmetric() const {
+  // Entry (i, j) against (j, i): rows are sorted, so a binary search finds the mirror; equal
+  // (i, j) duplicates must be mirrored by as many equal duplicates.
+  bool ok = true;
+  GPSM_OMP(parallel for schedule(dynamic, 1024) reduction(&& : ok))
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1] && ok; ++k) {
+      const std::int64_t j = col[k];
+      const auto* b = col.data() + row_ptr[j];
+      const auto* e = col.data() + row_ptr[j + 1];
+      const auto range = std::equal_range(b, e, static_cast<std::int32_t>(i));
+      const auto dup_lo = std::equal_range(col.data() + row_ptr[i], col.data() + row_ptr[i + 1], col[k]);
+      const std::int64_t nth = k - (dup_lo.first - col.data());
+      if (range.second - range.first != dup_lo.second - dup_lo.first ||
+          val[(range.first - col.data()) + nth] != val[k])
+        ok = false;
+    }
+  }
+  return ok;
+}
+
+double Matrix::norm_inf() const {
+  double m = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) s += std::fabs(val[k]);
+    m = std::max(m, s);
+  }
+  return m;
+}
+
+namespace {
+
+const char* kGrammar =
+    "poisson2d:N[xNY], poisson3d:N[xNYxNZ], poisson27:N[xNYxNZ], elastic:N[xNYxNZ], banded:ROWS:NNZ[:SEED], "
+    "arrow:ROWS[:NNZ] or a .mtx file, then optionally @nnz and @tol=X; numbers take k, M, G";
+
+[[noreturn]] void bad_spec(const std::string& text, const std::string& why) {
+  throw std::invalid_argument("bad cg matrix '" + text + "': " + why + " (use " + kGrammar + ")");
+}
+
+// "512", "4k", "1.5M": a positive whole number with an optional power-of-1000 suffix.
+bool parse_count(const std::string& t, std::int64_t& v) {
+  if (t.empty()) return false;
+  double scale = 1;
+  std::string num = t;
+  switch (t.back()) {
+    case 'k': case 'K': scale = 1e3; num.pop_back(); break;
+    case 'M': scale = 1e6; num.pop_back(); break;
+    case 'G': scale = 1e9; num.pop_back(); break;
+    default: break;
+  }
+  char* end = nullptr;
+  const double d = std::strtod(num.c_str(), &end);
+  if (num.empty() || end == nullptr || *end != '\0' || !(d > 0)) return false;
+  const double x = d * scale;
+  if (x != std::floor(x) || x > 9e15) return false;
+  v = static_cast<std::int64_t>(x);
+  return true;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t a = 0;
+  for (std::size_t b; (b = s.find(sep, a)) != std::string::npos; a = b + 1) out.push_back(s.substr(a, b - a));
+  out.push_back(s.substr(a));
+  return out;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+MatrixSpec parse_spec(const std::string& text) {
+  MatrixSpec s;
+  s.text = text;
+  // Modifiers after '@' (a file name may hold '@' only before the last ".mtx").
+  std::string head = text;
+  const std::size_t mtx = text.rfind(".mtx");
+  const std::size_t at = text.find('@', mtx == std::string::npos ? 0 : mtx);
+  if (at != std::string::npos) {
+    head = text.substr(0, at);
+    for (const std::string& m : split(text.substr(at + 1), '@')) {
+      if (m == "nnz") {
+        s.balance_nnz = true;
+      } else if (m.rfind("tol=", 0) == 0) {
+        char* end = nullptr;
+        s.tol = std::strtod(m.c_str() + 4, &end);
+        if (m.size() == 4 || *end != '\0' || !(s.tol > 0) || !(s.tol < 1)) bad_spec(text, "@tol= takes a number in (0, 1)");
+      } else {
+        bad_spec(text, "unknown modifier '@" + m + "'");
+      }
+    }
+  }
+  if (ends_with(head, ".mtx")) {
+    s.kind = "mtx";
+    s.path = head;
+    return s;
+  }
+  const auto parts = split(head, ':');
+  s.kind = parts[0];
+  if (s.kind == "poisson2d" || s.kind == "poisson3d" || s.kind == "poisson27" || s.kind == "elastic") {
+    const int dims = s.kind == "poisson2d" ? 2 : 3;
+    if (parts.size() != 2) bad_spec(text, s.kind + " takes one size");
+    const auto ext = split(parts[1], 'x');
+    if (ext.size() != 1 && static_cast<int>(ext.size()) != dims) bad_spec(text, s.kind + " takes N or " + (dims == 2 ? "NXxNY" : "NXxNYxNZ"));
+    for (int d = 0; d < dims; ++d)
+      if (!parse_count(ext[ext.size() == 1 ? 0 : d], s.dims[d])) bad_spec(text, "bad extent");
+    if (dims == 2) s.dims[2] = 1;
+    const double rows = static_cast<double>(s.dims[0]) * s.dims[1] * s.dims[2] * (s.kind == "elastic" ? 3 : 1);
+    if (rows > 2147483647.0) bad_spec(text, "more than 2^31 - 1 rows");
+    s.rows = static_cast<std::int64_t>(rows);
+    return s;
+  }
+  if (s.kind == "banded" || s.kind == "arrow") {
+    std::int64_t nnz = 5, seed = 1;
+    const bool banded = s.kind == "banded";
+    if (parts.size() < (banded ? 3u : 2u) || parts.size() > (banded ? 4u : 3u))
+      bad_spec(text, banded ? "banded takes ROWS:NNZ[:SEED]" : "arrow takes ROWS[:NNZ]");
+    if (!parse_count(parts[1], s.rows) || s.rows < 2 || s.rows > 2147483647) bad_spec(text, "bad row count");
+    if (parts.size() > 2 && (!parse_count(parts[2], nnz) || nnz < 3 || nnz > 1000)) bad_spec(text, "nonzeros per row must be 3 to 1000");
+    if (banded && parts.size() > 3 && !parse_count(parts[3], seed)) bad_spec(text, "bad seed");
+    if (!banded && s.rows > 1000000) bad_spec(text, "arrow's dense row makes it a test matrix: at most 1M rows");
+    s.nnz_per_row = static_cast<int>(nnz);
+    s.seed = static_cast<std::uint64_t>(seed);
+    return s;
+  }
+  bad_spec(text, "unknown kind '" + s.kind + "'");
+}
+
+Matrix load(const MatrixSpec& s) {
+  const std::int64_t* d = s.dims;
+  if (s.kind == "poisson2d") return poisson2d(d[0], d[1]);
+  if (s.kind == "poisson3d") return poisson3d7(d[0], d[1], d[2]);
+  if (s.kind == "poisson27") return poisson3d27(d[0], d[1], d[2]);
+  if (s.kind == "elastic") return elastic3d(d[0], d[1], d[2]);
+  if (s.kind == "banded") return banded(s.rows, s.nnz_per_row, s.seed);
+  if (s.kind == "arrow") return arrow(s.rows, s.nnz_per_row, s.seed);
+  if (s.kind != "mtx") throw gpsm::Error("gpsm: cg: no matrix kind '" + s.kind + "'");
+  const graph_io::Csr c = graph_io::load_graph(s.path);
+  if (c.rows != c.cols) throw gpsm::Error("gpsm: cg: " + s.path + " is " + std::to_string(c.rows) + " x " +
+                                          std::to_string(c.cols) + "; CG needs a square matrix");
+  Matrix m;
+  m.n = c.rows;
+  m.row_ptr = c.row_ptr;
+  m.col = c.col;
+  m.val.resize(c.col.size(), 1.0);  // pattern files: ones
+  if (c.weighted()) std::copy(c.val.begin(), c.val.end(), m.val.begin());
+  m.validate(s.path);
+  if (!m.symmetric()) throw gpsm::Error("gpsm: cg: " + s.path + " is not symmetric; CG needs a symmetric positive definite matrix");
+  return m;
+}
+
+std::vector<double> rhs_ones(const Matrix& a, int lanes) {
+  std::vector<double> b(static_cast<std::size_t>(a.n));
+  const auto one = [](std::int64_t) { return 1.0; };
+  GPSM_OMP(parallel for schedule(static))
+  for (std::int64_t i = 0; i < a.n; ++i) b[i] = row_times(a.row_ptr[i], a.row_ptr[i + 1], a.col.data(), a.val.data(), lanes, one);
+  return b;
+}
+
+}  // namespace gpsm::apps::cg

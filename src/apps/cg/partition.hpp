@@ -1,0 +1,79 @@
+#pragma once
+// How a CG run splits the matrix over GPUs (plain C++, CPU-tested): contiguous row blocks, each
+// GPU's rows renumbered locally, and the halo: the entries of the exchanged vector each GPU needs
+// from each peer, learned from the sparsity, so only those cross the link, packed.
+//
+// A GPU's local vectors are [its rows | its halo slots]. Halo slots hold the columns its rows
+// reference outside its rows, ascending by global index (so grouped by owner, in rank order):
+// slots [recv_off[g], recv_off[g + 1]) come from rank g. A peer sends exactly those entries, in
+// that order: send[g] on the owner lists its local rows, and the owner's push list says, per
+// entry, where it lands in the peer's local vector (in-kernel pushes) and in the owner's packed
+// send buffer (copies by the host-driven paradigms).
+#include <cstdint>
+#include <vector>
+
+#include "apps/cg/matrix.hpp"
+
+namespace gpsm::apps::cg {
+
+struct RowRange {
+  std::int64_t begin = 0, end = 0;  // [begin, end)
+  std::int64_t size() const { return end - begin; }
+};
+
+// parts contiguous ranges covering [0, n) in order, sizes differing by at most one (the larger
+// first). Throws std::invalid_argument unless 1 <= parts <= n.
+std::vector<RowRange> split_rows(std::int64_t n, int parts);
+// parts contiguous ranges covering the rows in order, every one non-empty, cut where the running
+// nonzero count first reaches k * nnz / parts (a part may then hold a single dense row, and a
+// part's nonzeros exceed nnz / parts by less than its largest row). Throws like split_rows.
+std::vector<RowRange> split_rows_by_nnz(const std::vector<std::int64_t>& row_ptr, int parts);
+
+struct RankPlan {
+  RowRange rows;                     // global rows owned
+  std::vector<std::int32_t> row_ptr;  // local CSR, rows.size() + 1 (a GPU holds < 2^31 nonzeros)
+  std::vector<std::int32_t> col;      // < rows.size(): an owned row; else rows.size() + halo slot
+  std::vector<double> val;            // the global rows' entries, in their order
+  std::vector<std::int64_t> halo;     // global index of each halo slot, ascending
+  std::vector<std::int64_t> recv_off;  // ranks + 1: slots from rank g are [recv_off[g], recv_off[g + 1])
+  std::vector<std::vector<std::int32_t>> send;  // send[g]: local rows rank g receives, in its slot order
+  std::vector<std::int64_t> send_off;  // ranks + 1: send[g] sits at [send_off[g], send_off[g + 1]) of the packed buffer
+  // One push per (sent row, destination), in local row order: pushes of chunk c (chunk_rows(E)
+  // rows) are [chunk_push[c], chunk_push[c + 1]).
+  std::vector<std::int32_t> push_row;
+  std::vector<std::int32_t> push_peer;
+  std::vector<std::int32_t> push_dst;   // index in the peer's local vector (its rows + slot)
+  std::vector<std::int32_t> push_pack;  // index in this rank's packed send buffer
+  std::vector<std::int32_t> chunk_push;
+  // Chunks whose rows read no halo slot first (they can run before the peers' data arrives), in
+  // ascending order, then the others; boundary_chunks of them read the halo.
+  std::vector<std::int32_t> chunk_order;
+  std::int64_t boundary_chunks = 0;
+
+  std::int64_t local_rows() const { return rows.size(); }
+  std::int64_t halo_size() const { return static_cast<std::int64_t>(halo.size()); }
+  std::int64_t nnz() const { return static_cast<std::int64_t>(col.size()); }
+  std::int64_t sends() const { return send_off.empty() ? 0 : send_off.back(); }
+};
+
+struct Plan {
+  int ranks = 1;
+  int lanes = 2;            // threads per row (cg_math.hpp): a property of the matrix
+  int rows_per_thread = 1;  // E: chunks of kThreads * E rows
+  std::int64_t n = 0, nnz = 0;
+  std::vector<RankPlan> rank;
+
+  std::int64_t chunk() const;           // rows per chunk
+  std::int64_t chunks(int r) const;     // chunks of rank r
+  std::int64_t halo_total() const;      // sum of the halo slots: entries that cross a link per exchange
+};
+
+// Rows per thread for a split: the smallest power of two (<= 8) that keeps every GPU at or below
+// 4096 chunks, so a GPU's partial sums over its chunks stay short.
+int rows_per_thread_for(const std::vector<RowRange>& parts);
+
+// The split of `a` over parts.size() GPUs. Throws gpsm::Error when a GPU would hold 2^31 or more
+// nonzeros or local entries, or parts exceed kMaxRanks.
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts);
+
+}  // namespace gpsm::apps::cg

@@ -1,0 +1,50 @@
+// Link and memory bytes per CG iteration (traffic.hpp).
+#include "apps/cg/traffic.hpp"
+
+#include <algorithm>
+
+namespace gpsm::apps::cg {
+
+double link_bytes_per_iter(const Plan& plan, Variant v, Exchange e) {
+  if (e == Exchange::none || plan.ranks == 1) return 0;
+  const double pairs = static_cast<double>(plan.ranks) * (plan.ranks - 1);
+  const double halo = e == Exchange::elided ? 0.0 : 8.0 * static_cast<double>(plan.halo_total());
+  // Values each reduction carries: Standard reduces one scalar twice, Pipelined two scalars once.
+  const int values = v == Variant::standard ? 1 : 2;
+  const double per_sync = e == Exchange::host ? 8.0 * values  // ring allgather: each rank's values to every other rank
+                                              : device_word_bytes(values);
+  return halo + pairs * per_sync * syncs_per_iter(v);
+}
+
+namespace {
+double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
+  const RankPlan& p = plan.rank[r];
+  const double rows = static_cast<double>(p.local_rows()), halo = static_cast<double>(p.halo_size());
+  const double matrix = 12.0 * static_cast<double>(p.nnz()) + 4.0 * (rows + 1);
+  const double sends = 16.0 * static_cast<double>(p.sends());  // a sent entry read, and written to a peer or the pack
+  double vectors = 0;
+  if (v == Variant::standard) {
+    // SpMV: read p_old and r (rows and halo), write p (rows and halo) and q; update: read x, p, q, r, write x, r.
+    vectors = 8.0 * (3.0 * (rows + halo) + rows) + 8.0 * 6.0 * rows;
+  } else {
+    // SpMV: read w (rows and halo); update: read z, s, p, x, r, write z, s, p, x, r, w. Discrete
+    // kernels also write A w and read it back.
+    vectors = 8.0 * (rows + halo) + 8.0 * 11.0 * rows + (discrete ? 16.0 * rows : 0.0);
+  }
+  return matrix + vectors + sends;
+}
+}  // namespace
+
+double mem_bytes_per_iter(const Plan& plan, Variant v, bool discrete) {
+  double b = 0;
+  for (int r = 0; r < plan.ranks; ++r) b += rank_mem(plan, r, v, discrete);
+  return b;
+}
+
+double max_rank_mem_bytes(const Plan& plan, Variant v, bool discrete) {
+  double b = 0;
+  for (int r = 0; r < plan.ranks; ++r) b = std::max(b, rank_mem(plan, r, v, discrete));
+  return b;
+}
+
+}  // namespace gpsm::apps::cg

@@ -1,0 +1,112 @@
+// Conjugate gradient on GPUs: every paradigm on 1, 2 and all GPUs, on matrices whose rows do not
+// divide evenly, one with a dense row and column, nonzero-balanced splits, and the row-group widths
+// of 4, 16 and 32 lanes; each run verified by the app against the CPU reference (residual history
+// and solution within 1e-10, the true residual within the gap bound). The checker is shown to catch
+// a wrong halo: the `infinite` bound, whose pushes are elided, must disagree with the reference.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "app_test_util.hpp"
+#include "apps/harness/nccl_comms.hpp"
+
+using namespace gpsm::apps;
+
+namespace {
+
+std::unique_ptr<App> cg() { return apptest::app_named("cg"); }
+using apptest::run;
+
+const Paradigm kAll[] = {Paradigm::single,       Paradigm::cpu_ctrl_std,  Paradigm::cpu_ctrl_pipe,
+                         Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::infinite};
+
+bool needs_nccl(Paradigm p) { return p == Paradigm::cpu_ctrl_std || p == Paradigm::cpu_ctrl_pipe; }
+
+// Every paradigm on every GPU count for one matrix.
+void every_paradigm(App& app, const std::string& size, int iters) {
+  for (int g : apptest::gpu_counts())
+    for (Paradigm par : kAll) {
+      if (par == Paradigm::single && g != 1) continue;
+      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size);
+      const RunOutcome o = run(app, par, g, app.problem(size, iters));
+      if (g > 1 && needs_nccl(par) && !gpsm::nccl_built()) {
+        EXPECT_EQ(o.status, RunStatus::unsupported);
+        continue;
+      }
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      EXPECT_EQ(o.iterations, iters);
+      ASSERT_EQ(o.sec_per_iter.size(), 1u);
+      EXPECT_GT(o.sec_per_iter[0], 0.0);
+      EXPECT_GT(o.mem_bytes_per_iter, 0.0);
+      if (par == Paradigm::infinite && g > 1) {
+        // Pushes elided: the history must differ from the reference, or the check proves nothing.
+        EXPECT_GT(o.error, 1e-6);
+      } else {
+        EXPECT_LE(o.error, 1e-10);
+      }
+      if (g == 1) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
+      else EXPECT_GT(o.link_bytes_per_iter, 0.0);
+    }
+}
+
+}  // namespace
+
+TEST(CgGpu, PoissonUnevenRows) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg();
+  ASSERT_NE(app, nullptr);
+  every_paradigm(*app, "poisson2d:37x29", 60);  // 1073 rows: no GPU count from 2 to 8 divides them
+}
+
+TEST(CgGpu, DenseRowAndColumn) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg();
+  every_paradigm(*app, "arrow:3001:7", 40);      // row 0 holds 3001 entries; every GPU needs x_0
+  every_paradigm(*app, "arrow:3001:7@nnz", 40);  // split by nonzeros: row 0 nearly alone
+}
+
+TEST(CgGpu, WideRowsAndBandedNonzeroSplit) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg();
+  every_paradigm(*app, "poisson27:9x8x7", 30);   // 16 lanes per row
+  every_paradigm(*app, "elastic:5x4x3", 30);     // 32 lanes per row
+  every_paradigm(*app, "banded:5003:9@nnz", 30);
+}
+
+TEST(CgGpu, SeveralRowsPerThread) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg();
+  // 1.1 M rows: 2 rows per thread on one GPU (chunks of 512 rows), 1 on two.
+  for (int g : apptest::gpu_counts())
+    for (Paradigm par : {Paradigm::single, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::cpu_ctrl_pipe}) {
+      if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
+      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
+      const RunOutcome o = run(*app, par, g, app->problem("poisson2d:1100x1000", 12));
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      EXPECT_EQ(o.iterations, 12);
+      EXPECT_LE(o.error, 1e-10);
+    }
+}
+
+TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg();
+  const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));
+  for (Paradigm par : kAll) {
+    if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
+    SCOPED_TRACE(paradigm_name(par));
+    const RunOutcome o = run(*app, par, g, app->problem("poisson2d:30x27@tol=1e-6", 5000));
+    ASSERT_EQ(o.status, RunStatus::ok) << o.reason;  // includes: the reference's iteration count
+    EXPECT_LT(o.iterations, 5000);
+    EXPECT_GT(o.iterations, 10);
+  }
+}
+
+TEST(CgGpu, SingleRefusesMoreGpus) {
+  GPSM_REQUIRE_GPUS(2);
+  auto app = cg();
+  const RunOutcome o = run(*app, Paradigm::single, 2, app->problem("poisson2d:16", 5));
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  const RunOutcome m = run(*app, Paradigm::memcpy, 2, app->problem("poisson2d:16", 5));
+  EXPECT_EQ(m.status, RunStatus::unsupported);
+}
