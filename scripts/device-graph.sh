@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# On a GPU machine after scripts/device-run.sh has built gpsm: the graph apps (issue 5), one
+# On a GPU machine after scripts/device-run.sh has built gpsm: the graph apps (docs/graphs.md), one
 # `gpsm bench` per (app, graph), each under its own time limit, so one slow run cannot take the
-# others' results with it. Default: the sizes the issue asks for (a power-law and a road-like
+# others' results with it. Default: the large sizes (a power-law and a road-like
 # graph of >= 1e8 edges, a rating matrix of 1e8 ratings); --small: the strong-scaling sizes.
 # Results: $OUT/graph-<app>-<graph>.json, tables in $OUT/bench.log.
 # Usage: scripts/device-graph.sh [--gpus 1,2,4] [--limit SECONDS] [--small] [--apps "pagerank sssp als"]

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Reproduces the seeds' simulator experiments on the 4x V100 PCIe 4 preset with `gpsm sim` (CPU
-# only, no GPU): the paradigm comparison of GPS Fig 8 / FinePack Fig 5.7 (jacobi2d, heat3d,
-# scatter), FinePack's link efficiency over P2P stores on small scattered stores (scatter), and
-# the sweeps of GPS Fig 13-14 and FinePack Fig 5.10-5.11 (link bandwidth, write queue entries,
-# GPS page size, FinePack sub-header bytes) on scatter and jacobi2d. docs/sim.md "Reproduction on
-# the seeds' systems" discusses the numbers.
+# Reproduces the papers' simulator experiments on the 4x V100 PCIe 4 preset with `gpsm sim` (CPU
+# only, no GPU): the paradigm comparison of GPS paper Fig 8 / PROACT dissertation Fig 5.7
+# (jacobi2d, heat3d, scatter), FinePack's link efficiency over P2P stores on small scattered
+# stores (scatter), and the sweeps of GPS paper Fig 13-14 and PROACT dissertation Fig 5.10-5.11
+# (link bandwidth, write queue entries, GPS page size, FinePack sub-header bytes) on scatter and
+# jacobi2d. docs/sim.md "Reproduction of the papers' simulated systems" discusses the numbers.
 #
 # Usage: scripts/sim-reproduce.sh OUTDIR   (writes OUTDIR/*.json, *.log, commands.txt, summary.md)
 # GPSM overrides the binary (default build/bin/gpsm). About 5 minutes on one core.
@@ -27,13 +27,14 @@ run() {  # run NAME ARGS...: gpsm sim ARGS --json OUT/NAME.json, the table to OU
   rm -f "$out/$name.err"  # progress lines only
   echo "   $((SECONDS - t0)) s" >&2
 }
-# Paradigm comparison (GPS Fig 8, FinePack Fig 5.7): 1 GPU (the baseline) and 4 GPUs.
+# Paradigm comparison (GPS paper Fig 8, PROACT dissertation Fig 5.7): 1 GPU (the baseline) and 4
+# GPUs.
 # jacobi2d at 4096^2 (host-loop bound on 4 GPUs) and 8192^2 (every block traced: GPS subscriptions
 # need unsampled traces, docs/sim.md "Not modelled").
 run paradigms_jacobi2d --app jacobi2d --size 4096,8192 --gpus 1,4 --paradigm all --sample 1
 run paradigms_heat3d --app heat3d --size 256 --gpus 1,4 --paradigm all
 run paradigms_scatter --app scatter --size 1M --gpus 1,4 --paradigm all
-# Sweeps (GPS Fig 13-14, FinePack Fig 5.10-5.11) on scatter and jacobi2d.
+# Sweeps (GPS paper Fig 13-14, PROACT dissertation Fig 5.10-5.11) on scatter and jacobi2d.
 for app in scatter jacobi2d; do
   size=1M
   [ "$app" = jacobi2d ] && size=4096

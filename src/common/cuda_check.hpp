@@ -1,6 +1,6 @@
 #pragma once
 // Checked CUDA calls: every runtime call goes through GPSM_CUDA so a failure names the call, the
-// file and line, and the CUDA error text (principle 5: clear failure, nothing silent).
+// file and line, and the CUDA error text (clear failure, nothing silent).
 #include <cuda_runtime.h>
 
 #include <string>

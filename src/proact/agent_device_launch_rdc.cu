@@ -1,6 +1,6 @@
-// The device-launch agent (PROACT dissertation §2.3.3 "dynamic kernel launches", Algorithm 1 line 15): the
-// producer block that completes a chunk launches a copy kernel for it (CUDA dynamic parallelism,
-// fire-and-forget stream). Relocatable device code: built as its own small target
+// The device-launch agent (PROACT dissertation §2.3.3 "dynamic kernel launches", Algorithm 1 line
+// 15): the producer block that completes a chunk launches a copy kernel for it (CUDA dynamic
+// parallelism, fire-and-forget stream). Relocatable device code: built as its own small target
 // (gpsm_proact_cdp, src/CMakeLists.txt) with the device runtime.
 #include <cuda_runtime.h>
 

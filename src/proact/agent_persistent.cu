@@ -1,5 +1,5 @@
-// The persistent transfer agent (PROACT dissertation §2.3.3 "long-lived software threads"): warps that poll
-// the chunks' ready flags and push each ready chunk to its destinations with peer stores.
+// The persistent transfer agent (PROACT dissertation §2.3.3 "long-lived software threads"): warps
+// that poll the chunks' ready flags and push each ready chunk to its destinations with peer stores.
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"

@@ -1,7 +1,7 @@
 #pragma once
-// The PROACT profiler's decision (PROACT dissertation §2.3.1, Table 2.2): from recorded sweep records
-// (agent x chunk size x transfer threads -> time) pick the configuration to use, preferring the
-// simpler mechanism when times are within a noise margin; prune chunk sizes the machine model
+// The PROACT profiler's decision (PROACT dissertation §2.3.1, Table 2.2): from recorded sweep
+// records (agent x chunk size x transfer threads -> time) pick the configuration to use, preferring
+// the simpler mechanism when times are within a noise margin; prune chunk sizes the machine model
 // predicts to be initiation- or tail-bound before sweeping; cache the choices in a readable JSON
 // file keyed by (machine, app, size). Plain C++.
 #include <cstdint>
@@ -97,9 +97,10 @@ TuneCache cache_from_json(const nlohmann::json& j);
 TuneCache load_cache(const std::string& path);
 void save_cache(const TuneCache& c, const std::string& path);  // throws gpsm::Error when it cannot write
 
-// The cache as a markdown table in the style of the PROACT dissertation's Table 2.2 (the profiler's chosen
-// configuration per app): machine, app, size, agent, chunk, threads, time, best time, records,
-// why; rows sorted by machine, app, size; '-' where a field does not apply (cache_table.cpp).
+// The cache as a markdown table in the style of the PROACT dissertation's Table 2.2 (the profiler's
+// chosen configuration per app): machine, app, size, agent, chunk, threads, time, best time,
+// records, why; rows sorted by machine, app, size; '-' where a field does not apply
+// (cache_table.cpp).
 std::string render_cache_table(const TuneCache& c);
 // `gpsm report` / `gpsm proact --show-cache`: the table of the cache file `path` under a heading
 // naming it, with what the columns mean. Throws gpsm::Error as load_cache does (a missing file too).

@@ -56,11 +56,12 @@ std::string render_cache_file(const std::string& path) {
   const TuneCache c = load_cache(path);
   return fmt::format(
       "## PROACT choices: {}\n\n"
-      "The profiler's chosen configuration per (machine, app, size), as in the PROACT dissertation's Table 2.2. size: the cache key's "
-      "bytes (synthetic producer: bytes produced per run; bench apps: the bytes of the arrays the app publishes, "
-      "docs/proact.md); time: the chosen configuration's median (synthetic: producer start to every destination "
-      "holding the data; bench apps: per iteration); best time: the fastest configuration measured; records: "
-      "configurations the choice was made from (1: the decomposition fixes the chunk, nothing was swept).\n\n{}",
+      "The profiler's chosen configuration per (machine, app, size), as in the PROACT dissertation's Table 2.2. "
+      "size: the cache key's bytes (synthetic producer: bytes produced per run; bench apps: the bytes of the "
+      "arrays the app publishes, docs/proact.md); time: the chosen configuration's median (synthetic: producer "
+      "start to every destination holding the data; bench apps: per iteration); best time: the fastest "
+      "configuration measured; records: configurations the choice was made from (1: the decomposition fixes the "
+      "chunk, nothing was swept).\n\n{}",
       path, render_cache_table(c));
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// PROACT chunk mapping (PROACT dissertation §2.3.2, Algorithm 1): an array split into transfer chunks, which
-// producer blocks write which chunk, and the per-chunk readiness counters. Plain C++.
+// PROACT chunk mapping (PROACT dissertation §2.3.2, Algorithm 1): an array split into transfer
+// chunks, which producer blocks write which chunk, and the per-chunk readiness counters. Plain C++.
 //
 // Each phase a chunk's counter starts at the number of producer blocks that write it; every such
 // block decrements it once after its block barrier; the block that brings it to 0 marks the chunk

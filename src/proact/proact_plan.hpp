@@ -25,7 +25,8 @@ enum class Pattern {
 const char* pattern_name(Pattern p);
 Pattern parse_pattern(const std::string& s);  // "one_to_all" | "all_to_all"; throws gpsm::Error
 
-inline constexpr std::uint64_t kBlockBytes = 4096;  // bytes one producer block writes (PROACT dissertation §2.5.1)
+// Bytes one producer block writes (PROACT dissertation §2.5.1).
+inline constexpr std::uint64_t kBlockBytes = 4096;
 
 struct ProactConfig {
   std::vector<int> devices;  // CUDA ordinals, rank order

@@ -1,4 +1,5 @@
-// The synthetic producer (PROACT dissertation §2.4.3) with its tracking variants, the verifier and the gate.
+// The synthetic producer (PROACT dissertation §2.4.3) with its tracking variants, the verifier and
+// the gate.
 #include <cuda_runtime.h>
 
 #include "common/cuda_check.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// The synthetic producer's values (PROACT dissertation §2.4.3), shared by the producer kernel, the verifier
-// and the host tests. CUDA-free.
+// The synthetic producer's values (PROACT dissertation §2.4.3), shared by the producer kernel, the
+// verifier and the host tests. CUDA-free.
 #include <cstdint>
 
 #include "gpsm/gps/config.hpp"  // GPSM_HD

@@ -1,5 +1,5 @@
 #pragma once
-// FinePack in software (seed 000 ch. V): how the dirty words of one 128-byte line travel to a
+// FinePack in software (PROACT dissertation ch. V): how the dirty words of one 128-byte line travel to a
 // subscriber at a fence, and the packed message format for scattered words.
 //
 // A source tracks dirty words in a bitmap, one u32 per line (bit w = word w). At the fence each

@@ -206,7 +206,7 @@ struct AgentArgs {
 };
 void launch_decoupled_agent(const AgentArgs& a, cudaStream_t s);
 
-// p2p_verify.cu: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
+// p2p_verify_cuda.cpp: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
 // Returns an empty string when every word arrived, else what went wrong.
 std::string verify_peer_pair(int dev_a, int dev_b, std::uint64_t words, cudaStream_t sa, cudaStream_t sb);
 

@@ -1,5 +1,5 @@
 #pragma once
-// Automatic subscription (GPS §3.2, §5.2 access tracking unit): during a profiling phase every
+// Automatic subscription (GPS paper §3.2, §5.2 access tracking unit): during a profiling phase every
 // device sets bit p of its own bitmap when it loads, stores or performs an atomic on page p. At
 // tracking_stop the bitmaps are reduced into new subscriber masks.
 #include <cstdint>

@@ -1,5 +1,5 @@
 // CPU<->GPU copies from pageable, pinned and write-combined host memory, with the driving thread
-// and the host pages bound to each NUMA node (seed 001 ch. 4: affinity and anisotropy).
+// and the host pages bound to each NUMA node (Comm|Scope thesis ch. 4: affinity and anisotropy).
 #include "scope/bench_common.cuh"
 #include "scope/numa_bind.hpp"
 

@@ -1,5 +1,5 @@
 // SM-driven peer stores and loads over NVLink/PCIe: goodput versus bytes written per 128 B line
-// (PROACT Fig 2.2 / FinePack Fig 5.1), versus vector width, and versus the number of blocks.
+// (PROACT dissertation Fig 2.2 and Fig 5.1), versus vector width, and versus the number of blocks.
 #include <algorithm>
 
 #include "scope/bench_common.cuh"

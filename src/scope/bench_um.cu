@@ -1,5 +1,5 @@
-// Unified Memory (seed 001 ch. 5): prefetch and fault-driven (coherence) bandwidth CPU<->GPU and
-// GPU<->GPU versus size, and page-fault latency by a linked-list traversal.
+// Unified Memory (Comm|Scope thesis ch. 5): prefetch and fault-driven (coherence) bandwidth
+// CPU<->GPU and GPU<->GPU versus size, and page-fault latency by a linked-list traversal.
 #include <algorithm>
 #include <chrono>
 #include <memory>

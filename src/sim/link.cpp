@@ -1,9 +1,9 @@
 // Interconnect packet accounting (see link.hpp and docs/sim.md "Links"). Every constant below
-// says where it comes from. "Seed 000" is ../shared/seeds/000_0c5a6780a32fe3ae.txt (the 2022
-// dissertation: ch. II Fig 2.2, ch. V FinePack Tables 5.1-5.3).
+// says where it comes from. Sources: the PROACT dissertation (ch. II Fig 2.2, ch. V FinePack
+// Tables 5.1-5.3; docs/references.md).
 //
 // Calibration points the model reproduces (tests/cpu/test_sim_link.cpp):
-//  - seed 000 Fig 2.2: 4-B stores reach 14 % goodput on PCIe and 8 % on NVLink;
+//  - PROACT dissertation Fig 2.2: 4-B stores reach 14 % goodput on PCIe and 8 % on NVLink;
 //  - our H200 NVLink4 fine-grained store curve (results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full/
 //    machine_model.json, goodput "sm_store_granularity"): 4/8/16/32/64/128-B stores reach
 //    35/104/208/280/335/370 GB/s, i.e. ratios 2.96, 2.00, 1.35, 1.20, 1.10 between neighbours;
@@ -28,7 +28,7 @@ constexpr double kPcieStp = 4;
 //  - LCRC, 4 B (one DW) per TLP.
 constexpr double kPcieLcrc = 4;
 //  - Memory request header, 4 DW = 16 B: 64-bit addresses (GPU BARs sit above 4 GiB; a 3 DW
-//    header is only for 32-bit addresses). Seed 000 Table 5.1 lists its fields (62-bit address).
+//    header is only for 32-bit addresses). PROACT dissertation Table 5.1 lists its fields (62-bit address).
 constexpr double kPcieMemHdr = 16;
 //  - Completion header (CplD), 3 DW = 12 B.
 constexpr double kPcieCplHdr = 12;
@@ -41,8 +41,8 @@ constexpr double kDw = 4;
 constexpr double kDllp = 8;
 // Amortization (assumption, stated): one Ack DLLP per 8 TLPs (Acks are coalesced up to the
 // AckNak latency timer) and one UpdateFC per 8 TLPs (credits returned in batches). 2 B per TLP.
-// With it a 4-B store is 4 / 30 = 13.3 % efficient; seed 000 Fig 2.2 reports 14 % (4 / 28, no
-// DLLPs), so the amortized DLLP cost is small against the seed either way.
+// With it a 4-B store is 4 / 30 = 13.3 % efficient; PROACT dissertation Fig 2.2 reports 14 % (4 / 28, no
+// DLLPs), so the amortized DLLP cost is small against the dissertation's figure either way.
 constexpr double kTlpsPerAck = 8;
 constexpr double kTlpsPerUpdateFc = 8;
 constexpr double kPcieDllpPerTlp = kDllp / kTlpsPerAck + kDllp / kTlpsPerUpdateFc;  // 2 B
@@ -78,7 +78,7 @@ constexpr double kFlitCplHdr = 12;
 // H200 NVLink4 store-granularity curve matches it to 2 % at every size (header comment above).
 constexpr double kNvFlit = 16;
 constexpr double kNvMaxPayload = 256;
-// Byte-enable flit: needed when the write does not cover whole 8-B words. Calibrated: seed 000
+// Byte-enable flit: needed when the write does not cover whole 8-B words. Calibrated: PROACT dissertation
 // Fig 2.2 gives 8 % for 4-B stores = 4 / 48 (header + BE + one data flit), and on our H200 an
 // 8-B store line delivers 2.96x the 4-B one (4/48 -> 8/32 is 3.0x; with a BE flit at 8 B it
 // would be 2.0x).
@@ -172,7 +172,7 @@ LinkParams default_link(LinkKind k) {
     // estimate (order of V100/A100 peer-access latency; not measured here).
     l.latency_ns = k == LinkKind::nvlink4 ? 425 : 700;
   } else {
-    // Max payload size 256 B: what GPU platforms typically negotiate (128..4096 allowed; seed 000
+    // Max payload size 256 B: what GPU platforms typically negotiate (128..4096 allowed; PROACT dissertation
     // Table 5.3 used 4096 for FinePack, set max_payload to reproduce it).
     l.max_payload = 256;
     // One-way endpoint-to-endpoint through one link: ~500 ns, an estimate in the 500-1000 ns
@@ -233,14 +233,14 @@ double wire_time_s(const LinkParams& l, double wire) {
 
 double finepack_wire_bytes(const LinkParams& l, double runs, double payload, int subheader) {
   if (subheader < 2 || subheader > 6)
-    throw std::invalid_argument("finepack: subheader must be 2..6 bytes (seed 000 Table 5.2)");
+    throw std::invalid_argument("finepack: subheader must be 2..6 bytes (PROACT dissertation Table 5.2)");
   if (payload <= 0 || runs <= 0) return 0;
   const double mps = max_payload(l);
-  // Outer payload: every run's sub-transaction header (seed 000 Table 5.2: 10-bit length plus
+  // Outer payload: every run's sub-transaction header (PROACT dissertation Table 5.2: 10-bit length plus
   // 6..38 address-offset bits = 2..6 B) followed by its data, 1-B aligned inside the outer packet.
   const double content = payload + runs * subheader;
   // Outer packets of at most max_payload bytes (the remote write queue flushes when the
-  // available-payload register runs out, seed 000 §5.3.2); the outer length field is in DWs, so
+  // available-payload register runs out, PROACT dissertation §5.3.2); the outer length field is in DWs, so
   // each outer packet is padded to 4 B (the last-BE field carries the 2 LSBs of the size).
   const double outer = ceil_div(content, mps);
   if (is_pcie_legacy(l.kind)) {
@@ -251,7 +251,7 @@ double finepack_wire_bytes(const LinkParams& l, double runs, double payload, int
     const Split s = split(content, mps, kDw);
     return (outer * kFlitMemHdr + s.padded) * kFlitBytes / kFlitTlpBytes;
   }
-  // NVLink analogue (seed 000 §5.3.2 "Applicability Beyond PCIe"): one header flit per outer
+  // NVLink analogue (PROACT dissertation §5.3.2 "Applicability Beyond PCIe"): one header flit per outer
   // packet, content in 16-B data flits; no byte-enable flit (sub-headers carry exact lengths).
   const Split s = split(content, mps, kNvFlit);
   return outer * kNvFlit + s.padded;

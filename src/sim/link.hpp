@@ -31,7 +31,7 @@ double wire_bytes_read(const LinkParams& l, double payload);
 // Time for `wire` bytes on one direction of the link at its raw bandwidth (no latency).
 double wire_time_s(const LinkParams& l, double wire);
 
-// FinePack (seed 000 ch. V): stores to one destination packed into one outer packet of at most
+// FinePack (PROACT dissertation ch. V): stores to one destination packed into one outer packet of at most
 // max_payload bytes: outer header once, then per sub-transaction `subheader` bytes (2..6) plus
 // its data. Returns wire bytes for `stores` stores of `bytes_each`, after the remote write
 // queue has coalesced them into `runs` contiguous runs (each run one sub-transaction).

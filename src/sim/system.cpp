@@ -1,5 +1,5 @@
 // Simulated machines (see system.hpp and docs/sim.md "Systems"). Every number says where it
-// comes from. "Seed 000" is ../shared/seeds/000_0c5a6780a32fe3ae.txt (the 2022 dissertation);
+// comes from. "PROACT dissertation" is the 2022 dissertation in docs/references.md;
 // "our H200 scope run" is results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full/machine_model.json.
 #include "sim/system.hpp"
 
@@ -24,20 +24,20 @@ constexpr double kPcieSwitchNs = 150;
 GpuParams v100() {
   GpuParams g;
   g.name = "V100";
-  g.sms = 80;              // seed 000 Table 4.1 / 5.3
+  g.sms = 80;              // PROACT dissertation Table 4.1 / 5.3
   g.clock_GHz = 1.38;      // V100 PCIe boost clock (SXM2: 1.53; the presets use one V100)
   g.hbm_GBps = 830;        // achievable of 900 peak HBM2 (~92 %, STREAM-like copies on V100)
-  g.l2_bytes = 6 << 20;    // seed 000 Table 4.1
+  g.l2_bytes = 6 << 20;    // PROACT dissertation Table 4.1
   g.l2_GBps = 2155;        // Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
                            // Microbenchmarking" (2018): measured L2 load throughput
   g.flops_G = 14000;       // 80 SMs x 64 FP32 lanes x 2 x 1.38 GHz = 14.1 TFLOP/s (peak)
-  g.blocks_per_sm = 8;     // 2048 threads per SM (seed 000 Table 4.1) / 256-thread blocks
-  g.launch_us = 5;         // host launch to start; seed 000 ch. II: "several microseconds"
+  g.blocks_per_sm = 8;     // 2048 threads per SM (PROACT dissertation Table 4.1) / 256-thread blocks
+  g.launch_us = 5;         // host launch to start; PROACT dissertation ch. II: "several microseconds"
   g.sync_us = 8;           // host sync / event round trip; estimate of the same order
   g.issue_us = 6;          // estimate: ~4 runtime calls per GPU and iteration (set device, launch,
                            // event record, stream wait) at ~1.5 us each
   g.readback_us = 3;       // estimate: a memset and a device-to-host copy of the result per GPU
-  g.fault_us = 50;         // seed 000 §4.6.2: 50 us per-SM stall per 64 KB UM page migration
+  g.fault_us = 50;         // PROACT dissertation §4.6.2: 50 us per-SM stall per 64 KB UM page migration
   g.page_bytes = 64 << 10; // ibid.: 64 KB migration granularity
   return g;
 }
@@ -114,13 +114,13 @@ double raw_from_payload_GBps(const LinkParams& l, double payload_GBps) {
 System v100_pcie(LinkKind k, const std::string& name) {
   System s;
   s.name = name;
-  s.gpus = 4;  // seed 000 §4.6.1 / §5.4: four V100-like GPUs on PCIe in a tree
+  s.gpus = 4;  // PROACT dissertation §4.6.1 / §5.4: four V100-like GPUs on PCIe in a tree
   s.gpu = v100();
   s.topology = Topology::switch_tree;
   s.link = default_link(k);
   s.switch_ns = kPcieSwitchNs;
   s.description = std::to_string(s.gpus) + "x V100 behind one PCIe switch, " + link_name(k) +
-                  " x16 per GPU (seed 000 ch. IV/V setups)";
+                  " x16 per GPU (PROACT dissertation ch. IV/V setups)";
   return s;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Simulated machines: GPUs and the links between them. Built-in presets (the seeds' systems and
+// Simulated machines: GPUs and the links between them. Built-in presets (the papers' systems and
 // the 4xH200 node measured here) or a `gpsm scope` machine model (JSON). Plain C++.
 #include <string>
 #include <utility>

@@ -1,21 +1,41 @@
-# Installs the current build into a scratch prefix, then configures, builds and runs the consumer.
-set(prefix ${BIN}/consumer-test/prefix)
-set(cbuild ${BIN}/consumer-test/build)
-file(REMOVE_RECURSE ${BIN}/consumer-test)
+# Installs the current build into a scratch prefix, then configures and builds a project against it
+# the way a downstream user would (find_package(gpsm) through CMAKE_PREFIX_PATH), and runs one of
+# its programs.
+#   -DSRC=... -DBIN=...   gpsm's source and build folders
+#   -DPROJECT=folder      the downstream project (default: tests/consumer, run: consumer)
+#   -DSCRATCH=name        its scratch folder under BIN (default: consumer-test), removed first
+#   -DRUN=program         run from the project's build folder after the build (optional)
+#   -DCUDA=compiler       the CUDA compiler gpsm was built with, for projects that compile CUDA
+if(NOT PROJECT)
+  set(PROJECT ${SRC}/tests/consumer)
+  set(RUN consumer)
+endif()
+if(NOT SCRATCH)
+  set(SCRATCH consumer-test)
+endif()
+set(prefix ${BIN}/${SCRATCH}/prefix)
+set(cbuild ${BIN}/${SCRATCH}/build)
+file(REMOVE_RECURSE ${BIN}/${SCRATCH})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BIN} --prefix ${prefix} RESULT_VARIABLE rc OUTPUT_QUIET)
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC}/tests/consumer -B ${cbuild} -DCMAKE_PREFIX_PATH=${prefix}
+set(cuda_arg "")
+if(CUDA)
+  set(cuda_arg -DCMAKE_CUDA_COMPILER=${CUDA})
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROJECT} -B ${cbuild} -DCMAKE_PREFIX_PATH=${prefix} ${cuda_arg}
                 RESULT_VARIABLE rc)
 if(rc)
-  message(FATAL_ERROR "consumer configure failed: ${rc}")
+  message(FATAL_ERROR "configure of ${PROJECT} against the installed gpsm failed: ${rc}")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${cbuild} RESULT_VARIABLE rc)
 if(rc)
-  message(FATAL_ERROR "consumer build failed: ${rc}")
+  message(FATAL_ERROR "build of ${PROJECT} against the installed gpsm failed: ${rc}")
 endif()
-execute_process(COMMAND ${cbuild}/consumer RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "consumer run failed: ${rc}")
+if(RUN)
+  execute_process(COMMAND ${cbuild}/${RUN} RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "${RUN} failed: ${rc}")
+  endif()
 endif()

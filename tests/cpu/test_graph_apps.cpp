@@ -236,7 +236,8 @@ TEST(GraphApps, GpsSubscriptionsAndBytesByHand) {
   EXPECT_EQ(subscriber_histogram({0u, 1u, 7u, 15u}, 4), (std::vector<double>{1, 0, 1, 1}));
 }
 
-// A road grid keeps most pages private; an R-MAT graph shares most of them (GPS paper Fig 9's range).
+// A road grid keeps most pages private; an R-MAT graph shares most of them (GPS paper Fig 9's
+// range).
 TEST(GraphApps, SubscriberDistributionOfRoadAndRmat) {
   for (const char* spec : {"road:64", "rmat:12"}) {
     SCOPED_TRACE(spec);

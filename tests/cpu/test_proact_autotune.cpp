@@ -14,8 +14,9 @@ using namespace gpsm::proact;
 
 namespace {
 
-// A recorded sweep in the shape of PROACT dissertation Fig 2.6: slow at small chunks (initiation-bound),
-// best in the middle, slower again at large chunks (tail-bound). Times in microseconds.
+// A recorded sweep in the shape of PROACT dissertation Fig 2.6: slow at small chunks
+// (initiation-bound), best in the middle, slower again at large chunks (tail-bound). Times in
+// microseconds.
 std::vector<SweepRecord> fig26_like() {
   std::vector<SweepRecord> r = {{Agent::memcpy, 0, 0, 3000e-6}, {Agent::inline_store, 0, 0, 2600e-6}};
   const std::uint64_t chunks[] = {4096, 65536, 1 << 20, 16 << 20};

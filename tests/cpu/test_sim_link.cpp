@@ -133,8 +133,8 @@ TEST(SimLink, NvlinkMatchesMeasuredH200StoreCurve) {
   }
 }
 
-// PROACT dissertation Fig 2.2: small stores have poor goodput, "as low as 8 % on NVLink and 14 % on PCIe for
-// 4-byte stores"; both > 80 % at >= 128 B; 32-B transfers much less efficient than 128-B.
+// PROACT dissertation Fig 2.2: small stores have poor goodput, "as low as 8 % on NVLink and 14 % on
+// PCIe for 4-byte stores"; both > 80 % at >= 128 B; 32-B transfers much less efficient than 128-B.
 TEST(SimLink, SmallStoreGoodputShape) {
   const LinkParams pcie = default_link(LinkKind::pcie4), nv = default_link(LinkKind::nvlink2);
   EXPECT_NEAR(eff(pcie, 4), 0.14, 0.01);  // 4/30 = 0.133
@@ -159,12 +159,13 @@ TEST(SimLink, WireTime) {
   EXPECT_THROW(wire_time_s(bad, 1), std::invalid_argument);
 }
 
-// FinePack (PROACT dissertation ch. V): 100 scattered 4-B stores to one destination, no two contiguous
-// (100 runs), PCIe 4 with the dissertation's 4096-B max payload (Table 5.3) and 5-B sub-headers:
+// FinePack (PROACT dissertation ch. V): 100 scattered 4-B stores to one destination, no two
+// contiguous (100 runs), PCIe 4 with the dissertation's 4096-B max payload (Table 5.3) and 5-B
+// sub-headers:
 //   outer content = 100 x (5 + 4) = 900 B -> one outer TLP: 26 + 900 = 926 B
 //   raw P2P stores: 100 x 30 = 3000 B  -> 3.24x fewer wire bytes from packing alone.
-// The dissertation's 5.1x (§5.1) also counts stores the write queue merged (redundant writes to the same
-// address): if the 100 runs came from 160 stores, 160 x 30 / 926 = 5.18x.
+// The dissertation's 5.1x (§5.1) also counts stores the write queue merged (redundant writes to
+// the same address): if the 100 runs came from 160 stores, 160 x 30 / 926 = 5.18x.
 TEST(SimLink, FinePackScatteredStores) {
   LinkParams l = default_link(LinkKind::pcie4);
   l.max_payload = 4096;

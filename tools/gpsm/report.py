@@ -646,7 +646,7 @@ def draw_bars_per_paradigm(plt, name, entries, runs, out_path, key, ylabel, titl
 
 
 def draw_speedup(plt, name, entries, runs, out_path):
-    """`gpsm bench`: speedup over the best single-GPU run (GPS Fig 8 style)."""
+    """`gpsm bench`: speedup over the best single-GPU run (GPS paper Fig 8 style)."""
     draw_bars_per_paradigm(plt, name, entries, runs, out_path, "speedup", "speedup over the best 1-GPU run",
                            "speedup", True, 0.315)
 
@@ -663,7 +663,7 @@ def draw_link_bytes(plt, name, entries, runs, out_path):
 
 
 def draw_subscribers(plt, name, entries, runs, out_path):
-    """Graph apps, GPS paradigms: the fraction of pages with 1, 2, ... subscribers (GPS Fig 9),
+    """Graph apps, GPS paradigms: the fraction of pages with 1, 2, ... subscribers (GPS paper Fig 9),
     one stacked bar per (run, paradigm, GPU count)."""
     bars = []  # (label, fractions)
     for run, t in entries:
@@ -695,7 +695,7 @@ def draw_subscribers(plt, name, entries, runs, out_path):
 
 
 # ----------------------------------------------------------------------------------------------
-# gpsm proact: seed 000 Fig 2.6 (speedup over memcpy vs chunk size), Fig 2.8 (compute slowdown
+# gpsm proact: PROACT dissertation Fig 2.6 (speedup over memcpy vs chunk size), Fig 2.8 (compute slowdown
 # from tracking), Fig 2.9 (fraction of the transfer time overlapped)
 # ----------------------------------------------------------------------------------------------
 
@@ -992,13 +992,13 @@ def main(argv=None):
             bname = out_file(name + "_link_bytes")
             bpath = os.path.join(out, bname)
             draw_link_bytes(plt, name, entries, used_runs, bpath)
-            produced.append((bname, [name], "link bytes per iteration normalized to memcpy (GPS Fig 10)", "bars"))
+            produced.append((bname, [name], "link bytes per iteration normalized to memcpy (GPS paper Fig 10)", "bars"))
             print(bpath)
         if entries[0][1].get("group") == "bench" and has_field(entries, "subscriber_pages"):
             pname = out_file(name + "_subscribers")
             ppath = os.path.join(out, pname)
             draw_subscribers(plt, name, entries, used_runs, ppath)
-            produced.append((pname, [name], "pages by subscriber count (GPS Fig 9)", "bars"))
+            produced.append((pname, [name], "pages by subscriber count (GPS paper Fig 9)", "bars"))
             print(ppath)
         if entries[0][1].get("group") == "proact":
             for pname, pdesc in draw_proact(plt, ticker, name, entries, out_file, out):

@@ -22,7 +22,7 @@ constexpr std::uint32_t kLineWords = kLineBytes / kWordBytes;  // 32
 constexpr std::uint32_t kSectorBytes = 32;                     // smallest remote write the link carries
 constexpr std::uint64_t kDefaultPageBytes = 64 * 1024;         // GPS paper §5.2: 64 KiB pages
 
-// How a store reaches the other subscribers of its page (seed 003 §3.3, DESIGN.md).
+// How a store reaches the other subscribers of its page (GPS paper §3.3, docs/gps.md "Publish modes").
 enum class PublishMode : std::uint8_t {
   inline_store = 0,  // each store is also written to every other subscriber as it is issued
   combine = 1,       // store marks a dirty word; at the fence dense lines go as line writes and

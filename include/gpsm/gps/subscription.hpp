@@ -34,7 +34,7 @@ class SubscriptionTable {
   // Remove `device` from the pages in range. If that would leave any page without a subscriber,
   // throws gpsm::Error naming the first such page and changes nothing.
   void unsubscribe(PageRange range, int device);
-  // Collapse the pages to the single copy at their current home (GPS §5.3: pages that hold
+  // Collapse the pages to the single copy at their current home (GPS paper §5.3: pages that hold
   // system-scope synchronization variables).
   void demote(PageRange range);
   // Replace all masks (tracking results); each must be non-zero and name only existing devices.

@@ -8,7 +8,7 @@
 //   v.atomic_*(i,x)  performed at the page's home replica (exact with many GPUs), published to
 //                    the other subscribers at the next fence
 //   v.ld_acquire_sys / st_release_sys   strong accesses at the home copy; the page is demoted to
-//                    that single copy at the next fence (GPS §5.3). Prefer flags outside GPS memory.
+//                    that single copy at the next fence (GPS paper §5.3). Prefer flags outside GPS memory.
 //   v.span(i, n)     a run checked once: where its loads read, and v.put(span, i, x) stores with
 //                    no mask lookup (x may be a 16-byte vector such as float4)
 //   v.local()        this device's replica (host and device): initial values, copies, kernels
@@ -324,7 +324,7 @@ class View {
   }
 
   // Strong accesses on replicated memory: performed at the home copy, and the page is reported
-  // so the next fence demotes it to that one copy (GPS §5.3).
+  // so the next fence demotes it to that one copy (GPS paper §5.3).
   __device__ __forceinline__ void st_release_sys(std::uint64_t i, T v) const {
     T* p = strong_home(i);
     if constexpr (sizeof(T) == 4) {

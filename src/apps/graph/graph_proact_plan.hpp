@@ -2,8 +2,8 @@
 // The graph apps' proact paradigm in plain C++ (CPU-tested; graph_exchange_cuda.cpp enqueues it,
 // graph_kernels.cu counts): a rank's owned rows of a published vector split into chunks, how many
 // kernel blocks write each chunk (its contributors), and the copies that ship each chunk to the
-// peers once its counter says every contributor is done (PROACT dissertation Algorithm 1, with a counter
-// that only grows instead of one reset every phase).
+// peers once its counter says every contributor is done (PROACT dissertation Algorithm 1, with a
+// counter that only grows instead of one reset every phase).
 //
 // The kernels map blocks to rows explicitly: block b of rank r's kernel writes its local rows
 // [b rows_per_block, (b + 1) rows_per_block) clipped to the rank's rows (no grid-stride loop), so

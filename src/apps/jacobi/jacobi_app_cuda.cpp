@@ -181,7 +181,7 @@ class SlabRun final : public jacobi::HostLoop {
   Slabs s_;
 };
 
-// cpu_free: one persistent cooperative kernel per GPU for the whole solve (seed 002 ch. 3).
+// cpu_free: one persistent cooperative kernel per GPU for the whole solve (CPU-free thesis ch. 3).
 // elide (the `infinite` bound on more than one GPU): the same kernel, device barrier and norm
 // exchange included, with the halo rows stored to scratch rows on the sending GPU instead of
 // the neighbour: every transfer between GPUs costs nothing, the result is not a result.

@@ -27,7 +27,7 @@ void launch_init_rows(float* buf, const float* bcol, std::int64_t nx, std::int64
 // demand loads) instead of this slab's halo rows.
 // ready (proact): when set, the block that computed row 1 stores ready[0] = phase and the block
 // that computed row `rows` stores ready[1] = phase (after a block barrier, release at system
-// scope: seed 000 Algorithm 1 with one writer block per edge-row chunk), so copy engines waiting
+// scope: PROACT dissertation Algorithm 1 with one writer block per edge-row chunk), so copy engines waiting
 // on the flags ship the edge rows while the interior is still being swept.
 struct Sweep {
   float* a_new = nullptr;

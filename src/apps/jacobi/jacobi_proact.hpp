@@ -1,7 +1,7 @@
 #pragma once
 // Jacobi 2D with PROACT decoupled halo transfers (`gpsm bench --paradigm proact`): the sweep marks
 // each edge row ready (a flag per row, set by the block that computed it after its barrier:
-// seed 000 Algorithm 1 with one writer block per chunk) and copy engines, waiting on the flags
+// PROACT dissertation Algorithm 1 with one writer block per chunk) and copy engines, waiting on the flags
 // through stream memory operations (src/proact/stream_wait.hpp), ship the rows into the
 // neighbours' halos while the interior is still being swept. No host round trip per row.
 #include <memory>

@@ -1,10 +1,10 @@
 // heat3d / wave3d on NCCL (nccl): per-GPU boxes (Slabs), one process driving every GPU (one
-// communicator per GPU, apps/harness/nccl_comms.hpp). Per iteration: the step on each rank's stream,
-// then every rank's halo planes by ncclSend / ncclRecv in one group over all ranks (required when
-// one thread drives several GPUs), whole planes as the memcpy paradigm copies them. Along z the
-// planes are contiguous and go from the owned planes straight into the neighbours' halos; along
-// x or y they are packed into contiguous buffers after the step and unpacked after the group
-// (BoxCopy, as memcpy does). NCCL's matched send/recv order the ranks: no events.
+// communicator per GPU, apps/harness/nccl_comms.hpp). Per iteration: the step on each rank's
+// stream, then every rank's halo planes by ncclSend / ncclRecv in one group over all ranks
+// (required when one thread drives several GPUs), whole planes as the memcpy paradigm copies them.
+// Along z the planes are contiguous and go from the owned planes straight into the neighbours'
+// halos; along x or y they are packed into contiguous buffers after the step and unpacked after the
+// group (BoxCopy, as memcpy does). NCCL's matched send/recv order the ranks: no events.
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/harness/nccl_comms.hpp"
 #include "gpsm/error.hpp"
