@@ -352,8 +352,11 @@ void ArrayState::arm_agent(int rank) {
   a.chunk_shift = layout.chunk_shift;
   a.page_shift = g.page_shift;
   a.self = rank;
+  int current = 0;  // view() is host code between the user's cudaSetDevice and launch: keep their device
+  GPSM_CUDA(cudaGetDevice(&current));
   ctx->set(rank);
   launch_decoupled_agent(a, ctx->agent_streams[rank]);
+  GPSM_CUDA(cudaSetDevice(current));
   d.armed = a.generation;
 }
 

@@ -34,7 +34,7 @@ enum class PublishMode : std::uint8_t {
 };
 
 // Who pushes a complete chunk in PublishMode::decoupled (the transfer agents of the PROACT
-// dissertation, §2.3): the warp whose store completed it, or persistent polling warps.
+// dissertation §2.3.3): the warp whose store completed it, or persistent polling warps.
 enum class DecoupledAgent : std::uint8_t {
   inline_warp = 0,  // the completing warp copies the chunk to each subscriber (16-byte stores)
   persistent = 1,   // a block of polling warps on a stream of its own, armed when a view is taken
