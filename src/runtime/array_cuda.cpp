@@ -407,6 +407,7 @@ void ArrayState::forget_learned() {
 }
 
 void ArrayState::learn() {
+  if (learner.intervals() == 0) return;  // no decoupled store while tracking: forget_learned() zeroed the counts
   const auto expect = learner.expectations(table.masks(), layout);
   for (int r = 0; r < ctx->size(); ++r) {
     const std::vector<std::uint32_t> list = learned_chunks(expect[r]);
