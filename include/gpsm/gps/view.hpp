@@ -16,8 +16,9 @@
 // Publish modes (config.hpp): inline_store writes every other subscriber at the store;
 // combine and bulk only mark the word dirty and publish at the fence; decoupled also counts the
 // store in its chunk's readiness counter, and the store that completes the count learned while
-// tracking has the chunk pushed while the kernel runs (docs/gps.md, "Decoupled publishing"). A device that is not
-// subscribed has no replica to publish from later, so its stores always go out inline.
+// tracking has the chunk pushed while the kernel runs (docs/gps.md, "Decoupled publishing").
+// A device that is not subscribed has no replica to publish from later, so its stores always go
+// out inline.
 // Stores are weak: other GPUs see them after Context::fence() (all modes), or, for inline
 // stores, after a release at system scope (fence_sys / st_release_sys) that they acquire, such as
 // the device fence of persistent kernels (device_fence.hpp).
