@@ -19,9 +19,10 @@ using namespace gpsm::sim;
 
 namespace {
 constexpr double GiB = 1024.0 * 1024 * 1024;
-const std::string kRepo = std::string(GPSM_FIXTURES_DIR) + "/../..";
-const std::string kH200Model =
-    kRepo + "/results/nvidia-h200-x4/2026-11-21_bb9b15c_scope-full/machine_model.json";
+// Machine models from our 4xH200 scope runs (tests/fixtures/machine_models/README.md says which run
+// each file comes from and what of it is kept).
+const std::string kModels = std::string(GPSM_FIXTURES_DIR) + "/machine_models";
+const std::string kH200Model = kModels + "/h200x4_full_machine_model.json";
 }  // namespace
 
 TEST(SimSystem, EveryPresetConstructs) {
@@ -157,7 +158,7 @@ TEST(SimSystem, FromMachineModelH200) {
 TEST(SimSystem, FromMachineModelReadsTheHostLoop) {
   nlohmann::json full, calls;
   std::ifstream(kH200Model) >> full;
-  std::ifstream(kRepo + "/results/nvidia-h200-x4/2026-11-22_c9c3bf0eca72_scope-host-calls/scope4/machine_model.json") >> calls;
+  std::ifstream(kModels + "/h200x4_host_calls_machine_model.json") >> calls;
   ASSERT_TRUE(calls.contains("latencies"));
   for (const auto& l : calls["latencies"])
     if (l["name"].get<std::string>().rfind("lat_launch", 0) != 0) full["latencies"].push_back(l);
@@ -206,7 +207,7 @@ TEST(SimSystem, FromMachineModelReadsTheHostLoop) {
 TEST(SimSystem, FromMachineModelReadsTheHotWord) {
   nlohmann::json full, hot;
   std::ifstream(kH200Model) >> full;
-  std::ifstream(kRepo + "/results/nvidia-h200/2026-11-22_b52410c42299_scope-hot-word/hot-word.json") >> hot;
+  std::ifstream(kModels + "/h200_hot_word_results.json") >> hot;
   ASSERT_TRUE(hot.contains("tests"));
   std::vector<gpsm::scope::TestResult> tests;
   for (const auto& t : hot["tests"]) tests.push_back(gpsm::scope::test_result_from_json(t));
@@ -228,7 +229,7 @@ TEST(SimSystem, FromMachineModelReadsTheHotWord) {
 }
 
 TEST(SimSystem, FromMachineModelErrorsNameTheFile) {
-  const std::string missing = kRepo + "/no/such/machine_model.json";
+  const std::string missing = kModels + "/no/such/machine_model.json";
   try {
     from_machine_model(missing);
     FAIL() << "no throw";

@@ -1055,6 +1055,64 @@ TEST(Stencil3DMarch, SubBoxIsTheRanksPlanesOfTheGrid) {
         }
 }
 
+// gps checks a work item with item_input_ranges: every cell the march reads for a thread's column
+// (the column on planes [m0 - R, m1 + R), the rows co +- 1 .. R and the R cells west and east on
+// planes [m0, m1)) lies in one of the ranges, and the ranges hold nothing of other ranks: along z
+// only planes [m0 - R, m1 + R), along y only rows [m0 - R, m1 + R) of a z plane.
+TEST(Stencil3DMarch, GpsItemRangesHoldEveryReadAndOnlyTheRanksPlanes) {
+  const i64 n[3] = {16, 11, 13};
+  for (int radius : {1, 2})
+    for (Axis axis : {Axis::y, Axis::z})
+      for (int v : {1, 4})
+        for (int nranks = 1; nranks <= 2; ++nranks)
+          for (int r = 0; r < nranks; ++r) {
+            SCOPED_TRACE(std::string("axis ") + axis_name(axis) + ", rank " + std::to_string(r) + " of " +
+                         std::to_string(nranks) + ", radius " + std::to_string(radius) + ", v " + std::to_string(v));
+            const Slab3D s = slab3d(n, axis, radius, nranks, r);
+            const stencil3d::SubBox g = stencil3d::sub_box(s);
+            const int m = static_cast<int>(axis), o = 3 - m;
+            const i64 sm = m == 1 ? g.sy : g.sz, so = m == 1 ? g.sz : g.sy;
+            const auto at = [&](i64 xx, i64 oo, i64 mm) { return g.offset + xx + oo * so + mm * sm; };
+            const i64 nx = g.box.n[0];
+            for (i64 m0 = radius; m0 < radius + s.count; ++m0)
+              for (i64 m1 = m0 + 1; m1 <= radius + s.count; ++m1)
+                for (i64 x = v == 4 ? 0 : radius; v == 4 ? x < nx : x < nx - radius; x += v)
+                  for (i64 co = radius; co < g.box.n[o] - radius; ++co) {
+                    stencil3d::CellRange rg[stencil3d::kMaxItemRanges];
+                    const int k = stencil3d::item_input_ranges(radius, v, m, g.offset, g.sy, g.sz, x, co, m0, m1, rg);
+                    ASSERT_EQ(k, m == 2 ? 1 : 1 + 2 * radius);
+                    for (int j = 0; j < k; ++j) {
+                      ASSERT_LT(rg[j].lo, rg[j].hi);
+                      if (m == 2) {  // planes [m0 - R, m1 + R) of the sub-box only
+                        EXPECT_GE(rg[j].lo, g.offset + (m0 - radius) * g.sz);
+                        EXPECT_LE(rg[j].hi, g.offset + (m1 + radius) * g.sz);
+                      } else {  // one z plane, rows [m0 - R, m1 + R) of it only
+                        const i64 z = (rg[j].lo - g.offset) / g.sz;
+                        EXPECT_EQ((rg[j].hi - 1 - g.offset) / g.sz, z);
+                        EXPECT_GE(rg[j].lo, g.offset + z * g.sz + (m0 - radius) * g.sy);
+                        EXPECT_LE(rg[j].hi, g.offset + z * g.sz + (m1 + radius) * g.sy);
+                      }
+                    }
+                    const auto held = [&](i64 i) {
+                      for (int j = 0; j < k; ++j)
+                        if (i >= rg[j].lo && i < rg[j].hi) return true;
+                      return false;
+                    };
+                    for (int c = 0; c < v; ++c)
+                      for (i64 mm = m0 - radius; mm < m1 + radius; ++mm) ASSERT_TRUE(held(at(x + c, co, mm)));
+                    for (i64 mm = m0; mm < m1; ++mm)
+                      for (int d = 1; d <= radius; ++d) {
+                        for (int c = 0; c < v; ++c) {
+                          ASSERT_TRUE(held(at(x + c, co - d, mm)));
+                          ASSERT_TRUE(held(at(x + c, co + d, mm)));
+                        }
+                        ASSERT_TRUE(held(at(x - d, co, mm)));
+                        ASSERT_TRUE(held(at(x + v - 1 + d, co, mm)));
+                      }
+                  }
+          }
+}
+
 // The remote cells: only the halo of a split along the asked axis, only on a side with a source;
 // a step's default strides are the box's extents.
 TEST(Stencil3DMarch, RemotePlanesAndDefaultStrides) {

@@ -5,7 +5,9 @@
 // also checked on their own: placed on every GPU's pages and read back.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cuda_runtime.h>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "apps/harness/app.hpp"
+#include "apps/stencil/decomp.hpp"
+#include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "app_test_util.hpp"
 #include "gpsm/error.hpp"
@@ -243,7 +247,7 @@ TEST(Stencil3DGpu, UmAndRdlMarchOnALargerBoxMatchTheCpuReference) {
 }
 
 // The host-driven paradigms run as one CUDA graph of every iteration by default and as a launch
-// per GPU per iteration with GPSM_HOST_LOOP=stream: both give the reference exactly, the timing
+// per GPU per iteration with GPSM_HOST_LOOP=stream (gps too: its fence_async is stream work): both give the reference exactly, the timing
 // text says which ran, and a value that is neither fails the run with the variable named.
 TEST(Stencil3DGpu, GraphAndStreamHostLoopsBothMatchTheCpuReference) {
   GPSM_REQUIRE_GPUS(1);
@@ -255,7 +259,7 @@ TEST(Stencil3DGpu, GraphAndStreamHostLoopsBothMatchTheCpuReference) {
   for (const char* mode : {"graph", "stream"}) {
     setenv("GPSM_HOST_LOOP", mode, 1);
     for (int g : gpu_counts())
-      for (Paradigm par : {Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::um}) {
+      for (Paradigm par : {Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::um, Paradigm::gps}) {
         SCOPED_TRACE(std::string(mode) + " " + paradigm_name(par) + " on " + std::to_string(g) + " GPUs");
         Problem p = app->problem("28x21x23", 9);
         p.seed = 7;
@@ -352,6 +356,85 @@ TEST(Stencil3DGpu, UmHintsReadBackOnEveryGpu) {
         ADD_FAILURE() << e.what();
       }
       check_run(*app, Paradigm::um_hints, g, p);
+    }
+}
+
+// gps's step checks once per work item that this GPU's replica holds what the item reads, and
+// updates the item cell by cell through the views (View::load reads the page's home copy) where it
+// does not. Rank 0 gives up its subscription to its upper halo (rank 1's first R planes of the
+// input) and its stale copy of them is NaN: one iteration of both ranks must give the result of
+// the same iteration with every page subscribed, where every item marches through the replica
+// (the march reading the stale copy would show as NaN). Along z (pages of one plane) and y (pages
+// of one row), heat3d and wave3d, float4 rows.
+TEST(Stencil3DGpu, GpsStepReadsHomeWhereReplicaLacksThePages) {
+  GPSM_REQUIRE_GPUS(2);
+  using stencil3d::Kind;
+  namespace gps = gpsm::gps;
+  for (Kind kind : {Kind::heat, Kind::wave})
+    for (Axis axis : {Axis::z, Axis::y}) {
+      const int R = stencil3d::radius_of(kind);
+      SCOPED_TRACE(std::string(kind == Kind::heat ? "heat3d" : "wave3d") + " along " + axis_name(axis));
+      const std::int64_t n[3] = {32, 32, 24};
+      const std::int64_t sy = n[0], sz = n[0] * n[1];
+      const std::uint64_t cells = static_cast<std::uint64_t>(sz * n[2]);
+      const int a = axis == Axis::z ? 2 : 1;
+      gps::Context ctx({0, 1});
+      Slab3D slab[2] = {slab3d(n, axis, R, 2, 0), slab3d(n, axis, R, 2, 1)};
+      const auto one_step = [&](bool cut) {
+        gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
+        o.page_bytes = static_cast<std::uint64_t>(a == 2 ? sz : sy) * sizeof(float);  // a plane / a row
+        gps::Array<float> in = ctx.alloc<float>(cells, o), out = ctx.alloc<float>(cells, o);
+        for (int r = 0; r < 2; ++r) {
+          GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+          for (int b = 0; b < 2; ++b) {
+            stencil3d::GridInit g;
+            g.buf = (b == 0 ? in : out).view(r).local();
+            for (int d = 0; d < 3; ++d) g.n[d] = n[d];
+            g.axis = a;
+            g.radius = R;
+            g.hi = n[a];
+            g.seed_interior = b == 0 ? 7 : 11;
+            g.seed_boundary = 5;
+            stencil3d::launch_grid_init(g, ctx.stream(r));
+          }
+        }
+        ctx.synchronize();
+        if (cut) {
+          // Rank 1's first R planes: per z plane along y (rows), one range along z.
+          const std::int64_t lo = slab[1].first, planes = a == 2 ? 1 : n[2];
+          const std::int64_t run = (a == 2 ? sz : sy) * R;
+          for (std::int64_t z = 0; z < planes; ++z) {
+            const std::uint64_t first = static_cast<std::uint64_t>(a == 2 ? lo * sz : z * sz + lo * sy);
+            in.unsubscribe(first, static_cast<std::uint64_t>(run), 0);
+            GPSM_CUDA(cudaSetDevice(ctx.device(0)));
+            GPSM_CUDA(cudaMemset(in.view(0).local() + first, 0xFF, static_cast<std::size_t>(run) * sizeof(float)));
+          }
+          GPSM_CUDA(cudaDeviceSynchronize());  // the poison lands before the step on ctx's stream
+          const std::uint64_t cut_page = static_cast<std::uint64_t>(lo * (a == 2 ? sz : sy)) * sizeof(float) / in.page_bytes();
+          EXPECT_EQ(in.subscriptions().mask(cut_page), 2u);  // rank 1's alone: its home
+          EXPECT_EQ(in.subscriptions().mask(0), 3u);
+        }
+        for (int r = 0; r < 2; ++r) {
+          GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+          stencil3d::GpsStep st;
+          st.in = in.view(r);
+          st.out = out.view(r);
+          st.slab = slab[r];
+          st.edges_first = true;
+          stencil3d::launch_gps_step(kind, st, ctx.stream(r));
+        }
+        ctx.fence();
+        return out.coherent();
+      };
+      const std::vector<float> march = one_step(false), mixed = one_step(true);
+      ASSERT_EQ(march.size(), mixed.size());
+      std::size_t bad = 0, nan = 0;
+      for (std::size_t i = 0; i < march.size(); ++i) {
+        nan += std::isnan(march[i]) || std::isnan(mixed[i]) ? 1 : 0;
+        bad += march[i] == mixed[i] ? 0 : 1;
+      }
+      EXPECT_EQ(nan, 0u);
+      EXPECT_EQ(bad, 0u) << "cells that differ between the march and the per-cell path";
     }
 }
 

@@ -48,7 +48,7 @@ class BenchProact {
   std::string chunk_text_, cache_path_, tune_path_;
   std::vector<std::uint64_t> sweep_;
   double margin_ = 0.03;
-  transfer::TuneCache cache_;  // --proact-cache's, or the --proact-tune file being extended
+  proact::TuneCache cache_;  // --proact-cache's, or the --proact-tune file being extended
   std::string machine_;
   int decided_ = 0;
 };

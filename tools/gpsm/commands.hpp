@@ -1,5 +1,10 @@
 #pragma once
-// The subcommands of the `gpsm` CLI.
+// The subcommands of the `gpsm` CLI. Each lives in its own file <name>_cmd.cpp and has the same
+// two entry points: add_<name>_command registers the subcommand and its options on the app, bound
+// to an <Name>Args, and run_<name> runs it once the command line is parsed (argc/argv: the command
+// line recorded in results files, argv[0] to find files installed next to the binary). main.cpp
+// registers them all in one table and maps exceptions to exit codes: std::invalid_argument (a
+// bad argument) 2, any other exception 1; a command returns its own code otherwise.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,20 +17,32 @@ class App;
 
 namespace gpsm::cli {
 
+// `gpsm scope` (scope_cmd.cpp): measure the node.
 struct ScopeArgs {
-  gpsm::scope::Options options;
+  gpsm::scope::Options options;      // --quick, --reps, --warmup; sizes and devices are set by the run
   std::vector<std::string> filters;  // -t
   std::string devices;               // --devices "0,1,2" (empty: all)
   std::string json_path;             // --json FILE
   std::string out_dir;               // --out DIR: results.json, machine_model.json, topology.json/.dot
+  std::string min_size = "4", max_size = "1G", peak_size = "512M";  // as given, parsed by the run
+  bool max_size_given = false;       // --quick ends the sweeps at 512M unless --max-size says otherwise
   bool list = false;
-  std::string command_line;
 };
+CLI::App* add_scope_command(CLI::App& app, ScopeArgs& a);
+int run_scope(const ScopeArgs& a, int argc, char** argv);
 
-int run_scope(ScopeArgs& a);
-int run_report(const std::vector<std::string>& files, const std::string& out_dir, const std::vector<std::string>& filters,
-               const std::string& argv0);
-int run_info();
+// `gpsm report` (report_cmd.cpp): plots from results files, tables from PROACT choice caches.
+struct ReportArgs {
+  std::vector<std::string> files, filters;
+  std::string out_dir = "gpsm-report";
+};
+CLI::App* add_report_command(CLI::App& app, ReportArgs& a);
+int run_report(const ReportArgs& a, int argc, char** argv);
+
+// `gpsm info` (info_cmd.cpp): build configuration, settings and GPUs found; no options.
+struct InfoArgs {};
+CLI::App* add_info_command(CLI::App& app, InfoArgs& a);
+int run_info(const InfoArgs& a, int argc, char** argv);
 
 // `gpsm publish` (publish_cmd.cpp): its options, registered on `app`, and the run.
 struct PublishArgs {
@@ -80,6 +97,7 @@ struct ProactArgs {
 CLI::App* add_proact_command(CLI::App& app, ProactArgs& a);
 int run_proact(const ProactArgs& a, int argc, char** argv);
 
+// The device arguments the GPU commands share (devices.cpp).
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);
 // Throws std::invalid_argument naming the first device id this machine (ngpu GPUs) lacks.

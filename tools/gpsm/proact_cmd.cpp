@@ -1,4 +1,4 @@
-// `gpsm proact`: the PROACT synthetic-producer benchmark (seed 000 §2.4.3, Fig 2.6/2.8/2.9): a
+// `gpsm proact`: the PROACT synthetic-producer benchmark (PROACT dissertation §2.4.3, Fig 2.6/2.8/2.9): a
 // producer kernel whose compute matches the copy time, its data shipped to the other GPUs by each
 // transfer agent at each chunk size and transfer-thread count, every run verified at every
 // destination. Arguments are checked before any GPU work; progress on stderr, the table on stdout,
@@ -69,7 +69,7 @@ CLI::App* add_proact_command(CLI::App& app, ProactArgs& a) {
       ->capture_default_str();
   c->add_option("--app", a.app, "Cache key's app name (default synthetic:<pattern>:<N>gpu)");
   c->add_option("--show-cache", a.show_cache,
-                "Print the choice cache FILE as a markdown table (seed Table 2.2 style: the configuration chosen per "
+                "Print the choice cache FILE as a markdown table (PROACT dissertation Table 2.2 style: the configuration chosen per "
                 "machine, app and size) and exit; no GPU needed");
   return c;
 }

@@ -1,4 +1,4 @@
-// `gpsm report` and `gpsm info`.
+// `gpsm report`: PNG plots from results files (report.py), a table from each PROACT choice cache.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -6,13 +6,10 @@
 #include <fstream>
 #include <iostream>
 
-#include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "gpsm/build_info.hpp"
-#include "gpsm/gps/settings.hpp"
-#include "scope/cuda_probe.hpp"
 #include "proact/autotune.hpp"
 
 namespace gpsm::cli {
@@ -77,18 +74,27 @@ int report_cache(const std::string& path, const std::string& out_dir) {
 
 }  // namespace
 
-int run_report(const std::vector<std::string>& all_files, const std::string& out_dir,
-               const std::vector<std::string>& filters, const std::string& argv0) {
+CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
+  auto* c = app.add_subcommand(
+      "report", "Render PNG plots and an index from results files; a PROACT choice cache (gpsm proact --tune, gpsm bench "
+                "--proact-tune) as a table of the chosen configuration per app");
+  c->add_option("files", a.files, "Results JSON files (several are overlaid) or choice-cache files")->required();
+  c->add_option("--out", a.out_dir, "Output directory");
+  c->add_option("-t,--test", a.filters, "Only tests matching this regex");
+  return c;
+}
+
+int run_report(const ReportArgs& a, int argc, char** argv) {
   std::vector<std::string> files;  // results files, for report.py
-  for (const auto& f : all_files) {
+  for (const auto& f : a.files) {
     if (!is_proact_cache(f)) {
       files.push_back(f);
       continue;
     }
-    if (const int rc = report_cache(f, out_dir); rc != 0) return rc;
+    if (const int rc = report_cache(f, a.out_dir); rc != 0) return rc;
   }
   if (files.empty()) return 0;
-  const std::string script = find_report_script(argv0);
+  const std::string script = find_report_script(argc > 0 ? argv[0] : "");
   if (script.empty()) {
     std::cerr << "gpsm: report.py not found next to the gpsm binary (share/gpsm/report.py); set GPSM_REPORT_SCRIPT\n";
     return 2;
@@ -96,48 +102,14 @@ int run_report(const std::vector<std::string>& all_files, const std::string& out
   const char* py = std::getenv("GPSM_PYTHON");
   std::string cmd = std::string(py ? py : "python3") + " " + shell_quote(script);
   for (const auto& f : files) cmd += " " + shell_quote(f);
-  cmd += " --out " + shell_quote(out_dir);
-  for (const auto& t : filters) cmd += " -t " + shell_quote(t);
+  cmd += " --out " + shell_quote(a.out_dir);
+  for (const auto& t : a.filters) cmd += " -t " + shell_quote(t);
   const int rc = std::system(cmd.c_str());
   if (rc == -1) {
     std::cerr << "gpsm: could not run python3 for the report\n";
     return 2;
   }
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 2;
-}
-
-int run_info() {
-  std::cout << fmt::format("gpsm {} (commit {}), {} build, CUDA architectures {}\n", GPSM_VERSION_STRING,
-                           GPSM_GIT_COMMIT, GPSM_BUILD_TYPE, GPSM_CUDA_ARCHITECTURES);
-  std::cout << "settings (environment):\n";
-  struct Var {
-    const char* name;
-    const char* def;
-    const char* doc;
-  } vars[] = {
-      {"GPSM_DEVICE_KIND", "", "machine kind recorded in results files (e.g. nvidia-h200-x4)"},
-      {"GPSM_PYTHON", "python3", "interpreter for `gpsm report`"},
-      {"GPSM_REPORT_SCRIPT", "<prefix>/share/gpsm/report.py", "plot script for `gpsm report`"},
-      {"CUDA_VISIBLE_DEVICES", "", "CUDA's device filter (ids in --devices are after it)"},
-      {"NCCL_NVLS_ENABLE", "0 (required here)", "NVLink multicast must stay off"},
-      {"NVSHMEM_DISABLE_NVLS", "1 (required here)", "NVLink multicast must stay off"},
-  };
-  for (const auto& v : vars) {
-    const char* cur = std::getenv(v.name);
-    std::cout << fmt::format("  {:<22} = {:<30} default {:<28} {}\n", v.name, cur ? cur : "(unset)", v.def, v.doc);
-  }
-  std::cout << "GPS runtime settings (environment):\n";
-  try {
-    for (const auto& d : gpsm::gps::describe(gpsm::gps::Settings::from_env()))
-      std::cout << fmt::format("  {:<22} = {:<30} default {:<28} {}\n", d.name, d.value, d.default_value, d.doc);
-  } catch (const std::exception& e) {
-    std::cout << "  " << e.what() << "\n";  // a malformed variable: say which, keep printing the rest
-  }
-  std::string why;
-  const int n = gpsm::scope::cuda_device_count(&why);
-  if (n == 0) std::cout << "GPUs: none (" << why << ")\n";
-  else std::cout << "GPUs: " << n << " CUDA device(s); `gpsm scope --quick` characterizes them\n";
-  return 0;
 }
 
 }  // namespace gpsm::cli

@@ -7,15 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "common/sizes.hpp"
 #include "gpsm/build_info.hpp"
 #include "gpsm/error.hpp"
-#include "gpsm/gps/config.hpp"
 #include "gpsm/machine_model.hpp"
 #include "scope/cuda_probe.hpp"
 #include "scope/model_build.hpp"
@@ -24,42 +24,6 @@
 #include "scope/text_report.hpp"
 
 namespace gpsm::cli {
-
-std::vector<int> parse_device_list(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string tok;
-  while (std::getline(ss, tok, ',')) {
-    if (tok.empty() || tok.find_first_not_of("0123456789") != std::string::npos)
-      throw gpsm::Error("gpsm: bad --devices '" + s + "' (expected e.g. 0,1,3)");
-    const int d = std::stoi(tok);
-    for (int e : out)
-      if (e == d) throw gpsm::Error("gpsm: device " + tok + " listed twice in --devices");
-    out.push_back(d);
-  }
-  if (out.empty()) throw gpsm::Error("gpsm: --devices is empty");
-  return out;
-}
-
-void require_devices_exist(const std::vector<int>& devices, int ngpu) {
-  for (int d : devices)
-    if (d >= ngpu)
-      throw std::invalid_argument(fmt::format("device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
-                                              ngpu == 1 ? "" : "s", ngpu - 1));
-}
-
-std::vector<int> context_devices(const std::vector<int>& asked, int ngpu, const char* cmd) {
-  if (!asked.empty()) {
-    require_devices_exist(asked, ngpu);
-    return asked;
-  }
-  std::vector<int> all;
-  for (int d = 0; d < ngpu && d < gpsm::gps::kMaxDevices; ++d) all.push_back(d);
-  if (ngpu > gpsm::gps::kMaxDevices)
-    std::cerr << fmt::format("gpsm {}: note: using GPUs 0-{} of {} (a GPS context holds at most {})\n", cmd,
-                             gpsm::gps::kMaxDevices - 1, ngpu, gpsm::gps::kMaxDevices);
-  return all;
-}
 
 namespace {
 
@@ -72,7 +36,39 @@ void write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-int run_scope(ScopeArgs& a) {
+CLI::App* add_scope_command(CLI::App& app, ScopeArgs& a) {
+  auto* c = app.add_subcommand("scope", "Measure the node: topology graph, transfer microbenchmarks, machine model");
+  c->add_flag("--quick", a.options.quick, "A useful pass under a minute: coarse sweeps, pairs with GPU 0 only");
+  c->add_flag("--list", a.list, "List the tests and exit");
+  c->add_option("-t,--test", a.filters, "Run only tests whose name equals or matches this regex (repeatable)");
+  c->add_option("--devices", a.devices, "Comma-separated CUDA device ids (default: all)");
+  c->add_option("--json", a.json_path, "Write the results document (schema gpsm.results) to FILE");
+  c->add_option("--out", a.out_dir, "Write results.json, machine_model.json, topology.json and topology.dot to DIR");
+  c->add_option("--reps", a.options.reps, "Timed repetitions per point (>= 5 for reported figures)")
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--warmup", a.options.warmup, "Untimed runs before timing")->check(CLI::Range(0, 100));
+  c->add_option("--min-size", a.min_size, "Smallest transfer of a sweep (e.g. 4, 64K)");
+  auto* max_size = c->add_option("--max-size", a.max_size, "Largest transfer of a sweep (e.g. 1G)");
+  c->add_option("--peak-size", a.peak_size, "Transfer size of peak figures and matrices (>= 512M recommended)");
+  c->parse_complete_callback([&a, max_size] { a.max_size_given = max_size->count() > 0; });
+  return c;
+}
+
+int run_scope(const ScopeArgs& a, int argc, char** argv) {
+  // Sizes first: bad ones fail on any machine.
+  gpsm::scope::Options o = a.options;
+  o.min_size = gpsm::parse_size(a.min_size);
+  o.max_size = gpsm::parse_size(a.max_size);
+  // quick: sweeps end at the peak size unless asked otherwise
+  if (o.quick && !a.max_size_given) o.max_size = 512ull << 20;
+  o.peak_size = gpsm::parse_size(a.peak_size);
+  if (o.min_size < 4 || o.min_size % 4)
+    throw gpsm::Error("gpsm: --min-size must be a multiple of 4 bytes (got " + a.min_size + ")");
+  if (o.max_size < o.min_size)
+    throw gpsm::Error("gpsm: --max-size (" + (o.quick && !a.max_size_given ? gpsm::format_size(o.max_size) + ", --quick's" : a.max_size) +
+                      ") is below --min-size (" + a.min_size + ")");
+  if (o.peak_size > o.max_size) o.peak_size = o.max_size;
+
   auto all = gpsm::scope::make_all_tests();
   if (a.list) {
     for (const auto& t : all)
@@ -88,7 +84,6 @@ int run_scope(ScopeArgs& a) {
               << "); `gpsm scope` measures real GPUs. Run it on a GPU node; `gpsm scope --list` shows the tests.\n";
     return 3;
   }
-  auto& o = a.options;
   if (a.devices.empty()) {
     for (int d = 0; d < ngpu; ++d) o.devices.push_back(d);
   } else {
@@ -132,7 +127,7 @@ int run_scope(ScopeArgs& a) {
   for (auto& g : topo.gpus) gpsm::topo::read_current_clocks(g.pci_bus_id, &g.sm_clock_mhz, &g.mem_clock_mhz);
 
   gpsm::scope::RunMeta meta;
-  meta.command = a.command_line;
+  for (int i = 0; i < argc; ++i) meta.command += (i ? " " : "") + std::string(argv[i]);
   meta.created = gpsm::scope::utc_now_iso8601();
   if (const char* k = std::getenv("GPSM_DEVICE_KIND")) meta.device_kind = k;
   meta.hostname = topo.hostname;

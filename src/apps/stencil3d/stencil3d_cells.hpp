@@ -1,5 +1,5 @@
 #pragma once
-// The cell accessor of gps's 3D thread-per-cell sweep (whose input is not one plain local box
+// The cell accessor of gps's 3D per-cell path (whose input is not one plain local box
 // with filled halos), the regions a rank updates, and the mappings with which um and rdl run the
 // marching step (sub_box, remote_of). Plain C++ with GPSM_HD, so the CPU tests run the very index
 // math the GPU kernels use (tests/cpu/test_stencil_apps.cpp).
@@ -49,7 +49,7 @@ inline Range span_of(const Slab3D& s) {
   return r;
 }
 
-// The whole grid in one array, x fastest: gps's index math (stencil3d_grid_kernels.cu's GpsCells
+// The whole grid in one array, x fastest: gps's index math (stencil3d_kernels.cu's GpsCells
 // loads and stores the same indices through GPS views), in plain memory for the CPU tests.
 struct GridCells {
   const float* in = nullptr;
@@ -94,6 +94,36 @@ inline Remote remote_of(const Slab3D& s, const Slab3D& nb, const float* src) {
   r.sz = nb.local[0] * nb.local[1];
   r.shift = nb.rank < s.rank ? nb.count : -s.count;
   return r;
+}
+
+// gps's check of one thread's work item (stencil3d_kernels.cu gps_item): contiguous ranges
+// [lo, hi) of global cell indices that hold every cell the march (run_item) reads for the column
+// x .. x + v - 1 at coordinate co of the other axis, march coordinates [m0, m1) along m (2: z,
+// the other axis y; 1: y, the other axis z), radius r, in a sub-box whose local (0, 0, 0) is
+// global index `origin`, with the grid's strides sy, sz. run_item reads the column on planes
+// [m0 - r, m1 + r) of m, and on planes [m0, m1) the rows co +- 1 .. r along the other axis and the
+// r cells west and east of the column (a float4 row's first and last vector reach into the row
+// before and after, same plane). Marching along z, every one of them lies between the column's
+// first and last cell: one range, holding only planes [m0 - r, m1 + r) (a z split: this rank's
+// own and halo planes). Marching along y, the rows of other z planes get ranges of their own
+// (1 + 2r in all), so a y split's ranges hold no other rank's rows.
+struct CellRange {
+  std::int64_t lo = 0, hi = 0;
+};
+constexpr int kMaxItemRanges = 5;  // 1 + 2r, r <= 2
+GPSM_HD int item_input_ranges(int r, int v, int m, std::int64_t origin, std::int64_t sy, std::int64_t sz,
+                              std::int64_t x, std::int64_t co, std::int64_t m0, std::int64_t m1,
+                              CellRange (&out)[kMaxItemRanges]) {
+  const std::int64_t sm = m == 1 ? sy : sz, so = m == 1 ? sz : sy;
+  const auto at = [&](std::int64_t xx, std::int64_t o, std::int64_t mm) { return origin + xx + o * so + mm * sm; };
+  int k = 0;
+  out[k++] = CellRange{at(x, co, m0 - r), at(x + v, co, m1 + r - 1)};
+  if (m == 1)
+    for (int d = 1; d <= r; ++d) {
+      out[k++] = CellRange{at(x, co - d, m0), at(x + v, co - d, m1 - 1)};
+      out[k++] = CellRange{at(x, co + d, m0), at(x + v, co + d, m1 - 1)};
+    }
+  return k;
 }
 
 // Updates cell (x, y, z) through accessor g: heat3d, or wave3d (kWave: out holds prev).

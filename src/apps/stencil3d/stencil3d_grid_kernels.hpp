@@ -1,8 +1,7 @@
 #pragma once
 // heat3d / wave3d kernels of the paradigms in their own files (stencil3d_paradigms.hpp): gps's
-// thread-per-cell sweep over a cell accessor (stencil3d_cells.hpp) and the whole-grid
-// initializer (um, gps). The marching step (um, rdl, and the per-box paradigms) is in
-// stencil3d_kernels.hpp.
+// step on GPS arrays and the whole-grid initializer (um, gps). The marching step (um, rdl, gps
+// and the per-box paradigms) is in stencil3d_kernels.cu.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -14,13 +13,19 @@
 namespace gpsm::apps::stencil3d {
 
 
-// gps: the whole grid in two GPS arrays (the rank's views), x fastest.
-struct GpsSweep {
+// gps: one iteration of one rank on the whole grid in two GPS arrays (the rank's views of them),
+// x fastest: the marching step of the hand-written paradigms (stencil3d_kernels.cu, float4 rows
+// where nx % 4 == 0) over the rank's sub-box of the grid (sub_box, as um), loads from this
+// device's replica (checked once per work item), each stored vector through View::span / put, so
+// the runtime publishes it to the page's other subscribers. edges_first: the planes a neighbour
+// reads are the launch's first work items, so their remote stores travel while the interior is
+// computed (as p2p_inline's pushes).
+struct GpsStep {
   gps::View<float> in, out;
-  std::int64_t sy = 0, sz = 0;
-  Region region;  // the rank's cells, global coordinates
+  Slab3D slab;
+  bool edges_first = false;
 };
-void launch_gps_sweep(Kind k, const GpsSweep& s, cudaStream_t st);
+void launch_gps_step(Kind k, const GpsStep& s, cudaStream_t st);
 
 // Initial values of planes [lo, hi) along `axis` of a whole n[0] x n[1] x n[2] grid (x fastest)
 // at buf: initial_value(global cell, seed_interior) in the global interior (radius cells from

@@ -62,6 +62,8 @@ class HostLoop : public Run {
   virtual void step(int r, int iter) = 0;  // reads buffer iter % 2, writes the other
   virtual void after_step(int /*r*/, int /*iter*/) {}
   virtual void after_iteration(int /*iter*/) {}
+  // Forgets the captured graph: the next graph solve() captures again (what a hook enqueues changed).
+  void drop_graph();
 
   gps::Context& ctx_;
   Problem p_;
@@ -76,6 +78,7 @@ class HostLoop : public Run {
   LoopLaunch launch_;
   std::vector<std::array<cudaEvent_t, 2>> ev_;  // [rank][iteration parity]
   cudaEvent_t fork_ = nullptr;                   // rank 0's capture start, waited by the others
+  std::vector<cudaEvent_t> join_;                // [rank]: its end of the capture, waited by rank 0
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };

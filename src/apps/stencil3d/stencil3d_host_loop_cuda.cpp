@@ -20,19 +20,32 @@ LoopLaunch loop_launch_from_env() {
 
 HostLoop::HostLoop(gps::Context& ctx, const Problem& p, bool events)
     : ctx_(ctx), p_(p), n_(ctx.size()), events_(events && ctx.size() > 1), launch_(loop_launch_from_env()) {
-  if (!events_) return;
-  ev_.resize(n_);
+  if (n_ == 1) return;
+  if (events_) ev_.resize(n_);
+  join_.resize(n_);
   for (int r = 0; r < n_; ++r) {
     GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-    for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    if (events_)
+      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    GPSM_CUDA(cudaEventCreateWithFlags(&join_[r], cudaEventDisableTiming));
   }
   GPSM_CUDA(cudaSetDevice(ctx.device(0)));
   GPSM_CUDA(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
 }
 
-HostLoop::~HostLoop() {
+void HostLoop::drop_graph() {
   if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
   if (graph_ != nullptr) cudaGraphDestroy(graph_);
+  exec_ = nullptr;
+  graph_ = nullptr;
+}
+
+HostLoop::~HostLoop() {
+  drop_graph();
+  for (int r = 0; r < static_cast<int>(join_.size()); ++r) {
+    cudaSetDevice(ctx_.device(r));
+    if (join_[r] != nullptr) cudaEventDestroy(join_[r]);
+  }
   if (fork_ != nullptr) {
     cudaSetDevice(ctx_.device(0));
     cudaEventDestroy(fork_);
@@ -44,9 +57,10 @@ HostLoop::~HostLoop() {
   }
 }
 
-// Without events the ranks of a multi-GPU loop are ordered by something the graph cannot hold
-// (NCCL's matching, host fences): those paradigms never say graph_ok().
-bool HostLoop::use_graph() const { return launch_ == LoopLaunch::graph && graph_ok() && (events_ || n_ == 1); }
+// Paradigms whose ranks are ordered by something the graph cannot hold (NCCL's matching, host
+// fences) never say graph_ok(); the others order them with the loop's events or with stream work
+// of their own (gps: the runtime's stream-ordered fence, events recorded and waited on the streams).
+bool HostLoop::use_graph() const { return launch_ == LoopLaunch::graph && graph_ok(); }
 
 std::string HostLoop::timing() const {
   if (!use_graph()) return "";
@@ -74,8 +88,8 @@ void HostLoop::enqueue_iterations() {
   }
 }
 
-// Rank 0's stream starts the capture; the others join through fork_ and hand their last
-// iteration's event back to rank 0 at the end, so one launch on rank 0's stream runs it all.
+// Rank 0's stream starts the capture; the others join through fork_ and hand their end back to
+// rank 0 through join_, so one launch on rank 0's stream runs it all.
 void HostLoop::capture() {
   cudaStream_t s0 = ctx_.stream(0);
   GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
@@ -92,7 +106,12 @@ void HostLoop::capture() {
     enqueue_iterations();
     if (n_ > 1) {
       GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
-      for (int r = 1; r < n_; ++r) GPSM_CUDA(cudaStreamWaitEvent(s0, ev_[r][(p_.iters - 1) & 1], 0));
+      for (int r = 1; r < n_; ++r) {
+        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+        GPSM_CUDA(cudaEventRecord(join_[r], ctx_.stream(r)));
+      }
+      GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
+      for (int r = 1; r < n_; ++r) GPSM_CUDA(cudaStreamWaitEvent(s0, join_[r], 0));
     }
   } catch (...) {
     cudaGraph_t broken = nullptr;

@@ -53,12 +53,14 @@
 //   * Loads are plain (coherent, L1-cached) global loads, never the read-only path: in the
 //     persistent kernel the buffers change between iterations (IterSync's acquire invalidates L1).
 #include "apps/stencil3d/stencil3d_kernels.hpp"
+#include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 
 #include <algorithm>
 #include <array>
 #include <climits>
 #include <map>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "apps/stencil/stencil_math.hpp"
@@ -135,8 +137,18 @@ __device__ __forceinline__ float xcell(const float (&c)[V], const float (&w)[R],
 // resolved from the launchers (Step's 0 = the box's extents): a select on them in the kernel
 // took the plain wave3d float4 step from 60 to 74 registers.
 enum Rem : int { kNone = 0, kPlanes = 1, kColumns = 2 };
-template <Kind K, int V, int M, int kRemote = kNone>
-__device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
+// Where a step's updated cells go: plain stores into s.out (every hand-written paradigm), or
+// (GpsOut, gps) through a GPS view, whose local replica s.out points into: one span per stored
+// vector (one mask read: the vector lies in one page), the vector stored with View::put, which
+// also publishes it to the page's other subscribers. The arithmetic and the march are the same.
+struct PlainOut {};
+struct GpsOut {
+  gps::View<float> view;
+  const float* base = nullptr;  // view.local(): element 0 of the grid in this device's replica
+};
+template <Kind K, int V, int M, int kRemote = kNone, class Out = PlainOut>
+__device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w, const Out& out = Out{}) {
+  constexpr bool kGps = std::is_same_v<Out, GpsOut>;
   constexpr int R = radius_of(K);
   constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
   i64 xt, ot, ch;
@@ -245,7 +257,20 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w) {
         v[k] = M == 2 ? wave_point(pv[k], c, lx, lo_, lm) : wave_point(pv[k], c, lx, lm, lo_);
       }
     }
-    if (!edge) {
+    if constexpr (kGps) {
+      const auto i = static_cast<std::uint64_t>(op - out.base);
+      const gps::View<float>::Span sp = out.view.span(i, V);
+      if (!edge) {
+        if constexpr (V == 4)
+          out.view.put(sp, i, make_float4(v[0], v[1], v[2], v[3]));
+        else
+          out.view.put(sp, i, v[0]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          if (lane_ok(k)) out.view.put(sp, i + k, v[k]);
+      }
+    } else if (!edge) {
       store<V>(op, v);
     } else {
 #pragma unroll
@@ -347,6 +372,96 @@ __global__ void __launch_bounds__(kCpuFreeThreads) cpu_free_kernel_impl(CpuFreeA
     a.sync.arrive_and_wait(iter, 0.0f, false, peer);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) *a.done = iter;
+}
+
+// ---- gps: the marching step on GPS arrays ----------------------------------------------------
+// A rank's cells of the global grid (its sub-box, as um marches it: sub_box), the input read from
+// this device's replica and the output stored through the view (GpsOut). Whether the replica holds
+// what a thread reads is checked once per work item, not per load: one View::local_span over the
+// contiguous range of the grid from the item's lowest to its highest input cell (marching along z,
+// the planes in between, all of them the rank's own or halo planes; along y, one range per plane
+// of the other axis, so a y split does not cover other ranks' rows; along x, split along x, the
+// range holds other ranks' columns, whose pages are then shared). Learned subscriptions (tracking) cover those ranges exactly, since
+// local_span marks their pages touched, so after tracking every item takes the march; an item
+// whose replica lacks a page (subscriptions changed by hand) updates its cells one by one through
+// View::load / View::store instead, which read the page's home copy: correct, slower.
+struct GpsStepArgs {
+  Step s;                // in / out: this device's replicas at the sub-box's origin; the grid's strides
+  GpsOut out;
+  gps::View<float> in;
+  i64 lift[3] = {0, 0, 0};  // global coordinate of the sub-box's local (0, 0, 0)
+};
+
+// The per-cell path's accessor: global indices through the views (update_cell's interface).
+struct GpsCells {
+  gps::View<float> in, out;
+  i64 sy, sz;
+  __device__ __forceinline__ float at(i64 i, const i64* /*c*/, int d, int k) const {
+    return in.load(static_cast<std::uint64_t>(i + k * stride_of(sy, sz, d)));
+  }
+  __device__ __forceinline__ float prev(i64 i) const { return out.load(static_cast<std::uint64_t>(i)); }
+  __device__ __forceinline__ void put(i64 i, float v) const { out.store(static_cast<std::uint64_t>(i), v); }
+};
+
+// The per-cell path of one thread's cells of an item (x .. x + V - 1 at co, march coordinates
+// [m0, m1)), out of line so that the march keeps its registers.
+template <Kind K, int V, int M>
+__device__ __noinline__ void gps_cells(const GpsStepArgs& a, i64 x, i64 co, i64 m0, i64 m1) {
+  constexpr int R = radius_of(K);
+  const GpsCells g{a.in, a.out.view, a.s.sy, a.s.sz};
+  const i64 nx = a.s.box.n[0];
+  for (i64 m = m0; m < m1; ++m)
+    for (int k = 0; k < V; ++k) {
+      const i64 l[3] = {x + k, M == 1 ? m : co, M == 2 ? m : co};
+      if (l[0] < R || l[0] >= nx - R) continue;
+      update_cell<K == Kind::wave>(g, l[0] + a.lift[0], l[1] + a.lift[1], l[2] + a.lift[2]);
+    }
+}
+
+template <Kind K, int V, int M>
+__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
+  constexpr int R = radius_of(K);
+  constexpr int O = 3 - M;
+  const Step& s = a.s;
+  i64 xt, ot, ch;
+  item_tiles(p, w, xt, ot, ch);
+  const i64 col = xt * kTx + threadIdx.x;
+  const i64 co = R + ot * kTy + threadIdx.y;
+  if (col >= p.cols || co >= s.box.n[O] - R) return;
+  i64 m0, m1;
+  chunk_range(p, s.box.count, R, ch, m0, m1);
+  const i64 x = p.x0 + col * V;
+  const i64 origin = s.in - a.in.local();  // global index of the sub-box's local (0, 0, 0)
+  const auto size = static_cast<i64>(a.in.size());
+  // [lo, hi) of the grid in this device's replica? (clamped to the grid, for safety's sake)
+  const auto local_range = [&](const gps::View<float>& v, i64 lo, i64 hi) {
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > size ? size : hi;
+    return v.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo)) != nullptr;
+  };
+  // What run_item reads (item_input_ranges, stencil3d_cells.hpp: one range along z, 1 + 2R along y).
+  CellRange rg[kMaxItemRanges];
+  const int nr = item_input_ranges(R, V, M, origin, s.sy, s.sz, x, co, m0, m1, rg);
+  bool local = true;
+#pragma unroll
+  for (int k = 0; k < kMaxItemRanges; ++k)
+    if (k < nr) local = local_range(a.in, rg[k].lo, rg[k].hi) && local;
+  // wave3d's previous time level: the column's own cells of the output.
+  if constexpr (K == Kind::wave) {
+    const i64 sm = M == 1 ? s.sy : s.sz, so = M == 1 ? s.sz : s.sy;
+    local = local_range(a.out.view, origin + x + co * so + m0 * sm, origin + x + V + co * so + (m1 - 1) * sm) && local;
+  }
+  if (local)
+    run_item<K, V, M, kNone>(s, p, w, a.out);
+  else
+    gps_cells<K, V, M>(a, x, co, m0, m1);
+}
+
+// __grid_constant__: the views stay in parameter space (their replica tables are indexed by
+// device at run time, which would otherwise copy the whole argument to the stack).
+template <Kind K, int V, int M>
+__global__ void __launch_bounds__(kTx* kTy) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const Plan p) {
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
@@ -474,6 +589,13 @@ CpuFreeFn cpu_free_fn(Kind k, bool vec, int m) {
   return k == Kind::heat ? cpu_free_fn<Kind::heat>(vec, m) : cpu_free_fn<Kind::wave>(vec, m);
 }
 
+using GpsStepFn = void (*)(GpsStepArgs, Plan);
+template <Kind K>
+GpsStepFn gps_step_fn(bool vec, int m) {
+  if (vec) return m == 1 ? gps_step_kernel<K, 4, 1> : gps_step_kernel<K, 4, 2>;
+  return m == 1 ? gps_step_kernel<K, 1, 1> : gps_step_kernel<K, 1, 2>;
+}
+
 // The kernel and plan of a step (launch_step, step_plan).
 std::pair<StepFn, Plan> step_launch(Kind k, const Step& s) {
   const bool vec = step_vec(s);
@@ -507,6 +629,28 @@ void launch_step(Kind k, const Step& s, cudaStream_t st) {
 }
 
 bool step_float4(const Step& s) { return step_vec(s); }
+
+void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
+  const SubBox sb = sub_box(g.slab);
+  GpsStepArgs a;
+  a.in = g.in;
+  a.out.view = g.out;
+  a.out.base = g.out.local();
+  a.s.in = g.in.local() + sb.offset;
+  a.s.out = g.out.local() + sb.offset;
+  a.s.box = sb.box;
+  a.s.sy = sb.sy;
+  a.s.sz = sb.sz;
+  a.lift[static_cast<int>(g.slab.axis)] = g.slab.first - g.slab.radius;
+  const bool vec = step_vec(a.s);
+  const int m = march_axis(sb.box);
+  const GpsStepFn fn = k == Kind::heat ? gps_step_fn<Kind::heat>(vec, m) : gps_step_fn<Kind::wave>(vec, m);
+  const Plan p = cached_plan(radius_of(k), vec ? 4 : 1, sb.box, g.edges_first,
+                             resident_blocks(reinterpret_cast<const void*>(fn)));
+  const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
+  fn<<<grid, dim3(kTx, kTy), 0, st>>>(a, p);
+  GPSM_CUDA_LAUNCH();
+}
 
 void launch_init(const Init& s, cudaStream_t st) {
   init_kernel<<<flat_blocks(s.box.n[0] * s.box.n[1] * s.box.n[2]), kFlatThreads, 0, st>>>(s);
