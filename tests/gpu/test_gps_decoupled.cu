@@ -166,6 +166,51 @@ TEST_P(GpsDecoupled, FewerOrMoreStoresThanLearnedStayCorrect) {
   }
 }
 
+// Word 5 of every chunk is stored by the owner's next rank instead of the owner, and the owner
+// stores word 0 twice: its count still reaches the learned one, so the chunk is pushed, while the
+// foreign word is published by the fence from the other rank.
+__global__ void shared_chunk_stores(View<std::uint32_t> v, std::uint32_t iter, int n) {
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < v.size();
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    const int o = owner(i, n);
+    const std::uint64_t w = i % kChunkWords;
+    const int writer = w == 5 ? (o + 1) % n : o;
+    if (writer == v.rank()) v.store(i, value(i, iter));
+    if (o == v.rank() && w == 0) v.store(i, value(i, iter));
+  }
+}
+
+// A push carries only the pushing rank's dirty words: another rank's word in the same chunk is
+// neither overwritten with a stale copy in any replica nor lost.
+TEST_P(GpsDecoupled, ForeignWordsInAPushedChunkSurvive) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  const std::uint64_t chunks = 16 * static_cast<std::uint64_t>(n);
+  const std::uint64_t N = chunks * kChunkWords;
+  AllocOptions o = with_decoupled(GetParam(), kChunk);
+  o.page_bytes = kPage;
+  auto x = ctx.alloc<std::uint32_t>(N, o);
+  x.set_counting(true);
+  std::vector<DeviceVec<std::uint32_t>> sink;
+  for (int r = 0; r < n; ++r) sink.emplace_back(ctx.device(r), 1);
+  learn(ctx, x, sink);
+  for (std::uint32_t it = 40; it < 43; ++it) {
+    x.reset_link_stats();
+    for (int r = 0; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      shared_chunk_stores<<<132, 256, 0, ctx.stream(r)>>>(x.view(r), it, n);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.fence();
+    // Every chunk was pushed (one message per chunk and destination) minus its foreign word, and
+    // the fence sent each foreign word to the other ranks.
+    const std::uint64_t dests = static_cast<std::uint64_t>(n - 1);
+    EXPECT_EQ(x.link_stats().useful_bytes, N * 4 * dests) << "iteration " << it;
+    expect_every_replica(ctx, x, model_of(N, it), "iteration " + std::to_string(it));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Agents, GpsDecoupled,
                          ::testing::Values(DecoupledAgent::inline_warp, DecoupledAgent::persistent),
                          [](const ::testing::TestParamInfo<DecoupledAgent>& i) {
