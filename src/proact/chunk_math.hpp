@@ -5,6 +5,7 @@
 // `chunk_bytes` (chunk c is [c * chunk_bytes, (c + 1) * chunk_bytes) clipped). CUDA-free.
 #include <cstdint>
 
+#include "common/warp_groups.hpp"
 #include "gpsm/gps/config.hpp"  // GPSM_HD
 
 namespace gpsm::proact {
@@ -38,14 +39,8 @@ struct ChunkGeometry {
   }
 };
 
-// The persistent agent's warps form groups of warps_per_group warps; group g ships chunks g,
-// g + groups, ... While there are at least twice as many warps per group as chunks to spare, the
-// groups double in size, so that about as many groups as chunks share the warps (a chunk of
-// 16 MiB is not copied by one warp while others idle); with more chunks than warps, a warp each.
-GPSM_HD std::uint32_t warps_per_group(std::uint32_t warps, std::uint64_t chunks) {
-  std::uint32_t per_group = 1;
-  while (per_group * 2 <= warps && static_cast<std::uint64_t>(warps / (per_group * 2)) >= chunks) per_group *= 2;
-  return per_group;
-}
+// The persistent agent's warp groups (common/warp_groups.hpp, shared with the GPS runtime's
+// decoupled agent).
+using gpsm::warps_per_group;
 
 }  // namespace gpsm::proact

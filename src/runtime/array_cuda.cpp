@@ -26,11 +26,14 @@ void alloc_zeroed(P*& p, std::size_t bytes) {
 }
 }  // namespace
 
-ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm)
-    : ctx(c), name(std::move(nm)), mode(m) {
+ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm,
+                       std::uint64_t chunk_bytes, DecoupledAgent a)
+    : ctx(c), name(std::move(nm)), mode(m), agent(a) {
   g.bytes = bytes;
   g.page_shift = page_shift;
   table = SubscriptionTable(g.pages(), c->size());
+  layout = chunk_layout(g, chunk_bytes);
+  learner = StoreCountLearner(c->size(), layout.chunks());
   counting = c->settings.count_link_bytes;
   dev.resize(c->size());
   try {
@@ -44,7 +47,15 @@ ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_s
       alloc_zeroed(d.sys_pages, g.page_bitmap_words() * sizeof(std::uint32_t));
       alloc_zeroed(d.ctl, sizeof(Control));
       alloc_zeroed(d.counters, sizeof(LinkCounters));
+      // Decoupled state for every array (a few bytes per chunk): any view may be decoupled.
+      alloc_zeroed(d.dcount, layout.chunks() * sizeof(unsigned long long));
+      alloc_zeroed(d.dexpect, layout.chunks() * sizeof(unsigned long long));
+      alloc_zeroed(d.dready, layout.chunks() * sizeof(std::uint32_t));
+      alloc_zeroed(d.ddone, layout.chunks() * sizeof(std::uint32_t));
+      alloc_zeroed(d.dlist, layout.chunks() * sizeof(std::uint32_t));
     }
+    GPSM_CUDA(cudaHostAlloc(&stop, kMaxDevices * sizeof(std::uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
+    std::memset(stop, 0, kMaxDevices * sizeof(std::uint32_t));
     upload_masks();
     c->sync_all();  // zeroed state is complete before any view (and so any peer) can see it
   } catch (...) {
@@ -58,19 +69,23 @@ ArrayState::~ArrayState() { release(); }
 
 void ArrayState::release() {
   if (ctx == nullptr) return;
+  for (int r = 0; r < static_cast<int>(dev.size()); ++r) stop_agent(r);  // else the wait below could hang
   for (int r = 0; r < static_cast<int>(dev.size()); ++r) {
     cudaSetDevice(ctx->devices[r]);
     cudaDeviceSynchronize();
     auto& d = dev[r];
     for (void* p : {static_cast<void*>(d.replica), static_cast<void*>(d.masks), static_cast<void*>(d.dirty),
                     static_cast<void*>(d.track), static_cast<void*>(d.sys_pages), static_cast<void*>(d.ctl),
-                    static_cast<void*>(d.counters)})
+                    static_cast<void*>(d.counters), static_cast<void*>(d.dcount), static_cast<void*>(d.dexpect),
+                    static_cast<void*>(d.dready), static_cast<void*>(d.ddone), static_cast<void*>(d.dlist)})
       if (p != nullptr) cudaFree(p);
     for (int s = 0; s < kMaxDevices; ++s)
       for (void* q : {static_cast<void*>(d.in_off[s]), static_cast<void*>(d.in_val[s]), static_cast<void*>(d.in_dir[s])})
         if (q != nullptr) cudaFree(q);
     d = PerDevice{};
   }
+  if (stop != nullptr) cudaFreeHost(stop);
+  stop = nullptr;
   auto& v = ctx->arrays;
   v.erase(std::remove(v.begin(), v.end(), this), v.end());
   ctx = nullptr;
@@ -316,6 +331,96 @@ void ArrayState::copy_pages_from_home(const std::vector<std::uint32_t>& before, 
   }
 }
 
+void ArrayState::arm_agent(int rank) {
+  PerDevice& d = dev[rank];
+  if (d.armed != 0u || d.dlist_n == 0u) return;
+  AgentArgs a;
+  a.src = d.replica;
+  for (int r = 0; r < ctx->size(); ++r) a.dst[r] = dev[r].replica;
+  a.dirty = d.dirty;
+  a.masks = d.masks;
+  a.chunks = d.dlist;
+  a.nchunks = d.dlist_n;
+  a.ready = d.dready;
+  a.done = d.ddone;
+  a.stop = stop + rank;
+  a.counters = counting ? d.counters : nullptr;
+  a.padded_bytes = g.padded_bytes();
+  a.timeout_ns = ctx->settings.wait_timeout_ms * 1000ull * 1000ull;
+  a.epoch = epoch;
+  a.generation = ++generation;
+  a.chunk_shift = layout.chunk_shift;
+  a.page_shift = g.page_shift;
+  a.self = rank;
+  int current = 0;  // view() is host code between the user's cudaSetDevice and launch: keep their device
+  GPSM_CUDA(cudaGetDevice(&current));
+  ctx->set(rank);
+  launch_decoupled_agent(a, ctx->agent_streams[rank]);
+  GPSM_CUDA(cudaSetDevice(current));
+  d.armed = a.generation;
+}
+
+void ArrayState::stop_agent(int rank) {
+  PerDevice& d = dev[rank];
+  if (d.armed == 0u) return;
+  reinterpret_cast<volatile std::uint32_t*>(stop)[rank] = d.armed;  // host-mapped: the agent polls it
+  d.armed = 0u;
+}
+
+void ArrayState::settle() {
+  const int n = ctx->size();
+  if (!decoupled_used) return;
+  if (ctx->tracking) {
+    std::vector<std::vector<std::uint64_t>> counts(n, std::vector<std::uint64_t>(layout.chunks()));
+    for (int r = 0; r < n; ++r) {
+      ctx->set(r);
+      GPSM_CUDA(cudaMemcpy(counts[r].data(), dev[r].dcount, layout.chunks() * sizeof(std::uint64_t),
+                           cudaMemcpyDeviceToHost));
+    }
+    learner.observe(counts);
+  }
+  for (int r = 0; r < n; ++r) {
+    SettleArgs a;
+    a.count = dev[r].dcount;
+    a.expect = dev[r].dexpect;
+    a.done = dev[r].ddone;
+    a.dirty = dev[r].dirty;
+    a.ctl = dev[r].ctl;
+    a.chunks = layout.chunks();
+    a.padded_bytes = g.padded_bytes();
+    a.chunk_shift = layout.chunk_shift;
+    a.epoch = epoch;
+    ctx->set(r);
+    launch_settle(a, ctx->streams[r]);
+  }
+  // The drain and bulk copy that follow read the control blocks on the same streams.
+  ++epoch;
+}
+
+void ArrayState::forget_learned() {
+  learner = StoreCountLearner(ctx->size(), layout.chunks());
+  for (int r = 0; r < ctx->size(); ++r) {
+    ctx->set(r);
+    GPSM_CUDA(cudaMemset(dev[r].dexpect, 0, layout.chunks() * sizeof(unsigned long long)));
+    dev[r].dlist_n = 0;
+  }
+}
+
+void ArrayState::learn() {
+  if (learner.intervals() == 0) return;  // no decoupled store while tracking: forget_learned() zeroed the counts
+  const auto expect = learner.expectations(table.masks(), layout);
+  for (int r = 0; r < ctx->size(); ++r) {
+    const std::vector<std::uint32_t> list = learned_chunks(expect[r]);
+    ctx->set(r);
+    GPSM_CUDA(cudaMemcpy(dev[r].dexpect, expect[r].data(), expect[r].size() * sizeof(unsigned long long),
+                         cudaMemcpyHostToDevice));
+    if (!list.empty())
+      GPSM_CUDA(cudaMemcpy(dev[r].dlist, list.data(), list.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+    dev[r].dlist_n = static_cast<std::uint32_t>(list.size());
+  }
+  learner = StoreCountLearner(ctx->size(), layout.chunks());
+}
+
 }  // namespace detail
 
 // ---- ArrayBase --------------------------------------------------------------------------
@@ -323,6 +428,12 @@ void ArrayState::copy_pages_from_home(const std::vector<std::uint32_t>& before, 
 std::uint64_t ArrayBase::bytes() const { return s_ ? s_->g.bytes : 0; }
 std::uint64_t ArrayBase::page_bytes() const { return s_ ? s_->g.page_bytes() : 0; }
 PublishMode ArrayBase::mode() const { return s_->mode; }
+std::uint64_t ArrayBase::chunk_bytes() const { return s_ ? s_->layout.chunk_bytes() : 0; }
+DecoupledAgent ArrayBase::agent() const { return s_->agent; }
+std::uint64_t ArrayBase::learned_chunks(int rank) const {
+  s_->check_live("learned_chunks");
+  return s_->dev.at(rank).dlist_n;
+}
 const SubscriptionTable& ArrayBase::subscriptions() const { return s_->table; }
 
 void ArrayBase::set_mode(PublishMode m) {
@@ -356,6 +467,20 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
   c.page_shift = st.g.page_shift;
   c.self = rank;
   c.mode = mode;
+  for (int d = 0; d < st.ctx->size(); ++d) c.dcount[d] = st.dev[d].dcount;
+  c.dexpect = st.dev[rank].dexpect;
+  c.dready = st.dev[rank].dready;
+  c.ddone = st.dev[rank].ddone;
+  c.depoch = st.epoch;
+  c.chunk_shift = st.layout.chunk_shift;
+  c.dagent = st.agent;
+  c.dlearn = st.ctx->tracking;
+  if (mode == PublishMode::decoupled) {
+    s_->decoupled_used = true;
+    // Taking the view is the runtime's last look before the user's launch: the agent starts here,
+    // so its block is resident before the kernel's blocks fill the device.
+    if (st.agent == DecoupledAgent::persistent && !st.ctx->tracking && st.ctx->size() > 1) s_->arm_agent(rank);
+  }
   return c;
 }
 

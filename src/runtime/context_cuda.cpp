@@ -40,7 +40,25 @@ void ContextImpl::throw_if_wait_failed(const std::string& cuda_msg) {
                     (cuda_msg.empty() ? std::string(")") : "; " + cuda_msg + ")"));
 }
 
+void ContextImpl::stop_agents() {
+  bool any = false;
+  for (const ArrayState* a : arrays)
+    for (const auto& d : a->dev) any = any || d.armed != 0u;
+  if (!any) return;
+  for (int r = 0; r < size(); ++r) {
+    cudaError_t e = cudaSetDevice(devices[r]);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(streams[r]);
+    if (e != cudaSuccess) {
+      throw_if_wait_failed(std::string(cudaGetErrorName(e)) + " on rank " + std::to_string(r));
+      GPSM_CUDA(e);
+    }
+  }
+  for (ArrayState* a : arrays)
+    for (int r = 0; r < size(); ++r) a->stop_agent(r);
+}
+
 void ContextImpl::sync_all() {
+  stop_agents();
   for (int r = 0; r < size(); ++r) {
     cudaError_t e = cudaSetDevice(devices[r]);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
@@ -62,6 +80,7 @@ void ContextImpl::fence() {
   async_fences = 0;
   std::vector<Control> snap;
   for (ArrayState* a : arrays) {
+    a->settle();  // decoupled: chunks pushed complete leave the dirty map first
     if (a->mode == PublishMode::bulk) {
       a->bulk_copy(snap);
     } else {
@@ -144,9 +163,11 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
   c.chunk_events.resize(static_cast<std::size_t>(detail::ContextImpl::kFenceChunks) * n);
   c.barrier_counters.resize(n);
   c.fence_states.resize(n);
+  c.agent_streams.resize(n);
   for (int r = 0; r < n; ++r) {
     c.set(r);
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
+    GPSM_CUDA(cudaStreamCreateWithFlags(&c.agent_streams[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.side[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaEventCreateWithFlags(&c.events[r], cudaEventDisableTiming));
     for (int k = 0; k < detail::ContextImpl::kFenceChunks; ++k)
@@ -195,6 +216,7 @@ Context::~Context() {
     for (auto& v : c.prof)
       if (!v.empty()) cudaEventDestroy(v[r]);
     cudaStreamDestroy(c.side[r]);
+    cudaStreamDestroy(c.agent_streams[r]);
     cudaStreamDestroy(c.streams[r]);
   }
   if (c.record != nullptr) cudaFreeHost(c.record);
@@ -218,6 +240,7 @@ void Context::tracking_start() {
   c.fence();
   c.tracking = true;
   for (detail::ArrayState* a : c.arrays) {
+    a->forget_learned();  // the store counts are learned afresh, interval by interval
     for (int r = 0; r < c.size(); ++r) {
       c.set(r);
       GPSM_CUDA(cudaMemset(a->dev[r].track, 0, a->g.page_bitmap_words() * sizeof(std::uint32_t)));
@@ -245,6 +268,7 @@ void Context::tracking_stop() {
     for (int r = 0; r < c.size(); ++r)
       for (const PageRange& pr : added_ranges(before, a->table.masks(), r)) a->copy_pages_from_home(before, r, pr);
     a->upload_masks();
+    a->learn();  // per device and chunk, the store count that completes it (for the new subscriptions)
   }
   c.sync_all();
 }
@@ -316,9 +340,13 @@ std::shared_ptr<detail::ArrayState> Context::alloc_bytes(std::uint64_t bytes, co
                       std::to_string(kLineBytes) + " bytes");
   const PublishMode mode = o.mode_from_settings ? c.settings.mode : o.mode;
   check_publish_mode(mode);
+  const std::uint64_t chunk = o.decoupled_chunk != 0 ? o.decoupled_chunk : c.settings.decoupled_chunk;
+  check_decoupled_chunk(chunk);
+  const DecoupledAgent agent = o.agent_from_settings ? c.settings.decoupled_agent : o.agent;
   if (bytes / kWordBytes >= kMaxPackedWords)
     throw gpsm::Error("gpsm: GPS arrays are limited to 16 GiB (packed offsets are 32-bit words)");
-  auto s = std::make_shared<detail::ArrayState>(&c, bytes, static_cast<std::uint32_t>(shift), mode, o.name);
+  auto s = std::make_shared<detail::ArrayState>(&c, bytes, static_cast<std::uint32_t>(shift), mode, o.name,
+                                                chunk, agent);
   return s;
 }
 

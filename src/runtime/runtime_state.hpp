@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpsm/gps/context.hpp"
+#include "runtime/decoupled_plan.hpp"
 #include "runtime/finepack.hpp"
 #include "gpsm/gps/page_math.hpp"
 
@@ -38,6 +39,12 @@ struct ContextImpl {
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
   std::vector<DeviceFenceState*> fence_states;  // one per device, on that device (device_fences)
+  std::vector<cudaStream_t> agent_streams;      // decoupled mode's persistent agents, one per device
+
+  // Ends every armed persistent agent: waits for the context's streams (the kernels whose chunks
+  // the agents push), then raises each agent's stop word. sync_all() starts with it, so no wait
+  // for the devices hangs on an agent whose chunks will never complete.
+  void stop_agents();
 
   int size() const { return static_cast<int>(devices.size()); }
   void set(int rank) const;
@@ -66,6 +73,15 @@ struct ArrayState {
     std::uint16_t* in_off[kMaxDevices] = {};
     std::uint32_t* in_val[kMaxDevices] = {};
     uint2* in_dir[kMaxDevices] = {};
+    // Decoupled mode, per chunk: store counter, learned count (0: the fence publishes it), the
+    // epoch it was complete (persistent agent) and the epoch it was pushed; the learned chunks.
+    unsigned long long* dcount = nullptr;
+    unsigned long long* dexpect = nullptr;
+    std::uint32_t* dready = nullptr;
+    std::uint32_t* ddone = nullptr;
+    std::uint32_t* dlist = nullptr;
+    std::uint32_t dlist_n = 0;
+    std::uint32_t armed = 0;  // generation of this device's running persistent agent; 0: none
   };
 
   ContextImpl* ctx = nullptr;
@@ -80,7 +96,17 @@ struct ArrayState {
   LinkStats host_stats;                // bulk copies and fence rounds, counted on the host
   std::vector<PerDevice> dev;
 
-  ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm);
+  // Decoupled mode (docs/gps.md, "Decoupled publishing").
+  ChunkLayout layout;
+  DecoupledAgent agent = DecoupledAgent::inline_warp;
+  StoreCountLearner learner;     // the store counts of each fence interval while tracking
+  std::uint32_t epoch = 1;       // fences so far + 1: the value ready/done words take this interval
+  std::uint32_t generation = 0;  // persistent agents launched so far
+  std::uint32_t* stop = nullptr; // host-mapped, one word per device: an agent of generation g ends when it reaches g
+  bool decoupled_used = false;   // a decoupled view was taken: the fence settles the counters
+
+  ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm,
+             std::uint64_t chunk_bytes, DecoupledAgent a);
   ~ArrayState();
   ArrayState(const ArrayState&) = delete;
   ArrayState& operator=(const ArrayState&) = delete;
@@ -98,6 +124,16 @@ struct ArrayState {
   // reset: each block is then reset on the device for the next round (no host round trip).
   void read_controls(std::vector<Control>& snap, bool reset = false);
   void copy_pages_from_home(const std::vector<std::uint32_t>& before, int rank, PageRange r);
+  // Decoupled steps. arm_agent: launches rank's persistent agent unless one runs (view()).
+  // stop_agent: raises the stop word of rank's agent. settle (callers synchronized every device):
+  // while tracking, hands the interval's counts to the learner; then per chunk, drops the dirty
+  // bits of chunks pushed complete, keeps the others' for the drain, zeroes the counters.
+  // learn: at tracking_stop, uploads the learned counts for the new subscriptions.
+  void arm_agent(int rank);
+  void stop_agent(int rank);
+  void settle();
+  void learn();
+  void forget_learned();
 };
 
 // Launchers for the kernels in fence_kernels.cu.
@@ -135,6 +171,40 @@ struct UnpackArgs {
 void launch_drain(const DrainArgs& a, cudaStream_t s);
 void launch_unpack(const UnpackArgs& a, cudaStream_t s);
 void launch_reset_control(Control* c, cudaStream_t s);
+
+// decoupled_kernels.cu
+struct SettleArgs {
+  unsigned long long* count = nullptr;
+  const unsigned long long* expect = nullptr;
+  const std::uint32_t* done = nullptr;
+  std::uint32_t* dirty = nullptr;
+  Control* ctl = nullptr;
+  std::uint64_t chunks = 0;
+  std::uint64_t padded_bytes = 0;
+  std::uint32_t chunk_shift = 14;
+  std::uint32_t epoch = 0;
+};
+// Zeroes ctl->dirty_any first, then sets it again where a chunk left to the drain is dirty.
+void launch_settle(const SettleArgs& a, cudaStream_t s);
+
+struct AgentArgs {
+  const char* src = nullptr;
+  char* dst[kMaxDevices] = {};
+  const std::uint32_t* dirty = nullptr;
+  const std::uint32_t* masks = nullptr;     // this device's copy of the subscriber masks
+  const std::uint32_t* chunks = nullptr;    // the learned chunks
+  std::uint32_t nchunks = 0;
+  const std::uint32_t* ready = nullptr;
+  std::uint32_t* done = nullptr;
+  const std::uint32_t* stop = nullptr;      // host-mapped
+  LinkCounters* counters = nullptr;
+  std::uint64_t padded_bytes = 0;
+  std::uint64_t timeout_ns = 0;
+  std::uint32_t epoch = 0, generation = 0;
+  std::uint32_t chunk_shift = 14, page_shift = 16;
+  std::int32_t self = 0;
+};
+void launch_decoupled_agent(const AgentArgs& a, cudaStream_t s);
 
 // p2p_verify_cuda.cpp: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
 // Returns an empty string when every word arrived, else what went wrong.

@@ -21,6 +21,8 @@ constexpr const char* kInboundEntries = "GPSM_INBOUND_ENTRIES";
 constexpr const char* kVerifyP2p = "GPSM_VERIFY_P2P";
 constexpr const char* kCountLinkBytes = "GPSM_COUNT_LINK_BYTES";
 constexpr const char* kProfileFence = "GPSM_PROFILE_FENCE";
+constexpr const char* kDecoupledAgent = "GPSM_DECOUPLED_AGENT";
+constexpr const char* kDecoupledChunk = "GPSM_DECOUPLED_CHUNK";
 
 std::string trim(const std::string& s) {
   std::size_t b = 0, e = s.size();
@@ -93,13 +95,38 @@ PublishMode parse_mode(const std::string& s) {
   if (s == "combine") return PublishMode::combine;
   if (s == "bulk") return PublishMode::bulk;
   if (s == "decoupled") return PublishMode::decoupled;
-  throw Error("gpsm: unknown publish mode '" + s + "' (expected inline, combine or bulk)");
+  throw Error("gpsm: unknown publish mode '" + s + "' (expected inline, combine, bulk or decoupled)");
 }
 
 void check_publish_mode(PublishMode m) {
-  if (m == PublishMode::decoupled)
-    throw Error("gpsm: the decoupled publish mode (PROACT inside GPS: per-chunk readiness counters and transfer "
-                "agents) is not implemented yet; use inline, combine or bulk");
+  switch (m) {
+    case PublishMode::inline_store:
+    case PublishMode::combine:
+    case PublishMode::bulk:
+    case PublishMode::decoupled: return;
+  }
+  throw Error("gpsm: publish mode value " + std::to_string(static_cast<int>(m)) +
+              " names no mode (inline, combine, bulk or decoupled)");
+}
+
+const char* agent_name(DecoupledAgent a) {
+  switch (a) {
+    case DecoupledAgent::inline_warp: return "inline";
+    case DecoupledAgent::persistent: return "persistent";
+  }
+  return "unknown";
+}
+
+DecoupledAgent parse_decoupled_agent(const std::string& s) {
+  if (s == "inline") return DecoupledAgent::inline_warp;
+  if (s == "persistent") return DecoupledAgent::persistent;
+  throw Error("gpsm: unknown decoupled agent '" + s + "' (expected inline or persistent)");
+}
+
+void check_decoupled_chunk(std::uint64_t bytes) {
+  if (page_shift_of(bytes) < 0)
+    throw Error("gpsm: decoupled chunk size " + std::to_string(bytes) + " is not a power of two of at least " +
+                std::to_string(kLineBytes) + " bytes");
 }
 
 Settings Settings::from_env() {
@@ -116,7 +143,7 @@ Settings Settings::from_env() {
     try {
       m = parse_mode(v);
     } catch (const Error&) {
-      bad(kPublishMode, v, "is not a publish mode (use inline, combine or bulk)");
+      bad(kPublishMode, v, "is not a publish mode (use inline, combine, bulk or decoupled)");
     }
     try {
       check_publish_mode(m);
@@ -135,6 +162,19 @@ Settings Settings::from_env() {
   if (env(kVerifyP2p, v)) s.verify_p2p = parse_bool(kVerifyP2p, v);
   if (env(kCountLinkBytes, v)) s.count_link_bytes = parse_bool(kCountLinkBytes, v);
   if (env(kProfileFence, v)) s.profile_fence = parse_bool(kProfileFence, v);
+  if (env(kDecoupledAgent, v)) {
+    try {
+      s.decoupled_agent = parse_decoupled_agent(lower(v));
+    } catch (const Error&) {
+      bad(kDecoupledAgent, v, "is not a decoupled agent (use inline or persistent)");
+    }
+  }
+  if (env(kDecoupledChunk, v)) {
+    const std::uint64_t b = parse_size_var(kDecoupledChunk, v, "a size such as 16K, 64KiB or 16384");
+    if (page_shift_of(b) < 0)
+      bad(kDecoupledChunk, v, "must be a power of two of at least " + std::to_string(kLineBytes) + " bytes (e.g. 4K, 16K)");
+    s.decoupled_chunk = b;
+  }
   return s;
 }
 
@@ -145,7 +185,8 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "Page size of replicated allocations: the unit of subscription (power of two, >= 128 B)."},
       {kPublishMode, mode_name(s.mode), mode_name(d.mode),
        "How stores reach other subscribers: inline (at each store), combine (at the fence, lines or packed "
-       "words) or bulk (at the fence, copy-engine runs)."},
+       "words), bulk (at the fence, copy-engine runs) or decoupled (each chunk pushed by an agent when the "
+       "stores counted for it while tracking have all been made; the fence publishes the rest)."},
       {kWaitTimeout, std::to_string(s.wait_timeout_ms), std::to_string(d.wait_timeout_ms),
        "Milliseconds a device-side wait (device barrier, device fence, flag) spins before it reports a timeout "
        "and traps; host fences wait for the kernels without a bound."},
@@ -157,6 +198,11 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "Count useful and link bytes at each fence for statistics (small overhead; 0/1, true/false, on/off)."},
       {kProfileFence, bool_str(s.profile_fence), bool_str(d.profile_fence),
        "Print each fence's phase times (wait for kernels, drain, unpack, control) to stderr (0/1)."},
+      {kDecoupledAgent, agent_name(s.decoupled_agent), agent_name(d.decoupled_agent),
+       "Who pushes a complete chunk in decoupled mode: inline (the warp whose store completed it) or persistent "
+       "(a block of polling warps per device, launched when a decoupled view is taken)."},
+      {kDecoupledChunk, gpsm::format_size(s.decoupled_chunk), gpsm::format_size(d.decoupled_chunk),
+       "Readiness-counter granularity of decoupled arrays (power of two >= 128 B; capped at the page size)."},
   };
 }
 

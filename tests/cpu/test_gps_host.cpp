@@ -596,7 +596,7 @@ TEST(GpsBulkPlan, RandomAgainstReference) {
 namespace {
 const char* const kVars[] = {"GPSM_PAGE_SIZE",       "GPSM_PUBLISH_MODE", "GPSM_WAIT_TIMEOUT_MS",
                              "GPSM_INBOUND_ENTRIES", "GPSM_VERIFY_P2P",   "GPSM_COUNT_LINK_BYTES",
-                             "GPSM_PROFILE_FENCE"};
+                             "GPSM_PROFILE_FENCE",   "GPSM_DECOUPLED_AGENT", "GPSM_DECOUPLED_CHUNK"};
 
 // Clears the GPSM_* settings for the test and restores what the process had afterwards.
 class GpsSettings : public ::testing::Test {
@@ -664,8 +664,29 @@ TEST_F(GpsSettings, PublishMode) {
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "inline").mode, PublishMode::inline_store);
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "combine").mode, PublishMode::combine);
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "bulk").mode, PublishMode::bulk);
-  bad("GPSM_PUBLISH_MODE", "decoupled", {"decoupled publish mode", "PROACT", "not implemented"});
-  bad("GPSM_PUBLISH_MODE", "fast", {"inline", "combine", "bulk"});
+  EXPECT_EQ(with("GPSM_PUBLISH_MODE", "decoupled").mode, PublishMode::decoupled);
+  bad("GPSM_PUBLISH_MODE", "fast", {"inline", "combine", "bulk", "decoupled"});
+}
+
+TEST_F(GpsSettings, DecoupledAgentAndChunk) {
+  const Settings d = Settings::from_env();
+  EXPECT_EQ(d.decoupled_agent, DecoupledAgent::inline_warp);
+  EXPECT_EQ(d.decoupled_chunk, kDefaultDecoupledChunk);
+  EXPECT_EQ(with("GPSM_DECOUPLED_AGENT", "inline").decoupled_agent, DecoupledAgent::inline_warp);
+  EXPECT_EQ(with("GPSM_DECOUPLED_AGENT", "persistent").decoupled_agent, DecoupledAgent::persistent);
+  EXPECT_EQ(with("GPSM_DECOUPLED_AGENT", " Persistent ").decoupled_agent, DecoupledAgent::persistent);
+  bad("GPSM_DECOUPLED_AGENT", "copy_engine", {"inline", "persistent"});
+  bad("GPSM_DECOUPLED_AGENT", "warp");
+  EXPECT_EQ(with("GPSM_DECOUPLED_CHUNK", "4K").decoupled_chunk, 4096u);
+  EXPECT_EQ(with("GPSM_DECOUPLED_CHUNK", "128").decoupled_chunk, 128u);
+  EXPECT_EQ(with("GPSM_DECOUPLED_CHUNK", "1MiB").decoupled_chunk, 1u << 20);
+  bad("GPSM_DECOUPLED_CHUNK", "64", {"power of two"});
+  bad("GPSM_DECOUPLED_CHUNK", "12K", {"power of two"});
+  bad("GPSM_DECOUPLED_CHUNK", "lots");
+  for (auto a : {DecoupledAgent::inline_warp, DecoupledAgent::persistent})
+    EXPECT_EQ(parse_decoupled_agent(agent_name(a)), a);
+  EXPECT_NO_THROW(check_decoupled_chunk(128));
+  expect_error([] { check_decoupled_chunk(96); }, {"96", "power of two"});
 }
 
 TEST_F(GpsSettings, WaitTimeout) {
@@ -724,7 +745,7 @@ TEST_F(GpsSettings, Describe) {
   s.verify_p2p = false;
   s.count_link_bytes = true;
   const auto docs = describe(s);
-  ASSERT_EQ(docs.size(), 7u);
+  ASSERT_EQ(docs.size(), 9u);
   std::map<std::string, SettingDoc> by;
   for (const auto& d : docs) {
     EXPECT_FALSE(d.doc.empty()) << d.name;
@@ -768,9 +789,9 @@ TEST(GpsModes, NamesRoundTrip) {
   expect_error([] { parse_mode("Bulk"); }, {"Bulk"});
 }
 
-// The decoupled mode is a name the runtime knows and refuses in one place, with one message.
-TEST(GpsModes, DecoupledIsRefusedByOneCheck) {
-  for (auto m : {PublishMode::inline_store, PublishMode::combine, PublishMode::bulk}) EXPECT_NO_THROW(check_publish_mode(m));
-  expect_error([] { check_publish_mode(PublishMode::decoupled); },
-               {"decoupled publish mode", "readiness counters", "not implemented", "inline, combine or bulk"});
+// Every mode runs; check_publish_mode refuses only a value that names no mode.
+TEST(GpsModes, EveryModeRunsAndBadValuesAreRefused) {
+  for (auto m : {PublishMode::inline_store, PublishMode::combine, PublishMode::bulk, PublishMode::decoupled})
+    EXPECT_NO_THROW(check_publish_mode(m));
+  expect_error([] { check_publish_mode(static_cast<PublishMode>(9)); }, {"9", "names no mode"});
 }

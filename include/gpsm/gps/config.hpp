@@ -28,8 +28,21 @@ enum class PublishMode : std::uint8_t {
   combine = 1,       // store marks a dirty word; at the fence dense lines go as line writes and
                      // scattered words as packed (offset, value) messages unpacked by the receiver
   bulk = 2,          // store marks a dirty word; at the fence dirty runs are copied by copy engines
-  decoupled = 3,     // reserved for the PROACT engine (readiness counters + transfer agents)
+  decoupled = 3,     // store marks a dirty word and adds to its chunk's readiness counter; the store
+                     // that completes the count learned while tracking hands the chunk to an agent,
+                     // which pushes it while the kernel runs; the fence publishes what is left
 };
+
+// Who pushes a complete chunk in PublishMode::decoupled (the transfer agents of the PROACT
+// dissertation §2.3.3): the warp whose store completed it, or persistent polling warps.
+enum class DecoupledAgent : std::uint8_t {
+  inline_warp = 0,  // the completing warp copies the chunk to each subscriber (16-byte stores)
+  persistent = 1,   // a block of polling warps on a stream of its own, armed when a view is taken
+};
+constexpr std::uint64_t kDefaultDecoupledChunk = 16 * 1024;
+// Added to a chunk's readiness counter by an atomic on it (performed at the home copy, published
+// at the fence): the counter can then never equal the learned count, so the fence publishes it.
+constexpr unsigned long long kIrregularCount = 1ull << 40;
 
 GPSM_HD std::uint32_t bit(int device) { return 1u << device; }
 

@@ -39,11 +39,22 @@ struct AllocOptions {
   PublishMode mode = PublishMode::combine;
   bool mode_from_settings = true;  // take GPSM_PUBLISH_MODE unless the caller set `mode` explicitly
   std::string name;                // used in messages
+  // Decoupled mode: readiness-counter chunk (0: GPSM_DECOUPLED_CHUNK; capped at the page) and agent.
+  std::uint64_t decoupled_chunk = 0;
+  DecoupledAgent agent = DecoupledAgent::inline_warp;
+  bool agent_from_settings = true;  // take GPSM_DECOUPLED_AGENT unless the caller set `agent`
 };
 inline AllocOptions with_mode(PublishMode m) {
   AllocOptions o;
   o.mode = m;
   o.mode_from_settings = false;
+  return o;
+}
+inline AllocOptions with_decoupled(DecoupledAgent a, std::uint64_t chunk_bytes = 0) {
+  AllocOptions o = with_mode(PublishMode::decoupled);
+  o.agent = a;
+  o.agent_from_settings = false;
+  o.decoupled_chunk = chunk_bytes;
   return o;
 }
 
@@ -74,6 +85,11 @@ class ArrayBase {
   // Counting of link bytes: views taken after the call count (it costs time: off for timing).
   void set_counting(bool on);
   LinkStats link_stats() const;  // since the last reset
+  // Decoupled mode: the chunk size, and how many chunks rank's stores complete by the counts
+  // learned at the last tracking_stop() (each pushed by an agent while the kernel runs).
+  std::uint64_t chunk_bytes() const;
+  std::uint64_t learned_chunks(int rank) const;
+  DecoupledAgent agent() const;
   void reset_link_stats();
   // Writes every replica (all ranks, subscribed or not) from host memory; fences first.
   void upload(const void* src, std::uint64_t bytes, std::uint64_t offset = 0);

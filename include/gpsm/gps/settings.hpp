@@ -17,6 +17,8 @@ struct Settings {
   bool verify_p2p = true;                             // GPSM_VERIFY_P2P
   bool count_link_bytes = false;                      // GPSM_COUNT_LINK_BYTES
   bool profile_fence = false;                         // GPSM_PROFILE_FENCE
+  DecoupledAgent decoupled_agent = DecoupledAgent::inline_warp;  // GPSM_DECOUPLED_AGENT
+  std::uint64_t decoupled_chunk = kDefaultDecoupledChunk;       // GPSM_DECOUPLED_CHUNK
 
   // Reads the environment; a malformed value throws gpsm::Error naming the variable.
   static Settings from_env();
@@ -30,9 +32,14 @@ std::vector<SettingDoc> describe(const Settings& s);
 const char* mode_name(PublishMode m);
 // "inline" | "combine" | "bulk" | "decoupled"; throws gpsm::Error otherwise.
 PublishMode parse_mode(const std::string& s);
-// Throws gpsm::Error for a mode the runtime cannot run (decoupled: the seam where PROACT's
-// readiness counters and transfer agents will publish inside GPS). Every entry point that takes a
-// mode (settings, allocation, set_mode, view) asks here.
+// Throws gpsm::Error for a value that names no publish mode (a cast from a bad integer). Every
+// entry point that takes a mode (settings, allocation, set_mode, view) asks here.
 void check_publish_mode(PublishMode m);
+
+const char* agent_name(DecoupledAgent a);  // "inline" | "persistent"
+// "inline" | "persistent"; throws gpsm::Error otherwise.
+DecoupledAgent parse_decoupled_agent(const std::string& s);
+// Throws gpsm::Error unless the chunk size is a power of two of at least one line (128 B).
+void check_decoupled_chunk(std::uint64_t bytes);
 
 }  // namespace gpsm::gps

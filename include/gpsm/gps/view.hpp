@@ -14,8 +14,11 @@
 //   v.local()        this device's replica (host and device): initial values, copies, kernels
 //
 // Publish modes (config.hpp): inline_store writes every other subscriber at the store;
-// combine and bulk only mark the word dirty and publish at the fence. A device that is not
-// subscribed has no replica to publish from later, so its stores always go out inline.
+// combine and bulk only mark the word dirty and publish at the fence; decoupled also counts the
+// store in its chunk's readiness counter, and the store that completes the count learned while
+// tracking has the chunk pushed while the kernel runs (docs/gps.md, "Decoupled publishing").
+// A device that is not subscribed has no replica to publish from later, so its stores always go
+// out inline.
 // Stores are weak: other GPUs see them after Context::fence() (all modes), or, for inline
 // stores, after a release at system scope (fence_sys / st_release_sys) that they acquire, such as
 // the device fence of persistent kernels (device_fence.hpp).
@@ -23,6 +26,7 @@
 #include <type_traits>
 
 #include "gpsm/gps/config.hpp"
+#include "gpsm/gps/decoupled.hpp"
 
 namespace gpsm::gps {
 
@@ -52,6 +56,18 @@ struct ViewCore {
   std::uint32_t page_shift = 16;
   std::int32_t self = 0;
   PublishMode mode = PublishMode::combine;
+  // Decoupled mode: per device, its store counter per chunk (a store adds to its own device's; an
+  // atomic marks the home device's chunk irregular), this device's learned counts (0: the fence
+  // publishes the chunk), and per chunk the epoch at which it was complete (persistent agent) and
+  // pushed. The epoch is the array's fence count when the view was taken.
+  unsigned long long* dcount[kMaxDevices] = {};
+  const unsigned long long* dexpect = nullptr;
+  std::uint32_t* dready = nullptr;
+  std::uint32_t* ddone = nullptr;
+  std::uint32_t depoch = 0;
+  std::uint32_t chunk_shift = 14;
+  DecoupledAgent dagent = DecoupledAgent::inline_warp;
+  bool dlearn = false;  // tracking: count every chunk's stores for the runtime to learn
 };
 
 #if defined(__CUDACC__)
@@ -259,6 +275,7 @@ class View {
       const std::uint64_t word = i * (sizeof(T) / kWordBytes);
       const std::uint32_t bits = ((kWords >= 32 ? 0u : (1u << kWords)) - 1u) << (word % kLineWords);
       detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self]);
+      if (c.mode == PublishMode::decoupled) decoupled_count(i * sizeof(T), kWords, others);
       return;
     }
     while (others != 0u) {
@@ -277,6 +294,7 @@ class View {
     if (others == 0u) return;  // demoted page, or only this device: nothing to publish
     if (c.mode != PublishMode::inline_store && (m & me)) {
       mark_dirty(c.self, i);
+      if (c.mode == PublishMode::decoupled) decoupled_count(i * sizeof(T), sizeof(T) / kWordBytes, others);
       return;
     }
     while (others != 0u) {  // inline: one remote store per other subscriber
@@ -341,8 +359,72 @@ class View {
     const std::uint32_t m = mask_of(page_of(i));
     const int home = __ffs(m) - 1;
     const T old = op(reinterpret_cast<T*>(c.replica[home]) + i);
-    if (m & ~(1u << home)) mark_dirty(home, i);  // replicated: the home publishes it at the fence
+    if (m & ~(1u << home)) {
+      mark_dirty(home, i);  // replicated: the home publishes it at the fence
+      // Not a counted store: the home's chunk must not be pushed as complete without it.
+      if (c.mode == PublishMode::decoupled) atomicAdd(c.dcount[home] + ((i * sizeof(T)) >> c.chunk_shift), kIrregularCount);
+    }
     return old;
+  }
+
+  // Algorithm 1 of the PROACT dissertation on a user's store: the lanes storing into one chunk
+  // add their words to its counter in one atomic (after __syncwarp, which orders every lane's
+  // stores and dirty bits before the leader's release). The add that reaches the learned count
+  // marks the chunk complete: the inline agent has this warp push it now; the persistent agent is
+  // told through the chunk's ready word. Chunks with no learned count are counted only while
+  // tracking (for the runtime to learn) and otherwise left to the fence.
+  __device__ __forceinline__ void decoupled_count(std::uint64_t byte, unsigned words, std::uint32_t others) const {
+    const unsigned active = __activemask();
+    const std::uint64_t chunk = byte >> c.chunk_shift;
+    __syncwarp(active);
+    const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(chunk));
+    const unsigned n = __reduce_add_sync(peers, words);
+    const unsigned lane = detail::lane_id();
+    bool complete = false;
+    if (lane == static_cast<unsigned>(__ffs(peers) - 1)) {
+      const unsigned long long want = c.dexpect[chunk];
+      if (want != 0ull) {
+        const unsigned long long old = detail::add_acq_rel_gpu(c.dcount[c.self] + chunk, n);
+        complete = old < want && old + n >= want;
+      } else if (c.dlearn) {
+        atomicAdd(c.dcount[c.self] + chunk, static_cast<unsigned long long>(n));
+      }
+    }
+    if (c.dagent == DecoupledAgent::persistent) {
+      if (complete) detail::st_release_gpu(c.dready + chunk, c.depoch);
+      return;
+    }
+    // Inline agent: the warp pushes each chunk one of its lanes completed, all lanes copying.
+    unsigned todo = __ballot_sync(active, complete);
+    const unsigned tid = static_cast<unsigned>(__popc(active & ((1u << lane) - 1u)));
+    const unsigned nthreads = static_cast<unsigned>(__popc(active));
+    while (todo != 0u) {
+      const int from = __ffs(todo) - 1;
+      todo &= todo - 1u;
+      const std::uint64_t ch = __shfl_sync(active, static_cast<unsigned long long>(chunk), from);
+      const std::uint32_t to = __shfl_sync(active, others, from);
+      __syncwarp(active);  // the completing lane's acquire before every lane's loads
+      const std::uint64_t begin = ch << c.chunk_shift;
+      const std::uint64_t lim = (c.bytes + kLineBytes - 1) / kLineBytes * kLineBytes;
+      const std::uint64_t end = begin + (std::uint64_t{1} << c.chunk_shift) < lim ? begin + (std::uint64_t{1} << c.chunk_shift) : lim;
+      const unsigned long long moved =
+          detail::push_dirty(c.mine, c.replica, to, c.dirty[c.self], begin, end, tid, nthreads);
+      if (c.counters != nullptr) count_push(to, moved, lane == static_cast<unsigned>(from));
+      __syncwarp(active);
+      if (lane == static_cast<unsigned>(from)) c.ddone[ch] = c.depoch;
+    }
+  }
+  // Link counters of a push: the moved bytes per destination, and one message per destination
+  // from the lane that completed the chunk.
+  __device__ __forceinline__ void count_push(std::uint32_t to, unsigned long long moved, bool first) const {
+    for (std::uint32_t o = to; o != 0u; o &= o - 1u) {
+      const int d = __ffs(o) - 1;
+      if (moved != 0ull) {
+        atomicAdd(&c.counters->useful_bytes[d], moved);
+        atomicAdd(&c.counters->link_bytes[d], moved);
+      }
+      if (first) atomicAdd(&c.counters->messages[d], 1ull);
+    }
   }
   // Element i's words are dirty in device `dev`'s bitmap (that device publishes them at the fence).
   __device__ __forceinline__ void mark_dirty(int dev, std::uint64_t i) const {
