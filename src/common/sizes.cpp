@@ -14,7 +14,13 @@ std::uint64_t parse_size(const std::string& in) {
   size_t i = 0;
   while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
   if (i == 0) throw std::invalid_argument("bad size '" + in + "' (expected e.g. 4, 64K, 1MiB, 1G)");
-  std::uint64_t v = std::stoull(s.substr(0, i));
+  // digits past 2^64 are an overflow to report, not std::stoull's bare out_of_range
+  std::uint64_t v = 0;
+  for (size_t k = 0; k < i; ++k) {
+    const unsigned d = static_cast<unsigned>(s[k] - '0');
+    if (v > (UINT64_MAX - d) / 10) throw std::invalid_argument("size too large: '" + in + "' (at most 2^64-1 bytes)");
+    v = v * 10 + d;
+  }
   std::string suf = s.substr(i);
   for (auto& c : suf) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   int shift = 0;

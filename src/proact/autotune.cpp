@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::proact {
@@ -235,10 +236,7 @@ TuneCache load_cache(const std::string& path) {
 }
 
 void save_cache(const TuneCache& c, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw Error("gpsm proact: cannot write the cache file " + path + "; check the directory exists and is writable");
-  f << to_json(c).dump(2) << "\n";
-  if (!f) throw Error("gpsm proact: error writing the cache file " + path);
+  write_file_atomic(path, to_json(c).dump(2) + "\n");  // a failed write leaves the previous cache whole
 }
 
 }  // namespace gpsm::proact

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "gpsm/gps/settings.hpp"
 #include "gpsm/gps/sync.hpp"
 #include "common/cuda_check.hpp"
 #include "proact/chunks.hpp"
@@ -70,7 +71,7 @@ struct Engine::Impl {
   gps::WaitPolicy policy(int r) const {
     gps::WaitPolicy w;
     w.record = record;
-    w.timeout_ns = cfg.wait_timeout_ms * 1000ull * 1000ull;
+    w.timeout_ns = gps::wait_timeout_ns(cfg.wait_timeout_ms);
     w.rank = r;
     return w;
   }
@@ -188,7 +189,7 @@ struct Engine::Impl {
   // The gate and the start event; every producer's streams wait for start.
   void open() {
     set(0);
-    launch_gate(go, phase, cfg.wait_timeout_ms * 1000ull * 1000ull, gate_late, timing);
+    launch_gate(go, phase, gps::wait_timeout_ns(cfg.wait_timeout_ms), gate_late, timing);
     GPSM_CUDA_LAUNCH();
     GPSM_CUDA(cudaEventRecord(start, timing));
     for (int p : producers) {

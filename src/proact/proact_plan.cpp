@@ -10,6 +10,7 @@
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps/config.hpp"
+#include "gpsm/gps/settings.hpp"
 #include "gpsm/machine_model.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
@@ -143,6 +144,10 @@ void validate(const ProactConfig& c) {
   if (c.ce_streams < 1 || c.ce_streams > 16) throw Error("gpsm proact: --ce-streams must be 1..16");
   if (c.ce_max_ops < 2) throw Error("gpsm proact: --ce-max-ops must be >= 2 (a wait and a copy)");
   if (c.wait_timeout_ms == 0) throw Error("gpsm proact: the wait timeout must be > 0 ms");
+  if (c.wait_timeout_ms > gps::kMaxWaitTimeoutMs)
+    throw Error(fmt::format("gpsm proact: --wait-timeout-ms {}: more than a day (at most {} ms); the bound is a guard "
+                            "against a hang, use e.g. 60000 for a minute",
+                            c.wait_timeout_ms, gps::kMaxWaitTimeoutMs));
   if (c.force_ce_proxy && !c.allow_ce_proxy)
     throw Error("gpsm proact: --ce-proxy and --no-ce-proxy contradict each other; give one");
 }

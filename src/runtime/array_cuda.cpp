@@ -346,7 +346,7 @@ void ArrayState::arm_agent(int rank) {
   a.stop = stop + rank;
   a.counters = counting ? d.counters : nullptr;
   a.padded_bytes = g.padded_bytes();
-  a.timeout_ns = ctx->settings.wait_timeout_ms * 1000ull * 1000ull;
+  a.timeout_ns = wait_timeout_ns(ctx->settings.wait_timeout_ms);
   a.epoch = epoch;
   a.generation = ++generation;
   a.chunk_shift = layout.chunk_shift;

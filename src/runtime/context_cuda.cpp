@@ -23,7 +23,7 @@ void ContextImpl::set(int rank) const { GPSM_CUDA(cudaSetDevice(devices.at(rank)
 WaitPolicy ContextImpl::wait_policy(int rank) const {
   WaitPolicy w;
   w.record = record;
-  w.timeout_ns = settings.wait_timeout_ms * 1000ull * 1000ull;
+  w.timeout_ns = wait_timeout_ns(settings.wait_timeout_ms);
   w.rank = rank;
   return w;
 }

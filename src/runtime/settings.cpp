@@ -153,7 +153,13 @@ Settings Settings::from_env() {
     }
     s.mode = m;
   }
-  if (env(kWaitTimeout, v)) s.wait_timeout_ms = parse_positive_int(kWaitTimeout, v);
+  if (env(kWaitTimeout, v)) {
+    s.wait_timeout_ms = parse_positive_int(kWaitTimeout, v);
+    if (s.wait_timeout_ms > kMaxWaitTimeoutMs)
+      bad(kWaitTimeout, v,
+          "is more than a day (at most " + std::to_string(kMaxWaitTimeoutMs) +
+              " ms); the bound is a guard against a hang, use e.g. 60000 for a minute");
+  }
   if (env(kInboundEntries, v)) {
     const std::uint64_t n = parse_size_var(kInboundEntries, v, "a positive entry count such as 4194304 or 4M");
     if (n > std::numeric_limits<std::uint64_t>::max() / kPackedEntryBytes) bad(kInboundEntries, v, "is too large");
@@ -188,7 +194,7 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "words), bulk (at the fence, copy-engine runs) or decoupled (each chunk pushed by an agent when the "
        "stores counted for it while tracking have all been made; the fence publishes the rest)."},
       {kWaitTimeout, std::to_string(s.wait_timeout_ms), std::to_string(d.wait_timeout_ms),
-       "Milliseconds a device-side wait (device barrier, device fence, flag) spins before it reports a timeout "
+       "Milliseconds (at most 86400000, a day) a device-side wait (device barrier, device fence, flag) spins before it reports a timeout "
        "and traps; host fences wait for the kernels without a bound."},
       {kInboundEntries, std::to_string(s.inbound_entries), std::to_string(d.inbound_entries),
        "Initial capacity of each inbound packed-entry area, per source and array (6 B per entry; count or size like 4M); doubles after a fence that needed more than one round."},

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/atomic_file.hpp"
+
 namespace gpsm::model {
 
 namespace {
@@ -523,6 +525,8 @@ MachineModel model_from_json(const nlohmann::json& j) {
     l.median_us = get_number(jl, "median_us", p);
     l.min_us = get_number(jl, "min_us", p);
     l.max_us = get_number(jl, "max_us", p);
+    // a latency is a time: a negative one is not a measurement (checked at load, for every user)
+    if (!(l.min_us >= 0)) fail(join(p, "min_us"), "must be >= 0 (a latency)");
     if (!(l.min_us <= l.median_us && l.median_us <= l.max_us))
       fail(p, "expected min_us <= median_us <= max_us");
     m.latencies.push_back(std::move(l));
@@ -590,11 +594,7 @@ MachineModel model_from_json(const nlohmann::json& j) {
 
 void save_model(const MachineModel& m, const std::string& path) {
   const std::string text = to_json(m).dump(2) + "\n";
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("machine model: cannot write '" + path + "'");
-  f << text;
-  f.close();
-  if (!f) throw std::runtime_error("machine model: error writing '" + path + "'");
+  write_file_atomic(path, text);  // a failed write leaves the previous model whole
 }
 
 MachineModel load_model(const std::string& path) {

@@ -50,14 +50,21 @@ nlohmann::json results_document(const RunMeta& m, const gpsm::topo::Topology& to
 }
 
 std::vector<TestResult> tests_from_document(const nlohmann::json& doc) {
-  if (!doc.is_object() || doc.value("schema", "") != "gpsm.results")
+  // Types are checked before values are taken: json's value() and at() throw the JSON library's
+  // own exceptions on a field of another type, which callers do not expect from a reader.
+  const auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+  if (!doc.is_object() || schema == doc.end() || !schema->is_string() || *schema != "gpsm.results")
     throw std::runtime_error("not a gpsm results file (schema is not \"gpsm.results\")");
-  const int v = doc.value("schema_version", 0);
-  if (v != kResultsSchemaVersion)
-    throw std::runtime_error("unsupported results schema_version " + std::to_string(v) + " (this gpsm reads " +
+  const auto ver = doc.find("schema_version");
+  if (ver == doc.end() || !ver->is_number_integer())
+    throw std::runtime_error("results: schema_version: expected an integer");
+  if (*ver != kResultsSchemaVersion)
+    throw std::runtime_error("unsupported results schema_version " + ver->dump() + " (this gpsm reads " +
                              std::to_string(kResultsSchemaVersion) + ")");
+  const auto tests = doc.find("tests");
+  if (tests == doc.end() || !tests->is_array()) throw std::runtime_error("results: tests: expected an array");
   std::vector<TestResult> out;
-  for (const auto& t : doc.at("tests")) out.push_back(test_result_from_json(t));
+  for (const auto& t : *tests) out.push_back(test_result_from_json(t));
   return out;
 }
 

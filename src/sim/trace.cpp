@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <ostream>
 #include <limits>
 #include <memory>
 
+#include "common/atomic_file.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::sim {
@@ -37,16 +39,11 @@ constexpr std::uint32_t kVersion = 8;  // 2: a host_sync byte per iteration; 3: 
                                        // 8: chain_adds per kernel
 constexpr std::size_t kRunBytes = 22;  // u8 op, u8 bytes, u32 count, u64 addr, i64 stride
 
-// Little-endian writer into a buffer flushed to the file in 4-MiB pieces.
+// Little-endian writer into a buffer flushed to the stream in 4-MiB pieces (the stream is
+// write_file_atomic's temporary file: a failed write leaves the previous trace whole).
 class Writer {
  public:
-  explicit Writer(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
-    if (f_ == nullptr) throw Error("gpsm sim: cannot open trace file '" + path + "' for writing");
-    buf_.reserve(kFlush + 64);
-  }
-  ~Writer() {
-    if (f_ != nullptr) std::fclose(f_);
-  }
+  explicit Writer(std::ostream& out) : out_(out) { buf_.reserve(kFlush + 64); }
   void u8(std::uint8_t v) { buf_.push_back(static_cast<char>(v)); }
   void u32(std::uint32_t v) {
     for (int i = 0; i < 4; ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -68,12 +65,7 @@ class Writer {
     maybe_flush();
   }
   void raw(const char* p, std::size_t n) { buf_.insert(buf_.end(), p, p + n); }
-  void close() {
-    flush();
-    const bool bad = std::fclose(f_) != 0;
-    f_ = nullptr;
-    if (bad) throw Error("gpsm sim: error closing trace file '" + path_ + "'");
-  }
+  void close() { flush(); }
 
  private:
   static constexpr std::size_t kFlush = std::size_t{4} << 20;
@@ -81,12 +73,12 @@ class Writer {
     if (buf_.size() >= kFlush) flush();
   }
   void flush() {
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
-      throw Error("gpsm sim: error writing trace file '" + path_ + "' (disk full?)");
+    // A failed write leaves the stream failed; write_file_atomic reports it with the system's
+    // reason (e.g. "No space left on device") and keeps the previous file.
+    if (!buf_.empty() && out_) out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
     buf_.clear();
   }
-  std::string path_;
-  std::FILE* f_;
+  std::ostream& out_;
   std::vector<char> buf_;
 };
 
@@ -157,8 +149,9 @@ class Reader {
 
 }  // namespace
 
-void write_trace(const Trace& t, const std::string& path) {
-  Writer w(path);
+namespace {
+void write_trace_to(const Trace& t, std::ostream& out) {
+  Writer w(out);
   w.raw(kMagic, 8);
   w.u32(kVersion);
   w.str(t.app);
@@ -211,6 +204,11 @@ void write_trace(const Trace& t, const std::string& path) {
     }
   }
   w.close();
+}
+}  // namespace
+
+void write_trace(const Trace& t, const std::string& path) {
+  write_file_atomic(path, [&](std::ostream& out) { write_trace_to(t, out); });
 }
 
 Trace read_trace(const std::string& path) {

@@ -697,6 +697,16 @@ TEST_F(GpsSettings, WaitTimeout) {
   bad("GPSM_WAIT_TIMEOUT_MS", "10s");
   bad("GPSM_WAIT_TIMEOUT_MS", "1.5");
   bad("GPSM_WAIT_TIMEOUT_MS", "99999999999999999999999");
+  // a day is the most; past it ms * 10^6 would once wrap to a bound of microseconds
+  EXPECT_EQ(with("GPSM_WAIT_TIMEOUT_MS", "86400000").wait_timeout_ms, kMaxWaitTimeoutMs);
+  bad("GPSM_WAIT_TIMEOUT_MS", "86400001", {"more than a day", "86400000"});
+  bad("GPSM_WAIT_TIMEOUT_MS", "18446744073710", {"more than a day"});  // * 10^6 ns wraps to 448 us
+  bad("GPSM_WAIT_TIMEOUT_MS", "18446744073709551615", {"more than a day"});
+  EXPECT_EQ(wait_timeout_ns(10000), 10000000000ull);
+  EXPECT_EQ(wait_timeout_ns(kMaxWaitTimeoutMs), kMaxWaitTimeoutMs * 1000000ull);
+  // saturates instead of wrapping: 18446744073710 ms * 10^6 mod 2^64 is 448384 ns
+  EXPECT_EQ(wait_timeout_ns(18446744073710ull), kMaxWaitTimeoutMs * 1000000ull);
+  EXPECT_EQ(wait_timeout_ns(~0ull), kMaxWaitTimeoutMs * 1000000ull);
 }
 
 TEST_F(GpsSettings, InboundEntries) {

@@ -99,6 +99,11 @@ TEST(ProactPlan, ValidateNamesTheSetting) {
   c.devices = {0, 1, 1};
   expect_error(c, "twice");
   c = good();
+  c.wait_timeout_ms = 18446744073710ull;  // * 10^6 ns wraps past 2^64 to 448 us
+  expect_error(c, "--wait-timeout-ms 18446744073710: more than a day");
+  c.wait_timeout_ms = 86400000;
+  EXPECT_NO_THROW(validate(c));
+  c = good();
   c.bytes = 4096 * 3 + 1;
   expect_error(c, "--size");
   c = good();

@@ -114,11 +114,12 @@ def expect_bad(report, tmp, label, path, needle):
     out = os.path.join(tmp, "bad_" + label)
     rc, so, se = run(report, path, "--out", out)
     lines = se.strip().splitlines()
-    prefix = "gpsm report: %s: " % path
+    prefix = "gpsm: report: %s: " % path
     check(rc == 2, "bad file (%s): exit 2" % label, "rc=%d stderr=%s" % (rc, se))
     check(len(lines) == 1 and lines[0].startswith(prefix) and needle in lines[0],
           "bad file (%s): one line '%s...%s'" % (label, prefix, needle), "stderr: %r" % se)
     check(not os.path.exists(out), "bad file (%s): no output directory" % label)
+    check("Traceback" not in se, "bad file (%s): no traceback" % label, se)
 
 
 def test_bad_files(report, tmp):
@@ -146,6 +147,110 @@ def test_bad_files(report, tmp):
     rc, so, se = run(report, FIXTURE, os.path.join(tmp, "not_json.json"), "--out", out)
     check(rc == 2 and not os.path.exists(out), "good + bad file: exit 2 before drawing anything",
           "rc=%d %s" % (rc, se))
+
+
+SIM = os.path.join(HERE, "..", "fixtures", "results", "sim_jacobi2d_sample.json")
+
+
+def test_sim(report, tmp):
+    """A gpsm sim --json file (system.gpus is a count, not a list of GPUs): drawn like a bench
+    file, every plot and the index marked simulated; overlaid on a measured bench file."""
+    out = os.path.join(tmp, "sim")
+    rc, so, se = run(report, SIM, "--out", out)
+    if not check(rc == 0, "sim: exit 0", "rc=%d\n%s" % (rc, se)):
+        return
+    check("Traceback" not in se and se.strip() == "", "sim: nothing on stderr", se)
+    for f in ["bench_jacobi2d_256x256.png", "bench_jacobi2d_256x256_speedup.png"]:
+        check(png_ok(os.path.join(out, f)), "sim: %s is a PNG" % f, so)
+    idx = open(os.path.join(out, "index.md")).read()
+    check("| simulated h200x4 | 2 x H200 |" in idx, "sim: index names the simulated system and its GPUs", idx[:600])
+    rc, so, se = run(report, SIM, "--list", "--out", os.path.join(tmp, "sim_list"))
+    check(rc == 0 and "SIMULATED" in so and "bench_jacobi2d_256x256" in so, "sim --list: marked simulated",
+          so + se)
+    out2 = os.path.join(tmp, "sim_overlay")
+    rc, so, se = run(report, BENCH, SIM, "--out", out2)
+    idx = open(os.path.join(out2, "index.md")).read() if rc == 0 else ""
+    check(rc == 0 and "simulated h200x4" in idx and "| 4 x NVIDIA H200 |" in idx,
+          "sim + bench overlay: both runs, the simulated one marked", "rc=%d %s" % (rc, se))
+
+
+def test_publish_shape(report, tmp):
+    """gpsm publish --json writes the scope results document with tool "publish", no model, its
+    own options and a "skipped" list per test (publish_plan.cpp publish_document): drawn as such."""
+    doc = json.load(open(FIXTURE))
+    doc["tool"] = "publish"
+    doc.pop("model", None)
+    doc["options"] = {"reps": 5, "warmup": 1, "devices": [0, 1], "size": 1 << 26, "patterns": ["coalesced"],
+                      "modes": ["inline", "combine"], "timing": "host_wall_launch_to_fence"}
+    doc["tests"][0]["skipped"] = [{"mode": "bulk", "reason": "needs 2 or more GPUs"}]
+    out = os.path.join(tmp, "publish")
+    rc, so, se = run(report, write(os.path.join(tmp, "publish.json"), json.dumps(doc)), "--out", out)
+    check(rc == 0 and png_ok(os.path.join(out, "ce_peer.png")), "publish-shaped file: drawn", "rc=%d %s" % (rc, se))
+
+
+def mutate(rng, doc):
+    """doc with one field somewhere replaced by a value of another type (or removed)."""
+    doc = copy.deepcopy(doc)
+    paths = []
+
+    def walk(v, path):
+        paths.append(path)
+        if isinstance(v, dict):
+            for k in v:
+                walk(v[k], path + [k])
+        elif isinstance(v, list):
+            for i, x in enumerate(v[:3]):
+                walk(x, path + [i])
+    walk(doc, [])
+    path = rng.choice(paths[1:])
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    choice = rng.randrange(8)
+    if choice == 0 and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = [None, 7, -1e308, "x", [], {}, True, [1, "a"]][choice]
+    return doc
+
+
+def test_bad_inputs(report, tmp):
+    """Whatever the input, one `gpsm: report: FILE: why` line and exit 2 (or a drawing), never a
+    traceback: a directory, an empty file, binary data, deep nesting, fields of the wrong type."""
+    d = os.path.join(tmp, "a_directory")
+    os.makedirs(d)
+    expect_bad(report, tmp, "directory", d, "is a directory")
+    expect_bad(report, tmp, "empty", write(os.path.join(tmp, "empty.json"), ""), "empty file")
+    with open(os.path.join(tmp, "binary.json"), "wb") as f:
+        f.write(bytes(range(256)))
+    expect_bad(report, tmp, "binary", os.path.join(tmp, "binary.json"), "not JSON")
+    expect_bad(report, tmp, "deep", write(os.path.join(tmp, "deep.json"), "[" * 100000 + "]" * 100000),
+               "nested too deeply")
+    expect_bad(report, tmp, "array", write(os.path.join(tmp, "array.json"), "[1, 2]"), "not a JSON object")
+    sim = json.load(open(SIM))
+    sim["system"]["gpus"] = "two"
+    rc, so, se = run(report, write(os.path.join(tmp, "sim_gpus_str.json"), json.dumps(sim)),
+                     "--out", os.path.join(tmp, "sim_gpus_str"))
+    check(rc == 0 and "Traceback" not in se, "sim with system.gpus a string: still drawn", se)
+    broken = json.load(open(SIM))
+    broken["tests"][0]["series"][0]["points"][0]["median"] = "fast"
+    expect_bad(report, tmp, "median a string", write(os.path.join(tmp, "median_str.json"), json.dumps(broken)),
+               "expected a number")
+    # seeded random type swaps over the sim, bench and scope fixtures: exit 0 or a one-line exit 2
+    import random
+    rng = random.Random(30)
+    bad = []
+    for k in range(15):
+        src = [SIM, BENCH, FIXTURE][k % 3]
+        path = write(os.path.join(tmp, "mut%d.json" % k), json.dumps(mutate(rng, json.load(open(src)))))
+        out = os.path.join(tmp, "mut%d" % k)
+        rc, so, se = run(report, path, "--out", out)
+        lines = se.strip().splitlines()
+        ok = (rc == 0 and "Traceback" not in se) or (
+            rc == 2 and len(lines) == 1 and lines[0].startswith("gpsm: report: %s: " % path))
+        if not ok:
+            bad.append("%s: rc=%d %s" % (path, rc, se[-400:]))
+    check(not bad, "15 seeded mutants: each drawn or one `gpsm: report:` line, no traceback", "\n".join(bad))
 
 
 def test_overlay(report, tmp):
@@ -279,6 +384,9 @@ def main():
         test_bench(report, tmp)
         test_graph_bench(report, tmp)
         test_proact(report, tmp)
+        test_sim(report, tmp)
+        test_publish_shape(report, tmp)
+        test_bad_inputs(report, tmp)
     return finish()
 
 

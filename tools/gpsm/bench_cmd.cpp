@@ -16,6 +16,8 @@
 #include "apps/harness/bench_report.hpp"
 #include "bench_proact.hpp"
 #include "commands.hpp"
+#include "exit_codes.hpp"
+#include "progress.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/machine_model.hpp"
 #include "scope/cuda_probe.hpp"
@@ -98,30 +100,41 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   const Axis axis = parse_axis(a.axis);
   std::vector<std::pair<App*, Problem>> problems;
   std::vector<std::string> sizes_run;
+  std::vector<std::string> size_values;
   for (App* app : chosen) {
     const auto sizes = split_nonempty(a.sizes.empty() ? app->default_sizes() : a.sizes);
     if (sizes.empty()) throw std::invalid_argument(std::string("--size is needed for ") + app->name());
     for (const auto& sz : sizes) {
       sizes_run.push_back(std::string(app->name()) + ":" + sz);
+      size_values.push_back(sz);
       Problem p = app->problem(sz, a.iters);
       p.nccheck = a.nccheck;
       p.axis = axis;
       problems.emplace_back(app, p);
     }
   }
+  {  // outputs before any GPU work: writable, and none of this command's inputs
+    auto inputs = size_file_inputs(size_values);
+    inputs.push_back({"--proact-cache", a.proact_cache});
+    gpsm::check_outputs({{"--proact-tune", a.proact_tune}}, inputs);
+    inputs.push_back({"--proact-tune", a.proact_tune});  // read, then extended: not for --json
+    gpsm::check_outputs({{"--json", a.json_path}}, inputs);
+  }
   std::vector<int> pool;
   if (!a.devices.empty()) pool = parse_device_list(a.devices);
   std::string why;
   const int ngpu = gpsm::scope::cuda_device_count(&why);
-  if (ngpu == 0) {
-    std::cerr << "gpsm bench: no CUDA GPU on this machine (" << why << "); gpsm bench runs on GPUs.\n";
-    return 2;
-  }
+  require_gpus(ngpu, 1, why, "bench", "gpsm bench runs on GPUs; `gpsm sim` simulates the same apps without one");
   if (pool.empty())
     for (int d = 0; d < ngpu; ++d) pool.push_back(d);
   require_devices_exist(pool, ngpu);
-  if (counts.back() > static_cast<int>(pool.size()))
-    throw std::invalid_argument(fmt::format("--gpus asks for {} GPUs; {} available", counts.back(), pool.size()));
+  if (counts.back() > static_cast<int>(pool.size())) {
+    const std::string msg = fmt::format("gpsm bench: --gpus asks for {} GPUs; {} available{}", counts.back(),
+                                        pool.size(), a.devices.empty() ? "" : " in --devices");
+    if (a.devices.empty()) throw NoGpu(msg + "; run on a larger node or ask for fewer");
+    throw BadInput(msg + "; list more devices or ask for fewer");
+  }
+  begin_work();
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
@@ -154,7 +167,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
                                                label, g, g == 1 ? "" : "s");
           req.progress = [&](const std::string& s) {
-            std::cerr << fmt::format("\r\033[K{}: {} ({:.0f} s)", head, s, elapsed()) << std::flush;
+            progress_show(fmt::format("{}: {} ({:.0f} s)", head, s, elapsed()));
           };
           req.progress("setting up");
           RunRecord rec;
@@ -164,10 +177,11 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           rec.out = app->run(req);
           if (rec.out.status == RunStatus::failed) {
             ++failed;
-            std::cerr << fmt::format("\r\033[K{}: FAILED: {}\n", head, rec.out.reason);
+            progress_clear();
+            std::cerr << fmt::format("{}: FAILED: {}\n", head, rec.out.reason);
           }
           if (proact.any() && par == Paradigm::proact && !rec.out.proact.source.empty()) {
-            std::cerr << "\r\033[K" << std::flush;
+            progress_clear();
             std::cout << fmt::format("{}: proact: agent {}: {}; chunk as built {}\n", head,
                                      rec.out.proact.agent.empty() ? std::string("?") : rec.out.proact.agent,
                                      rec.out.proact.source,
@@ -178,10 +192,10 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           }
           records.push_back(std::move(rec));
         }
-      std::cerr << "\r\033[K" << std::flush;
+      progress_clear();
       proact.decide(*app, g, records);
     }
-    std::cerr << "\r\033[K";
+    progress_clear();
     std::cout << format_table(app->name(), p, summarize(records)) << "\n" << std::flush;
     tests.push_back(bench_test_json(app->name(), app->description(), p, records));
   }
@@ -204,10 +218,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
                     {"iters", a.iters}, {"nccheck", a.nccheck}, {"axis", a.axis}, {"reps", a.reps},       {"warmup", a.warmup},
                     {"devices", pool}};
     proact.record_options(j["options"]);
-    std::ofstream f(a.json_path);
-    if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
-    f << j.dump(1) << "\n";
-    if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
+    gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
     std::cerr << "gpsm bench: wrote " << a.json_path << "\n";
   }
   std::cout << proact.summary();

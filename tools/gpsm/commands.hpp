@@ -3,12 +3,14 @@
 // two entry points: add_<name>_command registers the subcommand and its options on the app, bound
 // to an <Name>Args, and run_<name> runs it once the command line is parsed (argc/argv: the command
 // line recorded in results files, argv[0] to find files installed next to the binary). main.cpp
-// registers them all in one table and maps exceptions to exit codes: std::invalid_argument (a
-// bad argument) 2, any other exception 1; a command returns its own code otherwise.
+// registers them all in one table and maps exceptions to exit codes (exit_codes.hpp: 0 ok, 1 a
+// run failed, 2 bad usage or input, 3 no GPU); a command returns 0 or 1 itself, throws BadInput or
+// NoGpu, and calls begin_work() once its arguments are checked.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "scope/registry.hpp"
 
 namespace CLI {
@@ -106,5 +108,9 @@ void require_devices_exist(const std::vector<int>& devices, int ngpu);
 // were asked every GPU up to gps::kMaxDevices, with a note on stderr (naming `cmd`) when that
 // leaves some out.
 std::vector<int> context_devices(const std::vector<int>& asked, int ngpu, const char* cmd);
+
+// The files named by --size values (graph and matrix files, before any '@' options) and their
+// graph caches, as inputs for the output checks (outputs.cpp).
+std::vector<gpsm::InputPath> size_file_inputs(const std::vector<std::string>& sizes);
 
 }  // namespace gpsm::cli

@@ -18,6 +18,8 @@ std::vector<int> parse_device_list(const std::string& s) {
   while (std::getline(ss, tok, ',')) {
     if (tok.empty() || tok.find_first_not_of("0123456789") != std::string::npos)
       throw gpsm::Error("gpsm: bad --devices '" + s + "' (expected e.g. 0,1,3)");
+    if (tok.size() > 6)  // std::stoi would overflow; no machine has a million GPUs
+      throw gpsm::Error("gpsm: device id " + tok + " in --devices is out of range; `gpsm info` lists the GPUs");
     const int d = std::stoi(tok);
     for (int e : out)
       if (e == d) throw gpsm::Error("gpsm: device " + tok + " listed twice in --devices");

@@ -1,5 +1,6 @@
 // gpsm: GPU publish-subscribe memory — CLI entry point. Registers every subcommand the same way
-// (commands.hpp), runs the one given and maps exceptions to exit codes.
+// (commands.hpp), runs the one given and maps exceptions to exit codes (exit_codes.hpp: 0 ok, 1 a run
+// failed, 2 bad usage or input, 3 no GPU).
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -10,6 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "common/memory_budget.hpp"
+#include "exit_codes.hpp"
 #include "gpsm/build_info.hpp"
 
 namespace {
@@ -49,19 +52,36 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
-  }
-  try {
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (100+) would break the scheme: every parse error is bad usage.
+    std::string sub;
     for (const auto& c : commands)
-      if (*c.app) return c.run(argc, argv);
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();  // library messages may carry the prefix already
-    std::cerr << (what.rfind("gpsm: ", 0) == 0 ? "" : "gpsm: ") << what << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
+      if (*c.app) sub = c.app->get_name();
+    if (sub.empty() && argc > 1 && argv[1][0] != '-') {
+      std::cerr << "gpsm: unknown subcommand '" << argv[1]
+                << "'; `gpsm --help` lists them (scope, report, publish, proact, bench, sim, info)\n";
+      return cli::kExitBadInput;
+    }
+    std::cerr << "gpsm" << (sub.empty() ? "" : " " + sub) << ": " << e.what() << "; `gpsm "
+              << (sub.empty() ? "" : sub + " ") << "--help` lists the options\n";
+    return cli::kExitBadInput;
+  }
+  for (const auto& c : commands) {
+    if (!*c.app) continue;
+    try {
+      gpsm::host_memory_budget();  // a malformed GPSM_MEMORY_LIMIT is bad input, found before any work
+      return c.run(argc, argv);
+    } catch (...) {
+      const cli::Verdict v = cli::classify_exception(std::current_exception(), c.app->get_name());
+      std::cerr << v.message << "\n";
+      return v.code;
+    }
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "exit_codes.hpp"
 #include "gpsm/build_info.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/config.hpp"
@@ -47,19 +48,19 @@ CLI::App* add_proact_command(CLI::App& app, ProactArgs& a) {
   c->add_option("--reps", a.reps, "Timed repetitions per configuration (>= 5; median, min, max)")->capture_default_str();
   c->add_option("--warmup", a.warmup, "Untimed (still verified) repetitions first")->capture_default_str();
   c->add_option("--work", a.work, "Compute iterations per word (0: calibrate to --compute-ratio x the copy time)")
-      ->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   c->add_option("--compute-ratio", a.compute_ratio, "Calibration target: producer time / copy time")
       ->capture_default_str();
-  c->add_option("--seed", a.seed, "Seed of the produced values")->capture_default_str();
+  c->add_option("--seed", a.seed, "Seed of the produced values")->check(kNonNegative)->capture_default_str();
   c->add_option("--ce-streams", a.ce_streams, "copy_engine: streams per destination")->capture_default_str();
   c->add_option("--ce-max-ops", a.ce_max_ops, "copy_engine: most stream operations enqueued up front per stream")
-      ->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   c->add_flag("--no-ce-proxy", a.no_ce_proxy,
               "copy_engine: skip it instead of using a host proxy where stream waits are unsupported");
   c->add_flag("--ce-proxy", a.ce_proxy,
               "copy_engine: issue each ready chunk's copies from the host (the fallback path) even where stream "
               "waits work");
-  c->add_option("--wait-timeout-ms", a.wait_timeout_ms, "Bound of every device and host wait")->capture_default_str();
+  c->add_option("--wait-timeout-ms", a.wait_timeout_ms, "Bound of every device and host wait")->check(kNonNegative)->capture_default_str();
   c->add_option("--model", a.model_path,
                 "Machine model (gpsm scope --out DIR/machine_model.json): drop chunk sizes it predicts to be "
                 "initiation- or tail-bound before sweeping");
@@ -121,23 +122,21 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
                                d.reason);
     cfg.chunks = pr.kept;
   }
+  // Outputs before any GPU work: writable, and none of this command's inputs (--tune is read and
+  // extended, so it may not be --json either); the cache is read now so a bad one fails here too.
+  gpsm::check_outputs({{"--tune", a.tune_path}}, {{"--model", a.model_path}});
+  gpsm::check_outputs({{"--json", a.json_path}}, {{"--model", a.model_path}, {"--tune", a.tune_path}});
+  if (!a.tune_path.empty()) (void)load_cache(a.tune_path);
 
   // Before any CUDA context exists: enough hardware queues that the copy streams' waits on chunk
   // flags do not share a queue with (and hold back) other streams' work. An explicit setting wins.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::string why;
   const int ngpu = gpsm::scope::cuda_device_count(&why);
-  if (ngpu == 0) {
-    std::cerr << "gpsm proact: no CUDA GPU on this machine (" << why
-              << "); the benchmark needs 2 or more GPUs with peer access.\n";
-    return 2;
-  }
+  require_gpus(ngpu, 2, why, "proact", "the benchmark needs 2 or more GPUs with peer access");
   cfg.devices = context_devices(asked, ngpu, "proact");
-  if (cfg.devices.size() < 2) {
-    std::cerr << fmt::format("gpsm proact: this machine has {} GPU; the benchmark needs 2 or more\n", ngpu);
-    return 2;
-  }
   validate(cfg);
+  begin_work();
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
@@ -171,10 +170,7 @@ int run_proact(const ProactArgs& a, int argc, char** argv) {
     meta.cpu_model = gpsm::scope::cpu_model_name();
     meta.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
     meta.duration_s = elapsed();
-    std::ofstream f(a.json_path);
-    if (!f) throw gpsm::Error("gpsm proact: cannot write " + a.json_path);
-    f << proact_document(meta, run, topo).dump(1) << "\n";
-    if (!f) throw gpsm::Error("gpsm proact: error writing " + a.json_path);
+    gpsm::write_file_atomic(a.json_path, proact_document(meta, run, topo).dump(1) + "\n");
     std::cerr << "gpsm proact: wrote " << a.json_path << "\n";
   }
   if (!a.tune_path.empty()) {

@@ -14,6 +14,8 @@
 
 #include "publish/publish_bench.hpp"
 #include "commands.hpp"
+#include "exit_codes.hpp"
+#include "progress.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/config.hpp"
 #include "scope/cuda_probe.hpp"
@@ -37,13 +39,17 @@ CLI::App* add_publish_command(CLI::App& app, PublishArgs& a) {
                 "no-communication bound) or all; a comma-separated list is fine")
       ->capture_default_str();
   c->add_option("--size", a.size, "Array bytes, a multiple of 128 (e.g. 64M, 1G)")->capture_default_str();
-  c->add_option("--stores", a.stores, "Stores per GPU of the random pattern (default: array words / GPUs / 4)");
+  c->add_option("--stores", a.stores, "Stores per GPU of the random pattern (default: array words / GPUs / 4)")
+      ->check(kNonNegative);
   c->add_option("--reps", a.reps, "Timed repetitions (>= 5)")->capture_default_str();
   c->add_option("--warmup", a.warmup, "Untimed repetitions before the timed ones")->capture_default_str();
-  c->add_option("--seed", a.seed, "Seed of the random word lists and the stored values")->capture_default_str();
+  c->add_option("--seed", a.seed, "Seed of the random word lists and the stored values")
+      ->check(kNonNegative)
+      ->capture_default_str();
   c->add_option("--bulk-max-copies", a.bulk_max_copies,
                 "Skip bulk where one fence would issue more copy-engine copies than this (scattered stores make one "
                 "per word; 0: no limit)")
+      ->check(kNonNegative)
       ->capture_default_str();
   c->add_option("--json", a.json_path, "Write the results document (schema gpsm.results, tool publish) to FILE");
   return c;
@@ -63,24 +69,17 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
   validate_options(cfg);  // bad arguments fail here, on any machine
   std::vector<int> asked;
   if (!a.devices.empty()) asked = parse_device_list(a.devices);
+  gpsm::check_outputs({{"--json", a.json_path}}, {});  // before any GPU work
 
   std::string why;
   const int ngpu = gpsm::scope::cuda_device_count(&why);
-  if (ngpu == 0) {
-    std::cerr << "gpsm publish: no CUDA GPU on this machine (" << why
-              << "); the publish benchmark needs 2 or more GPUs with peer access.\n";
-    return 2;
-  }
+  require_gpus(ngpu, 2, why, "publish", "the publish benchmark needs 2 or more GPUs with peer access");
   cfg.devices = context_devices(asked, ngpu, "publish");
-  if (cfg.devices.size() < 2) {
-    std::cerr << (asked.empty() ? fmt::format("gpsm publish: this machine has {} GPU; the publish benchmark needs 2 "
-                                              "or more (every store goes to the other GPUs' replicas)\n",
-                                              ngpu)
-                                : std::string("gpsm publish: --devices selects 1 GPU; the publish benchmark needs 2 "
-                                              "or more\n"));
-    return 2;
-  }
+  if (cfg.devices.size() < 2)
+    throw BadInput("gpsm publish: --devices selects 1 GPU; the publish benchmark needs 2 or more (every store goes "
+                   "to the other GPUs' replicas)");
   validate_config(cfg);
+  begin_work();
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
@@ -95,10 +94,10 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
             << std::flush;
 
   cfg.progress = [&](const std::string& s) {
-    std::cerr << fmt::format("\r\033[K{} ({:.0f} s)", s, elapsed()) << std::flush;
+    progress_show(fmt::format("{} ({:.0f} s)", s, elapsed()));
   };
   const auto results = gpsm::bench::run_publish(cfg);
-  std::cerr << "\r\033[K";
+  progress_clear();
   cfg.progress = nullptr;
 
   std::cout << render_table(results) << std::flush;
@@ -115,10 +114,7 @@ int run_publish(const PublishArgs& a, int argc, char** argv) {
     meta.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
     meta.duration_s = elapsed();
     const auto doc = publish_document(meta, cfg, topo, results);
-    std::ofstream f(a.json_path);
-    if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
-    f << doc.dump(1) << "\n";
-    if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
+    gpsm::write_file_atomic(a.json_path, doc.dump(1) + "\n");
     std::cerr << "gpsm publish: wrote " << a.json_path << "\n";
   }
   std::cout << fmt::format("gpsm publish: {} ok, {} skipped, {} failed (pattern x mode) in {:.1f} s\n", n_ok,

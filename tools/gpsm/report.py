@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import textwrap
 
 SCHEMA = "gpsm.results"
@@ -35,6 +36,8 @@ X_LABELS = {
 }
 # a count axis stays linear while max/min is at most this
 LINEAR_COUNT_RATIO = 16
+# set when every file read is a gpsm sim file: each plot's title then says so
+SIMULATED_TITLES = False
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -46,8 +49,13 @@ class BadFile(Exception):
 
 
 def die(path, what):
-    print("gpsm report: %s: %s" % (path, what), file=sys.stderr)
+    print("gpsm: report: %s: %s" % (path, what), file=sys.stderr)
     sys.exit(EXIT_BAD_INPUT)
+
+
+# The file(s) being read or drawn, named in the one-line message should anything unforeseen go
+# wrong (see guarded_main): a user gets the file and the reason, never a traceback.
+CURRENT = []
 
 
 # ----------------------------------------------------------------------------------------------
@@ -145,10 +153,14 @@ def load(path):
         raise BadFile("is a directory, not a results file")
     except OSError as e:
         raise BadFile("cannot read (%s)" % (e.strerror or e))
+    if not raw.strip():
+        raise BadFile("empty file, not JSON")
     try:
         doc = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise BadFile("not JSON (not UTF-8 text)")
+    except RecursionError:
+        raise BadFile("not a gpsm results file (JSON nested too deeply)")
     except ValueError as e:
         raise BadFile("not JSON (%s)" % e)
     validate(doc)
@@ -166,16 +178,32 @@ class Run:
         self.path = path
         self.doc = doc
         self.stem = os.path.splitext(os.path.basename(path))[0]
-        self.kind = doc.get("device_kind") or ""
+        # gpsm sim files say "simulated": true (tool "sim"); they are drawn as bench files, every
+        # label and note marked, so a simulated curve is never read as a measured one
+        self.simulated = doc.get("simulated") is True or doc.get("tool") == "sim"
+        kind = doc.get("device_kind")
+        self.kind = kind if isinstance(kind, str) else ""
+        if self.simulated:
+            sysname = (doc.get("system") or {}).get("name") if isinstance(doc.get("system"), dict) else None
+            self.kind = "simulated %s" % (self.kind or (sysname if isinstance(sysname, str) else "") or "run")
         self.prefix = self.kind or self.stem  # made unique across runs by assign_prefixes
         self.tests = [t for t in doc["tests"]]
 
     def gpu_names(self):
-        gpus = (self.doc.get("system") or {}).get("gpus") or []
+        system = self.doc.get("system")
+        if not isinstance(system, dict):
+            return ""
+        gpus = system.get("gpus") or []
+        if _is_num(gpus):  # gpsm sim: a GPU count and one simulated GPU model under "gpu"
+            gpu = system.get("gpu")
+            name = gpu.get("name") if isinstance(gpu, dict) else None
+            return ("%d x %s" % (gpus, name)) if isinstance(name, str) and name else "%d GPUs" % gpus
+        if not isinstance(gpus, list):
+            return ""
         names = []
         for g in gpus:
             n = g.get("name") if isinstance(g, dict) else None
-            if n:
+            if isinstance(n, str) and n:
                 names.append(n)
         if not names:
             return ""
@@ -185,8 +213,11 @@ class Run:
         return ", ".join(names)
 
     def commit(self):
-        g = self.doc.get("gpsm") or {}
+        g = self.doc.get("gpsm")
+        g = g if isinstance(g, dict) else {}
         v, c = g.get("version"), g.get("commit")
+        v = v if isinstance(v, str) else None
+        c = c if isinstance(c, str) else None
         if v and c:
             return "gpsm %s (%s)" % (v, c)
         return "gpsm %s" % (v or c) if (v or c) else ""
@@ -197,6 +228,8 @@ class Run:
     def note(self):
         """One-line description of the run for figure notes."""
         parts = [self.prefix or self.kind or self.stem, self.gpu_names(), self.commit(), self.date()]
+        if self.simulated:
+            parts.insert(0, "SIMULATED (gpsm sim, not measured)")
         return " | ".join(p for p in parts if p)
 
 
@@ -289,6 +322,8 @@ def natural_key(s):
 
 def title_of(name, description, width=95):
     t = name + (" \u2014 " + description if description else "")
+    if SIMULATED_TITLES:
+        t = "[simulated] " + t
     return "\n".join(textwrap.wrap(t, width)) or name
 
 
@@ -326,7 +361,7 @@ def import_matplotlib():
         import matplotlib.pyplot as plt
         from matplotlib import ticker
     except ImportError as e:
-        print("gpsm report: matplotlib is required to draw plots (%s); "
+        print("gpsm: report: matplotlib is required to draw plots (%s); "
               "install it, e.g. `python3 -m pip install matplotlib`" % e, file=sys.stderr)
         sys.exit(EXIT_NO_MATPLOTLIB)
     return plt, ticker
@@ -336,6 +371,34 @@ LINESTYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 
 
+def write_atomic(path, write):
+    """Writes `path` whole or not at all: `write(f)` fills a temporary file (binary) in the same
+    folder, which is flushed, fsync'ed and renamed over `path` (os.replace, atomic on POSIX). On
+    any failure the temporary is removed and an earlier file at `path` is left as it was, so a
+    full disk or an interrupted run never leaves a truncated plot or index."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            mode = os.stat(path).st_mode & 0o7777  # a replaced file keeps its mode
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask  # mkstemp's 0600 would differ from a plain open()
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def finish(plt, fig, ax, runs, out_path):
     """Adds the run note (device kind, GPUs, commit, date; one line per run) under the
     x-axis label of `ax`, saves the figure as PNG and closes it."""
@@ -343,8 +406,11 @@ def finish(plt, fig, ax, runs, out_path):
     ax.annotate("\n".join(lines), xy=(0, 0), xycoords=("axes fraction", ax.xaxis.label),
                 xytext=(0, -8), textcoords="offset points", ha="left", va="top",
                 fontsize=7, color="0.35", annotation_clip=False)
-    fig.savefig(out_path, dpi=110, bbox_inches="tight", pad_inches=0.15)
-    plt.close(fig)
+    try:
+        write_atomic(out_path, lambda f: fig.savefig(f, format="png", dpi=110, bbox_inches="tight",
+                                                     pad_inches=0.15))
+    finally:
+        plt.close(fig)
 
 
 def get_cmap(name):
@@ -880,16 +946,20 @@ def main(argv=None):
         try:
             patterns.append(re.compile(rx))
         except re.error as e:
-            print("gpsm report: -t %s: bad regular expression (%s)" % (rx, e), file=sys.stderr)
+            print("gpsm: report: -t %s: bad regular expression (%s)" % (rx, e), file=sys.stderr)
             return EXIT_BAD_INPUT
 
     runs = []
     for path in args.files:
+        CURRENT[:] = [path]
         try:
             runs.append(Run(path, load(path)))
         except BadFile as e:
             die(path, str(e))
+    CURRENT[:] = list(args.files)
     assign_prefixes(runs)
+    global SIMULATED_TITLES
+    SIMULATED_TITLES = bool(runs) and all(r.simulated for r in runs)
 
     def selected(t):
         return not patterns or any(p.search(t["name"]) for p in patterns)
@@ -912,7 +982,7 @@ def main(argv=None):
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as e:
-        print("gpsm report: %s: cannot create output directory (%s)" % (out, e.strerror or e), file=sys.stderr)
+        print("gpsm: report: %s: cannot create output directory (%s)" % (out, e.strerror or e), file=sys.stderr)
         return EXIT_BAD_INPUT
 
     # Group same-named tests across runs, in first-seen order.
@@ -948,6 +1018,7 @@ def main(argv=None):
     latency_rows, latency_tests, latency_runs = [], [], []
     for name in order:
         entries = by_name[name]
+        CURRENT[:] = sorted(set(r.path for r, _t in entries))
         kinds = set(plot_kind(t) for _r, t in entries)
         # a test drawn differently in different runs (e.g. a one-point quick run) falls back to lines
         kind = kinds.pop() if len(kinds) == 1 else ("latency" if kinds <= {"latency", "bars"} else "line")
@@ -1005,6 +1076,7 @@ def main(argv=None):
                 produced.append((pname, [name], pdesc, "line"))
                 print(os.path.join(out, pname))
 
+    CURRENT[:] = list(args.files)
     if latency_rows:
         fname = "latencies.png"
         path = os.path.join(out, fname)
@@ -1017,11 +1089,11 @@ def main(argv=None):
         print(path)
 
     index = os.path.join(out, "index.md")
-    with open(index, "w") as f:
-        f.write(render_index(runs, produced, by_name, order, not_ok, args.test))
+    text = render_index(runs, produced, by_name, order, not_ok, args.test)
+    write_atomic(index, lambda f: f.write(text.encode("utf-8")))
     print(index)
     if not produced and not not_ok:
-        print("gpsm report: no tests matched%s" % "".join(" -t " + rx for rx in args.test), file=sys.stderr)
+        print("gpsm: report: no tests matched%s" % "".join(" -t " + rx for rx in args.test), file=sys.stderr)
     return EXIT_OK
 
 
@@ -1083,5 +1155,28 @@ def render_index(runs, produced, by_name, order, not_ok, filters):
     return "\n".join(L)
 
 
+def guarded_main(argv=None):
+    """main(), with anything unforeseen (a field of a type no check expected, a file that vanished,
+    a full disk) turned into one `gpsm: report: FILE: why` line and exit 2 instead of a traceback."""
+    try:
+        return main(argv)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        print("gpsm: report: interrupted", file=sys.stderr)
+        return 130
+    except BadFile as e:
+        die(", ".join(CURRENT) or "-", str(e))
+    except RecursionError:
+        die(", ".join(CURRENT) or "-", "cannot be drawn (nested too deeply)")
+    except OSError as e:
+        where = getattr(e, "filename", None)
+        die(", ".join(CURRENT) or "-", "cannot be drawn (%s%s)"
+            % (e.strerror or e, (": %s" % where) if where else ""))
+    except Exception as e:  # noqa: BLE001 -- the whole point: no traceback reaches the user
+        die(", ".join(CURRENT) or "-", "cannot be drawn: a field has an unexpected value (%s: %s)"
+            % (type(e).__name__, str(e).splitlines()[0] if str(e) else "no detail"))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded_main())

@@ -56,17 +56,18 @@ int report_cache(const std::string& path, const std::string& out_dir) {
   try {
     table = gpsm::proact::render_cache_file(path);
   } catch (const std::exception& e) {
-    std::cerr << "gpsm report: " << path << ": " << e.what() << "\n";
+    std::cerr << "gpsm: report: " << path << ": " << e.what() << "\n";
     return 2;
   }
   std::cout << table << std::flush;
   std::error_code ec;
-  fs::create_directories(out_dir, ec);
+  fs::create_directories(out_dir, ec);  // checked before any work; a failure shows in the write below
   const fs::path md = fs::path(out_dir) / (fs::path(path).stem().string() + ".md");
-  std::ofstream f(md);
-  if (!(f << table)) {
-    std::cerr << "gpsm report: cannot write " << md.string() << "\n";
-    return 2;
+  try {
+    gpsm::write_file_atomic(md.string(), table);  // a failed write leaves an earlier table whole
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
   }
   std::cout << md.string() << "\n";
   return 0;
@@ -85,6 +86,15 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& a) {
 }
 
 int run_report(const ReportArgs& a, int argc, char** argv) {
+  {  // the output folder before any work: writable, and no table it gets is one of the inputs
+    std::vector<gpsm::InputPath> inputs;
+    std::vector<std::string> outputs{"index.md"};
+    for (const auto& f : a.files) {
+      inputs.push_back({"input", f});
+      outputs.push_back(std::filesystem::path(f).stem().string() + ".md");
+    }
+    gpsm::check_output_dir("--out", a.out_dir, outputs, inputs);
+  }
   std::vector<std::string> files;  // results files, for report.py
   for (const auto& f : a.files) {
     if (!is_proact_cache(f)) {

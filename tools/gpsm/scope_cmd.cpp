@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "exit_codes.hpp"
+#include "progress.hpp"
 #include "common/sizes.hpp"
 #include "gpsm/build_info.hpp"
 #include "gpsm/error.hpp"
@@ -27,12 +29,8 @@ namespace gpsm::cli {
 
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!f) throw gpsm::Error("gpsm: cannot write " + path);
-  f << text;
-  if (!f) throw gpsm::Error("gpsm: error writing " + path);
-}
+// Whole or not at all: a failed write leaves the previous file as it was.
+void write_file(const std::string& path, const std::string& text) { gpsm::write_file_atomic(path, text); }
 
 }  // namespace
 
@@ -76,23 +74,24 @@ int run_scope(const ScopeArgs& a, int argc, char** argv) {
     return 0;
   }
   auto selected = gpsm::scope::select_tests(all, a.filters);  // unknown names fail before any GPU work
+  // Outputs before anything is measured: a bad path fails now, not after the sweep.
+  gpsm::check_outputs({{"--json", a.json_path}}, {});
+  gpsm::check_output_dir("--out", a.out_dir, {"results.json", "machine_model.json", "topology.json", "topology.dot"}, {});
 
   std::string why;
   const int ngpu = gpsm::scope::cuda_device_count(&why);
-  if (ngpu == 0) {
-    std::cerr << "gpsm: no CUDA GPU on this machine (" << why
-              << "); `gpsm scope` measures real GPUs. Run it on a GPU node; `gpsm scope --list` shows the tests.\n";
-    return 3;
-  }
+  require_gpus(ngpu, 1, why, "scope",
+               "`gpsm scope` measures real GPUs. Run it on a GPU node; `gpsm scope --list` shows the tests");
   if (a.devices.empty()) {
     for (int d = 0; d < ngpu; ++d) o.devices.push_back(d);
   } else {
     o.devices = parse_device_list(a.devices);
     for (int d : o.devices)
       if (d >= ngpu)
-        throw gpsm::Error(fmt::format("gpsm: device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
-                                      ngpu == 1 ? "" : "s", ngpu - 1));
+        throw BadInput(fmt::format("gpsm: device {} does not exist; this machine has {} GPU{} (0-{})", d, ngpu,
+                                   ngpu == 1 ? "" : "s", ngpu - 1));
   }
+  begin_work();
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
 
@@ -113,11 +112,11 @@ int run_scope(const ScopeArgs& a, int argc, char** argv) {
     auto* t = selected[i];
     const std::string head = fmt::format("[{}/{}] ", i + 1, total);
     o.progress = [&](const std::string& s) {
-      std::cerr << fmt::format("\r\033[K{}{} ({:.0f} s)", head, s, elapsed()) << std::flush;
+      progress_show(fmt::format("{}{} ({:.0f} s)", head, s, elapsed()));
     };
     o.progress(t->name());
     auto r = gpsm::scope::run_test(*t, o, topo);
-    std::cerr << "\r\033[K";
+    progress_clear();
     std::cout << gpsm::scope::render_test(r, double(o.peak_size)) << "\n" << std::flush;
     (r.status == gpsm::scope::Status::ok ? n_ok : r.status == gpsm::scope::Status::waived ? n_waived : n_failed)++;
     results.push_back(std::move(r));

@@ -20,6 +20,8 @@
 #include "apps/harness/bench_report.hpp"
 #include "apps/stencil/decomp.hpp"  // parse_axis
 #include "commands.hpp"
+#include "exit_codes.hpp"
+#include "progress.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/machine_model.hpp"
 #include "scope/results.hpp"
@@ -28,6 +30,7 @@
 #include "sim/explain.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
+#include "common/memory_budget.hpp"
 #include "common/split.hpp"
 
 namespace gpsm::cli {
@@ -165,7 +168,14 @@ struct SimRun {
 
   sim::System system_for(int gpus) const {
     sim::System s = from_file ? sim::from_machine_model(system) : sim::preset(system, gpus);
-    if (from_file) s.gpus = gpus;
+    if (from_file) {
+      // A model describes the GPUs it measured; more would be invented, not simulated.
+      if (gpus > s.gpus)
+        throw BadInput(fmt::format("gpsm sim: --gpus {} exceeds the {} GPUs of the machine model {}; ask for at most {} "
+                                   "or use a preset (gpsm sim --list)",
+                                   gpus, s.gpus, system, s.gpus));
+      s.gpus = gpus;
+    }
     return s;
   }
   int total_runs() const { return int(problems.size() * counts.size() * paradigms.size()); }
@@ -200,17 +210,52 @@ double parse_sample(const std::string& s) {
   return x;
 }
 
+// The simulated values an option and its --sweep share, checked the same way for both (opt: how
+// the user gave it, "--queue" or "--sweep queue"; given: the text).
+// Write queue entries per destination: the simulator holds every entry, and hardware write
+// queues hold tens to hundreds, so 65536 is far past any design point and still cheap.
+constexpr int kMaxQueueEntries = 1 << 16;
+int checked_queue(double x, const std::string& opt, const std::string& given) {
+  if (!(x >= 1 && x <= kMaxQueueEntries && x == std::floor(x)))
+    throw BadInput(fmt::format("gpsm sim: {} {}: must be a whole number of entries, 1..{}; the simulator holds every "
+                               "entry (hardware queues hold tens to hundreds)",
+                               opt, given, kMaxQueueEntries));
+  return int(x);
+}
+// GPS subscription pages: a power of two from one 128-B line (the unit a store marks dirty) to 1 GiB.
+double checked_page(std::uint64_t bytes, const std::string& opt, const std::string& given) {
+  if (bytes < 128 || bytes > (std::uint64_t(1) << 30) || (bytes & (bytes - 1)) != 0)
+    throw BadInput(fmt::format("gpsm sim: {} {}: a GPS page must be a power of two from 128 B (one line) to 1G, "
+                               "e.g. 4K, 64K, 2M",
+                               opt, given));
+  return double(bytes);
+}
+int checked_subheader(double x, const std::string& opt, const std::string& given) {
+  if (!(x >= 2 && x <= 6 && x == std::floor(x)))
+    throw BadInput(fmt::format("gpsm sim: {} {}: FinePack sub-headers are whole bytes 2..6", opt, given));
+  return int(x);
+}
+// Link bandwidth in GB/s per link: positive and below 1 PB/s (a typo, not a link).
+double checked_link_bw(double x, const std::string& opt, const std::string& given) {
+  if (!(x > 0 && x <= 1e6))
+    throw BadInput(fmt::format("gpsm sim: {} {}: link bandwidth must be > 0 and <= 1e6 GB/s", opt, given));
+  return x;
+}
+// Traced iterations are held in memory, each a full trace of the app's kernels; --run-iters,
+// not --iters, sets how long a run a result stands for.
+constexpr int kMaxTracedIters = 10000;
+
 // The simulator's options every sweep point starts from.
 sim::SimOptions base_options(const SimArgs& a) {
-  if (a.subheader < 2 || a.subheader > 6) throw std::invalid_argument("--subheader must be 2..6");
-  if (a.queue < 1) throw std::invalid_argument("--queue must be >= 1");
+  checked_subheader(a.subheader, "--subheader", std::to_string(a.subheader));
+  checked_queue(a.queue, "--queue", std::to_string(a.queue));
   if (a.host_loop != "graph" && a.host_loop != "stream")
     throw std::invalid_argument("--host-loop must be graph or stream, got '" + a.host_loop + "'");
   sim::SimOptions base;
   base.graph_launch = a.host_loop == "graph";
   base.write_queue_entries = a.queue;
   base.finepack_subheader = a.subheader;
-  base.gps_page_bytes = double(gpsm::parse_size(a.gps_page));
+  base.gps_page_bytes = checked_page(gpsm::parse_size(a.gps_page), "--gps-page", a.gps_page);
   base.proact_chunk_bytes = double(gpsm::parse_size(a.proact_chunk));
   return base;
 }
@@ -240,13 +285,19 @@ std::vector<SweepPoint> sweep_points(const SimArgs& a, const sim::SimOptions& ba
     pt.opt = base;
     double x = 0;
     try {
-      x = sweep_param == "page" ? double(gpsm::parse_size(v)) : std::stod(v);
+      std::size_t used = 0;
+      x = sweep_param == "page" ? double(gpsm::parse_size(v)) : std::stod(v, &used);
+      if (sweep_param != "page" && used != v.size()) throw std::invalid_argument(v);
     } catch (const std::exception&) {
-      throw std::invalid_argument("--sweep " + sweep_param + ": bad value '" + v + "'");
+      throw BadInput("gpsm sim: --sweep " + sweep_param + ": bad value '" + v + "' (a number" +
+                     (sweep_param == "page" ? std::string(" of bytes, e.g. 64K") : std::string()) + ")");
     }
-    if (!(x > 0)) throw std::invalid_argument("--sweep " + sweep_param + ": values must be > 0 (got '" + v + "')");
-    if (sweep_param == "subheader" && !(x >= 2 && x <= 6 && x == std::floor(x)))
-      throw std::invalid_argument("--sweep subheader: values must be whole bytes 2..6 (got '" + v + "')");
+    // each value checked as the option it sweeps
+    const std::string opt = "--sweep " + sweep_param;
+    if (sweep_param == "link_bw") checked_link_bw(x, opt, v);
+    if (sweep_param == "queue") checked_queue(x, opt, v);
+    if (sweep_param == "page") checked_page(std::uint64_t(x), opt, v);
+    if (sweep_param == "subheader") checked_subheader(x, opt, v);
     pt.value = x;
     pt.label = sweep_param + "=" + v;
     if (sweep_param == "link_bw") pt.opt.link_scale = x / sys0.link.raw_GBps;  // each run rescales its system's link
@@ -301,7 +352,13 @@ void parse_run(const SimArgs& a, SimRun& run) {
   run.paradigms = sim::parse_sim_paradigms(a.paradigm);
   run.counts = apps::parse_gpu_counts(a.gpus);
   const apps::Axis axis = apps::parse_axis(a.axis);
-  if (a.iters < 1) throw std::invalid_argument("--iters must be >= 1");
+  if (a.iters < 1 || a.iters > kMaxTracedIters)
+    throw BadInput(fmt::format("gpsm sim: --iters {}: traced iterations must be 1..{} (each is held in memory); "
+                               "--run-iters sets how long a run a result stands for",
+                               a.iters, kMaxTracedIters));
+  if (a.run_iters < -1)
+    throw BadInput(fmt::format("gpsm sim: --run-iters {}: must be -1 (the app's default), 0 (the traced ones) or more",
+                               a.run_iters));
   run.sample_fixed = parse_sample(a.sample);
   const sim::SimOptions base = base_options(a);
   run.system = a.system;
@@ -310,6 +367,21 @@ void parse_run(const SimArgs& a, SimRun& run) {
   run.points = sweep_points(a, base, run.sys0);
   if (!a.sweep.empty()) run.sweep_param = a.sweep[0];
   add_problems(a, axis, run);
+  // The trace generator computes the stencils' and scatter's values on the CPU: two buffers of
+  // 4-B cells, one copy per GPU in the replicas layout (gps_hw, finepack). That lower bound,
+  // checked here, refuses an impossible size before any work instead of in std::bad_alloc.
+  // (Graph apps: the readers check their headers; the generators' sizes are bounded by their specs.)
+  bool replicas = false;
+  for (auto par : run.paradigms) replicas = replicas || std::string(sim::sim_trace_layout(par)) == "replicas";
+  for (const auto& [ai, p] : run.problems) {
+    if (!p.graph.empty()) continue;
+    const double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(std::max<std::int64_t>(p.n[2], 1));
+    const double bytes = cells * 4.0 * 2.0 * (replicas ? double(run.counts.back()) : 1.0);
+    require_host_memory(bytes,
+                        fmt::format("gpsm sim: {} {}: tracing {} cells{}", run.chosen[ai].name, p.label(), cells,
+                                    replicas ? fmt::format(" (a replica on each of {} GPUs)", run.counts.back()) : ""),
+                        "use a smaller --size");
+  }
 }
 
 // The progress line on stderr and the run's wall time.
@@ -329,6 +401,7 @@ struct ProblemResults {
   // point's kernel_bounds and loop fields in the JSON
   std::vector<std::map<std::string, nlohmann::json>> bounds;
   std::vector<std::string> explained;  // [point]: --explain's lines
+  std::vector<std::string> failed;     // "<run>: <why>" of each run whose trace could not be made
 };
 
 // The JSON of a result's bounds: kernel_bounds and loop.
@@ -354,8 +427,7 @@ std::string make_trace_once(std::map<std::string, sim::Trace>& traces, const std
                             const apps::Problem& p, int g, double sample, const sim::System& sys,
                             const std::string& head, const Progress& pr) {
   if (traces.count(layout)) return "";
-  std::cerr << fmt::format("\r\033[K{}: tracing ({} layout, sample {:.3g}) ({:.0f} s)", head, layout, sample, pr.elapsed())
-            << std::flush;
+  progress_show(fmt::format("{}: tracing ({} layout, sample {:.3g}) ({:.0f} s)", head, layout, sample, pr.elapsed()));
   sim::TraceRequest req;
   req.app = app.name;
   req.problem = p;
@@ -373,16 +445,17 @@ std::string make_trace_once(std::map<std::string, sim::Trace>& traces, const std
 }
 
 // One run (paradigm on g GPUs) at sweep point k: its record, and its useful bytes, bounds and
-// --explain lines in res. fail: why it could not run.
+// --explain lines in res. fail: why it could not run; failed: whether that is a failed run (its
+// trace could not be made: a bad graph file, an impossible size) rather than one that does not apply.
 void simulate_point(const SimArgs& a, const sim::Trace& tr, const sim::System& sys, sim::SimParadigm par, int g,
-                    const apps::Problem& p, sim::SimOptions opt, int run_iters, const std::string& fail,
+                    const apps::Problem& p, sim::SimOptions opt, int run_iters, const std::string& fail, bool failed,
                     ProblemResults& res, std::size_t k) {
   apps::RunRecord rec;
   rec.paradigm = bench_paradigm(par);
   rec.label = sim::sim_paradigm_name(par);
   rec.gpus = g;
   if (!fail.empty()) {
-    rec.out.status = apps::RunStatus::unsupported;
+    rec.out.status = failed ? apps::RunStatus::failed : apps::RunStatus::unsupported;
     rec.out.reason = fail;
     res.records[k].push_back(std::move(rec));
     return;
@@ -419,21 +492,28 @@ ProblemResults simulate_problem(const SimArgs& a, const SimRun& run, const SimAp
   const int run_iters = a.run_iters >= 0 ? a.run_iters : app.app != nullptr ? app.app->problem(p.label(), 0).iters : 0;
   for (int g : run.counts) {
     const sim::System sys = run.system_for(g);
-    std::map<std::string, sim::Trace> traces;  // by layout
+    std::map<std::string, sim::Trace> traces;        // by layout
+    std::map<std::string, std::string> trace_errors;  // by layout: why its trace could not be made
     for (auto par : run.paradigms) {
       ++pr.done;
       const std::string layout = sim::sim_trace_layout(par);
       const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", pr.done, pr.total, app.name, p.label(),
                                            sim::sim_paradigm_name(par), g, g == 1 ? "" : "s");
       std::string fail = make_trace_once(traces, layout, app, p, g, sample, sys, head, pr);
+      if (!fail.empty()) trace_errors[layout] = fail;
+      else if (const auto e = trace_errors.find(layout); e != trace_errors.end()) fail = e->second;
+      const bool failed = !fail.empty();
+      if (failed)
+        res.failed.push_back(fmt::format("{} {} {} on {} GPU{}: {}", app.name, p.label(), sim::sim_paradigm_name(par), g,
+                                         g == 1 ? "" : "s", fail));
       const sim::Trace& tr = traces[layout];
       if (fail.empty() && tr.iterations.empty()) fail = "no trace for this problem and GPU count";
-      std::cerr << fmt::format("\r\033[K{}: simulating ({:.0f} s)", head, pr.elapsed()) << std::flush;
+      progress_show(fmt::format("{}: simulating ({:.0f} s)", head, pr.elapsed()));
       for (std::size_t k = 0; k < run.points.size(); ++k)
-        simulate_point(a, tr, sys, par, g, p, run.points[k].opt, run_iters, fail, res, k);
+        simulate_point(a, tr, sys, par, g, p, run.points[k].opt, run_iters, fail, failed, res, k);
     }
   }
-  std::cerr << "\r\033[K";
+  progress_clear();
   return res;
 }
 
@@ -500,10 +580,7 @@ void write_results(const SimArgs& a, const SimRun& run, nlohmann::json tests, in
                   {"subheader", a.subheader},
                   {"proact_chunk", a.proact_chunk},
                   {"sweep", a.sweep}};
-  std::ofstream f(a.json_path);
-  if (!f) throw gpsm::Error("gpsm: cannot write " + a.json_path);
-  f << j.dump(1) << "\n";
-  if (!f) throw gpsm::Error("gpsm: error writing " + a.json_path);
+  gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
   std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
 }
 }  // namespace
@@ -515,19 +592,30 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   }
   SimRun run;
   parse_run(a, run);  // bad arguments fail before any work
+  {  // and the output: writable, and neither the machine model nor a graph file it reads
+    auto inputs = size_file_inputs(split_nonempty(a.sizes));
+    if (run.from_file) inputs.push_back({"--system", a.system});
+    gpsm::check_outputs({{"--json", a.json_path}}, inputs);
+  }
+  begin_work();
   Progress pr;
+  std::vector<std::string> failed;
   pr.total = run.total_runs();
   nlohmann::json tests = nlohmann::json::array();
   for (const auto& [ai, p] : run.problems) {
     const SimApp& app = run.chosen[ai];
     const ProblemResults res = simulate_problem(a, run, app, p, pr);
+    failed.insert(failed.end(), res.failed.begin(), res.failed.end());
     for (std::size_t k = 0; k < run.points.size(); ++k) tests.push_back(report_point(a, run, app, p, res, k));
   }
   if (!a.json_path.empty()) write_results(a, run, std::move(tests), argc, argv, pr.elapsed());
   std::cout << fmt::format("gpsm sim: {} simulated run(s){} in {:.1f} s (simulated results, not measured)\n",
                            pr.total, run.points.size() > 1 ? fmt::format(" x {} sweep values", run.points.size()) : "",
                            pr.elapsed());
-  return 0;
+  if (failed.empty()) return kExitOk;
+  std::cerr << fmt::format("gpsm sim: {} of {} run(s) failed:\n", failed.size(), pr.total);
+  for (const auto& f : failed) std::cerr << "  " << f << "\n";
+  return kExitRunFailed;
 }
 
 }  // namespace gpsm::cli

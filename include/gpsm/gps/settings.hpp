@@ -9,6 +9,16 @@
 
 namespace gpsm::gps {
 
+// The longest wait bound accepted (one day, in ms). A wait is a bound on a hang, not a schedule:
+// anything longer is a mistake, and the bound is kept in nanoseconds on the device, where
+// ms * 10^6 past about 1.8e13 ms would wrap around 2^64 to a bound of microseconds.
+constexpr std::uint64_t kMaxWaitTimeoutMs = 24ull * 3600 * 1000;
+
+// The bound in nanoseconds; ms above kMaxWaitTimeoutMs saturates there (never wraps).
+constexpr std::uint64_t wait_timeout_ns(std::uint64_t ms) {
+  return (ms > kMaxWaitTimeoutMs ? kMaxWaitTimeoutMs : ms) * 1000ull * 1000ull;
+}
+
 struct Settings {
   std::uint64_t page_bytes = kDefaultPageBytes;      // GPSM_PAGE_SIZE
   PublishMode mode = PublishMode::combine;            // GPSM_PUBLISH_MODE

@@ -65,9 +65,12 @@ struct LoadOptions {
 };
 enum class CacheUse { none, hit, written };
 // Loads a .mtx (Matrix Market) or any other file (SNAP edge list). With use_cache, reuses
-// <path>.gpsmcsr when it is at least as new as the source and built with the same options;
-// a stale cache or one with other options is rebuilt; a corrupt or truncated cache throws
-// gpsm::Error naming it (delete it to rebuild). A cache that cannot be written is skipped.
+// <path>.gpsmcsr only when its header's key records the same reader options and the same source:
+// size, modification time (ns) and a hash of the source's first and last MiB; any difference
+// (an older-dated replacement included) rebuilds it. A corrupt or truncated cache, or a header
+// whose counts the file cannot hold, throws gpsm::Error naming it (delete it to rebuild) before
+// anything is allocated. A cache that cannot be written is skipped; one written replaces the old
+// one whole (temporary file and rename).
 Csr load_graph(const std::string& path, const LoadOptions& opt = {}, CacheUse* used = nullptr);
 std::string cache_path(const std::string& source);
 

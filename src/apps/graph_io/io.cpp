@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -10,8 +11,13 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <sys/stat.h>
 
 #include "apps/graph_io/graph.hpp"
+#include "common/atomic_file.hpp"
+#include "common/memory_budget.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::graph_io {
@@ -114,6 +120,17 @@ Csr read_matrix_market(const std::string& path) {
     fail_at(path, ln, "size " + std::to_string(rows) + " x " + std::to_string(cols) +
                           " exceeds int32 ids");
   if (symmetric && rows != cols) fail_at(path, ln, "symmetric matrix must be square");
+  {
+    // Refused before allocating: the header alone fixes the reader's peak (entries twice while
+    // sorted, row pointers and counters per row, the CSR's columns and values), so a header that
+    // declares more than the machine holds fails here with the figure, not in std::bad_alloc
+    // after gigabytes of row pointers and a cache file.
+    const double n = double(count) * (symmetric ? 2 : 1);
+    const double peak = 16.0 * double(rows + 1) + 8.0 * double(cols + 1) + 32.0 * n;
+    require_host_memory(peak, path + ":" + std::to_string(ln) + ": the header's " + std::to_string(rows) + " x " +
+                                  std::to_string(cols) + " matrix with " + std::to_string(count) + " entries",
+                        "use a smaller graph or a machine with more memory");
+  }
 
   std::vector<Entry> e;
   e.reserve(static_cast<std::size_t>(std::min<std::int64_t>(count, 1 << 26)) * (symmetric ? 2 : 1));
@@ -201,6 +218,16 @@ Csr read_snap(const std::string& path, const SnapOptions& opt) {
   const std::int64_t n = e.empty() ? 0 : max_id + 1 - shift;
   if (shift)
     for (Entry& x : e) --x.r, --x.c;
+  {
+    // The largest id, not the file's size, sets the rows: one edge naming vertex 300000000 makes
+    // 2.4 GB of row pointers. Refused with the figure before the CSR is built (the same peak as
+    // the Matrix Market reader's: entries twice while sorted, row pointers and counters per row).
+    const double entries = double(e.size()) * (opt.symmetrize ? 2 : 1);
+    require_host_memory(24.0 * double(n + 1) + 32.0 * entries,
+                        path + ": a graph of " + std::to_string(n) + " vertices (ids up to " + std::to_string(max_id) +
+                            ") and " + std::to_string(e.size()) + " edges",
+                        "check the vertex ids, or use a machine with more memory");
+  }
   if (opt.symmetrize) {
     const std::size_t m = e.size();
     for (std::size_t i = 0; i < m; ++i)
@@ -214,6 +241,7 @@ namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'C', 'S', 'R', '\0'};
 constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kMaxKey = 4096;
 
 bool little_endian_host() {
   const std::uint16_t one = 1;
@@ -235,10 +263,8 @@ struct Fnv {
 void write_csr_binary(const std::string& path, const Csr& m, const std::string& key) {
   if (!little_endian_host()) throw Error(path + ": binary CSR files need a little-endian host");
   m.validate(path);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(tmp + ": cannot open for writing (" + std::strerror(errno) + ")");
+  if (key.size() > kMaxKey) throw Error(path + ": cache key of " + std::to_string(key.size()) + " bytes is too long");
+  write_file_atomic(path, [&](std::ostream& out) {
     Fnv sum;
     auto put = [&](const void* p, std::size_t n) {
       out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
@@ -260,15 +286,12 @@ void write_csr_binary(const std::string& path, const Csr& m, const std::string& 
     if (m.weighted()) put(m.val.data(), m.val.size() * 4);
     const std::uint64_t h = sum.h;
     out.write(reinterpret_cast<const char*>(&h), 8);
-    out.close();
-    if (!out) throw Error(tmp + ": write failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error(path + ": cannot rename " + tmp + " into place (" + ec.message() + ")");
+  });
 }
 
-Csr read_csr_binary(const std::string& path, std::string* key_out) {
+namespace {
+// key_only: validates the header and returns with *key_out set and no arrays read.
+Csr read_csr(const std::string& path, std::string* key_out, bool key_only) {
   if (!little_endian_host()) throw Error(path + ": binary CSR files need a little-endian host");
   std::ifstream in = open_in(path);
   std::error_code ec;
@@ -295,7 +318,7 @@ Csr read_csr_binary(const std::string& path, std::string* key_out) {
   get(&flags, 4, "flags");
   if (flags > 1) throw bad("unknown flags " + std::to_string(flags));
   get(&key_len, 4, "key length");
-  if (key_len > 4096) throw bad("key length " + std::to_string(key_len) + " too large");
+  if (key_len > kMaxKey) throw bad("key length " + std::to_string(key_len) + " too large");
   std::string key(key_len, '\0');
   get(key.data(), key_len, "key");
   Csr m;
@@ -304,6 +327,19 @@ Csr read_csr_binary(const std::string& path, std::string* key_out) {
   get(&m.cols, 8, "cols");
   get(&nnz, 8, "nnz");
   if (m.rows < 0 || m.cols < 0 || nnz < 0) throw bad("negative size");
+  // Each count is bounded before any product is formed, so a crafted header cannot overflow the
+  // size check below (and so cannot reach the allocations after it): ids are int32, and every
+  // nonzero takes at least 4 bytes of the file.
+  const std::int64_t imax = std::numeric_limits<std::int32_t>::max();
+  if (m.rows > imax || m.cols > imax)
+    throw bad("header declares " + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ", beyond int32 ids");
+  if (nnz > fsize / 4)
+    throw bad("header declares " + std::to_string(nnz) + " nonzeros, more than a " + std::to_string(fsize) +
+              "-byte file can hold");
+  if (key_only) {
+    if (key_out) *key_out = key;
+    return m;
+  }
   const std::int64_t need =
       pos + (m.rows + 1) * 8 + nnz * 4 + ((flags & 1) ? nnz * 4 : 0) + 8;
   if (need != fsize)
@@ -331,6 +367,9 @@ Csr read_csr_binary(const std::string& path, std::string* key_out) {
   if (key_out) *key_out = key;
   return m;
 }
+}  // namespace
+
+Csr read_csr_binary(const std::string& path, std::string* key_out) { return read_csr(path, key_out, false); }
 
 std::string cache_path(const std::string& source) { return source + ".gpsmcsr"; }
 
@@ -345,28 +384,54 @@ std::string options_key(const std::string& path, const LoadOptions& opt) {
   k << "snap v1 base=" << static_cast<int>(opt.snap.base) << " sym=" << opt.snap.symmetrize;
   return k.str();
 }
+
+// What identifies the source the cache was built from: its size, its modification time in
+// nanoseconds and a hash of its first and last MiB. A modification time alone is not enough: a
+// source replaced by an older-dated file (a copy keeping times, rsync, untar) would otherwise run
+// the old graph. The ends catch a changed header or tail even where size and time match.
+std::string source_key(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot stat (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) return "";  // a pipe or device: read once, never cached
+  const std::int64_t size = static_cast<std::int64_t>(st.st_size);
+  const std::int64_t mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  constexpr std::int64_t kEnd = std::int64_t{1} << 20;
+  std::ifstream in = open_in(path);
+  Fnv h;
+  std::vector<char> buf(static_cast<std::size_t>(std::min(size, kEnd)));
+  auto hash_at = [&](std::int64_t off, std::int64_t n) {
+    in.seekg(off);
+    if (!in.read(buf.data(), n)) throw Error(path + ": read error while hashing for the cache key");
+    h.add(buf.data(), static_cast<std::size_t>(n));
+  };
+  hash_at(0, std::min(size, kEnd));
+  if (size > kEnd) hash_at(std::max(kEnd, size - kEnd), std::min(kEnd, size - kEnd));
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h.h));
+  return "source size=" + std::to_string(size) + " mtime_ns=" + std::to_string(mtime_ns) + " ends_fnv1a=" + hex;
+}
 }  // namespace
 
 Csr load_graph(const std::string& path, const LoadOptions& opt, CacheUse* used) {
   if (used) *used = CacheUse::none;
-  const std::string key = options_key(path, opt);
   const std::string cpath = cache_path(path);
   std::error_code ec;
-  if (opt.use_cache && fs::exists(cpath, ec)) {
-    const auto src_t = fs::last_write_time(path, ec);
-    if (ec) throw Error(path + ": cannot stat source (" + ec.message() + ")");
-    const auto cache_t = fs::last_write_time(cpath, ec);
-    if (!ec && cache_t >= src_t) {
+  const std::string source = opt.use_cache ? source_key(path) : "";
+  const bool cached = !source.empty();
+  const std::string key = cached ? options_key(path, opt) + "; " + source : "";
+  if (cached) {
+    if (fs::exists(cpath, ec)) {
       std::string stored;
-      Csr m = read_csr_binary(cpath, &stored);  // throws naming the cache if corrupt
+      read_csr(cpath, &stored, true);  // the header alone: a bad one throws naming the cache
       if (stored == key) {
+        Csr m = read_csr_binary(cpath);  // throws naming the cache if corrupt
         if (used) *used = CacheUse::hit;
         return m;
       }
     }
   }
   Csr m = is_mtx(path) ? read_matrix_market(path) : read_snap(path, opt.snap);
-  if (opt.use_cache) {
+  if (cached) {
     try {
       write_csr_binary(cpath, m, key);
       if (used) *used = CacheUse::written;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "apps/stencil/decomp.hpp"
+#include "common/atomic_file.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::jacobi {
@@ -274,18 +275,7 @@ GatheredRun gather_stencil3d_results(const std::vector<WorkerResult>& results, c
   return g;
 }
 
-void write_file_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw gpsm::Error("gpsm: cannot create " + tmp + " (" + std::strerror(errno) + ")");
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.flush();
-    if (!f) throw gpsm::Error("gpsm: cannot write " + tmp + " (" + std::strerror(errno) + ")");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw gpsm::Error("gpsm: cannot rename " + tmp + " to " + path + " (" + std::strerror(errno) + ")");
-}
+void write_file_atomic(const std::string& path, const std::string& bytes) { gpsm::write_file_atomic(path, bytes); }
 
 std::string wait_for_file(const std::string& path, std::size_t size, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
