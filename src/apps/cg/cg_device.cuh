@@ -4,14 +4,31 @@
 // Vectors are plain loads: the persistent kernels read data other blocks and GPUs wrote during
 // the launch, after an acquire (cg_sync.hpp); the matrix is read-only for the whole run.
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "apps/cg/cg_kernels.hpp"
 #include "apps/cg/cg_math.hpp"
 #include "apps/cg/cg_sync.hpp"
+#include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
 
 constexpr unsigned kFull = 0xFFFFFFFFu;
+
+// Host: f(std::integral_constant<int, L>) for the plan's lanes per row (the kernels' template
+// argument), for the discrete and the persistent launches alike.
+template <class F>
+void with_lanes(int lanes, const F& f) {
+  switch (lanes) {
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    case 16: f(std::integral_constant<int, 16>{}); break;
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    default: throw gpsm::Error("gpsm: cg: unsupported lanes per row " + std::to_string(lanes));
+  }
+}
 
 // Buffer `par` of a pair, by selection: an index computed at run time into a struct's array would
 // put the whole struct in local memory.

@@ -105,19 +105,6 @@ __global__ void __launch_bounds__(kThreads) rank_partial_kernel(const double* pa
   }
 }
 
-// f(std::integral_constant<int, L>) for the plan's lanes per row.
-template <class F>
-void with_lanes(int lanes, const F& f) {
-  switch (lanes) {
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    case 16: f(std::integral_constant<int, 16>{}); break;
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    default: throw gpsm::Error("gpsm: cg: unsupported lanes per row " + std::to_string(lanes));
-  }
-}
-
 unsigned grid_of(std::int64_t blocks) { return static_cast<unsigned>(blocks > 0 ? blocks : 1); }
 
 }  // namespace

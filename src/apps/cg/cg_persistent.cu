@@ -159,18 +159,6 @@ __global__ void __launch_bounds__(kThreads) free_pipe_kernel(FreePipe f) {
   }
 }
 
-template <class F>
-void with_lanes(int lanes, const F& f) {
-  switch (lanes) {
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    case 8: f(std::integral_constant<int, 8>{}); break;
-    case 16: f(std::integral_constant<int, 16>{}); break;
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    default: throw gpsm::Error("gpsm: cg: unsupported lanes per row " + std::to_string(lanes));
-  }
-}
-
 }  // namespace
 
 const void* free_kernel(bool pipelined, int lanes) {

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "apps/cg/cg_math.hpp"
-#include "common/dev_buf.hpp"
+#include "apps/harness/peer_states.hpp"
 #include "gpsm/gps/sync.hpp"
 
 namespace gpsm::gps {
@@ -109,15 +109,10 @@ struct CgSync {
 #endif
 };
 
-// Host side: one zeroed state per GPU of a run (index = rank) and the handles the kernels take.
-class CgSyncStates {
+// Host side: one zeroed state per GPU of a run and the handles the kernels take.
+class CgSyncStates : public PeerStates<CgSyncState, CgSync, kMaxRanks> {
  public:
-  explicit CgSyncStates(const gps::Context& ctx);
-  void reset();  // zero every state (before each launch; synchronous)
-  CgSync handle(int rank, unsigned blocks, const gps::WaitPolicy& wait) const;
-
- private:
-  std::vector<DevBuf<CgSyncState>> st_;
+  explicit CgSyncStates(const gps::Context& ctx) : PeerStates(ctx, "cg: the CPU-free solver") {}
 };
 
 }  // namespace gpsm::apps::cg

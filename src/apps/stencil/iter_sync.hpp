@@ -5,15 +5,10 @@
 // GPU, without a grid-wide barrier. The hand-written paradigms allocate its state themselves
 // (IterSyncStates); GPS kernels take it from Context::device_fences.
 #include <cstdint>
-#include <vector>
 
-#include "common/dev_buf.hpp"
+#include "apps/harness/peer_states.hpp"
 #include "gpsm/gps/device_fence.hpp"
 #include "gpsm/gps/sync.hpp"
-
-namespace gpsm::gps {
-class Context;
-}
 
 namespace gpsm::apps {
 
@@ -21,15 +16,10 @@ constexpr int kIterSyncMaxRanks = gps::kMaxDevices;
 using IterSyncState = gps::DeviceFenceState;
 using IterSync = gps::DeviceFence;
 
-// Host side: one zeroed state per GPU of a run (index = rank) and the handles the kernels take.
-class IterSyncStates {
+// Host side: one zeroed state per GPU of a run and the handles the kernels take.
+class IterSyncStates : public PeerStates<IterSyncState, IterSync, kIterSyncMaxRanks> {
  public:
-  explicit IterSyncStates(const gps::Context& ctx);  // one state per GPU of ctx, rank order
-  void reset();  // zero every state (before each launch; synchronous)
-  IterSync handle(int rank, unsigned int blocks, const gps::WaitPolicy& wait) const;
-
- private:
-  std::vector<DevBuf<IterSyncState>> st_;
+  explicit IterSyncStates(const gps::Context& ctx) : PeerStates(ctx, "the CPU-free iteration sync") {}
 };
 
 }  // namespace gpsm::apps
