@@ -138,6 +138,16 @@ SubscriptionTable::Summary SubscriptionTable::summary() const {
   return s;
 }
 
+std::vector<std::uint32_t> same_mask_runs(const std::vector<std::uint32_t>& masks) {
+  std::vector<std::uint32_t> runs(masks.size());
+  std::uint64_t n = 0;  // pages after p with p's mask, counted from the end
+  for (std::uint64_t p = masks.size(); p-- > 0;) {
+    n = (p + 1 < masks.size() && masks[p + 1] == masks[p]) ? n + 1 : 1;
+    runs[p] = n > 0xffffffffull ? 0xffffffffu : static_cast<std::uint32_t>(n);
+  }
+  return runs;
+}
+
 std::vector<PageRange> added_ranges(const std::vector<std::uint32_t>& before, const std::vector<std::uint32_t>& after,
                                     int device) {
   if (before.size() != after.size())

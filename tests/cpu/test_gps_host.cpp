@@ -364,6 +364,36 @@ TEST(GpsSubscription, SubscribeAgreesWithAddedRanges) {
   }
 }
 
+TEST(GpsSubscription, SameMaskRuns) {
+  EXPECT_TRUE(same_mask_runs({}).empty());
+  EXPECT_EQ(same_mask_runs({1, 1, 3, 3, 3, 1, 2}), (std::vector<std::uint32_t>{2, 1, 3, 2, 1, 1, 1}));
+  EXPECT_EQ(same_mask_runs({5}), (std::vector<std::uint32_t>{1}));
+}
+
+// The walk the kernels use (View::span / local_span outside tracking) against one read per page.
+TEST(GpsSubscription, MaskWalkOverRunsAgreesWithPageByPage) {
+  std::mt19937 rng(11);
+  for (int iter = 0; iter < 400; ++iter) {
+    const std::uint64_t pages = 1 + rng() % 40;
+    std::vector<std::uint32_t> m(pages);
+    // few distinct masks, so runs of several pages occur
+    for (auto& x : m) x = (rng() % 3 == 0) ? static_cast<std::uint32_t>(1 + rng() % 15) : 1u;
+    const auto runs = same_mask_runs(m);
+    std::uint64_t a = rng() % pages, b = rng() % pages;
+    if (a > b) std::swap(a, b);
+    const MaskSpan s = masks_over_runs(m.data(), runs.data(), a, b);
+    std::uint32_t all = m[a];
+    bool uniform = true;
+    for (std::uint64_t p = a; p <= b; ++p) {
+      all &= m[p];
+      uniform = uniform && m[p] == m[a];
+    }
+    ASSERT_EQ(s.first, m[a]) << "pages " << a << ".." << b;
+    ASSERT_EQ(s.all, all) << "pages " << a << ".." << b;
+    ASSERT_EQ(s.uniform, uniform) << "pages " << a << ".." << b;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Access tracking
 

@@ -54,3 +54,27 @@ inline int page_shift_of(std::uint64_t page_bytes) {
 }
 
 }  // namespace gpsm::gps
+
+namespace gpsm::gps {
+
+// The subscribers of pages [first, last] from the mask table and its run lengths (runs[p]: pages
+// from p on with p's mask, same_mask_runs): one step per run of equal masks, not one per page.
+// `all` is the AND of the masks (the devices holding every page), `uniform` whether they are all
+// equal. Host and device (View::span, View::local_span) walk it alike.
+struct MaskSpan {
+  std::uint32_t first = 0, all = 0;
+  bool uniform = true;
+};
+GPSM_HD MaskSpan masks_over_runs(const std::uint32_t* masks, const std::uint32_t* runs, std::uint64_t first,
+                                 std::uint64_t last) {
+  MaskSpan s;
+  s.first = masks[first];
+  s.all = s.first;
+  for (std::uint64_t p = first + runs[first]; p <= last; p += runs[p]) {
+    s.all &= masks[p];
+    s.uniform = false;  // runs are maximal: the next run's mask differs
+  }
+  return s;
+}
+
+}  // namespace gpsm::gps

@@ -53,6 +53,11 @@ class SubscriptionTable {
   int devices_ = 0;
 };
 
+// Per page p: how many pages from p on (p included) have the same mask as p, so that a kernel
+// checks a run of pages with two reads instead of one per page (View::span, View::local_span):
+// pages p..q share p's subscribers exactly when q - p < runs[p]. Saturates at 2^32 - 1.
+std::vector<std::uint32_t> same_mask_runs(const std::vector<std::uint32_t>& masks);
+
 // Runs of pages where `device` is a subscriber in `after` but not in `before`.
 std::vector<PageRange> added_ranges(const std::vector<std::uint32_t>& before, const std::vector<std::uint32_t>& after,
                                     int device);

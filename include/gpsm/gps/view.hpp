@@ -27,6 +27,7 @@
 
 #include "gpsm/gps/config.hpp"
 #include "gpsm/gps/decoupled.hpp"
+#include "gpsm/gps/page_math.hpp"
 
 namespace gpsm::gps {
 
@@ -46,6 +47,7 @@ struct ViewCore {
   char* mine = nullptr;                     // replica[self]: no dynamic index into the array above
   const std::uint32_t* masks = nullptr;     // per page: subscriber bits | kTrackBit (this device's copy)
   const std::uint32_t* whole = nullptr;     // devices subscribed to every page; 0 while tracking
+  const std::uint32_t* runs = nullptr;      // per page: pages from it on with its mask (same_mask_runs)
   std::uint32_t* dirty[kMaxDevices] = {};   // per device: dirty-word bitmap, one u32 per line
   std::uint32_t* dirty_any[kMaxDevices] = {};
   std::uint32_t* track = nullptr;           // this device's touched-page bitmap
@@ -225,28 +227,25 @@ class View {
   // [i, i + n) in this device's replica when it subscribes to every page the range covers (the
   // pages are marked touched while tracking), else nullptr (load element by element then): one
   // mask check for a short run such as a factor row, instead of one per element.
+  // Costs one read per run of pages with equal masks (ViewCore::runs), not one per page; while
+  // tracking, one per page (each is marked touched).
   __device__ __forceinline__ const T* local_span(std::uint64_t i, std::uint64_t n) const {
-    const std::uint64_t first = page_of(i), last = page_of(i + n - 1);
-    const std::uint32_t me = 1u << c.self;
-    std::uint32_t all = mask_of(first);
-    for (std::uint64_t p = first + 1; p <= last; ++p) all &= mask_of(p);
-    return (all & me) ? reinterpret_cast<const T*>(c.mine) + i : nullptr;
+    std::uint32_t all, first_mask;
+    bool uniform;
+    masks_over(page_of(i), page_of(i + n - 1), first_mask, all, uniform);
+    return ((all >> c.self) & 1u) ? reinterpret_cast<const T*>(c.mine) + i : nullptr;
   }
 
   // [i, i + n) (n >= 1) with one mask read per page instead of one per element; the pages are
   // marked touched while tracking. A row of a grid whose pages hold whole rows is one read.
   // Subscriptions change only between kernels (subscribe, unsubscribe, tracking, demotion at a
   // host fence), so a span stays valid for the whole launch: a persistent kernel may take it once.
+  // Like local_span, one read per run of equal masks: a span over a whole slab of a grid whose
+  // pages this device alone holds costs two reads, however many pages it covers.
   __device__ __forceinline__ Span span(std::uint64_t i, std::uint64_t n) const {
-    const std::uint64_t first = page_of(i), last = page_of(i + n - 1);
-    const std::uint32_t m0 = mask_of(first);
-    std::uint32_t all = m0;
-    bool uniform = true;
-    for (std::uint64_t p = first + 1; p <= last; ++p) {
-      const std::uint32_t m = mask_of(p);
-      all &= m;
-      uniform = uniform && m == m0;
-    }
+    std::uint32_t m0, all;
+    bool uniform;
+    masks_over(page_of(i), page_of(i + n - 1), m0, all, uniform);
     const std::uint32_t me = 1u << c.self;
     Span s;
     s.uniform = uniform;
@@ -354,6 +353,29 @@ class View {
   ViewCore c;
 
 #if defined(__CUDACC__)
+  // Pages [first, last]: the first page's subscribers, the AND of all of them, and whether they are
+  // all equal. Outside tracking, a step per run of equal masks (runs[p] pages from p share p's
+  // mask); while tracking (kTrackBit on every mask), a step per page, marking each touched.
+  __device__ __forceinline__ void masks_over(std::uint64_t first, std::uint64_t last, std::uint32_t& m0,
+                                             std::uint32_t& all, bool& uniform) const {
+    const std::uint32_t raw = c.masks[first];
+    m0 = seen(raw, first);
+    all = m0;
+    uniform = true;
+    if (last == first) return;
+    if (raw & kTrackBit) {
+      for (std::uint64_t p = first + 1; p <= last; ++p) {
+        const std::uint32_t m = mask_of(p);
+        all &= m;
+        uniform = uniform && m == m0;
+      }
+      return;
+    }
+    const MaskSpan r = masks_over_runs(c.masks, c.runs, first, last);
+    all = r.all;
+    uniform = r.uniform;
+  }
+
   template <class Op>
   __device__ __forceinline__ T at_home(std::uint64_t i, Op op) const {
     const std::uint32_t m = mask_of(page_of(i));

@@ -418,6 +418,13 @@ __device__ __noinline__ void gps_cells(const GpsStepArgs& a, i64 x, i64 co, i64 
     }
 }
 
+// An item whose stores reach other subscribers (the slab's boundary planes): out of line, so that
+// its registers (View::span / put per stored vector) do not count against the interior items'.
+template <Kind K, int V, int M>
+__device__ __noinline__ void gps_publishing_item(const GpsStepArgs& a, const Plan& p, i64 w) {
+  run_item<K, V, M, kNone>(a.s, p, w, a.out);
+}
+
 template <Kind K, int V, int M>
 __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
   constexpr int R = radius_of(K);
@@ -446,21 +453,33 @@ __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i6
 #pragma unroll
   for (int k = 0; k < kMaxItemRanges; ++k)
     if (k < nr) local = local_range(a.in, rg[k].lo, rg[k].hi) && local;
-  // wave3d's previous time level: the column's own cells of the output.
-  if constexpr (K == Kind::wave) {
-    const i64 sm = M == 1 ? s.sy : s.sz, so = M == 1 ? s.sz : s.sy;
-    local = local_range(a.out.view, origin + x + co * so + m0 * sm, origin + x + V + co * so + (m1 - 1) * sm) && local;
-  }
-  if (local)
-    run_item<K, V, M, kNone>(s, p, w, a.out);
-  else
+  // What it stores (and wave3d's previous time level, read from the same cells): one span over the
+  // column's cells of the item. Where this device alone holds those pages (the slab's interior, and
+  // every page on one GPU), nothing is published, so the item runs the hand-written step itself,
+  // storing straight into the replica; else every stored vector goes through View::span / put.
+  const i64 sm = M == 1 ? s.sy : s.sz, so = M == 1 ? s.sz : s.sy;
+  const i64 out_lo = origin + x + co * so + m0 * sm;
+  const auto out = a.out.view.span(static_cast<std::uint64_t>(out_lo),
+                                   static_cast<std::uint64_t>((m1 - 1 - m0) * sm + V));
+  if constexpr (K == Kind::wave) local = local && out.here != nullptr;
+  if (!local)
     gps_cells<K, V, M>(a, x, co, m0, m1);
+  else if (out.here != nullptr && out.uniform && out.others == 0u)
+    run_item<K, V, M, kNone>(s, p, w);
+  else
+    gps_publishing_item<K, V, M>(a, p, w);
 }
 
 // __grid_constant__: the views stay in parameter space (their replica tables are indexed by
 // device at run time, which would otherwise copy the whole argument to the stack).
+// The blocks per SM of the hand-written step (ptxas, sm_90: heat3d 40 / 48 registers scalar /
+// float4, 5 blocks; wave3d 48 / 60, 5 / 4 blocks), kept by the gps step, whose publishing path
+// (boundary items only) would otherwise raise the whole kernel's registers (94 for heat3d float4:
+// 2 blocks per SM) and so slow every interior item too.
+constexpr int step_blocks_per_sm(Kind k, int v) { return k == Kind::wave && v == 4 ? 4 : 5; }
+
 template <Kind K, int V, int M>
-__global__ void __launch_bounds__(kTx* kTy) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const Plan p) {
+__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const Plan p) {
   for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
 }
 
