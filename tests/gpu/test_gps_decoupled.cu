@@ -82,8 +82,23 @@ void expect_every_replica(const Context& ctx, const Array<std::uint32_t>& x, con
 
 // Learns the counts: two tracking intervals of the same kernel in which every device loads every
 // element (so every page has every device as subscriber).
+// Under CUDA's lazy module loading a kernel's first launch waits for the kernels already running,
+// and a persistent agent starts when the view is taken, before the user's launch: the agent would
+// wait for stores that cannot come until its bound passes (the fence then publishes everything:
+// correct, but not pushed). Loading the kernels first (cudaFuncGetAttributes, or
+// CUDA_MODULE_LOADING=EAGER) is what a user of the persistent agent does; docs/gps.md says so.
+void load_kernels(const Context& ctx) {
+  for (int r = 0; r < ctx.size(); ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    cudaFuncAttributes at{};
+    GPSM_CUDA(cudaFuncGetAttributes(&at, owned_stores));
+    GPSM_CUDA(cudaFuncGetAttributes(&at, owned_puts));
+  }
+}
+
 void learn(Context& ctx, Array<std::uint32_t>& x, std::vector<DeviceVec<std::uint32_t>>& sink) {
   const int n = ctx.size();
+  load_kernels(ctx);
   ctx.tracking_start();
   for (std::uint32_t it = 0; it < 2; ++it) {
     for (int r = 0; r < n; ++r) {
