@@ -51,6 +51,51 @@ RunRecord rec(Paradigm p, int g, std::vector<double> sec, RunStatus st = RunStat
 }
 }  // namespace
 
+// A run faster than `infinite` beyond noise is flagged (table and JSON) and its percent of the
+// bound capped at 100 %; within noise it is 100 % and not flagged. The times are 2xH200's heat3d
+// 256^3 on 2 GPUs where um ran at 109 % of infinite (28.18 against 30.69 us).
+TEST(BenchHarness, RunBeatingTheBoundIsFlaggedAndCapped) {
+  const std::vector<RunRecord> recs{
+      rec(Paradigm::um, 2, {28.18e-6, 28.10e-6, 28.25e-6, 28.20e-6, 28.15e-6}),
+      rec(Paradigm::rdl, 2, {30.40e-6, 30.35e-6, 30.45e-6, 30.40e-6, 30.42e-6}),  // 101 %: within 2 %
+      rec(Paradigm::p2p_inline, 2, {27.0e-6, 29.0e-6, 31.0e-6, 29.5e-6, 28.5e-6}),  // 105 %, spread 14 %
+      rec(Paradigm::memcpy, 2, {40e-6, 40e-6, 40e-6, 40e-6, 40e-6}),
+      rec(Paradigm::infinite, 2, {30.69e-6, 30.60e-6, 30.75e-6, 30.70e-6, 30.65e-6}),
+  };
+  const auto s = summarize(recs);
+  ASSERT_TRUE(s[0].opportunity && s[0].bound_ratio);
+  EXPECT_TRUE(s[0].beats_bound);
+  EXPECT_DOUBLE_EQ(*s[0].opportunity, 1.0);
+  EXPECT_NEAR(*s[0].bound_ratio, 30.69 / 28.18, 1e-9);
+  EXPECT_FALSE(s[1].beats_bound);
+  EXPECT_DOUBLE_EQ(*s[1].opportunity, 1.0);
+  EXPECT_FALSE(s[2].beats_bound) << "the run's own spread is larger than its lead";
+  EXPECT_FALSE(s[3].beats_bound);
+  EXPECT_NEAR(*s[3].opportunity, 30.69 / 40, 1e-9);
+  for (const RunSummary& x : s) EXPECT_LE(*x.opportunity, 1.0) << x.label;
+
+  Problem p;
+  p.n[0] = p.n[1] = p.n[2] = 256;
+  const std::string t = format_table("heat3d", p, s);
+  EXPECT_NE(t.find("100%!"), std::string::npos) << t;
+  EXPECT_NE(t.find("^ beats infinite (30.69 us) by 9 %"), std::string::npos) << t;
+  EXPECT_EQ(t.find("109%"), std::string::npos) << t;
+  EXPECT_EQ(t.find("beats infinite", t.find("beats infinite") + 1), std::string::npos) << "one run flagged:\n" << t;
+
+  const nlohmann::json j = bench_test_json("heat3d", "d", p, recs);
+  int flagged = 0;
+  for (const auto& se : j["series"])
+    for (const auto& pt : se["points"]) {
+      EXPECT_LE(pt["opportunity"].get<double>(), 1.0);
+      if (pt.value("beats_bound", false)) {
+        ++flagged;
+        EXPECT_EQ(se["label"], "um");
+        EXPECT_NEAR(pt["bound_ratio"].get<double>(), 30.69 / 28.18, 1e-9);
+      }
+    }
+  EXPECT_EQ(flagged, 1);
+}
+
 TEST(BenchHarness, SpeedupAndOpportunity) {
   const std::vector<RunRecord> recs{
       rec(Paradigm::single, 1, {100e-6, 90e-6, 95e-6}),   // median 95 us

@@ -167,7 +167,8 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
                                                label, g, g == 1 ? "" : "s");
           req.progress = [&](const std::string& s) {
-            progress_show(fmt::format("{}: {} ({:.0f} s)", head, s, elapsed()));
+            progress_show(fmt::format("{}: {} ({}{})", head, s, elapsed_text(elapsed()),
+                                      eta_suffix(elapsed(), done - 1, total)));
           };
           req.progress("setting up");
           RunRecord rec;

@@ -26,6 +26,7 @@
 #include "gpsm/machine_model.hpp"
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
+#include "sim/bound.hpp"
 #include "sim/engine.hpp"
 #include "sim/explain.hpp"
 #include "sim/system.hpp"
@@ -372,7 +373,9 @@ void parse_run(const SimArgs& a, SimRun& run) {
   // checked here, refuses an impossible size before any work instead of in std::bad_alloc.
   // (Graph apps: the readers check their headers; the generators' sizes are bounded by their specs.)
   bool replicas = false;
-  for (auto par : run.paradigms) replicas = replicas || std::string(sim::sim_trace_layout(par)) == "replicas";
+  // (infinite traces every layout, replicas included: sim/bound.hpp)
+  for (auto par : run.paradigms)
+    replicas = replicas || std::string(sim::sim_trace_layout(par)) == "replicas" || par == sim::SimParadigm::infinite;
   for (const auto& [ai, p] : run.problems) {
     if (!p.graph.empty()) continue;
     const double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(std::max<std::int64_t>(p.n[2], 1));
@@ -427,7 +430,8 @@ std::string make_trace_once(std::map<std::string, sim::Trace>& traces, const std
                             const apps::Problem& p, int g, double sample, const sim::System& sys,
                             const std::string& head, const Progress& pr) {
   if (traces.count(layout)) return "";
-  progress_show(fmt::format("{}: tracing ({} layout, sample {:.3g}) ({:.0f} s)", head, layout, sample, pr.elapsed()));
+  progress_show(fmt::format("{}: tracing ({} layout, sample {:.3g}) ({}{})", head, layout, sample,
+                            elapsed_text(pr.elapsed()), eta_suffix(pr.elapsed(), pr.done, pr.total)));
   sim::TraceRequest req;
   req.app = app.name;
   req.problem = p;
@@ -447,9 +451,10 @@ std::string make_trace_once(std::map<std::string, sim::Trace>& traces, const std
 // One run (paradigm on g GPUs) at sweep point k: its record, and its useful bytes, bounds and
 // --explain lines in res. fail: why it could not run; failed: whether that is a failed run (its
 // trace could not be made: a bad graph file, an impossible size) rather than one that does not apply.
-void simulate_point(const SimArgs& a, const sim::Trace& tr, const sim::System& sys, sim::SimParadigm par, int g,
-                    const apps::Problem& p, sim::SimOptions opt, int run_iters, const std::string& fail, bool failed,
-                    ProblemResults& res, std::size_t k) {
+// trs: the paradigm's trace, or for infinite every kernel structure's (sim/bound.hpp).
+void simulate_point(const SimArgs& a, const std::vector<const sim::Trace*>& trs, const sim::System& sys,
+                    sim::SimParadigm par, int g, const apps::Problem& p, const sim::SimOptions& opt, int run_iters,
+                    const std::string& fail, bool failed, ProblemResults& res, std::size_t k) {
   apps::RunRecord rec;
   rec.paradigm = bench_paradigm(par);
   rec.label = sim::sim_paradigm_name(par);
@@ -461,11 +466,22 @@ void simulate_point(const SimArgs& a, const sim::Trace& tr, const sim::System& s
     return;
   }
   // A trace shorter than asked converged (sssp): it is the whole run, as the bench's.
-  opt.run_iters = int(tr.iterations.size()) < p.iters ? int(tr.iterations.size()) : run_iters;
-  const sim::SimResult r = sim::simulate(tr, sys, par, opt);
+  auto options_for = [&](const sim::Trace& tr) {
+    sim::SimOptions o = opt;
+    o.run_iters = int(tr.iterations.size()) < p.iters ? int(tr.iterations.size()) : run_iters;
+    return o;
+  };
+  sim::SimResult r;
+  if (par == sim::SimParadigm::infinite) {
+    std::vector<sim::BoundInput> in;
+    for (const sim::Trace* tr : trs) in.push_back({tr, options_for(*tr)});
+    r = sim::simulate_bound(in, sys);
+  } else {
+    r = sim::simulate(*trs.front(), sys, par, options_for(*trs.front()));
+  }
   rec.out.status = apps::RunStatus::ok;
   rec.out.sec_per_iter = {r.sec_per_iter};
-  rec.out.iterations = int(tr.iterations.size());
+  rec.out.iterations = int(trs.front()->iterations.size());
   rec.out.error = std::numeric_limits<double>::quiet_NaN();      // nothing checked: the table shows '-'
   rec.out.tolerance = std::numeric_limits<double>::quiet_NaN();  // not verified: simulated
   rec.out.link_bytes_per_iter = r.link_bytes_per_iter;
@@ -495,22 +511,34 @@ ProblemResults simulate_problem(const SimArgs& a, const SimRun& run, const SimAp
     std::map<std::string, sim::Trace> traces;        // by layout
     std::map<std::string, std::string> trace_errors;  // by layout: why its trace could not be made
     for (auto par : run.paradigms) {
-      ++pr.done;
-      const std::string layout = sim::sim_trace_layout(par);
-      const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", pr.done, pr.total, app.name, p.label(),
-                                           sim::sim_paradigm_name(par), g, g == 1 ? "" : "s");
-      std::string fail = make_trace_once(traces, layout, app, p, g, sample, sys, head, pr);
-      if (!fail.empty()) trace_errors[layout] = fail;
-      else if (const auto e = trace_errors.find(layout); e != trace_errors.end()) fail = e->second;
+      const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", pr.done + 1, pr.total, app.name,
+                                           p.label(), sim::sim_paradigm_name(par), g, g == 1 ? "" : "s");
+      // The paradigm's kernels, or for the bound every kernel structure's (sim/bound.hpp): the
+      // first layout is the paradigm's own (infinite: slabs), the others join where they trace.
+      std::vector<std::string> layouts = {sim::sim_trace_layout(par)};
+      if (par == sim::SimParadigm::infinite)
+        for (const std::string& l : sim::bound_layouts())
+          if (l != layouts.front()) layouts.push_back(l);
+      std::string fail;
+      std::vector<const sim::Trace*> trs;
+      for (const std::string& layout : layouts) {
+        std::string why = make_trace_once(traces, layout, app, p, g, sample, sys, head, pr);
+        if (!why.empty()) trace_errors[layout] = why;
+        else if (const auto e = trace_errors.find(layout); e != trace_errors.end()) why = e->second;
+        if (layout == layouts.front()) fail = why;
+        if (why.empty() && !traces[layout].iterations.empty()) trs.push_back(&traces[layout]);
+      }
       const bool failed = !fail.empty();
       if (failed)
         res.failed.push_back(fmt::format("{} {} {} on {} GPU{}: {}", app.name, p.label(), sim::sim_paradigm_name(par), g,
                                          g == 1 ? "" : "s", fail));
-      const sim::Trace& tr = traces[layout];
-      if (fail.empty() && tr.iterations.empty()) fail = "no trace for this problem and GPU count";
-      progress_show(fmt::format("{}: simulating ({:.0f} s)", head, pr.elapsed()));
+      if (fail.empty() && (trs.empty() || trs.front() != &traces[layouts.front()]))
+        fail = "no trace for this problem and GPU count";
+      progress_show(fmt::format("{}: simulating ({}{})", head, elapsed_text(pr.elapsed()),
+                                eta_suffix(pr.elapsed(), pr.done, pr.total)));
       for (std::size_t k = 0; k < run.points.size(); ++k)
-        simulate_point(a, tr, sys, par, g, p, run.points[k].opt, run_iters, fail, failed, res, k);
+        simulate_point(a, trs, sys, par, g, p, run.points[k].opt, run_iters, fail, failed, res, k);
+      ++pr.done;
     }
   }
   progress_clear();

@@ -96,12 +96,17 @@ class SsspRun final : public GraphRun {
     return any != 0;
   }
 
+  // fixed_ > 0 (the elided bound): exactly fixed_ iterations, each still reading the change flags
+  // back as every other run does (the host sync and G reads) and ignoring the answer, which means
+  // nothing with transfers elided; without that read the bound skipped a per-iteration cost of
+  // every paradigm and ran 2.6x faster than any of them on road:1024 at 2 GPUs.
   int solve() override {
     const int cap = fixed_ > 0 ? fixed_ : p_.iters;
     for (int it = 0; it < cap; ++it) {
       phase(it);
       done_ = it + 1;
-      if (fixed_ == 0 && !any_changed()) break;
+      const bool changed = any_changed();
+      if (fixed_ == 0 && !changed) break;
     }
     ctx_.synchronize();
     return done_;
@@ -170,7 +175,8 @@ RunOutcome SsspApp::run(const RunRequest& req) {
     const bool elided = req.paradigm == Paradigm::infinite && req.devices.size() > 1;
     SsspData& d = data(p, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
-    // The elided bound cannot see when it converges: it runs the reference's iterations.
+    // The elided bound cannot see when it converges: it runs the reference's iterations, with the
+    // same per-iteration change read-back as the others (SsspRun::solve).
     // proact's cache key size: the distance vector's bytes (one float per vertex)
     const std::uint64_t key_size = static_cast<std::uint64_t>(d.in.rows) * sizeof(float);
     const ProactChunk chunk = graph_proact_chunk(req, key_size);

@@ -29,13 +29,24 @@ struct RunSummary {
   std::string reason;
   double median_us = 0, min_us = 0, max_us = 0;  // per iteration (ok runs only)
   std::optional<double> speedup;      // best 1-GPU median / this median
-  std::optional<double> opportunity;  // infinite median / this median, same GPU count (<= ~1)
+  // The percent of the bound: infinite's median over this one's at the same GPU count, at most 1
+  // (bound_ratio holds the uncapped value). A run faster than `infinite` by more than noise
+  // (beats_bound) says the elided run was not the bound there; it is flagged in the table and the
+  // JSON, and its opportunity shown as 100 %, never above.
+  std::optional<double> opportunity;
+  std::optional<double> bound_ratio;
+  bool beats_bound = false;
   double link_bytes_per_iter = 0;
   double mem_bytes_per_iter = -1;  // RunOutcome::mem_bytes_per_iter (< 0: not known)
   double error = 0, tolerance = 0;
   int iterations = 0;
   std::string proact_agent;  // RunOutcome::proact.agent (proact runs; empty elsewhere)
 };
+
+// What counts as noise when a run beats `infinite`: the larger of kBoundNoise and either run's
+// spread over its reps ((max - min) / median). Within it a ratio above 1 is the same time.
+constexpr double kBoundNoise = 0.02;
+bool beats_bound(const RunSummary& run, const RunSummary& infinite);
 
 // One summary per record, in record order. The single-GPU baseline is the fastest ok run at one
 // GPU, whatever its paradigm; without one (or without an ok `infinite` run at that GPU count) the
