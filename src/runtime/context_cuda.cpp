@@ -10,6 +10,7 @@
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
+#include "runtime/peer_atomics.hpp"
 #include "runtime/tracking.hpp"
 #include "runtime/runtime_state.hpp"
 #include "common/cuda_check.hpp"
@@ -17,6 +18,27 @@
 
 namespace gpsm::gps {
 namespace detail {
+
+// Every ordered pair: the driver's native-atomics attribute, then (where it says yes) an actual
+// cross-GPU atomic test; any gap fails the context with the pairs and the devices to keep.
+static void check_peer_atomics(ContextImpl& c) {
+  const std::vector<int>& devices = c.devices;
+  std::vector<PeerAtomicGap> gaps = pairs_without_native_atomics(devices, [](int a, int b) {
+    int v = 0;
+    GPSM_CUDA(cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, a, b));
+    return v;
+  });
+  const std::size_t reported = gaps.size();
+  for (int a = 0; a < c.size(); ++a)
+    for (int b = 0; b < c.size(); ++b) {
+      if (a == b) continue;
+      const auto listed = [&](const PeerAtomicGap& g) { return g.from == devices[a] && g.to == devices[b]; };
+      if (std::any_of(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(reported), listed)) continue;
+      std::string lost = test_peer_atomics(devices[a], devices[b], c.streams[a], c.streams[b]);
+      if (!lost.empty()) gaps.push_back({devices[a], devices[b], lost + " (the attribute says native)"});
+    }
+  if (!gaps.empty()) throw gpsm::Error(peer_atomics_message(devices, gaps));
+}
 
 void ContextImpl::set(int rank) const { GPSM_CUDA(cudaSetDevice(devices.at(rank))); }
 
@@ -32,6 +54,14 @@ void ContextImpl::throw_if_wait_failed(const std::string& cuda_msg) {
   if (record == nullptr) return;
   if (reinterpret_cast<volatile WaitRecord*>(record)->valid == 0u) return;
   std::string what(record->what, strnlen(record->what, sizeof(record->what)));
+  if (record->kind == WaitRecord::kStaleBarrier)
+    throw gpsm::Error("gpsm: stale barrier handle on device rank " + std::to_string(record->device) + " block " +
+                      std::to_string(record->block) + ": it belongs to barrier arming " +
+                      std::to_string(record->expected) + ", the context's is " + std::to_string(record->observed) +
+                      " (a later Context::barrier() with another block count re-armed the counters); take every "
+                      "rank's handle for a launch from barrier() calls with one block count (the device context "
+                      "is lost" +
+                      (cuda_msg.empty() ? std::string(")") : "; " + cuda_msg + ")"));
   throw gpsm::Error("gpsm: bounded wait timed out on device rank " + std::to_string(record->device) + " (CUDA device " +
                     std::to_string(devices.at(record->device)) + ") block " + std::to_string(record->block) +
                     " thread " + std::to_string(record->thread) + ": " + what + " expected >= " +
@@ -177,9 +207,10 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
         v.resize(n);
         GPSM_CUDA(cudaEventCreate(&v[r]));
       }
-    // Barrier counters: zeroed and the zeroing complete before any peer is handed a pointer.
-    GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], sizeof(std::uint64_t)));
-    GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, sizeof(std::uint64_t)));
+    // Barrier counters and arming words: zeroed and the zeroing complete before any peer is
+    // handed a pointer.
+    GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], 2 * sizeof(std::uint64_t)));
+    GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, 2 * sizeof(std::uint64_t)));
     GPSM_CUDA(cudaMalloc(&c.fence_states[r], sizeof(DeviceFenceState)));
     GPSM_CUDA(cudaMemset(c.fence_states[r], 0, sizeof(DeviceFenceState)));
   }
@@ -199,6 +230,7 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
                             "); do not use this pair (run with --devices without one of them), or set "
                             "GPSM_VERIFY_P2P=0 to skip this check at your own risk");
       }
+    check_peer_atomics(c);
   }
 }
 
@@ -278,14 +310,33 @@ BarrierHandle Context::barrier(int rank, int blocks_per_device) {
   if (rank < 0 || rank >= c.size()) throw gpsm::Error("gpsm: barrier for rank " + std::to_string(rank) + " of a " +
                                                       std::to_string(c.size()) + "-device context");
   if (blocks_per_device < 1) throw gpsm::Error("gpsm: a barrier needs at least one block per device");
-  c.sync_all();
-  std::uint64_t base = 0;
-  c.set(0);
-  GPSM_CUDA(cudaMemcpy(&base, c.barrier_counters[0], sizeof(base), cudaMemcpyDeviceToHost));
+  if (static_cast<long long>(blocks_per_device) * c.size() > 0xffffffffLL)
+    throw gpsm::Error("gpsm: a barrier of " + std::to_string(blocks_per_device) + " blocks on each of " +
+                      std::to_string(c.size()) + " devices has more participants than its 32-bit count holds");
+  const auto participants = static_cast<std::uint32_t>(blocks_per_device * c.size());
+  // Handles of one participant count share one arming: its base is a generation boundary at the
+  // end of every launch whose blocks all passed the same barriers, so they stay valid for any
+  // later launch. Another count re-arms from the current count; handles of the old arming then
+  // trap as stale instead of miscounting generations.
+  if (participants != c.barrier_participants) {
+    c.sync_all();  // no launch still arrives at the counters
+    std::uint64_t base = 0;
+    c.set(0);
+    GPSM_CUDA(cudaMemcpy(&base, c.barrier_counters[0], sizeof(base), cudaMemcpyDeviceToHost));
+    ++c.barrier_arming;
+    c.barrier_participants = participants;
+    c.barrier_base = base;
+    for (int r = 0; r < c.size(); ++r) {
+      c.set(r);
+      GPSM_CUDA(cudaMemcpy(c.barrier_counters[r] + 1, &c.barrier_arming, sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+    }
+  }
   BarrierHandle h;
   for (int r = 0; r < c.size(); ++r) h.counters[r] = c.barrier_counters[r];
-  h.base = base;
-  h.participants = static_cast<std::uint32_t>(blocks_per_device * c.size());
+  h.base = c.barrier_base;
+  h.participants = participants;
+  h.armed = c.barrier_counters[rank] + 1;
+  h.arming = c.barrier_arming;
   h.devices = c.size();
   h.self = rank;
   h.wait = c.wait_policy(rank);

@@ -35,7 +35,10 @@ struct ContextImpl {
   std::vector<cudaEvent_t> prof[3];            // GPSM_PROFILE_FENCE: before drain, after drain, after unpack
   WaitRecord* record = nullptr;               // host-mapped, shared by all devices
   Control* staging = nullptr;                 // pinned: one control block per rank (fence reads/resets)
-  std::vector<std::uint64_t*> barrier_counters;  // one per device, on that device
+  std::vector<std::uint64_t*> barrier_counters;  // per device, on that device: {arrivals, current arming}
+  std::uint64_t barrier_arming = 0;              // bumped when barrier() changes the participant count
+  std::uint32_t barrier_participants = 0;        // of the current arming (0: never armed)
+  std::uint64_t barrier_base = 0;                // arrival count when the current arming began
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
   std::vector<DeviceFenceState*> fence_states;  // one per device, on that device (device_fences)
@@ -209,5 +212,8 @@ void launch_decoupled_agent(const AgentArgs& a, cudaStream_t s);
 // p2p_verify_cuda.cpp: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
 // Returns an empty string when every word arrived, else what went wrong.
 std::string verify_peer_pair(int dev_a, int dev_b, std::uint64_t words, cudaStream_t sa, cudaStream_t sb);
+// Device a's system-scope atomics on device b's memory, concurrent with b's own
+// (peer_atomic_test.cu): "" when every update counted, else what was lost.
+std::string test_peer_atomics(int dev_a, int dev_b, cudaStream_t sa, cudaStream_t sb);
 
 }  // namespace gpsm::gps::detail

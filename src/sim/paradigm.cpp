@@ -11,7 +11,12 @@ namespace gpsm::sim::engine_detail {
 RunCtx::RunCtx(const Trace& t_, const System& s, const SimOptions& o_, const LinkModel& lm_)
     : t(t_), sys(s), o(o_), lm(lm_), index(t_) {
   if (!(o.link_scale > 0)) throw std::invalid_argument("link_scale must be > 0");
+  // A link sweep scales everything the link carries: the link itself, the measured copy curves
+  // (System::curve_link_scale) and the all-to-all copy egress, a share of the GPU's port (else a
+  // sweep past the measured link stays capped at the measured egress).
   sys.link.raw_GBps *= o.link_scale;
+  sys.curve_link_scale *= o.link_scale;
+  sys.egress_GBps *= o.link_scale;
   G = std::max(t.gpus, 1);
   wave = double(std::max(sys.gpu.sms, 1)) * std::max(sys.gpu.blocks_per_sm, 1);
 }

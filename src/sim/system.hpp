@@ -87,7 +87,8 @@ struct System {
   double egress_GBps = 0;      // per-GPU cap on the wire bytes/s its copy engines send over all
                                // its links at once (0: no cap beyond the links themselves); the
                                // engine applies it to memcpy's copies. Same units as
-                               // link.raw_GBps. h200x4: the measured all-to-all copy egress.
+                               // link.raw_GBps. h200x4: the measured all-to-all copy egress. A
+                               // link sweep scales it with the link (RunCtx).
   double copy_fixed_us = 0;    // a copy-engine copy's fixed time (from its start in the stream to
                                // done, less its bytes' time): the intercept of gpsm scope's ce_peer
                                // fit over large copies, median over GPU pairs. 0: not measured
@@ -104,6 +105,12 @@ struct System {
   // another copy takes copy_time_s). Empty: not measured.
   std::vector<std::pair<double, double>> stream_copy_us;
   double stream_copy_s(double bytes) const;
+  // The link's bandwidth over the one graph_copy_us and stream_copy_us were measured on (a
+  // --sweep link_bw sets it with link.raw_GBps, RunCtx). A measured curve is a fixed part plus its
+  // bytes at the measured link: away from 1 the bytes' part takes the link's rate instead, at
+  // every size, so the curves scale with the link below and above their last point, as
+  // copy_time_s does.
+  double curve_link_scale = 1;
   // Time for `bytes` moved by copy engine from GPU a to GPU b alone on the fabric: the larger of
   // the latency (+ switch hop) and copy_fixed_us, + wire_bytes_write(bytes) / link bandwidth.
   // a == b: a local copy, read + write through HBM (2 * bytes / hbm). Throws

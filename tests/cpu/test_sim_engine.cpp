@@ -644,7 +644,8 @@ TEST(SimEngine, GraphLaunchedLoopsPayNoHostIssue) {
 // its launches, the memsets, the waits for the other GPUs' events and one record, memcpy's copies.
 // Without a read-back the host issues ahead: the slower of the host and the GPUs (lengthened by the
 // cross-GPU event hop) bounds the loop; with one, issuing, executing and reading back add up. The
-// multi-GPU infinite run (the bench's elided bound) keeps the loop but reads nothing back.
+// multi-GPU infinite run (the bench's elided bound) keeps the loop and its read-back: the same
+// work per iteration as every paradigm, transfers elided.
 TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   const TestLink l;
   System s = two_gpus();
@@ -688,7 +689,7 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   EXPECT_NEAR(gpu_bound.sec_per_iter, bare.sec_per_iter + (s.gpu.launch_us + 3) * 1e-6, 1e-9);
   EXPECT_EQ(gpu_bound.loop.bound, "gpus");
   EXPECT_EQ(bare.loop.bound, "kernels");  // infinite without a named loop: no host in it
-  // with a read-back: issue + GPUs + sync + a read-back per GPU; infinite on 2 GPUs reads none back
+  // with a read-back: issue + GPUs + sync + a read-back per GPU; infinite on 2 GPUs too
   s.gpu.host.launch_us = 30;
   s.gpu.host.memset_us = 40;
   s.gpu.host.readback_us = 7;
@@ -704,7 +705,11 @@ TEST(SimEngine, NamedHostLoopsArePricedCallByCall) {
   EXPECT_NEAR(synced.sec_per_iter, issue + gpu_p2p + 2 * 7e-6, 1e-9);
   EXPECT_EQ(synced.loop.bound, "host+gpus");
   EXPECT_NEAR(synced.loop.host_s + synced.loop.gpus_s + synced.loop.readback_s, synced.sec_per_iter, 1e-12);
-  EXPECT_NEAR(sim(t, SimParadigm::infinite, l, {}, s).sec_per_iter, issue, 1e-9);  // host-bound, no read-back
+  const SimResult inf_synced = sim(t, SimParadigm::infinite, l, {}, s);
+  EXPECT_EQ(inf_synced.loop.bound, "host+gpus");
+  EXPECT_NEAR(inf_synced.loop.readback_s, synced.loop.readback_s, 1e-12);
+  EXPECT_NEAR(inf_synced.sec_per_iter, issue + inf_synced.loop.gpus_s + synced.loop.readback_s, 1e-9);
+  EXPECT_LE(inf_synced.sec_per_iter, synced.sec_per_iter);
   // the loop's costs unmeasured (all 0): the estimate issue_us applies again
   s.gpu.host = HostCallCosts{};
   s.gpu.issue_us = 100;
@@ -758,6 +763,76 @@ TEST(SimSystem, GraphCopyInterpolatesAndExtendsAtTheLinkRate) {
   EXPECT_NEAR(s.graph_copy_s(3000 + 2560), 17e-6 + wire_time_s(s.link, wire_bytes_write(s.link, 2560)), 1e-15);
   s.graph_copy_us.clear();
   EXPECT_THROW(s.graph_copy_s(8), std::logic_error);
+}
+
+// A link sweep scales the measured copy curves at every size: their bytes' wire time moves to the
+// swept link's rate, the rest (the fixed part) stays. Before, only bytes past the last point
+// scaled, so a 1 GB/s link copied a halo as fast as the measured one.
+TEST(SimSystem, CopyCurvesScaleWithTheLinkBelowAndAboveTheirLastPoint) {
+  System s = two_gpus();
+  s.graph_copy_us = {{4, 5}, {1000, 7}, {3000, 17}};
+  s.stream_copy_us = s.graph_copy_us;
+  const double base_mid = s.graph_copy_s(2000), base_past = s.graph_copy_s(5000);
+  const double wire_mid = wire_time_s(s.link, wire_bytes_write(s.link, 2000));
+  const double wire_past = wire_time_s(s.link, wire_bytes_write(s.link, 5000));
+  System slow = s;  // a tenth of the link: every byte 10x as long, the fixed part unchanged
+  slow.link.raw_GBps /= 10;
+  slow.curve_link_scale = 0.1;
+  EXPECT_NEAR(slow.graph_copy_s(2000) - base_mid, 9 * wire_mid, 1e-15);
+  EXPECT_NEAR(slow.stream_copy_s(2000) - base_mid, 9 * wire_mid, 1e-15);
+  EXPECT_NEAR(slow.graph_copy_s(5000) - base_past, 9 * wire_past, 1e-15);
+  System fast = s;  // twice the link: half the bytes' time off
+  fast.link.raw_GBps *= 2;
+  fast.curve_link_scale = 2;
+  EXPECT_NEAR(base_mid - fast.graph_copy_s(2000), wire_mid / 2, 1e-15);
+  // never faster than the bytes alone on the swept link, even where the curve beats the link
+  System quick = s;
+  quick.graph_copy_us = {{4, 1e-6}, {1 << 20, 2e-6}};
+  quick.link.raw_GBps /= 4;
+  quick.curve_link_scale = 0.25;
+  EXPECT_NEAR(quick.graph_copy_s(4096), wire_time_s(quick.link, wire_bytes_write(quick.link, 4096)), 1e-15);
+  EXPECT_EQ(slow.graph_copy_s(0), 0);
+}
+
+// --sweep link_bw on the measured 4xH200 preset: every paradigm that moves bytes over the links
+// slows when the link falls to 1 GB/s (memcpy among them: its copies take the measured curves)
+// and none slows at 512 GB/s, memcpy in a graph speeds up; infinite moves nothing and never
+// changes.
+TEST(SimEngine, LinkSweepMovesEveryParadigmThatUsesTheLink) {
+  const System h = preset("h200x4", 2);
+  ASSERT_FALSE(h.graph_copy_us.empty());
+  ASSERT_FALSE(h.stream_copy_us.empty());
+  SimOptions measured, slow, fast;
+  slow.link_scale = 1 / h.link.raw_GBps;
+  fast.link_scale = 512 / h.link.raw_GBps;
+  for (bool graph : {true, false}) {
+    measured.graph_launch = slow.graph_launch = fast.graph_launch = graph;
+    for (SimParadigm p : parse_sim_paradigms("all")) {
+      TraceRequest r;
+      r.app = "heat3d";
+      r.gpus = 2;
+      r.layout = sim_trace_layout(p);
+      r.problem.iters = 2;
+      r.problem.n[0] = r.problem.n[1] = r.problem.n[2] = 64;
+      const Trace t = make_trace(r);
+      const double at = simulate(t, h, p, measured).sec_per_iter;
+      const double at_slow = simulate(t, h, p, slow).sec_per_iter;
+      const double at_fast = simulate(t, h, p, fast).sec_per_iter;
+      const std::string what = std::string(sim_paradigm_name(p)) + (graph ? " graph" : " stream");
+      if (p == SimParadigm::infinite) {
+        EXPECT_EQ(at_slow, at) << what;
+        EXPECT_EQ(at_fast, at) << what;
+        continue;
+      }
+      EXPECT_GT(at_slow, at) << what;
+      EXPECT_LE(at_fast, at) << what;
+      if (p == SimParadigm::memcpy) {
+        // a 16-KiB halo plane each way: at 1 GB/s its bytes alone take 16 us more
+        EXPECT_GT(at_slow - at, 15e-6) << what;
+        if (graph) EXPECT_LT(at_fast, at) << what;  // a stream loop here is bound by the host's issue
+      }
+    }
+  }
 }
 
 // Marching blocks: a kernel takes at least its busiest block slot's serial steps x

@@ -65,6 +65,22 @@ __global__ void barrier_storm(BarrierHandle b, std::uint64_t* arrivals, std::uin
   if (bad != 0) atomicAdd(early, bad);
 }
 
+// One block per device; rank 1's block arrives `delay_ns` late and first writes `launch` into
+// `late` (device 0's memory). Every block checks `late` after the barrier: passing early reads
+// the previous launch's value.
+__global__ void late_arrival(BarrierHandle b, std::uint32_t* late, std::uint32_t launch, std::uint64_t delay_ns,
+                             unsigned long long* early) {
+  std::uint64_t round = 0;
+  if (b.self == 1 && threadIdx.x == 0) {
+    const std::uint64_t t0 = globaltimer_ns();
+    while (globaltimer_ns() - t0 < delay_ns) {
+    }
+    st_relaxed_sys(late, launch);
+  }
+  b.sync(round);
+  if (threadIdx.x == 0 && ld_acquire_sys(late) < launch) atomicAdd(early, 1ull);
+}
+
 void run_litmus(bool reader_subscribed) {
   const std::vector<int> devs = gpstest::all_devices();
   Context ctx(devs);
@@ -141,6 +157,49 @@ TEST(GpsSync, DeviceBarrierHasNoLostWakeups) {
     for (int b = 0; b < n * blocks; ++b) EXPECT_EQ(arr[b], iters) << "block " << b;
   }
   std::printf("[barrier] %u barriers x 2 launches over %d GPUs x %d blocks\n", iters, n, blocks);
+}
+
+// Handles taken once and launched again: the second launch's barrier must still wait for the
+// late block (a handle holding the first launch's base let every block through at once).
+TEST(GpsSync, BarrierHandleReusedForALaterLaunchStillWaits) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  std::vector<BarrierHandle> h;
+  for (int r = 0; r < n; ++r) h.push_back(ctx.barrier(r, 1));
+  DeviceVec<std::uint32_t> late(ctx.device(0), 1);
+  std::vector<DeviceVec<unsigned long long>> early;
+  for (int r = 0; r < n; ++r) early.emplace_back(ctx.device(r), 1);
+  for (std::uint32_t launch = 1; launch <= 3; ++launch) {
+    for (int r = 0; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      late_arrival<<<1, 32, 0, ctx.stream(r)>>>(h[r], late.p, launch, 20ull * 1000 * 1000, early[r].p);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.synchronize();
+    for (int r = 0; r < n; ++r) EXPECT_EQ(early[r].download()[0], 0ull) << "rank " << r << " launch " << launch;
+  }
+  // a handle taken after the launches, with the same block count, is the same arming
+  const BarrierHandle again = ctx.barrier(0, 1);
+  EXPECT_EQ(again.arming, h[0].arming);
+  EXPECT_EQ(again.base, h[0].base);
+}
+
+// A handle whose arming a later barrier() with another block count replaced fails the launch
+// with its message (in a child process: the trap loses the CUDA context).
+TEST(GpsSync, StaleBarrierHandleFailsWithItsMessage) {
+  GPSM_REQUIRE_GPUS(2);
+  const std::string cmd = std::string("GPSM_WAIT_TIMEOUT_MS=2000 GPSM_VERIFY_P2P=0 ") + GPSM_WAIT_PROBE + " stale 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  std::array<char, 512> buf{};
+  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 3) << out;
+  EXPECT_NE(out.find("gpsm: stale barrier handle on device rank"), std::string::npos) << out;
+  EXPECT_NE(out.find("belongs to barrier arming 1, the context's is 2"), std::string::npos) << out;
 }
 
 // The device barrier and the device fence of persistent kernels, each with its second participant

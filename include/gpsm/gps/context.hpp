@@ -177,7 +177,10 @@ class Context {
   void tracking_stop();
   bool tracking() const;
 
-  // Device barrier handle for `rank`, for blocks_per_device blocks on each device.
+  // Device barrier handle for `rank`, for blocks_per_device blocks on each device. A handle may
+  // be reused for any later launch with the same block count; taking handles with another block
+  // count re-arms the barrier (after waiting for the devices), and older handles then fail the
+  // launch with a "stale barrier handle" gpsm::Error instead of passing early.
   BarrierHandle barrier(int rank, int blocks_per_device);
   // Throws gpsm::Error unless `blocks` blocks of `kernel` fit on each device at once.
   void check_coresident(const void* kernel, int blocks, int threads, std::size_t dynamic_smem) const;

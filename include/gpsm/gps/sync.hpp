@@ -25,10 +25,15 @@ struct WaitRecord {
   std::int32_t device;     // context rank
   std::uint32_t block;     // linear block index
   std::uint32_t thread;    // linear thread index
+  std::uint32_t kind;      // WaitRecord::kTimedOut, or kStaleBarrier (expected: the handle's arming,
+                           // observed: the context's)
+  std::uint32_t pad;
   std::uint64_t expected;  // waited for value >= expected
   std::uint64_t observed;  // last value read
   std::uint64_t address;
   char what[64];
+  static constexpr std::uint32_t kTimedOut = 0;
+  static constexpr std::uint32_t kStaleBarrier = 1;
 };
 
 struct WaitPolicy {
@@ -87,15 +92,20 @@ __device__ __forceinline__ void red_add_relaxed_sys(std::uint64_t* p, std::uint6
   asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-// Records the failure (first one wins), prints it and traps.
-__device__ __noinline__ inline void wait_timed_out(const WaitPolicy& w, const char* what, const void* addr,
-                                                   std::uint64_t expected, std::uint64_t observed) {
+// Atomic add at system scope that returns the old value, ordering nothing else.
+__device__ __forceinline__ std::uint64_t atom_add_relaxed_sys(std::uint64_t* p, std::uint64_t v) {
+  std::uint64_t old;
+  asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+
+// Records a failure of `kind` (first one wins) and traps.
+__device__ __noinline__ inline void record_and_trap(const WaitPolicy& w, std::uint32_t kind, const char* what,
+                                                    const void* addr, std::uint64_t expected, std::uint64_t observed) {
   const unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  printf("gpsm: bounded wait timed out on device %d block %u thread %u: %s at %p expected >= %llu observed %llu\n",
-         w.rank, block, thread, what, addr, static_cast<unsigned long long>(expected),
-         static_cast<unsigned long long>(observed));
   if (w.record != nullptr && atomicCAS(reinterpret_cast<unsigned*>(&w.record->valid), 0u, 2u) == 0u) {
+    w.record->kind = kind;
     w.record->device = w.rank;
     w.record->block = block;
     w.record->thread = thread;
@@ -109,6 +119,16 @@ __device__ __noinline__ inline void wait_timed_out(const WaitPolicy& w, const ch
     st_release_sys(&w.record->valid, 1u);
   }
   __trap();
+}
+
+// Prints the timed-out wait, records it and traps.
+__device__ __noinline__ inline void wait_timed_out(const WaitPolicy& w, const char* what, const void* addr,
+                                                   std::uint64_t expected, std::uint64_t observed) {
+  printf("gpsm: bounded wait timed out on device %d block %u thread %u: %s at %p expected >= %llu observed %llu\n",
+         w.rank, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z),
+         threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z), what, addr,
+         static_cast<unsigned long long>(expected), static_cast<unsigned long long>(observed));
+  record_and_trap(w, WaitRecord::kTimedOut, what, addr, expected, observed);
 }
 
 // Spins (acquire, system scope) until *p >= expected; returns the value seen. Bounded.
