@@ -359,11 +359,9 @@ class View {
   __device__ __forceinline__ void masks_over(std::uint64_t first, std::uint64_t last, std::uint32_t& m0,
                                              std::uint32_t& all, bool& uniform) const {
     const std::uint32_t raw = c.masks[first];
-    const std::uint32_t run = c.runs[first];  // issued with the mask: one round trip, not two
     m0 = seen(raw, first);
     all = m0;
     uniform = true;
-    if (last - first < run && !(raw & kTrackBit)) return;  // one run: the common case
     if (last == first) return;
     if (raw & kTrackBit) {
       for (std::uint64_t p = first + 1; p <= last; ++p) {

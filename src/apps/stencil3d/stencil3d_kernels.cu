@@ -146,17 +146,9 @@ struct GpsOut {
   gps::View<float> view;
   const float* base = nullptr;  // view.local(): element 0 of the grid in this device's replica
 };
-// An item whose stored cells all lie in pages with the same subscribers (a slab's pushed planes
-// under learned subscriptions): the item's one span serves every stored vector, no mask read per
-// vector (View::put on it is p2p_inline's push to each subscriber).
-struct GpsItemOut {
-  gps::View<float> view;
-  const float* base = nullptr;
-  gps::View<float>::Span span;
-};
 template <Kind K, int V, int M, int kRemote = kNone, class Out = PlainOut>
 __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w, const Out& out = Out{}) {
-  constexpr bool kGps = std::is_same_v<Out, GpsOut> || std::is_same_v<Out, GpsItemOut>;
+  constexpr bool kGps = std::is_same_v<Out, GpsOut>;
   constexpr int R = radius_of(K);
   constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
   i64 xt, ot, ch;
@@ -267,11 +259,7 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w, co
     }
     if constexpr (kGps) {
       const auto i = static_cast<std::uint64_t>(op - out.base);
-      gps::View<float>::Span sp;
-      if constexpr (std::is_same_v<Out, GpsItemOut>)
-        sp = out.span;
-      else
-        sp = out.view.span(i, V);
+      const gps::View<float>::Span sp = out.view.span(i, V);
       if (!edge) {
         if constexpr (V == 4)
           out.view.put(sp, i, make_float4(v[0], v[1], v[2], v[3]));
@@ -436,11 +424,6 @@ template <Kind K, int V, int M>
 __device__ __noinline__ void gps_publishing_item(const GpsStepArgs& a, const Plan& p, i64 w) {
   run_item<K, V, M, kNone>(a.s, p, w, a.out);
 }
-template <Kind K, int V, int M>
-__device__ __noinline__ void gps_publishing_item(const GpsStepArgs& a, const Plan& p, i64 w,
-                                                 const gps::View<float>::Span& span) {
-  run_item<K, V, M, kNone>(a.s, p, w, GpsItemOut{a.out.view, a.out.base, span});
-}
 
 template <Kind K, int V, int M>
 __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
@@ -473,8 +456,7 @@ __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i6
   // What it stores (and wave3d's previous time level, read from the same cells): one span over the
   // column's cells of the item. Where this device alone holds those pages (the slab's interior, and
   // every page on one GPU), nothing is published, so the item runs the hand-written step itself,
-  // storing straight into the replica; where they share one set of subscribers (the pushed
-  // planes), every stored vector is put through that one span; else each through its own.
+  // storing straight into the replica; else every stored vector goes through View::span / put.
   const i64 sm = M == 1 ? s.sy : s.sz, so = M == 1 ? s.sz : s.sy;
   const i64 out_lo = origin + x + co * so + m0 * sm;
   const auto out = a.out.view.span(static_cast<std::uint64_t>(out_lo),
@@ -484,8 +466,6 @@ __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i6
     gps_cells<K, V, M>(a, x, co, m0, m1);
   else if (out.here != nullptr && out.uniform && out.others == 0u)
     run_item<K, V, M, kNone>(s, p, w);
-  else if (out.uniform)
-    gps_publishing_item<K, V, M>(a, p, w, out);
   else
     gps_publishing_item<K, V, M>(a, p, w);
 }
