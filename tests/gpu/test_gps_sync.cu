@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 #include <sys/wait.h>
+#include <utility>
 #include <vector>
 
 #include "gps_test_util.hpp"
@@ -185,17 +186,24 @@ TEST(GpsSync, BarrierHandleReusedForALaterLaunchStillWaits) {
   EXPECT_EQ(again.base, h[0].base);
 }
 
+// Runs the wait probe (its trap loses the CUDA context, so it runs in a child process) with the
+// given wait bound; returns pclose's status and everything it printed.
+std::pair<int, std::string> run_wait_probe(const std::string& what, int timeout_ms) {
+  const std::string cmd = "GPSM_WAIT_TIMEOUT_MS=" + std::to_string(timeout_ms) + " GPSM_VERIFY_P2P=0 " +
+                          GPSM_WAIT_PROBE + " " + what + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed: " + cmd};
+  std::string out;
+  std::array<char, 512> buf{};
+  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  return {pclose(p), out};
+}
+
 // A handle whose arming a later barrier() with another block count replaced fails the launch
 // with its message (in a child process: the trap loses the CUDA context).
 TEST(GpsSync, StaleBarrierHandleFailsWithItsMessage) {
   GPSM_REQUIRE_GPUS(2);
-  const std::string cmd = std::string("GPSM_WAIT_TIMEOUT_MS=2000 GPSM_VERIFY_P2P=0 ") + GPSM_WAIT_PROBE + " stale 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  std::array<char, 512> buf{};
-  while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  const int status = pclose(p);
+  const auto [status, out] = run_wait_probe("stale", 2000);
   ASSERT_TRUE(WIFEXITED(status)) << out;
   EXPECT_EQ(WEXITSTATUS(status), 3) << out;
   EXPECT_NE(out.find("gpsm: stale barrier handle on device rank"), std::string::npos) << out;
@@ -209,13 +217,7 @@ TEST(GpsSync, WithheldProducerEndsInBoundedWaitMessage) {
   for (const std::string which : {"barrier", "fence"}) {
     SCOPED_TRACE(which);
     // Runs in a child process: the trap that ends the wait loses that CUDA context.
-    const std::string cmd = std::string("GPSM_WAIT_TIMEOUT_MS=300 GPSM_VERIFY_P2P=0 ") + GPSM_WAIT_PROBE + " " + which + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    std::array<char, 512> buf{};
-    while (fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-    const int status = pclose(p);
+    const auto [status, out] = run_wait_probe(which, 300);
     ASSERT_TRUE(WIFEXITED(status)) << out;
     EXPECT_EQ(WEXITSTATUS(status), 3) << out;
     EXPECT_NE(out.find("bounded wait timed out on device rank 0"), std::string::npos) << out;
