@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # README command 1: the main job.
-#   ./scripts/run.sh          quick (~2-3 min on 2xH200, <= 5 on 4): `gpsm scope --quick`, then
+#   ./scripts/run.sh          quick (estimated ~2-3 min on 2xH200, <= 5 on 4; not yet timed): `gpsm scope --quick`, then
 #                             `gpsm bench` of every app at its strong-scaling size on the paradigms
 #                             that matter (its best hand-written ones, gps, proact, memcpy,
 #                             infinite; cg: its CPU-controlled and CPU-free variants) on 1, 2, 4...
 #                             GPUs, a one-screen summary and plots, all in gpsm-out/
-#   ./scripts/run.sh --full   the whole suite: every app, size and paradigm (~40 min on 2xH200,
+#   ./scripts/run.sh --full   the whole suite: every app, size and paradigm (estimated ~40 min on 2xH200,
 #                             estimated: ~312 runs, 51 of them took 191 s at the start, the
 #                             large sizes slower; not yet timed end to end)
 # Without a GPU it says so and runs the simulator instead (`gpsm sim`, simulated results) with the
@@ -85,7 +85,7 @@ while [ -n "$ngpu" ] && [ "$g" -le "$ngpu" ]; do counts="$counts,$g"; g=$((g * 2
 bench_start=$(date +%s)
 jsons=()
 if [ "$full" = 1 ]; then
-  echo "gpsm: the whole suite: every app, size and paradigm on $counts GPUs (~40 min on 2xH200)"
+  echo "gpsm: the whole suite: every app, size and paradigm on $counts GPUs (estimated ~40 min on 2xH200)"
   "$gpsm" bench --app all --gpus "$counts" --json "$out/bench.json" || echo "gpsm: some runs failed (named above)"
   jsons+=("$out/bench.json")
 else
