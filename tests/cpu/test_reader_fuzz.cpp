@@ -408,6 +408,43 @@ TEST_F(ReaderFuzz, MatrixMarket) {
             [](const std::string& p) { gpsm::graph_io::read_matrix_market(p).validate(p); }, ".mtx");
 }
 
+// CG's double reader on the same mutants as the float one: it reads exactly what the float reader
+// reads (same structure, values whose float rounding is the float reader's) and refuses exactly
+// what it refuses, with the same message (a memory refusal's figure aside: a double entry is
+// larger). A disagreement is a logic_error, which the harness counts as a broken rule.
+TEST_F(ReaderFuzz, MatrixMarketF64AgreesWithFloat) {
+  fuzz_text("matrix_market_f64", {kMatrixMarket, kMatrixMarketSym}, 3000,
+            [](const std::string& p) {
+              std::string f_err;
+              gpsm::graph_io::Csr f;
+              try {
+                f = gpsm::graph_io::read_matrix_market(p);
+              } catch (const gpsm::Error& e) {
+                f_err = e.what();
+              }
+              gpsm::graph_io::CsrF64 d;
+              try {
+                d = gpsm::graph_io::read_matrix_market_f64(p);
+              } catch (const gpsm::Error& e) {
+                const std::string m = e.what();
+                if (f_err.empty()) throw std::logic_error("the double reader refused what the float one read: " + m);
+                const auto upto = [](const std::string& s) { return s.substr(0, s.find(" needs about ")); };
+                if (upto(m) != upto(f_err))
+                  throw std::logic_error("the readers refuse differently: '" + m + "' against '" + f_err + "'");
+                throw;
+              }
+              if (!f_err.empty()) throw std::logic_error("the double reader read what the float one refused: " + f_err);
+              d.validate(p);
+              if (d.rows != f.rows || d.cols != f.cols || d.row_ptr != f.row_ptr || d.col != f.col ||
+                  d.val.size() != f.val.size())
+                throw std::logic_error("the readers built different structures");
+              for (std::size_t k = 0; k < d.val.size(); ++k)
+                if (static_cast<float>(d.val[k]) != f.val[k])
+                  throw std::logic_error("value " + std::to_string(k) + " is not the float reader's once rounded");
+            },
+            ".mtx");
+}
+
 TEST_F(ReaderFuzz, Snap) {
   fuzz_text("snap", {kSnap}, 2000,
             [](const std::string& p) {
@@ -431,6 +468,24 @@ TEST_F(ReaderFuzz, GraphCache) {
             [](const std::string& p) {
               std::string key;
               gpsm::graph_io::read_csr_binary(p, &key).validate(p);
+            },
+            ".gpsmcsr");
+}
+
+TEST_F(ReaderFuzz, GraphCacheF64) {
+  // CG's double-valued cache: mutants through its reader, and through the float one (which must
+  // refuse f64 values with a message, never read them as floats).
+  const std::string src = (dir_ / "cache_src.mtx").string();
+  spit(src, kMatrixMarket);
+  const std::string bin = (dir_ / "cache_src.f64.gpsmcsr").string();
+  gpsm::graph_io::write_csr_binary(bin, gpsm::graph_io::read_matrix_market_f64(src), "fixture-key");
+  const std::string good = slurp(bin);
+  ASSERT_FALSE(good.empty());
+  EXPECT_THROW(gpsm::graph_io::read_csr_binary(bin), gpsm::Error);
+  fuzz_text("graph_cache_f64", {good}, 2000,
+            [](const std::string& p) {
+              std::string key;
+              gpsm::graph_io::read_csr_f64_binary(p, &key).validate(p);
             },
             ".gpsmcsr");
 }

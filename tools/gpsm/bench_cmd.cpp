@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/harness/bench_report.hpp"
+#include "apps/harness/gpu_memory.hpp"
 #include "bench_proact.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -24,6 +25,7 @@
 #include "scope/results.hpp"
 #include "scope/results_file.hpp"
 #include "proact/autotune.hpp"
+#include "common/memory_budget.hpp"
 #include "common/split.hpp"
 
 namespace gpsm::cli {
@@ -113,6 +115,11 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
       problems.emplace_back(app, p);
     }
   }
+  // The host side of every problem (CPU reference, gathered result, generated graph) checked before
+  // any work, so an impossible size is refused with the figure here, not in std::bad_alloc later.
+  for (auto& [app, p] : problems)
+    gpsm::require_host_memory(app->host_bytes(p), fmt::format("gpsm bench: {} {}", app->name(), p.label()),
+                              "use a smaller --size");
   {  // outputs before any GPU work: writable, and none of this command's inputs
     auto inputs = size_file_inputs(size_values);
     inputs.push_back({"--proact-cache", a.proact_cache});
@@ -175,7 +182,15 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           rec.paradigm = par;
           rec.gpus = g;
           rec.label = proact.label(point);
-          rec.out = app->run(req);
+          // A size the GPUs cannot hold fails its run with the figure, not a CUDA out-of-memory error.
+          // (A paradigm the app lacks reports `unsupported` from run() as before.)
+          if (const std::string no_room = app->has(par) ? gpu_memory_check(*app, p, req.devices) : std::string();
+              !no_room.empty()) {
+            rec.out.status = RunStatus::failed;
+            rec.out.reason = no_room;
+          } else {
+            rec.out = app->run(req);
+          }
           if (rec.out.status == RunStatus::failed) {
             ++failed;
             progress_clear();

@@ -184,9 +184,18 @@ struct SimRun {
 
 // --app: the bench apps it names ("all": the three stencils) or scatter.
 std::vector<SimApp> chosen_apps(const std::string& name, const std::vector<std::unique_ptr<apps::App>>& all) {
+  // The apps the trace generator has a model of (sim/trace_gen.cpp, sim/trace_graph.hpp); the
+  // other bench apps (als, cg) are refused by name, not simulated into per-run failures.
+  const auto modelled = [](const std::string& n) {
+    return n == "jacobi2d" || n == "heat3d" || n == "wave3d" || n == "pagerank" || n == "sssp";
+  };
   std::vector<SimApp> chosen;
   for (const auto& app : all) {
     const std::string n = app->name();
+    if (name == n && !modelled(n))
+      throw std::invalid_argument("--app " + n + ": the simulator has no model of " + n +
+                                  " (it simulates jacobi2d, heat3d, wave3d, pagerank, sssp and scatter); "
+                                  "measure it with gpsm bench on GPUs");
     if ((name == "all" && (n == "jacobi2d" || n == "heat3d" || n == "wave3d")) || name == n)
       chosen.push_back({n, app->description(), app.get()});
   }
@@ -371,13 +380,19 @@ void parse_run(const SimArgs& a, SimRun& run) {
   // The trace generator computes the stencils' and scatter's values on the CPU: two buffers of
   // 4-B cells, one copy per GPU in the replicas layout (gps_hw, finepack). That lower bound,
   // checked here, refuses an impossible size before any work instead of in std::bad_alloc.
-  // (Graph apps: the readers check their headers; the generators' sizes are bounded by their specs.)
+  // Graph apps: a generated graph's build is checked here (App::host_bytes, the same estimate
+  // gpsm bench checks); a file's readers check its header themselves.
   bool replicas = false;
   // (infinite traces every layout, replicas included: sim/bound.hpp)
   for (auto par : run.paradigms)
     replicas = replicas || std::string(sim::sim_trace_layout(par)) == "replicas" || par == sim::SimParadigm::infinite;
   for (const auto& [ai, p] : run.problems) {
-    if (!p.graph.empty()) continue;
+    if (!p.graph.empty()) {
+      if (run.chosen[ai].app != nullptr)
+        require_host_memory(run.chosen[ai].app->host_bytes(p),
+                            fmt::format("gpsm sim: {} {}", run.chosen[ai].name, p.label()), "use a smaller --size");
+      continue;
+    }
     const double cells = double(p.n[0]) * double(std::max<std::int64_t>(p.n[1], 1)) * double(std::max<std::int64_t>(p.n[2], 1));
     const double bytes = cells * 4.0 * 2.0 * (replicas ? double(run.counts.back()) : 1.0);
     require_host_memory(bytes,

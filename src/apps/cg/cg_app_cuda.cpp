@@ -73,6 +73,7 @@ class CgApp final : public App {
     p.n[0] = s.rows;  // 0 for a file (unknown until read)
     return p;
   }
+  double host_bytes(const Problem& p) const override { return cg_host_bytes(parse_spec(p.graph)); }
   bool has(Paradigm p) const override { return !mode_of(p).variants.empty(); }
   RunOutcome run(const RunRequest& req) override;
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "apps/cg/cg_math.hpp"
 #include "apps/cg/matrix.hpp"
@@ -160,6 +161,23 @@ MatrixSpec parse_spec(const std::string& text) {
   bad_spec(text, "unknown kind '" + s.kind + "'");
 }
 
+double spec_nnz_bound(const MatrixSpec& s) {
+  const double rows = double(s.rows);
+  if (s.kind == "poisson2d") return 5.0 * rows;
+  if (s.kind == "poisson3d") return 7.0 * rows;
+  if (s.kind == "poisson27") return 27.0 * rows;
+  if (s.kind == "elastic") return 81.0 * rows;  // 3 unknowns per node, 27 nodes
+  if (s.kind == "banded") return double(s.nnz_per_row) * rows;
+  if (s.kind == "arrow") return double(s.nnz_per_row + 1) * rows;  // the band, the dense column and row
+  return 0;
+}
+
+double cg_host_bytes(const MatrixSpec& s) {
+  const double nnz = spec_nnz_bound(s);
+  if (nnz == 0) return 0;
+  return (8.0 + 4.0) * double(s.rows) + (12.0 + 12.0) * nnz + 12.0 * 8.0 * double(s.rows);
+}
+
 Matrix load(const MatrixSpec& s) {
   const std::int64_t* d = s.dims;
   if (s.kind == "poisson2d") return poisson2d(d[0], d[1]);
@@ -169,15 +187,17 @@ Matrix load(const MatrixSpec& s) {
   if (s.kind == "banded") return banded(s.rows, s.nnz_per_row, s.seed);
   if (s.kind == "arrow") return arrow(s.rows, s.nnz_per_row, s.seed);
   if (s.kind != "mtx") throw gpsm::Error("gpsm: cg: no matrix kind '" + s.kind + "'");
-  const graph_io::Csr c = graph_io::load_graph(s.path);
+  // Values in double from the text to the solver: a float rounding is a different matrix, and
+  // for an ill-conditioned SPD file possibly not a positive definite one.
+  graph_io::CsrF64 c = graph_io::load_matrix_market_f64(s.path);
   if (c.rows != c.cols) throw gpsm::Error("gpsm: cg: " + s.path + " is " + std::to_string(c.rows) + " x " +
                                           std::to_string(c.cols) + "; CG needs a square matrix");
   Matrix m;
   m.n = c.rows;
-  m.row_ptr = c.row_ptr;
-  m.col = c.col;
-  m.val.resize(c.col.size(), 1.0);  // pattern files: ones
-  if (c.weighted()) std::copy(c.val.begin(), c.val.end(), m.val.begin());
+  m.row_ptr = std::move(c.row_ptr);
+  m.col = std::move(c.col);
+  if (c.weighted()) m.val = std::move(c.val);
+  else m.val.assign(m.col.size(), 1.0);  // pattern files: ones
   m.validate(s.path);
   if (!m.symmetric()) throw gpsm::Error("gpsm: cg: " + s.path + " is not symmetric; CG needs a symmetric positive definite matrix");
   return m;

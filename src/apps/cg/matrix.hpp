@@ -66,10 +66,20 @@ struct MatrixSpec {
 // Throws std::invalid_argument naming the entry and the grammar.
 MatrixSpec parse_spec(const std::string& text);
 // The matrix a spec names: a generator, or a Matrix Market file read by the graph apps' reader
-// (apps/graph_io, with its binary cache next to the file). That reader keeps values as float: a
-// file's values are widened from float, exactly for integer and pattern files. Throws gpsm::Error
-// for an unreadable, non-square or non-symmetric file.
+// with values kept in double (graph_io::load_matrix_market_f64, its binary cache next to the
+// file as <file>.f64.gpsmcsr): each value is the correctly rounded double of its text, integer
+// values exact, pattern files ones. Throws gpsm::Error for an unreadable, non-square or
+// non-symmetric file.
 Matrix load(const MatrixSpec& s);
+
+// Nonzeros of the generated matrix s names, from its stencil or band (interior rows: a bound the
+// boundary rows stay under); 0 for a file.
+double spec_nnz_bound(const MatrixSpec& s);
+// Peak host bytes of a CG run of the generated matrix s: the matrix (8 B per row, 12 per nonzero),
+// one plan's local copy of it (4 B per row, 12 per nonzero: partition.hpp) and about 12 vectors of
+// doubles (both variants' starts, the pipelined reference's seven iterates while the standard one's
+// x is kept, the gathered x; reference.hpp). 0 for a file: its reader checks the header itself.
+double cg_host_bytes(const MatrixSpec& s);
 
 // b = A * 1 with the row arithmetic of cg_math.hpp (the right-hand side of every run).
 std::vector<double> rhs_ones(const Matrix& a, int lanes);

@@ -130,6 +130,7 @@ class AlsApp final : public App {
   }
   std::string default_sizes() const override { return "ratings:1000000x100000x20,ratings:5000000x500000x20"; }
   Problem problem(const std::string& size, int iters) const override { return graph_problem(size, iters, 5); }
+  double host_bytes(const Problem& p) const override { return graph_problem_host_bytes(p); }
   bool has(Paradigm p) const override { return graph_has(p); }
   bool proact_chunk_is_choice() const override { return true; }  // whole kernel blocks of any count
   RunOutcome run(const RunRequest& req) override;

@@ -21,6 +21,8 @@ bool graph_has(Paradigm p);
 std::string graph_unsupported(const RunRequest& r, const char* app);
 // The Problem for a --size graph spec (parse_graph_spec) and --iters (0: default_iters).
 Problem graph_problem(const std::string& size, int iters, int default_iters);
+// Peak host bytes of building p's graph (graph_build_host_bytes); 0 for a file.
+double graph_problem_host_bytes(const Problem& p);
 
 // One request's run: the published vectors and the phases of an iteration.
 class GraphRun {

@@ -56,6 +56,8 @@ Problem graph_problem(const std::string& size, int iters, int default_iters) {
   return p;
 }
 
+double graph_problem_host_bytes(const Problem& p) { return graph_build_host_bytes(parse_graph_spec(p.graph)); }
+
 GraphRun::GraphRun(gps::Context& ctx, Paradigm par, std::uint64_t proact_chunk)
     : ctx_(ctx), par_(par), n_(ctx.size()), ev_(ctx, needs_phase_events(par, ctx.size())), proact_chunk_(proact_chunk) {}
 

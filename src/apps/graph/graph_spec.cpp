@@ -1,4 +1,5 @@
 #include "apps/graph/graph_spec.hpp"
+#include "common/memory_budget.hpp"
 #include "common/split.hpp"
 
 #include <algorithm>
@@ -90,7 +91,37 @@ GraphSpec parse_graph_spec(const std::string& text) {
   return g;
 }
 
+double graph_build_host_bytes(const GraphSpec& s) {
+  constexpr double kEntry = sizeof(graph_io::Entry);  // 12 B
+  switch (s.kind) {
+    case GraphKind::rmat: {
+      // rmat(): the vertex permutation (4 B), the drawn entries, then csr_from_entries' entries and
+      // their row-sorted copy with row_ptr and its cursor (8 B each per vertex). The CSR's col and
+      // val come after the entries are freed (weighted or not changes nothing at the peak).
+      const double n = double(std::int64_t{1} << s.scale), m = n * s.edge_factor;
+      return 2.0 * kEntry * m + (4.0 + 8.0 + 8.0) * n;
+    }
+    case GraphKind::road: {
+      // grid2d(): entries reserved for 4 per vertex, the row-sorted copy of the ones drawn (both
+      // directions of every grid edge), row_ptr and its cursor.
+      const double n = double(s.nx) * double(s.ny);
+      const double m = 2.0 * (double(s.nx - 1) * double(s.ny) + double(s.nx) * double(s.ny - 1));
+      return kEntry * (4.0 * n + 16) + kEntry * m + 16.0 * n;
+    }
+    case GraphKind::ratings: {
+      // ratings(): the item factors (rank 8 floats per item), row_ptr, col and val (4 B each per rating).
+      const double k = double(std::min(s.per_user, s.items)), m = double(s.users) * k;
+      const graph_io::RatingParams defaults;
+      return 4.0 * double(defaults.rank) * double(s.items) + 8.0 * double(s.users) + 8.0 * m;
+    }
+    case GraphKind::file: return 0;
+  }
+  return 0;
+}
+
 graph_io::Csr build_graph(const GraphSpec& s, bool weighted, std::uint64_t seed) {
+  require_host_memory(graph_build_host_bytes(s), "generating graph " + s.base(),
+                      "use a smaller graph (docs/graphs.md)");
   switch (s.kind) {
     case GraphKind::rmat: {
       graph_io::RmatParams p;

@@ -31,7 +31,13 @@ struct GraphSpec {
 // Throws std::invalid_argument naming the bad text and the accepted forms.
 GraphSpec parse_graph_spec(const std::string& text);
 
-// The graph (rows = sources / users). weighted: rmat draws weights in [1, 100); road is always
+// Peak host bytes of building the generated graph s (build_graph): rmat and road build 12-B
+// entries, then csr_from_entries holds them and their row-sorted copy with two row arrays;
+// ratings fills the CSR directly. 0 for a file: the readers check their headers themselves.
+double graph_build_host_bytes(const GraphSpec& s);
+
+// The graph (rows = sources / users). Refuses (gpsm::Error with the figure, require_host_memory) a
+// generated graph whose build does not fit the host's memory. weighted: rmat draws weights in [1, 100); road is always
 // weighted; a file without weights gets weight 1 where weighted is asked. seed: generators' seed.
 graph_io::Csr build_graph(const GraphSpec& s, bool weighted, std::uint64_t seed);
 

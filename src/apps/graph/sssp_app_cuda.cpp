@@ -139,6 +139,7 @@ class SsspApp final : public App {
   }
   std::string default_sizes() const override { return "rmat:20,rmat:23"; }
   Problem problem(const std::string& size, int iters) const override { return graph_problem(size, iters, 1000); }
+  double host_bytes(const Problem& p) const override { return graph_problem_host_bytes(p); }
   bool has(Paradigm p) const override { return graph_has(p); }
   bool proact_chunk_is_choice() const override { return true; }  // whole kernel blocks of any count
   RunOutcome run(const RunRequest& req) override;

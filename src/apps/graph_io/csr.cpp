@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "apps/graph_io/graph.hpp"
 #include "gpsm/error.hpp"
@@ -9,7 +10,8 @@
 
 namespace gpsm::graph_io {
 
-void Csr::validate(const std::string& what) const {
+template <class V>
+void BasicCsr<V>::validate(const std::string& what) const {
   auto fail = [&](const std::string& m) { throw Error(what + ": invalid CSR: " + m); };
   if (rows < 0 || cols < 0) fail("negative size");
   if (cols > std::numeric_limits<std::int32_t>::max()) fail("cols exceeds int32 column ids");
@@ -30,13 +32,19 @@ void Csr::validate(const std::string& what) const {
            " outside [0, " + std::to_string(cols) + ")");
 }
 
-Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& e, bool weighted,
-                     bool dedup) {
+template struct BasicCsr<float>;
+template struct BasicCsr<double>;
+
+namespace {
+template <class V>
+BasicCsr<V> from_entries(std::int64_t rows, std::int64_t cols, std::vector<BasicEntry<V>>&& e, bool weighted,
+                         bool dedup) {
+  using Entry = BasicEntry<V>;
   if (rows < 0 || cols < 0 || rows > std::numeric_limits<std::int32_t>::max() ||
       cols > std::numeric_limits<std::int32_t>::max())
     throw Error("csr_from_entries: size " + std::to_string(rows) + " x " + std::to_string(cols) +
                 " outside int32 ids");
-  Csr m;
+  BasicCsr<V> m;
   m.rows = rows;
   m.cols = cols;
   m.row_ptr.assign(rows + 1, 0);
@@ -76,6 +84,17 @@ Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& 
   m.col.shrink_to_fit();
   m.val.shrink_to_fit();
   return m;
+}
+}  // namespace
+
+Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& e, bool weighted,
+                     bool dedup) {
+  return from_entries(rows, cols, std::move(e), weighted, dedup);
+}
+
+CsrF64 csr_from_entries_f64(std::int64_t rows, std::int64_t cols, std::vector<EntryF64>&& e, bool weighted,
+                            bool dedup) {
+  return from_entries(rows, cols, std::move(e), weighted, dedup);
 }
 
 std::vector<RowRange> partition_rows_equal(std::int64_t rows, int parts) {

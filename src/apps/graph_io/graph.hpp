@@ -9,39 +9,56 @@
 namespace gpsm::graph_io {
 
 // Compressed sparse rows. val is empty for pattern (unweighted) matrices, else has col.size()
-// entries. Column ids are int32, so cols <= 2^31-1; nnz may exceed 2^31.
-struct Csr {
+// entries. Column ids are int32, so cols <= 2^31-1; nnz may exceed 2^31. V is the value type:
+// float for the graph apps (Csr), double for a solver that must run a file's own values (CsrF64:
+// CG, whose SPD matrices SuiteSparse stores in double, and whose conditioning a float rounding
+// can change).
+template <class V>
+struct BasicCsr {
   std::int64_t rows = 0, cols = 0;
   std::vector<std::int64_t> row_ptr;  // rows + 1 entries, row_ptr[0] == 0, nondecreasing
   std::vector<std::int32_t> col;      // nnz entries, each in [0, cols)
-  std::vector<float> val;             // empty or nnz entries
+  std::vector<V> val;                 // empty or nnz entries
 
   std::int64_t nnz() const { return static_cast<std::int64_t>(col.size()); }
   bool weighted() const { return !val.empty(); }
   std::int64_t row_nnz(std::int64_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
   // Throws gpsm::Error saying what is wrong (what: names the matrix in the message).
   void validate(const std::string& what = "csr") const;
-  bool operator==(const Csr& o) const {
+  bool operator==(const BasicCsr& o) const {
     return rows == o.rows && cols == o.cols && row_ptr == o.row_ptr && col == o.col && val == o.val;
   }
-  bool operator!=(const Csr& o) const { return !(*this == o); }
+  bool operator!=(const BasicCsr& o) const { return !(*this == o); }
 };
+using Csr = BasicCsr<float>;
+using CsrF64 = BasicCsr<double>;  // validate() is instantiated for these two in csr.cpp
 
-// One entry while building: 12 bytes per entry (plus the CSR's 8/rows + 4 (+4 weighted) per nnz).
-struct Entry {
+// One entry while building: 12 bytes per entry as float (16 as double), plus the CSR's 8/rows +
+// 4 (+ sizeof(V) weighted) per nnz.
+template <class V>
+struct BasicEntry {
   std::int32_t r, c;
-  float w;
+  V w;
 };
+using Entry = BasicEntry<float>;
+using EntryF64 = BasicEntry<double>;
 
 // Builds a CSR from entries (any order). Rows are sorted by column (stable: duplicates keep their
 // input order). dedup: keep only the first of equal (r, c) entries. Throws on ids out of range.
 Csr csr_from_entries(std::int64_t rows, std::int64_t cols, std::vector<Entry>&& entries,
                      bool weighted, bool dedup = false);
+// (A name of its own: an overload would make a braced list of entries ambiguous.)
+CsrF64 csr_from_entries_f64(std::int64_t rows, std::int64_t cols, std::vector<EntryF64>&& entries,
+                            bool weighted, bool dedup = false);
 
 // ---- readers ---------------------------------------------------------------------------------
 // Matrix Market: coordinate; real / integer / pattern; general / symmetric (off-diagonal entries
 // mirrored). Duplicates are kept as separate entries. Errors: gpsm::Error "<path>:<line>: ...".
 Csr read_matrix_market(const std::string& path);
+// The same reader keeping values in double: each value is strtod's correctly rounded double of
+// its text (integer values exact up to 2^53; pattern files have no values). Same checks, same
+// errors; read_matrix_market's result is this one's values rounded to float.
+CsrF64 read_matrix_market_f64(const std::string& path);
 
 enum class IdBase { automatic, zero, one };  // automatic: 0-based if any id is 0, else 1-based
 struct SnapOptions {
@@ -58,6 +75,9 @@ void write_csr_binary(const std::string& path, const Csr& m, const std::string& 
 // Throws gpsm::Error naming the file if it is not a gpsm CSR file, truncated, corrupt (checksum)
 // or invalid. key_out (if given) receives the stored key.
 Csr read_csr_binary(const std::string& path, std::string* key_out = nullptr);
+// Double values: flags bit 1 set, 8 bytes per value. Each reader refuses the other's values.
+void write_csr_binary(const std::string& path, const CsrF64& m, const std::string& key = "");
+CsrF64 read_csr_f64_binary(const std::string& path, std::string* key_out = nullptr);
 
 struct LoadOptions {
   SnapOptions snap;
@@ -73,6 +93,11 @@ enum class CacheUse { none, hit, written };
 // one whole (temporary file and rename).
 Csr load_graph(const std::string& path, const LoadOptions& opt = {}, CacheUse* used = nullptr);
 std::string cache_path(const std::string& source);
+// A Matrix Market file read with read_matrix_market_f64, cached in its own file
+// (cache_path_f64: <path>.f64.gpsmcsr, key "mtx f64 v1; <source>") under load_graph's rules, so
+// the graph apps' float cache of the same file and this one never replace each other.
+CsrF64 load_matrix_market_f64(const std::string& path, bool use_cache = true, CacheUse* used = nullptr);
+std::string cache_path_f64(const std::string& source);
 
 // ---- generators (deterministic: same parameters and seed give the same CSR) -----------------
 struct RmatParams {

@@ -81,7 +81,12 @@ std::ifstream open_in(const std::string& path) {
 
 }  // namespace
 
-Csr read_matrix_market(const std::string& path) {
+namespace {
+// The Matrix Market reader for either value type: V = float for the graph apps, double for CG.
+// Only the stored value's width differs; every check and message is the same.
+template <class V>
+BasicCsr<V> read_mm(const std::string& path) {
+  using Entry = BasicEntry<V>;
   std::ifstream in = open_in(path);
   std::string line;
   std::int64_t ln = 0;
@@ -125,8 +130,11 @@ Csr read_matrix_market(const std::string& path) {
     // sorted, row pointers and counters per row, the CSR's columns and values), so a header that
     // declares more than the machine holds fails here with the figure, not in std::bad_alloc
     // after gigabytes of row pointers and a cache file.
+    // Per entry: the list and its row-sorted copy, then the CSR's column and value (32 bytes as
+    // float, 44 as double).
     const double n = double(count) * (symmetric ? 2 : 1);
-    const double peak = 16.0 * double(rows + 1) + 8.0 * double(cols + 1) + 32.0 * n;
+    const double per_entry = 2.0 * sizeof(Entry) + sizeof(std::int32_t) + sizeof(V);
+    const double peak = 16.0 * double(rows + 1) + 8.0 * double(cols + 1) + per_entry * n;
     require_host_memory(peak, path + ":" + std::to_string(ln) + ": the header's " + std::to_string(rows) + " x " +
                                   std::to_string(cols) + " matrix with " + std::to_string(count) + " entries",
                         "use a smaller graph or a machine with more memory");
@@ -152,7 +160,7 @@ Csr read_matrix_market(const std::string& path) {
     if (i < 1 || i > rows || j < 1 || j > cols)
       fail_at(path, ln, "index (" + t[0] + ", " + t[1] + ") out of range 1.." +
                             std::to_string(rows) + " x 1.." + std::to_string(cols));
-    float w = 1.0f;
+    V w = 1;
     if (!pattern) {
       double v;
       if (integer) {
@@ -162,7 +170,7 @@ Csr read_matrix_market(const std::string& path) {
       } else if (!parse_real(t[2], v)) {
         fail_at(path, ln, "non-numeric value '" + t[2] + "'");
       }
-      w = static_cast<float>(v);
+      w = static_cast<V>(v);
     }
     const auto r = static_cast<std::int32_t>(i - 1), c = static_cast<std::int32_t>(j - 1);
     e.push_back({r, c, w});
@@ -173,8 +181,13 @@ Csr read_matrix_market(const std::string& path) {
   if (seen != count)
     fail_at(path, ln, "expected " + std::to_string(count) + " entries, found " +
                           std::to_string(seen) + " (file ends early)");
-  return csr_from_entries(rows, cols, std::move(e), !pattern);
+  if constexpr (sizeof(V) == sizeof(double)) return csr_from_entries_f64(rows, cols, std::move(e), !pattern);
+  else return csr_from_entries(rows, cols, std::move(e), !pattern);
 }
+}  // namespace
+
+Csr read_matrix_market(const std::string& path) { return read_mm<float>(path); }
+CsrF64 read_matrix_market_f64(const std::string& path) { return read_mm<double>(path); }
 
 Csr read_snap(const std::string& path, const SnapOptions& opt) {
   std::ifstream in = open_in(path);
@@ -258,9 +271,20 @@ struct Fnv {
   }
 };
 
-}  // namespace
+// flags: bit 0 = has values, bit 1 = the values are f64 (8 bytes each; f32 otherwise). A float
+// CSR's file is therefore byte for byte what it was before double values existed.
+constexpr std::uint32_t kHasValues = 1, kF64 = 2;
+template <class V>
+constexpr std::uint32_t width_flag() {
+  return sizeof(V) == 8 ? kF64 : 0u;
+}
+template <class V>
+const char* value_type_name() {
+  return sizeof(V) == 8 ? "f64" : "f32";
+}
 
-void write_csr_binary(const std::string& path, const Csr& m, const std::string& key) {
+template <class V>
+void write_csr(const std::string& path, const BasicCsr<V>& m, const std::string& key) {
   if (!little_endian_host()) throw Error(path + ": binary CSR files need a little-endian host");
   m.validate(path);
   if (key.size() > kMaxKey) throw Error(path + ": cache key of " + std::to_string(key.size()) + " bytes is too long");
@@ -270,7 +294,7 @@ void write_csr_binary(const std::string& path, const Csr& m, const std::string& 
       out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
       sum.add(p, n);
     };
-    const std::uint32_t flags = m.weighted() ? 1u : 0u;
+    const std::uint32_t flags = (m.weighted() ? kHasValues : 0u) | width_flag<V>();
     const std::uint32_t key_len = static_cast<std::uint32_t>(key.size());
     const std::int64_t nnz = m.nnz();
     put(kMagic, 8);
@@ -283,15 +307,16 @@ void write_csr_binary(const std::string& path, const Csr& m, const std::string& 
     put(&nnz, 8);
     put(m.row_ptr.data(), m.row_ptr.size() * 8);
     put(m.col.data(), m.col.size() * 4);
-    if (m.weighted()) put(m.val.data(), m.val.size() * 4);
+    if (m.weighted()) put(m.val.data(), m.val.size() * sizeof(V));
     const std::uint64_t h = sum.h;
     out.write(reinterpret_cast<const char*>(&h), 8);
   });
 }
 
-namespace {
-// key_only: validates the header and returns with *key_out set and no arrays read.
-Csr read_csr(const std::string& path, std::string* key_out, bool key_only) {
+// key_only: validates the header and returns with *key_out set and no arrays read (whatever the
+// stored value type: a cache of the other precision has another key, so it is rebuilt, not read).
+template <class V>
+BasicCsr<V> read_csr(const std::string& path, std::string* key_out, bool key_only) {
   if (!little_endian_host()) throw Error(path + ": binary CSR files need a little-endian host");
   std::ifstream in = open_in(path);
   std::error_code ec;
@@ -316,12 +341,12 @@ Csr read_csr(const std::string& path, std::string* key_out, bool key_only) {
   if (version != kVersion)
     throw bad("version " + std::to_string(version) + ", this build reads " + std::to_string(kVersion));
   get(&flags, 4, "flags");
-  if (flags > 1) throw bad("unknown flags " + std::to_string(flags));
+  if (flags > (kHasValues | kF64)) throw bad("unknown flags " + std::to_string(flags));
   get(&key_len, 4, "key length");
   if (key_len > kMaxKey) throw bad("key length " + std::to_string(key_len) + " too large");
   std::string key(key_len, '\0');
   get(key.data(), key_len, "key");
-  Csr m;
+  BasicCsr<V> m;
   std::int64_t nnz;
   get(&m.rows, 8, "rows");
   get(&m.cols, 8, "cols");
@@ -340,8 +365,11 @@ Csr read_csr(const std::string& path, std::string* key_out, bool key_only) {
     if (key_out) *key_out = key;
     return m;
   }
+  if ((flags & kF64) != width_flag<V>())
+    throw Error(path + ": gpsm CSR file holds " + ((flags & kF64) ? "f64" : "f32") + " values; this reader takes " +
+                value_type_name<V>() + "; read it with read_csr" + ((flags & kF64) ? "_f64" : "") + "_binary");
   const std::int64_t need =
-      pos + (m.rows + 1) * 8 + nnz * 4 + ((flags & 1) ? nnz * 4 : 0) + 8;
+      pos + (m.rows + 1) * 8 + nnz * 4 + ((flags & kHasValues) ? nnz * std::int64_t(sizeof(V)) : 0) + 8;
   if (need != fsize)
     throw bad(fsize < need ? "truncated: " + std::to_string(fsize) + " bytes, header implies " +
                                  std::to_string(need)
@@ -351,9 +379,9 @@ Csr read_csr(const std::string& path, std::string* key_out, bool key_only) {
   m.col.resize(nnz);
   get(m.row_ptr.data(), m.row_ptr.size() * 8, "row_ptr");
   get(m.col.data(), m.col.size() * 4, "col");
-  if (flags & 1) {
+  if (flags & kHasValues) {
     m.val.resize(nnz);
-    get(m.val.data(), m.val.size() * 4, "val");
+    get(m.val.data(), m.val.size() * sizeof(V), "val");
   }
   const std::uint64_t expect = sum.h;
   std::uint64_t stored;
@@ -369,9 +397,15 @@ Csr read_csr(const std::string& path, std::string* key_out, bool key_only) {
 }
 }  // namespace
 
-Csr read_csr_binary(const std::string& path, std::string* key_out) { return read_csr(path, key_out, false); }
+void write_csr_binary(const std::string& path, const Csr& m, const std::string& key) { write_csr(path, m, key); }
+void write_csr_binary(const std::string& path, const CsrF64& m, const std::string& key) { write_csr(path, m, key); }
+Csr read_csr_binary(const std::string& path, std::string* key_out) { return read_csr<float>(path, key_out, false); }
+CsrF64 read_csr_f64_binary(const std::string& path, std::string* key_out) {
+  return read_csr<double>(path, key_out, false);
+}
 
 std::string cache_path(const std::string& source) { return source + ".gpsmcsr"; }
+std::string cache_path_f64(const std::string& source) { return source + ".f64.gpsmcsr"; }
 
 namespace {
 bool is_mtx(const std::string& path) {
@@ -412,34 +446,53 @@ std::string source_key(const std::string& path) {
 }
 }  // namespace
 
-Csr load_graph(const std::string& path, const LoadOptions& opt, CacheUse* used) {
+namespace {
+// load_graph's cache rules for either value type: `options` names the reader and its options in
+// the key, `read` builds the CSR from the source on a miss.
+template <class V, class Read>
+BasicCsr<V> load_cached(const std::string& path, const std::string& cpath, const std::string& options, bool use_cache,
+                        CacheUse* used, Read read) {
   if (used) *used = CacheUse::none;
-  const std::string cpath = cache_path(path);
   std::error_code ec;
-  const std::string source = opt.use_cache ? source_key(path) : "";
+  const std::string source = use_cache ? source_key(path) : "";
   const bool cached = !source.empty();
-  const std::string key = cached ? options_key(path, opt) + "; " + source : "";
+  const std::string key = cached ? options + "; " + source : "";
   if (cached) {
     if (fs::exists(cpath, ec)) {
       std::string stored;
-      read_csr(cpath, &stored, true);  // the header alone: a bad one throws naming the cache
+      read_csr<V>(cpath, &stored, true);  // the header alone: a bad one throws naming the cache
       if (stored == key) {
-        Csr m = read_csr_binary(cpath);  // throws naming the cache if corrupt
+        BasicCsr<V> m = read_csr<V>(cpath, nullptr, false);  // throws naming the cache if corrupt
         if (used) *used = CacheUse::hit;
         return m;
       }
     }
   }
-  Csr m = is_mtx(path) ? read_matrix_market(path) : read_snap(path, opt.snap);
+  BasicCsr<V> m = read(path);
   if (cached) {
     try {
-      write_csr_binary(cpath, m, key);
+      write_csr(cpath, m, key);
       if (used) *used = CacheUse::written;
     } catch (const Error&) {
       // read-only directory etc.: the cache is an optimisation, skip it
     }
   }
   return m;
+}
+}  // namespace
+
+Csr load_graph(const std::string& path, const LoadOptions& opt, CacheUse* used) {
+  return load_cached<float>(path, cache_path(path), options_key(path, opt), opt.use_cache, used,
+                            [&](const std::string& p) {
+                              return is_mtx(p) ? read_matrix_market(p) : read_snap(p, opt.snap);
+                            });
+}
+
+// The precision is in the key as well as in the file name: a cache renamed or copied across is
+// rebuilt, never read as the other precision.
+CsrF64 load_matrix_market_f64(const std::string& path, bool use_cache, CacheUse* used) {
+  return load_cached<double>(path, cache_path_f64(path), "mtx f64 v1", use_cache, used,
+                             [](const std::string& p) { return read_matrix_market_f64(p); });
 }
 
 }  // namespace gpsm::graph_io

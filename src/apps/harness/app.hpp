@@ -98,6 +98,19 @@ class App {
   // decomposition (jacobi2d: one halo row; heat3d, wave3d: one edge of halo planes). Every app asks
   // RunRequest::proact_chunk for the agent; only the former use its bytes.
   virtual bool proact_chunk_is_choice() const { return false; }
+  // Peak host bytes of a run of p (the CPU reference, the gathered result, a generated graph while
+  // it is built: memory_estimate.hpp), known from p alone, so gpsm bench refuses an impossible size
+  // before any work; 0: not estimated (a file's readers check its header themselves).
+  virtual double host_bytes(const Problem& p) const {
+    (void)p;
+    return 0;
+  }
+  // Bytes one of `gpus` GPUs holds for p's arrays in the app's own decomposition, compared with the
+  // GPU's free memory before the run (gpu_memory_refusal); 0: not estimated.
+  virtual double gpu_bytes_per_gpu(const Problem& p, int gpus) const {
+    (void)p, (void)gpus;
+    return 0;
+  }
   // Runs warm-ups and timed reps, verifies the last timed rep against the CPU reference (the app
   // caches the reference between runs of the same problem).
   virtual RunOutcome run(const RunRequest& r) = 0;

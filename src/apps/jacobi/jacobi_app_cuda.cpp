@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
+#include "apps/harness/memory_estimate.hpp"
 #include "common/dev_buf.hpp"
 #include "apps/jacobi/jacobi_gps.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
@@ -74,6 +75,10 @@ class JacobiApp final : public App {
     p.n[2] = 0;
     p.iters = iters > 0 ? iters : 1000;
     return p;
+  }
+  double host_bytes(const Problem& p) const override { return jacobi2d_host_bytes(p.n[0], p.n[1]); }
+  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+    return jacobi2d_gpu_bytes(p.n[0], p.n[1], gpus);
   }
   bool has(Paradigm p) const override {
     switch (p) {

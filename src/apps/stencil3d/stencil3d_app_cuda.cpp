@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "apps/harness/app.hpp"
+#include "apps/harness/memory_estimate.hpp"
 #include "apps/harness/proact_bench.hpp"
 #include "apps/stencil/nvshmem_launch.hpp"
 #include "common/dev_buf.hpp"
@@ -305,6 +306,10 @@ class Stencil3DApp final : public App {
                                               name(), least, kMaxExtent));
     p.iters = iters > 0 ? iters : 100;
     return p;
+  }
+  double host_bytes(const Problem& p) const override { return stencil3d_host_bytes(p.n); }
+  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+    return stencil3d_gpu_bytes(p.n, p.axis, stencil3d::radius_of(kind_), gpus);
   }
   bool has(Paradigm p) const override {
     switch (p) {
