@@ -2,6 +2,7 @@
 // file intact and no temporary behind, for every kind of file gpsm writes; output paths checked
 // before work (writable, never one of the command's inputs); the graph cache keyed on its source.
 #include <gtest/gtest.h>
+#include "test_support.hpp"
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -30,34 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TmpDir {
-  fs::path dir;
-  TmpDir() {
-    dir = fs::temp_directory_path() / ("gpsm_atomic_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TmpDir() {
-    std::error_code ec;
-    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir, ec);
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name), std::ios::binary) << text;
-    return path(name);
-  }
-  // Every entry of the folder but the named ones: a leftover temporary shows here.
-  std::vector<std::string> others(const std::vector<std::string>& keep) const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      const std::string n = e.path().filename().string();
-      if (std::find(keep.begin(), keep.end(), n) == keep.end()) out.push_back(n);
-    }
-    return out;
-  }
-};
+using gpsm::test::TmpDir;
 
 std::string slurp(const std::string& p) {
   std::ifstream f(p, std::ios::binary);

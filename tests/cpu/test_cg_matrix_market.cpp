@@ -3,6 +3,7 @@
 // file (and its cache) is what it was, the two caches live side by side, and the double reader
 // refuses bad input exactly as the float one does.
 #include <gtest/gtest.h>
+#include "test_support.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -24,22 +25,7 @@ using gpsm::apps::cg::Matrix;
 
 namespace {
 
-struct TmpDir {
-  fs::path dir;
-  TmpDir() {
-    dir = fs::temp_directory_path() /
-          ("gpsm_cg_mtx_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string p = (dir / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-};
+using gpsm::test::TmpDir;
 
 Matrix load_cg(const std::string& path) { return gpsm::apps::cg::load(gpsm::apps::cg::parse_spec(path)); }
 

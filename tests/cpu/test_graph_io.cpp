@@ -1,5 +1,6 @@
 // Data layer of the irregular apps (apps/graph): readers, cache, generators, partitioning.
 #include <gtest/gtest.h>
+#include "test_support.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -15,22 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TmpDir {
-  fs::path dir;
-  TmpDir() {
-    dir = fs::temp_directory_path() /
-          ("gpsm_graph_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TmpDir() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string p = (dir / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-};
+using gpsm::test::TmpDir;
 
 // Expects f() to throw gpsm::Error whose message contains "<path>:<line>:" and needle.
 template <class F>

@@ -3,6 +3,7 @@
 // passes a small one, and stays within 20% of the peak the code it stands for really allocates,
 // measured here by counting operator new's live bytes.
 #include <gtest/gtest.h>
+#include "test_support.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -63,21 +64,7 @@ class PeakBytes {
 };
 
 // GPSM_MEMORY_LIMIT set for the test, restored after.
-class MemoryLimit {
- public:
-  explicit MemoryLimit(const char* v) {
-    if (const char* old = std::getenv("GPSM_MEMORY_LIMIT")) had_ = true, old_ = old;
-    setenv("GPSM_MEMORY_LIMIT", v, 1);
-  }
-  ~MemoryLimit() {
-    if (had_) setenv("GPSM_MEMORY_LIMIT", old_.c_str(), 1);
-    else unsetenv("GPSM_MEMORY_LIMIT");
-  }
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
+using gpsm::test::ScopedEnv;
 
 void expect_within_20_percent(double estimate, double measured, const std::string& what) {
   EXPECT_GT(measured, 0) << what;
@@ -88,7 +75,7 @@ void expect_within_20_percent(double estimate, double measured, const std::strin
 
 // Whether require_host_memory refuses `bytes` under a 1 GB limit, with the figure in the message.
 bool refused_under_1g(double bytes) {
-  MemoryLimit lim("1G");
+  ScopedEnv lim("GPSM_MEMORY_LIMIT", "1G");
   try {
     require_host_memory(bytes, "test", "smaller");
   } catch (const Error& e) {
@@ -131,7 +118,7 @@ TEST(MemoryEstimate, GraphBuildRefusesWhatTheHostCannotHold) {
   EXPECT_FALSE(refused_under_1g(graph::graph_build_host_bytes(graph::parse_graph_spec("road:1024"))));
   EXPECT_EQ(graph::graph_build_host_bytes(graph::parse_graph_spec("some/file.mtx")), 0.0);
   // build_graph itself refuses before drawing anything.
-  MemoryLimit lim("1G");
+  ScopedEnv lim("GPSM_MEMORY_LIMIT", "1G");
   try {
     graph::build_graph(graph::parse_graph_spec("rmat:26"), false, 1);
     FAIL() << "rmat:26 built under a 1 GB limit";

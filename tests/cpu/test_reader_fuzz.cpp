@@ -8,6 +8,7 @@
 // never allocates what the input merely declares (the process runs under an address-space
 // budget, so a declared size taken at its word surfaces as std::bad_alloc, a failure here).
 #include <gtest/gtest.h>
+#include "test_support.hpp"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -259,20 +260,8 @@ class AddressBudget {
 // kMemoryLimit, below the address-space budget: a reader that checks refuses with the figure,
 // one that does not runs into the budget. Restored when it goes out of scope.
 constexpr const char* kMemoryLimit = "256M";
-class MemoryLimit {
- public:
-  MemoryLimit() {
-    if (const char* v = std::getenv("GPSM_MEMORY_LIMIT")) had_ = true, old_ = v;
-    setenv("GPSM_MEMORY_LIMIT", kMemoryLimit, 1);
-  }
-  ~MemoryLimit() {
-    if (had_) setenv("GPSM_MEMORY_LIMIT", old_.c_str(), 1);
-    else unsetenv("GPSM_MEMORY_LIMIT");
-  }
-
- private:
-  bool had_ = false;
-  std::string old_;
+struct MemoryLimit : gpsm::test::ScopedEnv {
+  MemoryLimit() : ScopedEnv("GPSM_MEMORY_LIMIT", kMemoryLimit) {}
 };
 
 struct Tally {
