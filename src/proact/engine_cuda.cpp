@@ -65,6 +65,7 @@ struct Engine::Impl {
   std::uint32_t phase = 0, last_phase_work = 0;
   bool ce_wait_ok = false;
   std::string ce_support;
+  StreamWaits stream_waits;  // the copy_engine agent's chunk-flag waits of the run (the watchdog's ledger)
 
   void set(int r) const { GPSM_CUDA(cudaSetDevice(ranks[r].dev)); }
 
@@ -184,6 +185,7 @@ struct Engine::Impl {
       }
     }
     sync_all();
+    stream_waits.clear();  // an earlier run that threw before its bounded wait left its notes
   }
 
   // The gate and the start event; every producer's streams wait for start.
@@ -222,7 +224,9 @@ struct Engine::Impl {
 
   RunTimes finish() {
     set(0);
-    const cudaError_t e = cudaEventSynchronize(end);
+    // The copy streams wait on chunk flags (stream_waits): a flag that never arrives fails the
+    // run with its name, expected and seen values after the wait timeout instead of hanging.
+    const cudaError_t e = bounded_event_wait(end, stream_waits, cfg.wait_timeout_ms, "proact copy_engine run");
     if (e != cudaSuccess) {
       throw_if_wait_failed(cudaGetErrorName(e));
       GPSM_CUDA(e);
@@ -261,7 +265,7 @@ struct Engine::Impl {
     for (int d = 0; d < n; ++d) {
       if (!((R.dest_mask_host[c] >> d) & 1u)) continue;
       cudaStream_t s = R.copy[d * cfg.ce_streams + static_cast<int>(c % cfg.ce_streams)];
-      if (with_wait) stream_wait_geq(s, R.flags_dev + c, phase, "proact copy_engine: chunk ready flag");
+      if (with_wait) stream_wait_geq(s, R.flags_dev + c, phase, "proact copy_engine: chunk ready flag", &stream_waits);
       GPSM_CUDA(cudaMemcpyPeerAsync(ranks[d].buf + (slices[p].offset + b) / 4, ranks[d].dev,
                                     R.buf + (slices[p].offset + b) / 4, R.dev, len, s));
     }

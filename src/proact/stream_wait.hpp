@@ -6,7 +6,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#include "proact/stream_watch.hpp"
 
 namespace gpsm::proact {
 
@@ -24,7 +27,25 @@ std::string stream_wait_unsupported(int device);
 std::string stream_wait_capture_unsupported(int device);
 
 // Enqueues "wait until (int32)(*flag - value) >= 0" on `s` (flag: device or host-mapped memory of
-// the stream's device). Throws gpsm::Error naming `what` when the driver refuses.
-void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t value, const char* what);
+// the stream's device). Throws gpsm::Error naming `what` when the driver refuses. With `watch`,
+// notes the wait there for the watchdog: the host waits behind it then go through
+// bounded_*_wait below with the same ledger.
+void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t value, const char* what,
+                     StreamWaits* watch = nullptr);
+
+// Host waits bounded by the stream-wait watchdog (proact/stream_watch.hpp). Polls `query`
+// (cudaStreamQuery, cudaEventQuery...) until it leaves cudaErrorNotReady and returns that answer
+// (cudaSuccess or the error, for the caller to check), clearing `waits`. Every `timeout_ms` without an answer it reads the
+// counters `waits` notes (copies on private streams, each bounded): if one is short of its value,
+// it prints and throws a gpsm::Error naming each such counter (what, device, address, expected,
+// seen: stream_wait_timeout_message) after writing their awaited values so the held streams
+// drain and the context survives; if none is, it waits on (a long kernel is not a missing
+// counter).
+cudaError_t bounded_host_wait(const std::function<cudaError_t()>& query, StreamWaits& waits,
+                              std::uint64_t timeout_ms, const std::string& host_what);
+cudaError_t bounded_stream_wait(cudaStream_t s, StreamWaits& waits, std::uint64_t timeout_ms,
+                                const std::string& host_what);
+cudaError_t bounded_event_wait(cudaEvent_t e, StreamWaits& waits, std::uint64_t timeout_ms,
+                               const std::string& host_what);
 
 }  // namespace gpsm::proact

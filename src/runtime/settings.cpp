@@ -195,7 +195,8 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "stores counted for it while tracking have all been made; the fence publishes the rest)."},
       {kWaitTimeout, std::to_string(s.wait_timeout_ms), std::to_string(d.wait_timeout_ms),
        "Milliseconds (at most 86400000, a day) a device-side wait (device barrier, device fence, flag) spins before it reports a timeout "
-       "and traps; host fences wait for the kernels without a bound."},
+       "and traps; also the bound of the PROACT paths' host waits behind stream waits (a counter short of its value "
+       "is reported and the run fails); host fences wait for the kernels without a bound."},
       {kInboundEntries, std::to_string(s.inbound_entries), std::to_string(d.inbound_entries),
        "Initial capacity of each inbound packed-entry area, per source and array (6 B per entry; count or size like 4M); doubles after a fence that needed more than one round."},
       {kVerifyP2p, bool_str(s.verify_p2p), bool_str(d.verify_p2p),

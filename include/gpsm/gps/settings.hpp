@@ -22,7 +22,7 @@ constexpr std::uint64_t wait_timeout_ns(std::uint64_t ms) {
 struct Settings {
   std::uint64_t page_bytes = kDefaultPageBytes;      // GPSM_PAGE_SIZE
   PublishMode mode = PublishMode::combine;            // GPSM_PUBLISH_MODE
-  std::uint64_t wait_timeout_ms = 10000;              // GPSM_WAIT_TIMEOUT_MS (device-side waits only)
+  std::uint64_t wait_timeout_ms = 10000;              // GPSM_WAIT_TIMEOUT_MS (device-side waits, stream-wait watchdog)
   std::uint64_t inbound_entries = 4u << 20;           // GPSM_INBOUND_ENTRIES (per source, per array)
   bool verify_p2p = true;                             // GPSM_VERIFY_P2P
   bool count_link_bytes = false;                      // GPSM_COUNT_LINK_BYTES

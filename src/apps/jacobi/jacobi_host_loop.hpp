@@ -77,6 +77,9 @@ class HostLoop : public JacobiRun {
   virtual const float* norm_result(int r) const { return norm_[r].p; }
   virtual bool norm_summed() const { return false; }
   virtual void finish() { ctx_.synchronize(); }
+  // The host's wait for rank r's stream before it reads the norm (proact bounds it: its copies
+  // wait on flags by stream memory operations).
+  virtual void wait_rank(int r);
   // The end of rank r's part of iteration `iter` (recorded again after work added to it).
   void record(int r, int iter);
 

@@ -77,6 +77,8 @@ HostLoop::~HostLoop() {
   cudaFreeHost(host_norm_);
 }
 
+void HostLoop::wait_rank(int r) { GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r))); }
+
 void HostLoop::record(int r, int iter) {
   GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
   GPSM_CUDA(cudaEventRecord(ev_[r][iter & 1], ctx_.stream(r)));
@@ -110,7 +112,7 @@ LoopTiming HostLoop::solve() {
       double sum = 0;
       for (int r = 0; r < n_; ++r) {
         GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        GPSM_CUDA(cudaStreamSynchronize(ctx_.stream(r)));
+        wait_rank(r);
         sum += host_norm_[r];
       }
       norm = std::sqrt(norm_summed() ? static_cast<double>(host_norm_[0]) : sum);  // summed: every rank holds it

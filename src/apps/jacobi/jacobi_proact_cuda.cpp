@@ -18,6 +18,7 @@ class ProactRun final : public HostLoop {
  public:
   ProactRun(gps::Context& ctx, const Problem& p) : HostLoop(ctx, p), s_(ctx, p) {
     ready_.resize(n_);
+    waits_.resize(n_);
     side_.assign(n_, nullptr);
     before_.assign(n_, nullptr);
     shipped_.assign(n_, nullptr);
@@ -49,6 +50,19 @@ class ProactRun final : public HostLoop {
     cur_ = 0;
   }
   std::vector<float> gather() override { return s_.gather(cur_); }
+  // The rank's stream waits for its copy stream (shipped_), so its bounded wait covers the flag
+  // waits: a row flag that never arrives fails the run with its name instead of hanging.
+  void wait_rank(int r) override {
+    GPSM_CUDA(proact::bounded_stream_wait(ctx_.stream(r), waits_[r], ctx_.settings().wait_timeout_ms,
+                                          "jacobi2d proact: rank " + std::to_string(r) + "'s iteration"));
+  }
+  void finish() override {
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      wait_rank(r);
+    }
+    ctx_.synchronize();
+  }
   // Whole rows, both edges of every rank, by copy engine (as memcpy).
   double link_bytes_per_iter() override {
     return n_ == 1 ? 0 : 2.0 * n_ * static_cast<double>(p_.n[0]) * sizeof(float);
@@ -86,10 +100,10 @@ class ProactRun final : public HostLoop {
     const std::size_t row = static_cast<std::size_t>(p_.n[0]) * sizeof(float);
     cudaStream_t c = side_[r];
     GPSM_CUDA(cudaStreamWaitEvent(c, before_[r], 0));
-    proact::stream_wait_geq(c, ready_[r].p + 0, phase_, "jacobi2d proact: first row ready");
+    proact::stream_wait_geq(c, ready_[r].p + 0, phase_, "jacobi2d proact: first row ready", &waits_[r]);
     GPSM_CUDA(cudaMemcpyPeerAsync(s_.row(t, 1 - cur_, slabs_[t].chunk + 1), ctx_.device(t), s_.row(r, 1 - cur_, 1),
                                   ctx_.device(r), row, c));
-    proact::stream_wait_geq(c, ready_[r].p + 1, phase_, "jacobi2d proact: last row ready");
+    proact::stream_wait_geq(c, ready_[r].p + 1, phase_, "jacobi2d proact: last row ready", &waits_[r]);
     GPSM_CUDA(cudaMemcpyPeerAsync(s_.row(b, 1 - cur_, 0), ctx_.device(b), s_.row(r, 1 - cur_, slabs_[r].chunk),
                                   ctx_.device(r), row, c));
     GPSM_CUDA(cudaEventRecord(shipped_[r], c));
@@ -99,6 +113,7 @@ class ProactRun final : public HostLoop {
  private:
   Slabs s_;
   std::vector<DevBuf<std::uint32_t>> ready_;  // per rank: [0] row 1, [1] row `chunk`
+  std::vector<proact::StreamWaits> waits_;    // per rank: its copy stream's flag waits (the watchdog's ledger)
   std::vector<cudaStream_t> side_;
   std::vector<cudaEvent_t> before_, shipped_;
   std::uint32_t phase_ = 0;  // one per iteration, never reset: a flag >= phase is this iteration's
