@@ -41,6 +41,12 @@ void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t va
 // seen: stream_wait_timeout_message) after writing their awaited values so the held streams
 // drain and the context survives; if none is, it waits on (a long kernel is not a missing
 // counter).
+// The watchdog's own stream and pinned words on `device`, made once per process at the first wait
+// noted there (stream_wait_geq does): page-locked allocation and its release synchronize with the
+// device, so a watchdog that allocated while a counter was withheld would hang on the held stream
+// it was meant to report (it did, on 2xH200).
+void prepare_watch(int device);
+
 cudaError_t bounded_host_wait(const std::function<cudaError_t()>& query, StreamWaits& waits,
                               std::uint64_t timeout_ms, const std::string& host_what);
 cudaError_t bounded_stream_wait(cudaStream_t s, StreamWaits& waits, std::uint64_t timeout_ms,

@@ -132,17 +132,18 @@ std::string stream_wait_capture_unsupported(int device) {
 void stream_wait_geq(cudaStream_t s, const std::uint32_t* flag, std::uint32_t value, const char* what,
                      StreamWaits* watch) {
   if (wait_fn() == nullptr) throw Error(std::string("gpsm: ") + what + ": the driver has no cuStreamWaitValue32");
+  int device = 0;
+  if (watch != nullptr) {
+    GPSM_CUDA(cudaStreamGetDevice(s, &device));
+    prepare_watch(device);  // before the wait is enqueued: its allocation may synchronize
+  }
   const CUresult cr = wait_fn()(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(flag), value,
                                 CU_STREAM_WAIT_VALUE_GEQ);
   if (cr != CUDA_SUCCESS)
     throw Error(fmt::format("gpsm: {}: cuStreamWaitValue32 failed (CUresult {}); run without the copy-engine agent or "
                             "report this with `gpsm info`",
                             what, static_cast<int>(cr)));
-  if (watch != nullptr) {
-    int device = 0;
-    GPSM_CUDA(cudaStreamGetDevice(s, &device));
-    watch->note(device, flag, value, what);
-  }
+  if (watch != nullptr) watch->note(device, flag, value, what);
 }
 
 }  // namespace gpsm::proact

@@ -5,6 +5,9 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <cstdio>
 #include <thread>
 
@@ -15,45 +18,83 @@ namespace gpsm::proact {
 
 namespace {
 
-// A copy on a private non-blocking stream of the counter's device (the held streams don't order
-// it), bounded by `limit`: a counter that cannot be read in that time is reported unreadable.
+// Per device, made once (prepare_watch) and kept for the process: a non-blocking stream that the
+// held streams do not order, and two page-locked words (the counter read back, the value written).
+struct WatchKit {
+  cudaStream_t stream = nullptr;
+  std::uint32_t* words = nullptr;
+};
+
+std::mutex& kits_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<int, WatchKit>& kits() {
+  static std::map<int, WatchKit> k;
+  return k;
+}
+
+WatchKit* kit_of(int device) {
+  std::lock_guard<std::mutex> lock(kits_mutex());
+  const auto it = kits().find(device);
+  return it == kits().end() ? nullptr : &it->second;
+}
+
+// Polls the kit's stream until it is idle or `limit` passes.
+bool kit_idle_within(const WatchKit& k, std::chrono::milliseconds limit) {
+  const auto t0 = std::chrono::steady_clock::now();
+  cudaError_t e = cudaErrorNotReady;
+  while ((e = cudaStreamQuery(k.stream)) == cudaErrorNotReady && std::chrono::steady_clock::now() - t0 < limit)
+    std::this_thread::yield();
+  return e == cudaSuccess;
+}
+
+// The counter copied on the kit's stream, bounded by `limit`: a counter that cannot be read in
+// that time is reported unreadable. No allocation here: it could wait for the held stream.
 std::optional<std::uint32_t> read_counter(const PendingWait& w, std::chrono::milliseconds limit) {
+  WatchKit* k = kit_of(w.device);
+  if (k == nullptr) return std::nullopt;
   int before = 0;
   if (cudaGetDevice(&before) != cudaSuccess) return std::nullopt;
   std::optional<std::uint32_t> out;
-  cudaStream_t s = nullptr;
-  std::uint32_t* host = nullptr;
-  if (cudaSetDevice(w.device) == cudaSuccess && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
-      cudaMallocHost(&host, sizeof(std::uint32_t)) == cudaSuccess &&
-      cudaMemcpyAsync(host, w.flag, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s) == cudaSuccess) {
-    const auto t0 = std::chrono::steady_clock::now();
-    cudaError_t e = cudaErrorNotReady;
-    while ((e = cudaStreamQuery(s)) == cudaErrorNotReady && std::chrono::steady_clock::now() - t0 < limit)
-      std::this_thread::yield();
-    if (e == cudaSuccess) out = *host;
-  }
+  if (cudaSetDevice(w.device) == cudaSuccess &&
+      cudaMemcpyAsync(k->words, w.flag, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, k->stream) == cudaSuccess &&
+      kit_idle_within(*k, limit))
+    out = k->words[0];
   cudaGetLastError();  // a failed read is reported as unreadable, not left for the next call
-  if (s != nullptr) cudaStreamDestroy(s);
-  if (host != nullptr) cudaFreeHost(host);
   cudaSetDevice(before);
   return out;
 }
 
-// Writes the awaited value, on a private non-blocking stream (not ordered after the held ones).
+// Writes the awaited value from the kit's page-locked word on the kit's stream (not ordered after
+// the held ones), bounded like the read.
 void release_counter(const PendingWait& w) {
+  WatchKit* k = kit_of(w.device);
+  if (k == nullptr) return;
   int before = 0;
   GPSM_CUDA(cudaGetDevice(&before));
   GPSM_CUDA(cudaSetDevice(w.device));
-  cudaStream_t s = nullptr;
-  GPSM_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  const std::uint32_t v = w.expected;
-  GPSM_CUDA(cudaMemcpyAsync(const_cast<std::uint32_t*>(w.flag), &v, sizeof v, cudaMemcpyHostToDevice, s));
-  GPSM_CUDA(cudaStreamSynchronize(s));
-  GPSM_CUDA(cudaStreamDestroy(s));
+  k->words[1] = w.expected;
+  GPSM_CUDA(cudaMemcpyAsync(const_cast<std::uint32_t*>(w.flag), k->words + 1, sizeof(std::uint32_t),
+                            cudaMemcpyHostToDevice, k->stream));
+  (void)kit_idle_within(*k, std::chrono::milliseconds(1000));
   GPSM_CUDA(cudaSetDevice(before));
 }
 
 }  // namespace
+
+void prepare_watch(int device) {
+  std::lock_guard<std::mutex> lock(kits_mutex());
+  if (kits().count(device) != 0) return;
+  int before = 0;
+  GPSM_CUDA(cudaGetDevice(&before));
+  GPSM_CUDA(cudaSetDevice(device));
+  WatchKit k;
+  GPSM_CUDA(cudaStreamCreateWithFlags(&k.stream, cudaStreamNonBlocking));
+  GPSM_CUDA(cudaHostAlloc(&k.words, 2 * sizeof(std::uint32_t), cudaHostAllocPortable));
+  kits()[device] = k;
+  GPSM_CUDA(cudaSetDevice(before));
+}
 
 cudaError_t bounded_host_wait(const std::function<cudaError_t()>& query, StreamWaits& waits,
                               std::uint64_t timeout_ms, const std::string& host_what) {
