@@ -146,18 +146,43 @@ struct GpsOut {
   gps::View<float> view;
   const float* base = nullptr;  // view.local(): element 0 of the grid in this device's replica
 };
+// A thread's cells of work item w: column col (V cells from x = p.x0 + col * V), coordinate co
+// along the other axis, march coordinates [m0, m1). Computed once per item (item_tiles and
+// chunk_range divide 64-bit integers, about a hundred instructions each time); `valid` is false
+// for threads without a column in the item.
+struct ItemCells {
+  i64 col = 0, co = 0, m0 = 0, m1 = 0;
+  bool valid = false;
+};
+template <int R, int M>
+__device__ __forceinline__ ItemCells item_cells(const Step& s, const Plan& p, i64 w) {
+  constexpr int O = 3 - M;
+  i64 xt, ot, ch;
+  item_tiles(p, w, xt, ot, ch);
+  ItemCells c;
+  c.col = xt * kTx + threadIdx.x;
+  c.co = R + ot * kTy + threadIdx.y;
+  c.valid = c.col < p.cols && c.co < s.box.n[O] - R;
+  if (c.valid) chunk_range(p, s.box.count, R, ch, c.m0, c.m1);
+  return c;
+}
+
+template <Kind K, int V, int M, int kRemote = kNone, class Out = PlainOut>
+__device__ __forceinline__ bool run_cells(const Step& s, const Plan& p, const ItemCells& ic, const Out& out = Out{});
+
 template <Kind K, int V, int M, int kRemote = kNone, class Out = PlainOut>
 __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w, const Out& out = Out{}) {
+  const ItemCells ic = item_cells<radius_of(K), M>(s, p, w);
+  if (!ic.valid) return false;
+  return run_cells<K, V, M, kRemote, Out>(s, p, ic, out);
+}
+
+template <Kind K, int V, int M, int kRemote, class Out>
+__device__ __forceinline__ bool run_cells(const Step& s, const Plan& p, const ItemCells& ic, const Out& out) {
   constexpr bool kGps = std::is_same_v<Out, GpsOut>;
   constexpr int R = radius_of(K);
   constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
-  i64 xt, ot, ch;
-  item_tiles(p, w, xt, ot, ch);
-  const i64 col = xt * kTx + threadIdx.x;
-  const i64 co = R + ot * kTy + threadIdx.y;  // coordinate along O
-  if (col >= p.cols || co >= s.box.n[O] - R) return false;
-  i64 m0, m1;  // march coordinates [m0, m1)
-  chunk_range(p, s.box.count, R, ch, m0, m1);
+  const i64 col = ic.col, co = ic.co, m0 = ic.m0, m1 = ic.m1;
   const i64 nx = s.box.n[0];
   const i64 stride[3] = {1, s.sy, s.sz};  // explicit: the launchers resolve the defaults
   const i64 sm = stride[M], so = stride[O];
@@ -421,23 +446,18 @@ __device__ __noinline__ void gps_cells(const GpsStepArgs& a, i64 x, i64 co, i64 
 // An item whose stores reach other subscribers (the slab's boundary planes): out of line, so that
 // its registers (View::span / put per stored vector) do not count against the interior items'.
 template <Kind K, int V, int M>
-__device__ __noinline__ void gps_publishing_item(const GpsStepArgs& a, const Plan& p, i64 w) {
-  run_item<K, V, M, kNone>(a.s, p, w, a.out);
+__device__ __noinline__ void gps_publishing_item(const GpsStepArgs& a, const Plan& p, ItemCells ic) {
+  run_cells<K, V, M, kNone>(a.s, p, ic, a.out);
 }
 
 template <Kind K, int V, int M>
 __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
   constexpr int R = radius_of(K);
-  constexpr int O = 3 - M;
   const Step& s = a.s;
-  i64 xt, ot, ch;
-  item_tiles(p, w, xt, ot, ch);
-  const i64 col = xt * kTx + threadIdx.x;
-  const i64 co = R + ot * kTy + threadIdx.y;
-  if (col >= p.cols || co >= s.box.n[O] - R) return;
-  i64 m0, m1;
-  chunk_range(p, s.box.count, R, ch, m0, m1);
-  const i64 x = p.x0 + col * V;
+  const ItemCells ic = item_cells<R, M>(s, p, w);
+  if (!ic.valid) return;
+  const i64 co = ic.co, m0 = ic.m0, m1 = ic.m1;
+  const i64 x = p.x0 + ic.col * V;
   const i64 origin = s.in - a.in.local();  // global index of the sub-box's local (0, 0, 0)
   const auto size = static_cast<i64>(a.in.size());
   // [lo, hi) of the grid in this device's replica? (clamped to the grid, for safety's sake)
@@ -465,9 +485,9 @@ __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i6
   if (!local)
     gps_cells<K, V, M>(a, x, co, m0, m1);
   else if (out.here != nullptr && out.uniform && out.others == 0u)
-    run_item<K, V, M, kNone>(s, p, w);
+    run_cells<K, V, M, kNone>(s, p, ic);
   else
-    gps_publishing_item<K, V, M>(a, p, w);
+    gps_publishing_item<K, V, M>(a, p, ic);
 }
 
 // __grid_constant__: the views stay in parameter space (their replica tables are indexed by
