@@ -7,9 +7,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+# The build tools are needed everywhere. The header-only libraries and GoogleTest's sources are
+# needed only until they are staged in .deps: a copy of the tree that carries .deps (a GPU node
+# with no package registry) builds without them. ccache only speeds rebuilds; unzip only unpacks
+# the wheels below.
+staged() {  # staged PKG: whether .deps already holds what PKG provides
+  case $1 in
+    libcli11-dev) [ -d .deps/cli11/include/CLI ];;
+    nlohmann-json3-dev) [ -d .deps/json/include/nlohmann ];;
+    libfmt-dev) [ -d .deps/fmt/include/fmt ];;
+    googletest|libgtest-dev) [ -d .deps/googletest ];;
+    ccache|unzip) [ -d .deps/json/include/nlohmann ];;
+    *) return 1;;
+  esac
+}
 need_apt=()
 for pkg in cmake g++ make ccache libcli11-dev nlohmann-json3-dev libfmt-dev googletest libgtest-dev unzip; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+  dpkg -s "$pkg" >/dev/null 2>&1 || staged "$pkg" || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -23,8 +37,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 py=${PYTHON:-python3}
-# matplotlib draws `gpsm report` plots.
-"$py" -c 'import matplotlib' 2>/dev/null || "$py" -m pip install -q matplotlib
+# matplotlib draws `gpsm report` plots. Optional: without it (no registry) everything else works
+# and `gpsm report` says plots need it.
+"$py" -c 'import matplotlib' 2>/dev/null || "$py" -m pip install -q matplotlib ||
+  echo "setup: could not install matplotlib: gpsm report will not draw plots" >&2
 
 # Each staged dependency has its own include directory, so one never shadows a newer system copy
 # of another (e.g. nvml.h's folder must not carry an older nlohmann/json.hpp onto the path).
@@ -43,7 +59,12 @@ fi
 # builds and reports nccl unsupported. libnccl.so.2 is ~330 MB, too large to carry to the GPU
 # machine, so it is kept in .deps-nccl, outside .deps: there src/CMakeLists.txt finds python3's
 # nvidia/nccl instead.
-if [ ! -f .deps-nccl/include/nccl.h ] || [ ! -f .deps-nccl/lib/libnccl.so.2 ]; then
+# python3's own nvidia/ packages (a GPU node's image often has them) serve as well: CMake looks
+# there too, so nothing is downloaded.
+py_nvidia=$("$py" -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null || true)
+if [ -n "$py_nvidia" ] && [ -f "$py_nvidia/nccl/include/nccl.h" ] && [ -f "$py_nvidia/nccl/lib/libnccl.so.2" ]; then
+  :
+elif [ ! -f .deps-nccl/include/nccl.h ] || [ ! -f .deps-nccl/lib/libnccl.so.2 ]; then
   rm -rf .deps-nccl .deps-nccl.tmp
   if "$py" -m pip download -q --no-deps -d .deps/wheels nvidia-nccl-cu13; then
     whl=$(ls .deps/wheels/nvidia_nccl_cu13-*.whl | sort -V | tail -1)
@@ -63,7 +84,9 @@ fi
 # nvidia/nvshmem instead. Pinned so every developer compiles against the same headers
 # (GPSM_NVSHMEM_VERSION overrides); the GPU machine builds against its own copy.
 nvshmem_version=${GPSM_NVSHMEM_VERSION:-3.4.5}
-if [ ! -f .deps-nvshmem/include/nvshmem.h ] || [ ! -f .deps-nvshmem/lib/libnvshmem_device.a ]; then
+if [ -n "$py_nvidia" ] && [ -f "$py_nvidia/nvshmem/include/nvshmem.h" ] && [ -f "$py_nvidia/nvshmem/lib/libnvshmem_device.a" ]; then
+  :
+elif [ ! -f .deps-nvshmem/include/nvshmem.h ] || [ ! -f .deps-nvshmem/lib/libnvshmem_device.a ]; then
   rm -rf .deps-nvshmem .deps-nvshmem.tmp
   wheels=$(mktemp -d)
   if "$py" -m pip download -q --no-deps -d "$wheels" "nvidia-nvshmem-cu13==$nvshmem_version"; then
