@@ -11,13 +11,14 @@ root=$PWD
 # needed only until they are staged in .deps: a copy of the tree that carries .deps (a GPU node
 # with no package registry) builds without them. ccache only speeds rebuilds; unzip only unpacks
 # the wheels below.
-staged() {  # staged PKG: whether .deps already holds what PKG provides
+staged() {  # staged PKG: whether this machine or .deps already has what PKG provides
   case $1 in
     libcli11-dev) [ -d .deps/cli11/include/CLI ];;
     nlohmann-json3-dev) [ -d .deps/json/include/nlohmann ];;
     libfmt-dev) [ -d .deps/fmt/include/fmt ];;
     googletest|libgtest-dev) [ -d .deps/googletest ];;
-    ccache|unzip) [ -d .deps/json/include/nlohmann ];;
+    cmake|g++|make) command -v "$1" >/dev/null;;  # e.g. cmake from pip, not a Debian package
+    ccache|unzip) command -v "$1" >/dev/null || [ -d .deps/json/include/nlohmann ];;
     *) return 1;;
   esac
 }
