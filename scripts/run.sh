@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: the main job.
-#   ./scripts/run.sh          quick (estimated ~2-3 min on 2xH200, <= 5 on 4; not yet timed): `gpsm scope --quick`, then
+#   ./scripts/run.sh          quick (measured on 4xH200 at 220112e: 147 s on its 4 GPUs, 92 s on 2 of them,
+#                             results/nvidia-h200-x4/2026-11-27_220112e_main-job-3d-coords): `gpsm scope --quick`, then
 #                             `gpsm bench` of every app at its strong-scaling size on the paradigms
 #                             that matter (its best hand-written ones, gps, proact, memcpy,
 #                             infinite; cg: its CPU-controlled and CPU-free variants) on 1, 2, 4...
