@@ -41,8 +41,8 @@ ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_s
       c->set(r);
       auto& d = dev[r];
       alloc_zeroed(d.replica, g.padded_bytes());
-      // masks, the whole-array word, then the same-mask run lengths (upload_masks)
-      alloc_zeroed(d.masks, (2 * g.pages() + 1) * sizeof(std::uint32_t));
+      // masks, the whole-array word, the any-page word, then the same-mask run lengths (upload_masks)
+      alloc_zeroed(d.masks, (2 * g.pages() + 2) * sizeof(std::uint32_t));
       alloc_zeroed(d.dirty, g.lines() * sizeof(std::uint32_t));
       alloc_zeroed(d.track, g.page_bitmap_words() * sizeof(std::uint32_t));
       alloc_zeroed(d.sys_pages, g.page_bitmap_words() * sizeof(std::uint32_t));
@@ -99,15 +99,19 @@ void ArrayState::check_live(const char* what) const {
 }
 
 // The word after the last page's mask holds the devices subscribed to every page (ViewCore::whole),
-// none while tracking: a view whose bit is set loads straight from its replica. Then one word per
-// page: the run of pages from it with its mask (ViewCore::runs, same_mask_runs), so a span over
-// many pages costs two reads. All are rewritten with the masks, only between kernels, so a kernel
-// may read them once.
+// none while tracking: a view whose bit is set loads straight from its replica. The next, the
+// devices subscribed to any page (ViewCore::any): where both are this device alone, nothing it
+// stores is ever published (View::sole). Then one word per page: the run of pages from it with its
+// mask (ViewCore::runs, same_mask_runs), so a span over many pages costs two reads. All are
+// rewritten with the masks, only between kernels, so a kernel may read them once.
 void ArrayState::upload_masks() {
   std::vector<std::uint32_t> m = table.masks();
   if (ctx->tracking)
     for (auto& x : m) x |= kTrackBit;
   m.push_back(ctx->tracking ? 0u : table.on_every_page());
+  std::uint32_t any = 0;
+  for (std::uint32_t x : table.masks()) any |= x;
+  m.push_back(any);
   const std::vector<std::uint32_t> runs = same_mask_runs(table.masks());
   m.insert(m.end(), runs.begin(), runs.end());
   for (int r = 0; r < ctx->size(); ++r) {
@@ -464,7 +468,8 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
   c.mine = st.dev[rank].replica;
   c.masks = st.dev[rank].masks;
   c.whole = st.dev[rank].masks + st.g.pages();
-  c.runs = st.dev[rank].masks + st.g.pages() + 1;
+  c.any = st.dev[rank].masks + st.g.pages() + 1;
+  c.runs = st.dev[rank].masks + st.g.pages() + 2;
   c.track = st.dev[rank].track;
   c.sys_pages = st.dev[rank].sys_pages;
   c.sys_any = &st.dev[rank].ctl->sys_any;

@@ -27,6 +27,10 @@ class SubscriptionTable {
   // The devices subscribed to every page (the AND of all masks): such a device's loads are all
   // local, so its views may skip the per-page mask check (View::whole_local).
   std::uint32_t on_every_page() const;
+  // The other devices that share at least one page with `device` (the OR of the masks that hold
+  // it, without it): where its replica's data can come from or go to when every device accesses
+  // only pages it subscribes to.
+  std::uint32_t sharers(int device) const;
 
   // Add `device` to the pages in range. Returns the pages it was not subscribed to before (whose
   // replica the runtime must fill from the home) as merged runs.

@@ -47,6 +47,7 @@ struct ViewCore {
   char* mine = nullptr;                     // replica[self]: no dynamic index into the array above
   const std::uint32_t* masks = nullptr;     // per page: subscriber bits | kTrackBit (this device's copy)
   const std::uint32_t* whole = nullptr;     // devices subscribed to every page; 0 while tracking
+  const std::uint32_t* any = nullptr;       // devices subscribed to any page
   const std::uint32_t* runs = nullptr;      // per page: pages from it on with its mask (same_mask_runs)
   std::uint32_t* dirty[kMaxDevices] = {};   // per device: dirty-word bitmap, one u32 per line
   std::uint32_t* dirty_any[kMaxDevices] = {};
@@ -222,6 +223,15 @@ class View {
   __device__ __forceinline__ std::uint32_t whole_word() const { return __ldg(c.whole); }
   __device__ __forceinline__ const T* whole_local(std::uint32_t word) const {
     return ((word >> c.self) & 1u) ? reinterpret_cast<const T*>(c.mine) : nullptr;
+  }
+
+  // Whether this device alone holds every page and tracking is off: every load and store is
+  // local() and nothing is ever published (one GPU, or an array demoted to this device), so a
+  // kernel may run its plain code on local() with no span or mask per access. Two reads; the
+  // words change only between kernels.
+  __device__ __forceinline__ bool sole() const {
+    const std::uint32_t me = 1u << c.self;
+    return __ldg(c.whole) == me && __ldg(c.any) == me;
   }
 
   // [i, i + n) in this device's replica when it subscribes to every page the range covers (the

@@ -450,12 +450,12 @@ __device__ __noinline__ void gps_publishing_item(const GpsStepArgs& a, const Pla
   run_cells<K, V, M, kNone>(a.s, p, ic, a.out);
 }
 
+// Whether item ic runs the hand-written step as it is (true), or (false) it was updated here
+// through the views: cell by cell where the replica lacks an input page, or publishing its stores.
 template <Kind K, int V, int M>
-__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
+__device__ __forceinline__ bool gps_item_plain(const GpsStepArgs& a, const Plan& p, const ItemCells& ic) {
   constexpr int R = radius_of(K);
   const Step& s = a.s;
-  const ItemCells ic = item_cells<R, M>(s, p, w);
-  if (!ic.valid) return;
   const i64 co = ic.co, m0 = ic.m0, m1 = ic.m1;
   const i64 x = p.x0 + ic.col * V;
   const i64 origin = s.in - a.in.local();  // global index of the sub-box's local (0, 0, 0)
@@ -482,12 +482,22 @@ __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i6
   const auto out = a.out.view.span(static_cast<std::uint64_t>(out_lo),
                                    static_cast<std::uint64_t>((m1 - 1 - m0) * sm + V));
   if constexpr (K == Kind::wave) local = local && out.here != nullptr;
-  if (!local)
+  if (!local) {
     gps_cells<K, V, M>(a, x, co, m0, m1);
-  else if (out.here != nullptr && out.uniform && out.others == 0u)
-    run_cells<K, V, M, kNone>(s, p, ic);
-  else
-    gps_publishing_item<K, V, M>(a, p, ic);
+    return false;
+  }
+  if (out.here != nullptr && out.uniform && out.others == 0u) return true;
+  gps_publishing_item<K, V, M>(a, p, ic);
+  return false;
+}
+
+template <Kind K, int V, int M>
+__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w, bool sole) {
+  const ItemCells ic = item_cells<radius_of(K), M>(a.s, p, w);
+  if (!ic.valid) return;
+  // sole: this GPU alone holds both arrays (one GPU), so every item is the hand-written step with
+  // no per-item check; else the checks pick the item's path.
+  if (sole || gps_item_plain<K, V, M>(a, p, ic)) run_cells<K, V, M, kNone>(a.s, p, ic);
 }
 
 // __grid_constant__: the views stay in parameter space (their replica tables are indexed by
@@ -500,7 +510,8 @@ constexpr int step_blocks_per_sm(Kind k, int v) { return k == Kind::wave && v ==
 
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const Plan p) {
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
+  const bool sole = a.in.sole() && a.out.view.sole();
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w, sole);
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
