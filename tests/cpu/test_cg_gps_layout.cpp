@@ -3,12 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include "apps/cg/gps_layout.hpp"
 #include "apps/cg/matrix.hpp"
+#include "apps/cg/cg_math.hpp"
 #include "apps/cg/partition.hpp"
+#include "apps/cg/reference.hpp"
 #include "apps/cg/traffic.hpp"
 #include "gpsm/error.hpp"
+#include "gpsm/gps/subscription.hpp"
 
 using namespace gpsm::apps::cg;
 using gpsm::gps::PageRange;
@@ -115,4 +121,131 @@ TEST(CgGpsLayout, PublishedBytesCountSectorsPerWarpAndDestination) {
   }
   EXPECT_EQ(gps_link_bytes_per_iter(plan, m, page), want + 6 * 16.0 * 2);
   EXPECT_GT(want, 8.0 * static_cast<double>(plan.halo_total()));  // page-granular: more than the halo
+}
+
+// ---- the gps paradigm's data flow, emulated on the host ---------------------------------------
+// Each rank holds a full replica of r (every replica starts as b, as Array::upload writes them)
+// and a full-length p pair (p_-1 = 0, the other NaN). Per iteration, as cg_gps.cu does: the SpMV
+// gathers p_k = beta p_{k-1} + r from the rank's own replica at every column, forms p_k for its
+// rows and for the remote pieces of the pages it subscribes to; the update's r reaches the owner's
+// replica and every other subscriber of the row's page, nobody else. The history must equal the
+// reference's bit for bit, which shows that the learned pages are all a rank needs.
+namespace {
+
+std::vector<double> emulate_gps(const Matrix& a, const Plan& plan, const Start& st, int iters,
+                                const std::vector<std::uint32_t>& masks, std::uint64_t page) {
+  const int R = plan.ranks;
+  const auto n = static_cast<std::size_t>(plan.n);
+  const auto per_page = static_cast<std::int64_t>(page / sizeof(double));
+  gpsm::gps::SubscriptionTable table(masks.size(), R);
+  table.assign(masks);
+  std::vector<std::vector<double>> rep(R, st.b), x(R), q(R);
+  std::vector<std::vector<double>> p[2];
+  p[0].assign(R, std::vector<double>(n, 0.0));
+  p[1].assign(R, std::vector<double>(n, std::nan("")));
+  std::vector<Pieces> pieces;
+  for (int r = 0; r < R; ++r) {
+    pieces.push_back(remote_pieces(table.pages_of(r), page, plan.n, plan.rank[r].rows, 256));
+    x[r].assign(static_cast<std::size_t>(plan.rank[r].local_rows()), 0.0);
+    q[r].assign(x[r].size(), 0.0);
+  }
+  std::vector<double> hist{st.rho0};
+  double rho = st.rho0, beta = 0.0;
+  for (int k = 0; k < iters; ++k) {
+    const int par = k & 1;
+    std::vector<double> pq_rank(R), rr_rank(R);
+    std::vector<std::vector<double>> pk_local(R);
+    for (int r = 0; r < R; ++r) {
+      const RankPlan& rp = plan.rank[r];
+      const std::vector<std::int32_t> cols = global_columns(rp);
+      const std::vector<double>& pold = p[par][r];
+      std::vector<double>& pnew = p[1 - par][r];
+      for (std::int64_t i = 0; i < rp.local_rows(); ++i) {
+        q[r][i] = row_times(rp.row_ptr[i], rp.row_ptr[i + 1], cols.data(), rp.val.data(), plan.lanes,
+                            [&](std::int32_t j) { return fmad(beta, pold[j], rep[r][j]); });
+        const std::int64_t g = rp.rows.begin + i;
+        pnew[g] = fmad(beta, pold[g], rep[r][g]);
+      }
+      for (std::size_t h = 0; h < pieces[r].begin.size(); ++h)
+        for (std::int64_t j = pieces[r].begin[h]; j < pieces[r].end[h]; ++j) pnew[j] = fmad(beta, pold[j], rep[r][j]);
+      pk_local[r].assign(pnew.begin() + rp.rows.begin, pnew.begin() + rp.rows.end);
+      const std::vector<double> parts = [&] {
+        std::vector<double> v;
+        for (std::int64_t c = 0; c < plan.chunks(r); ++c) v.push_back(chunk_partial(plan, r, c, pk_local[r].data(), q[r].data()));
+        return v;
+      }();
+      pq_rank[r] = rank_partial(parts.data(), static_cast<std::int64_t>(parts.size()));
+    }
+    const double pq = global_sum(pq_rank);
+    if (pq == 0.0) break;
+    const double alpha = cg_ratio(rho, pq);
+    for (int r = 0; r < R; ++r) {
+      const RankPlan& rp = plan.rank[r];
+      std::vector<double> rl(static_cast<std::size_t>(rp.local_rows()));
+      for (std::int64_t i = 0; i < rp.local_rows(); ++i) {
+        const std::int64_t g = rp.rows.begin + i;
+        x[r][i] = fmad(alpha, pk_local[r][i], x[r][i]);
+        rl[i] = fmad(-alpha, q[r][i], rep[r][g]);
+      }
+      for (std::int64_t i = 0; i < rp.local_rows(); ++i) {  // published: owner and the page's subscribers
+        const std::int64_t g = rp.rows.begin + i;
+        rep[r][g] = rl[i];
+        for (int d = 0; d < R; ++d)
+          if (d != r && ((masks[static_cast<std::size_t>(g / per_page)] >> d) & 1u)) rep[d][g] = rl[i];
+      }
+      std::vector<double> parts;
+      for (std::int64_t c = 0; c < plan.chunks(r); ++c) parts.push_back(chunk_partial(plan, r, c, rl.data(), rl.data()));
+      rr_rank[r] = rank_partial(parts.data(), static_cast<std::int64_t>(parts.size()));
+    }
+    const double rr = global_sum(rr_rank);
+    hist.push_back(rr);
+    beta = cg_ratio(rr, rho);
+    rho = rr;
+  }
+  return hist;
+}
+
+void expect_bitwise(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got[k], want[k]) << "iteration " << k;
+}
+
+}  // namespace
+
+TEST(CgGpsLayout, EmulatedGpsDataFlowReproducesTheReference) {
+  struct Case {
+    Matrix a;
+    int ranks;
+  };
+  std::vector<Case> cases;
+  cases.push_back({poisson2d(37, 29), 3});   // cuts inside pages
+  cases.push_back({poisson2d(64, 64), 2});   // cut on a page boundary
+  cases.push_back({arrow(1500, 7, 5), 4});   // a dense row and column: rank 0 reads every page
+  cases.push_back({banded(2000, 9, 2), 3});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.a.n) + " rows on " + std::to_string(c.ranks));
+    const Plan plan = make_plan(c.a, split_rows(c.a.n, c.ranks));
+    const Start st = make_start(c.a, plan, Variant::standard, 0);
+    const int iters = 25;
+    const Solve ref = reference_solve(c.a, plan, st, Variant::standard, iters);
+    const std::uint64_t page = gps_page_bytes(plan);
+    expect_bitwise(emulate_gps(c.a, plan, st, iters, gps_learned_masks(plan, page), page), ref.rho);
+  }
+}
+
+TEST(CgGpsLayout, EmulatedGpsMissingAPageFails) {
+  // Rank 1 of two does not subscribe to the page holding the row below its cut: it never receives
+  // those rows of r and never forms p there (NaN), so the history leaves the reference.
+  const Matrix a = poisson2d(64, 64);
+  const Plan plan = make_plan(a, split_rows(a.n, 2));
+  const Start st = make_start(a, plan, Variant::standard, 0);
+  const std::uint64_t page = gps_page_bytes(plan);
+  std::vector<std::uint32_t> masks = gps_learned_masks(plan, page);
+  const std::int64_t below = (plan.rank[1].rows.begin - 1) / static_cast<std::int64_t>(page / sizeof(double));
+  ASSERT_EQ(masks[below], 3u);
+  masks[below] = 1u;
+  const std::vector<double> got = emulate_gps(a, plan, st, 10, masks, page);
+  const Solve ref = reference_solve(a, plan, st, Variant::standard, 10);
+  ASSERT_EQ(got.size(), ref.rho.size());
+  EXPECT_FALSE(got.back() == ref.rho.back());  // NaN or different bits
 }
