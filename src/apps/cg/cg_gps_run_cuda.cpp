@@ -131,8 +131,8 @@ class GpsRun final : public CgRun {
     if (plan_.ranks == 1) return 0.0;
     if (done_at_start_) return std::nullopt;
     r_.set_counting(true);
+    reset();  // its upload and fence are not the solve's traffic: counted from here on
     r_.reset_link_stats();
-    reset();
     const int iters = std::min(iters_, 2);
     arm(iters, false);
     launch();
