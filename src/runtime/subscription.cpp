@@ -146,6 +146,17 @@ SubscriptionTable::Summary SubscriptionTable::summary() const {
   return s;
 }
 
+std::vector<PageRange> SubscriptionTable::pages_of(int device) const {
+  if (device < 0 || device >= devices_)
+    throw Error("gpsm: device " + std::to_string(device) + " is not in the subscription table (0.." +
+                std::to_string(devices_ - 1) + ")");
+  std::vector<PageRange> runs;
+  const std::uint32_t b = bit(device);
+  for (std::uint64_t p = 0; p < masks_.size(); ++p)
+    if (masks_[p] & b) append_page(runs, p);
+  return runs;
+}
+
 std::vector<std::uint32_t> same_mask_runs(const std::vector<std::uint32_t>& masks) {
   std::vector<std::uint32_t> runs(masks.size());
   std::uint64_t n = 0;  // pages after p with p's mask, counted from the end

@@ -337,6 +337,27 @@ TEST(GpsSubscription, SharersAreTheDevicesOnACommonPage) {
   EXPECT_EQ(t.sharers(3), 0u) << "demoted everywhere: nobody to wait for";
 }
 
+TEST(GpsSubscription, PagesOfADevice) {
+  SubscriptionTable t(7, 3);
+  t.assign({0b011, 0b011, 0b001, 0b110, 0b010, 0b011, 0b111});
+  auto r = t.pages_of(1);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], (PageRange{0, 2}));
+  EXPECT_EQ(r[1], (PageRange{3, 7}));
+  r = t.pages_of(2);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], (PageRange{3, 4}));
+  EXPECT_EQ(r[1], (PageRange{6, 7}));
+  r = t.pages_of(0);  // pages 0..2 (page 2 its alone) and 5..6
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], (PageRange{0, 3}));
+  EXPECT_EQ(r[1], (PageRange{5, 7}));
+  ASSERT_EQ(SubscriptionTable(5, 2).pages_of(1).size(), 1u);  // everyone subscribed: one run
+  EXPECT_EQ(SubscriptionTable(5, 2).pages_of(1)[0], (PageRange{0, 5}));
+  expect_error([&] { t.pages_of(3); }, {"device 3", "0..2"});
+  expect_error([&] { t.pages_of(-1); }, {"device -1"});
+}
+
 TEST(GpsSubscription, AddedRanges) {
   const std::vector<std::uint32_t> before{0b01, 0b01, 0b11, 0b01, 0b10, 0b10, 0b01};
   const std::vector<std::uint32_t> after{0b11, 0b11, 0b11, 0b11, 0b10, 0b01, 0b11};

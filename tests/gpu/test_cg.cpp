@@ -3,22 +3,29 @@
 // of 4, 16 and 32 lanes; each run verified by the app against the CPU reference (residual history
 // and solution within 1e-10, the true residual within the gap bound). The checker is shown to catch
 // a wrong halo: the `infinite` bound, whose pushes are elided, must disagree with the reference.
+// The gps paradigm (r in a GPS array, subscriptions learned by tracking) runs in every one of them,
+// and its link bytes are checked against the pages the host predicts it learns.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "app_test_util.hpp"
+#include "apps/cg/gps_layout.hpp"
+#include "apps/cg/matrix.hpp"
+#include "apps/cg/partition.hpp"
 #include "apps/harness/nccl_comms.hpp"
 
 using namespace gpsm::apps;
 
 namespace {
 
-std::unique_ptr<App> cg() { return apptest::app_named("cg"); }
+std::unique_ptr<App> cg_app() { return apptest::app_named("cg"); }
 using apptest::run;
 
-const Paradigm kAll[] = {Paradigm::single,       Paradigm::cpu_ctrl_std,  Paradigm::cpu_ctrl_pipe,
-                         Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::infinite};
+const Paradigm kAll[] = {Paradigm::single,        Paradigm::cpu_ctrl_std, Paradigm::cpu_ctrl_pipe,
+                         Paradigm::cpu_free_std,  Paradigm::cpu_free_pipe, Paradigm::gps,
+                         Paradigm::infinite};
 
 bool needs_nccl(Paradigm p) { return p == Paradigm::cpu_ctrl_std || p == Paradigm::cpu_ctrl_pipe; }
 
@@ -53,21 +60,21 @@ void every_paradigm(App& app, const std::string& size, int iters) {
 
 TEST(CgGpu, PoissonUnevenRows) {
   GPSM_REQUIRE_GPUS(1);
-  auto app = cg();
+  auto app = cg_app();
   ASSERT_NE(app, nullptr);
   every_paradigm(*app, "poisson2d:37x29", 60);  // 1073 rows: no GPU count from 2 to 8 divides them
 }
 
 TEST(CgGpu, DenseRowAndColumn) {
   GPSM_REQUIRE_GPUS(1);
-  auto app = cg();
+  auto app = cg_app();
   every_paradigm(*app, "arrow:3001:7", 40);      // row 0 holds 3001 entries; every GPU needs x_0
   every_paradigm(*app, "arrow:3001:7@nnz", 40);  // split by nonzeros: row 0 nearly alone
 }
 
 TEST(CgGpu, WideRowsAndBandedNonzeroSplit) {
   GPSM_REQUIRE_GPUS(1);
-  auto app = cg();
+  auto app = cg_app();
   every_paradigm(*app, "poisson27:9x8x7", 30);   // 16 lanes per row
   every_paradigm(*app, "elastic:5x4x3", 30);     // 32 lanes per row
   // b = A.1 of the banded generator is zero away from the first and last 7 rows (its diagonal is the
@@ -79,10 +86,11 @@ TEST(CgGpu, WideRowsAndBandedNonzeroSplit) {
 
 TEST(CgGpu, SeveralRowsPerThread) {
   GPSM_REQUIRE_GPUS(1);
-  auto app = cg();
+  auto app = cg_app();
   // 1.1 M rows: 2 rows per thread on one GPU (chunks of 512 rows), 1 on two.
   for (int g : apptest::gpu_counts())
-    for (Paradigm par : {Paradigm::single, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::cpu_ctrl_pipe}) {
+    for (Paradigm par : {Paradigm::single, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::cpu_ctrl_pipe,
+                         Paradigm::gps}) {
       if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
       SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
       const RunOutcome o = run(*app, par, g, app->problem("poisson2d:1100x1000", 12));
@@ -94,7 +102,7 @@ TEST(CgGpu, SeveralRowsPerThread) {
 
 TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {
   GPSM_REQUIRE_GPUS(1);
-  auto app = cg();
+  auto app = cg_app();
   const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));
   for (Paradigm par : kAll) {
     if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
@@ -108,9 +116,32 @@ TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {
 
 TEST(CgGpu, SingleRefusesMoreGpus) {
   GPSM_REQUIRE_GPUS(2);
-  auto app = cg();
+  auto app = cg_app();
   const RunOutcome o = run(*app, Paradigm::single, 2, app->problem("poisson2d:16", 5));
   EXPECT_EQ(o.status, RunStatus::unsupported);
   const RunOutcome m = run(*app, Paradigm::memcpy, 2, app->problem("poisson2d:16", 5));
   EXPECT_EQ(m.status, RunStatus::unsupported);
+}
+
+// gps: what the runtime counted on the links is what the host predicts from the pages each GPU's
+// SpMV reads (one chunk of rows per page, a 32-byte sector per warp and destination, two fence
+// rounds), and never less than cpu_free_std's packed halo (page-granular publishing).
+TEST(CgGpu, GpsPublishesThePagesTheSpmvReads) {
+  GPSM_REQUIRE_GPUS(2);
+  auto app = cg_app();
+  const int all = static_cast<int>(gpstest::all_devices().size());
+  for (const std::string size : {"poisson2d:512", "poisson2d:101x70"})
+    for (int g : std::set<int>{2, all}) {
+      SCOPED_TRACE(size + " on " + std::to_string(g) + " GPUs");
+      const RunOutcome o = run(*app, Paradigm::gps, g, app->problem(size, 20));
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      EXPECT_LE(o.error, 1e-10);
+      const cg::Matrix a = cg::load(cg::parse_spec(size));
+      const cg::Plan plan = cg::make_plan(a, cg::split_rows(a.n, g));
+      const std::uint64_t page = cg::gps_page_bytes(plan);
+      EXPECT_EQ(o.link_bytes_per_iter, cg::gps_link_bytes_per_iter(plan, cg::gps_learned_masks(plan, page), page));
+      const RunOutcome f = run(*app, Paradigm::cpu_free_std, g, app->problem(size, 20));
+      ASSERT_EQ(f.status, RunStatus::ok) << f.reason;
+      EXPECT_GE(o.link_bytes_per_iter, f.link_bytes_per_iter);
+    }
 }

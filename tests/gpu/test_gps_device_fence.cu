@@ -138,6 +138,34 @@ __global__ void sum_kernel(DeviceFence f, int rounds, float* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = last;
 }
 
+// arrive_and_reduce: round 2t, block b of rank r stores two values into its slot of this GPU's
+// partials (by parity of t); the GPU's last block adds them in block order (thread 0, a fixed
+// order), every block gets the GPUs' sums in rank order. Odd rounds are plain fences: the two
+// calls share the round numbering. The values mix magnitudes (1e16 and ~1), so any other order
+// of additions gives other bits.
+__host__ __device__ inline double reduce_value(int r, int b, int t, int k) {
+  return (b % 3 == 0 ? 1e16 : 1.0) * (1 + r) + 0.25 * t + b - 3.5 * k;
+}
+__global__ void reduce_kernel(DeviceFence f, int rounds, double* part, double* out) {
+  for (int t = 0; t < rounds; ++t) {
+    double* mine = part + (t & 1) * 2 * kBlocks;
+    if (threadIdx.x == 0)
+      for (int k = 0; k < 2; ++k) mine[2 * blockIdx.x + k] = reduce_value(f.rank, blockIdx.x, t, k);
+    double got[2];
+    f.arrive_and_reduce<2>(2 * t, false, [&](double* o) {
+      if (threadIdx.x == 0)
+        for (int k = 0; k < 2; ++k) {
+          double s = 0.0;
+          for (unsigned b = 0; b < gridDim.x; ++b) s = s + __ldcg(mine + 2 * b + k);
+          o[k] = s;
+        }
+    }, got);
+    if (threadIdx.x == 0)
+      for (int k = 0; k < 2; ++k) out[(static_cast<std::size_t>(blockIdx.x) * rounds + t) * 2 + k] = got[k];
+    f.sync(2 * t + 1, false);
+  }
+}
+
 // Spans over [i, i + n): where loads read and whether a put applies.
 __global__ void span_probe(View<std::uint32_t> v, std::uint64_t i, std::uint64_t n, unsigned long long* out) {
   const auto s = v.span(i, n);
@@ -260,6 +288,39 @@ TEST(GpsDeviceFence, SumIsTheSameOnEveryGpuAndRound) {
   for (int r = 0; r < n; ++r) want += static_cast<float>((r + 1) * kBlocks * kThreads);
   for (int r = 0; r < n; ++r)
     for (float x : out[r].download()) EXPECT_EQ(x, want) << "rank " << r;
+}
+
+TEST(GpsDeviceFence, ReduceGivesTheSameBitsInRankOrderEverywhere) {
+  GPSM_REQUIRE_GPUS(1);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size(), rounds = 1000;
+  std::vector<DeviceVec<double>> part, out;
+  for (int r = 0; r < n; ++r) {
+    part.emplace_back(ctx.device(r), 4 * kBlocks);
+    out.emplace_back(ctx.device(r), static_cast<std::size_t>(kBlocks) * rounds * 2);
+  }
+  const std::vector<DeviceFence> f = ctx.device_fences(kBlocks);
+  for (int r = 0; r < n; ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    reduce_kernel<<<kBlocks, kThreads, 0, ctx.stream(r)>>>(f[r], rounds, part[r].p, out[r].p);
+    GPSM_CUDA_LAUNCH();
+  }
+  ctx.synchronize();
+  for (int r = 0; r < n; ++r) {
+    const std::vector<double> got = out[r].download();
+    for (int t = 0; t < rounds; ++t)
+      for (int k = 0; k < 2; ++k) {
+        double want = 0.0;
+        for (int g = 0; g < n; ++g) {
+          double s = 0.0;
+          for (int b = 0; b < kBlocks; ++b) s = s + reduce_value(g, b, t, k);
+          want = want + s;
+        }
+        for (int b = 0; b < kBlocks; ++b)
+          ASSERT_EQ(got[(static_cast<std::size_t>(b) * rounds + t) * 2 + k], want)
+              << "rank " << r << " block " << b << " round " << t << " value " << k;
+      }
+  }
 }
 
 TEST(GpsDeviceFence, RefusesArraysThatWaitForTheHostDrain) {

@@ -28,6 +28,13 @@
 // waiting for tag t + 1. So a slot never moves on while somebody still waits on it, and acc[p] and
 // arrive[p] are reset by the publisher before its release and reused only after its acquire.
 //
+// arrive_and_reduce is the same fence carrying a reduction whose bits are the same on every run
+// and every GPU (a solver's dot products checked against a CPU reference): instead of a float
+// atomic per block, the GPU's last block to arrive computes the GPU's values in an order the
+// caller fixes (from per-chunk partials its blocks stored before arriving), stores them into slot
+// [p][rank] of every GPU's `values` before its tagged word, and every block adds the GPUs' values
+// in rank order. Both calls share the round numbering and the two parities.
+//
 // Every block of a GPU must be co-resident (Context::check_coresident, then a cooperative or
 // otherwise co-resident launch); waits are bounded (WaitPolicy, GPSM_WAIT_TIMEOUT_MS).
 #include <cstdint>
@@ -38,10 +45,14 @@
 namespace gpsm::gps {
 
 // One per GPU, in that GPU's memory; zeroed by Context::device_fences before each launch.
+// Doubles one arrive_and_reduce round carries per GPU.
+constexpr int kFenceValues = 4;
+
 struct DeviceFenceState {
   std::uint64_t slot[2][kMaxDevices];  // {tag (t + 1) << 32 | float bits of that rank's partial}
   unsigned int arrive[2];
   float acc[2];
+  double values[2][kMaxDevices][kFenceValues];  // arrive_and_reduce: rank's values, stored before its tag
 };
 
 struct DeviceFence {
@@ -99,6 +110,68 @@ struct DeviceFence {
     }
     __syncthreads();  // the other threads read after warp 0's acquire
     return total;
+  }
+  // The fence with a reduction of N doubles whose order the caller fixes. Block-collective, like
+  // arrive_and_wait (same rounds t). The GPU's last block to arrive calls gpu_values(out)
+  // (block-collective; every thread calls it; `out` is shared memory of N doubles, which the
+  // function fills before it returns) after an acquire of every block's arrival, so it sees what
+  // this GPU's blocks stored before their call: read such data with __ldcg or volatile loads (L1
+  // is not coherent across SMs). Every thread of every GPU gets result[k] = the GPUs' out[k] added
+  // in rank order: the same bits everywhere, whatever the arrival order.
+  template <int N, class GpuValues>
+  __device__ void arrive_and_reduce(int t, bool published, const GpuValues& gpu_values, double (&result)[N]) const {
+    static_assert(N >= 1 && N <= kFenceValues, "arrive_and_reduce: 1 to kFenceValues doubles");
+    __shared__ int last;
+    __shared__ double mine[kFenceValues];
+    __shared__ double total[kFenceValues];
+    const int p = t & 1;
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    __syncthreads();  // every thread's stores before thread 0's fence (cumulative)
+    if (tid == 0) {
+      if (published)
+        __threadfence_system();
+      else
+        __threadfence();
+      last = atomicAdd(&self->arrive[p], 1u) == blocks - 1 ? 1 : 0;
+      if (last) {
+        __threadfence();  // every block's stores happen before gpu_values reads them
+        atomicExch(&self->arrive[p], 0u);
+      }
+    }
+    __syncthreads();
+    if (last) {  // block-uniform
+      gpu_values(mine);
+      __syncthreads();
+      if (tid == 0) {
+        for (int g = 0; g < ranks; ++g)
+          for (int k = 0; k < N; ++k)
+            st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->values[p][rank][k]),
+                           static_cast<std::uint64_t>(__double_as_longlong(mine[k])));
+        // The values and everything this GPU's blocks released to this block, before the tags.
+        fence_sys();
+        const std::uint64_t word = static_cast<std::uint64_t>(t + 1) << 32;
+        for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
+      }
+    }
+    if (tid < 32) {
+      const std::uint64_t tag = static_cast<std::uint64_t>(t + 1) << 32;
+      double v[N];
+      for (int k = 0; k < N; ++k) v[k] = 0.0;
+      if (static_cast<int>(tid) < ranks) {
+        wait_geq_sys<std::uint64_t>(&self->slot[p][tid], tag, wait, "device fence word");
+        for (int k = 0; k < N; ++k)
+          v[k] = __longlong_as_double(static_cast<long long>(
+              ld_relaxed_sys(reinterpret_cast<const std::uint64_t*>(&self->values[p][tid][k]))));
+      }
+      __syncwarp();
+      for (int k = 0; k < N; ++k) {
+        double s = 0.0;
+        for (int g = 0; g < ranks; ++g) s = s + __shfl_sync(0xFFFFFFFFu, v[k], g);
+        if (tid == 0) total[k] = s;
+      }
+    }
+    __syncthreads();  // the other threads read after warp 0's acquire
+    for (int k = 0; k < N; ++k) result[k] = total[k];
   }
   // The fence alone.
   __device__ void sync(int t, bool published = true) const { (void)arrive_and_wait(t, 0.0f, false, published); }

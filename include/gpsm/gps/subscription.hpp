@@ -31,6 +31,10 @@ class SubscriptionTable {
   // it, without it): where its replica's data can come from or go to when every device accesses
   // only pages it subscribes to.
   std::uint32_t sharers(int device) const;
+  // The pages `device` subscribes to, as maximal runs in ascending order: after tracking, where
+  // its kernels read and wrote. A kernel that keeps per-GPU state for the data it reads from
+  // other GPUs (a solver's search direction at the columns its rows gather) sizes it from this.
+  std::vector<PageRange> pages_of(int device) const;
 
   // Add `device` to the pages in range. Returns the pages it was not subscribed to before (whose
   // replica the runtime must fill from the home) as merged runs.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ namespace {
 struct Mode {
   std::vector<Variant> variants;
   bool host = false;
+  bool gps = false;  // the GPS-memory run (cg_gps_run_cuda.cpp)
 };
 Mode mode_of(Paradigm p) {
   switch (p) {
@@ -39,6 +41,7 @@ Mode mode_of(Paradigm p) {
     case Paradigm::cpu_free_std: return {{Variant::standard}, false};
     case Paradigm::cpu_free_pipe: return {{Variant::pipelined}, false};
     case Paradigm::infinite: return {{Variant::standard, Variant::pipelined}, false};
+    case Paradigm::gps: return {{Variant::standard}, false, true};
     default: return {};
   }
 }
@@ -48,6 +51,7 @@ struct Timed {
   std::vector<double> sec_per_iter;
   Solve got;
   std::string timing;
+  std::optional<double> link_bytes;  // counted by the runtime (gps), else the model's
   double median_us() const {
     std::vector<double> s = sec_per_iter;
     std::sort(s.begin(), s.end());
@@ -59,7 +63,8 @@ class CgApp final : public App {
  public:
   const char* name() const override { return "cg"; }
   const char* description() const override {
-    return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free; generated (Poisson, "
+    return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free, and Standard on GPS "
+           "memory; generated (Poisson, "
            "elasticity-like, banded) or Matrix Market SPD matrices, b = A*1, x0 = 0, rows split in blocks";
   }
   std::string default_sizes() const override { return "poisson2d:512,poisson2d:2048"; }
@@ -83,7 +88,7 @@ class CgApp final : public App {
   const Start& start(const std::string& plan_key, const Plan& p, Variant v, double tol);
   const Solve& reference(const std::string& plan_key, const Plan& p, const Start& st, Variant v, int iters,
                          const RunRequest& req);
-  Timed timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v, bool host, bool elided, int iters,
+  Timed timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v, const Mode& m, bool elided, int iters,
               const RunRequest& req, const std::string& what);
 
   std::string matrix_key_;
@@ -146,10 +151,12 @@ const Solve& CgApp::reference(const std::string& plan_key, const Plan& p, const 
   return it->second;
 }
 
-Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v, bool host, bool elided, int iters,
+Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v, const Mode& m, bool elided, int iters,
                    const RunRequest& req, const std::string& what) {
   say(req, what + "setting up");
-  std::unique_ptr<CgRun> run = host ? make_host_run(ctx, p, st, v, iters) : make_free_run(ctx, p, st, v, iters, elided);
+  std::unique_ptr<CgRun> run = m.gps    ? make_gps_run(ctx, p, st, iters)
+                               : m.host ? make_host_run(ctx, p, st, v, iters)
+                                        : make_free_run(ctx, p, st, v, iters, elided);
   Timed t;
   std::vector<double> secs;
   for (int k = 0; k < req.warmup + req.reps; ++k) {
@@ -163,6 +170,7 @@ Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v,
   t.got = run->result();
   for (double s : secs) t.sec_per_iter.push_back(s / std::max(1, t.got.iterations));
   t.timing = run->timing();
+  t.link_bytes = run->measured_link_bytes();
   return t;
 }
 
@@ -185,7 +193,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
   if (mode.variants.empty())
     return unsupported(std::string("the ") + paradigm_name(req.paradigm) +
                        " paradigm is not implemented for cg (its paradigms: single, cpu_ctrl_std, cpu_ctrl_pipe, "
-                       "cpu_free_std, cpu_free_pipe, infinite; docs/cg.md)");
+                       "cpu_free_std, cpu_free_pipe, gps, infinite; docs/cg.md)");
   if (req.paradigm == Paradigm::single && n != 1) return unsupported("single runs on one GPU");
   if (mode.host && n > 1 && !nccl_built()) return unsupported(kNcclMissing);
   if (n > kMaxRanks) return unsupported(fmt::format("cg runs on at most {} GPUs", kMaxRanks));
@@ -229,7 +237,9 @@ RunOutcome CgApp::run(const RunRequest& req) {
       }
       const std::string what =
           structs.size() > 1 ? fmt::format("{}{}: ", variant_name(v), host ? " host-launched" : "") : "";
-      runs.push_back(timed(ctx, p, st, v, host, elided, iters, req, what));
+      Mode m = mode;
+      m.host = host;
+      runs.push_back(timed(ctx, p, st, v, m, elided, iters, req, what));
     }
     // The run reported: the only one, or infinite's fastest.
     std::size_t pick = 0;
@@ -241,7 +251,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     out.iterations = t.got.iterations;
     out.timing = t.timing;
     const Exchange ex = n == 1 ? Exchange::none : elided ? Exchange::elided : host ? Exchange::host : Exchange::device;
-    out.link_bytes_per_iter = link_bytes_per_iter(p, v, ex);
+    out.link_bytes_per_iter = t.link_bytes ? *t.link_bytes : link_bytes_per_iter(p, v, ex);
     out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host);
     if (runs.size() > 1) {
       std::string medians;

@@ -194,14 +194,21 @@ __device__ __forceinline__ bool cg_done(double rho, double threshold) {
   return rho == 0.0 || (threshold > 0 && sqrt(rho) <= threshold);
 }
 
+// A GPU's partial of value k from its chunk partials (parts[c * count + k]) in cg_math.hpp's order
+// (thread t adds chunks t, t + kThreads, ..., then the block tree); thread 0 gets it. Block-collective.
+// The partials were stored by other blocks during the launch: loaded around L1 (__ldcg).
+__device__ __forceinline__ double gpu_partial(const double* parts, std::int64_t chunks, int count, int k) {
+  double acc = 0.0;
+  for (std::int64_t c = threadIdx.x; c < chunks; c += kThreads) acc = acc + __ldcg(parts + c * count + k);
+  return block_sum(acc);
+}
+
 // ---- the communication block's exchange (cg_sync.hpp) -----------------------------------------
 __device__ inline void CgSync::exchange(std::uint64_t s, const double* parts, std::int64_t chunks, int count,
                                         double* out) const {
   __shared__ double mine[3];
   for (int k = 0; k < count; ++k) {
-    double acc = 0.0;
-    for (std::int64_t c = threadIdx.x; c < chunks; c += kThreads) acc = acc + __ldcg(parts + c * count + k);
-    const double t = block_sum(acc);
+    const double t = gpu_partial(parts, chunks, count, k);
     if (threadIdx.x == 0) mine[k] = t;
   }
   const int p = static_cast<int>(s & 1);

@@ -1,7 +1,8 @@
 #pragma once
 // The CG paradigms' solve loops over CgData (cg_host_run_cuda.cpp: single, cpu_ctrl_std,
-// cpu_ctrl_pipe; cg_free_run_cuda.cpp: cpu_free_std, cpu_free_pipe, infinite).
+// cpu_ctrl_pipe; cg_free_run_cuda.cpp: cpu_free_std, cpu_free_pipe, infinite; cg_gps_run_cuda.cpp: gps).
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "apps/cg/cg_data.hpp"
@@ -18,6 +19,10 @@ class CgRun {
   virtual double solve() = 0;  // one solve; host wall clock seconds
   virtual Solve result() = 0;  // after solve(): iterations, history (checked equal on every GPU), x
   virtual std::string timing() const = 0;
+  // Link bytes per iteration as the runtime counted them in an extra, untimed solve (after
+  // result()), for the paradigms whose bytes depend on what the runtime learned; nullopt: the
+  // app's model (traffic.hpp) is exact.
+  virtual std::optional<double> measured_link_bytes() { return std::nullopt; }
 };
 
 // Discrete kernels launched by the host, one stream per GPU (Pipelined: plus a higher-priority
@@ -27,6 +32,9 @@ class CgRun {
 std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters);
 // One persistent cooperative kernel per GPU. elided: halo pushes stored on the sending GPU
 // (the `infinite` bound; its result is not a result).
+// Standard CG on GPS memory (`gps`): r in a GPS array with subscriptions learned by tracking,
+// one persistent kernel per GPU with the runtime's device fence (cg_gps_run_cuda.cpp).
+std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters);
 std::unique_ptr<CgRun> make_free_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
                                      bool elided);
 

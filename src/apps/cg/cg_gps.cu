@@ -1,0 +1,169 @@
+// CG's gps paradigm on the device (cg_gps_kernels.hpp): Standard CG in one persistent kernel per
+// GPU, written against the public GPS API only. Per iteration k:
+//   SpMV:   q = A p_k with p_k = r + beta p_{k-1} formed on the fly from r's replica (one subscriber
+//           check per chunk: View::local_span over the columns it reads), p_k stored for the own
+//           rows and, from the published r, for the subscribed pages beyond them; (p_k, q) partials
+//           -> device fence round 2k (arrive_and_reduce: the GPU's partial in cg_math.hpp's order,
+//           the GPUs' in rank order) -> alpha
+//   update: x += alpha p_k, r -= alpha q stored through the view (View::put: this replica and each
+//           subscriber of the page, inline), (r, r) partials -> round 2k + 1, which also makes
+//           every GPU's stores of r visible before the next SpMV reads them -> beta
+// The structure is cpu_free_std's (cg_persistent.cu) with the hand-written pushes, halo lists and
+// inbox replaced by the view's stores and the runtime's fence.
+#include <algorithm>
+
+#include "apps/cg/cg_device.cuh"
+#include "apps/cg/cg_gps_kernels.hpp"
+#include "common/cuda_check.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::cg {
+namespace {
+
+// SpMV step of chunk c at iteration parity par. While tracking, every gather goes through
+// View::load, so the runtime records exactly the pages the SpMV reads (a span over the chunk's
+// column range would mark the pages between them too).
+template <int kL>
+__device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double beta, std::int64_t c, double* sq) {
+  const DevMatrix& a = g.a;
+  const double* pold = pick(g.p, par);
+  const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
+  const double* span = g.tracking ? nullptr : g.r.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
+  auto out = [&](std::int64_t off, double s) { sq[off] = s; };
+  if (span != nullptr) {  // block-uniform: every thread checked the same pages
+    const double* r = span - lo;
+    spmv_chunk<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
+  } else {
+    spmv_chunk<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
+  }
+  __syncthreads();
+  double* pnew = pick(g.p, 1 - par);
+  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
+  const auto own = g.r.span(static_cast<std::uint64_t>(g.first_row + first),
+                            static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(a.rows) - first)));
+  double d = 0.0;
+  CG_FOR_MY_ROWS(a, c, e, i) {
+    const std::int64_t gi = g.first_row + i;
+    const double ri = own.from != nullptr ? own.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
+    const double pk = fmad(beta, pold[gi], ri), qi = sq[i - first];
+    pnew[gi] = pk;
+    g.q[i] = qi;
+    d = fmad(pk, qi, d);
+  }
+  const double t = block_sum(d);  // its barriers also end the reads of sq
+  if (threadIdx.x == 0) g.part[0][c] = t;
+}
+
+// p_k at the entries of piece h: pages of r this GPU subscribes to beyond its rows (published to
+// it by their owners), formed from its replica exactly as the owner forms them. Read without a
+// view: these loads are not the SpMV's, and tracking must not see them.
+__device__ __forceinline__ void gps_remote_step(const GpsStd& g, int par, double beta, std::int64_t h) {
+  const std::int64_t b = __ldg(g.piece_begin + h), e = __ldg(g.piece_end + h);
+  const double* r = g.r.local();
+  const double* pold = pick(g.p, par);
+  double* pnew = pick(g.p, 1 - par);
+  for (std::int64_t j = b + threadIdx.x; j < e; j += kThreads) pnew[j] = fmad(beta, pold[j], r[j]);
+}
+
+// Update step of chunk c: x += alpha p_k, r -= alpha q through the view, the (r, r) partial.
+// Returns whether a store may have gone to another GPU (the fence then releases at system scope).
+__device__ __forceinline__ bool gps_update_step(const GpsStd& g, int par, double alpha, std::int64_t c) {
+  const DevMatrix& a = g.a;
+  const double* pk = pick(g.p, 1 - par);
+  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
+  const auto s = g.r.span(static_cast<std::uint64_t>(g.first_row + first),
+                          static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(a.rows) - first)));
+  double d = 0.0;
+  CG_FOR_MY_ROWS(a, c, e, i) {
+    const std::int64_t gi = g.first_row + i;
+    g.x[i] = fmad(alpha, pk[gi], g.x[i]);
+    const double ri = s.from != nullptr ? s.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
+    const double rn = fmad(-alpha, g.q[i], ri);
+    if (s.uniform)
+      g.r.put(s, static_cast<std::uint64_t>(gi), rn);
+    else
+      g.r.store(static_cast<std::uint64_t>(gi), rn);  // the chunk's pages differ in subscribers
+    d = fmad(rn, rn, d);
+  }
+  const double t = block_sum(d);
+  if (threadIdx.x == 0) g.part[1][c] = t;
+  return !s.uniform || s.others != 0u;
+}
+
+// __grid_constant__: the views stay in parameter space; the steps take references to them.
+template <int kL>
+__global__ void __launch_bounds__(kThreads) gps_std_kernel_impl(const __grid_constant__ GpsStd g) {
+  extern __shared__ double sq[];
+  const std::int64_t chunks = g.a.chunks, items = chunks + g.pieces;
+  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  double rho = g.rho0, beta = 0.0;
+  int round = 0;
+  auto gpu_sum = [&](int which) {  // the GPU's partial from its chunk partials, for the fence
+    return [&g, &chunks, which](double* out) {
+      const double t = gpu_partial(g.part[which], chunks, 1, 0);
+      if (threadIdx.x == 0) out[0] = t;
+    };
+  };
+  for (int k = 0;; ++k) {
+    const int par = k & 1;
+    for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
+      if (it < chunks)
+        gps_spmv_step<kL>(g, par, beta, it, sq);
+      else
+        gps_remote_step(g, par, beta, it - chunks);
+    }
+    double pq[1];
+    g.fence.arrive_and_reduce<1>(round++, false, gpu_sum(0), pq);
+    if (pq[0] == 0.0) {
+      if (lead) *g.iterations = k;
+      break;
+    }
+    const double alpha = cg_ratio(rho, pq[0]);
+    bool published = false;
+    for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) published = gps_update_step(g, par, alpha, c) || published;
+    double rr[1];
+    g.fence.arrive_and_reduce<1>(round++, published, gpu_sum(1), rr);
+    const bool stop = cg_done(rr[0], g.threshold) || k + 1 == g.iters;
+    if (lead) {
+      g.hist[k + 1] = rr[0];
+      if (stop) *g.iterations = k + 1;
+    }
+    if (stop) break;
+    beta = cg_ratio(rr[0], rho);
+    rho = rr[0];
+  }
+}
+
+}  // namespace
+
+const void* gps_std_kernel(int lanes) {
+  const void* k = nullptr;
+  with_lanes(lanes, [&](auto l) {
+    constexpr int kL = decltype(l)::value;
+    k = reinterpret_cast<const void*>(gps_std_kernel_impl<kL>);
+  });
+  return k;
+}
+
+std::size_t gps_std_smem(int rows_per_thread) {
+  return static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double);
+}
+
+int gps_std_blocks(int device, int lanes, int rows_per_thread) {
+  int per_sm = 0, sms = 0;
+  GPSM_CUDA(cudaSetDevice(device));
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gps_std_kernel(lanes), kThreads,
+                                                          gps_std_smem(rows_per_thread)));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (per_sm < 1) throw gpsm::Error("gpsm: cg: the gps kernel does not fit on an SM of device " + std::to_string(device));
+  return per_sm * sms;
+}
+
+void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st) {
+  GpsStd arg = g;
+  void* args[] = {&arg};
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                        args, gps_std_smem(g.a.rows_per_thread), st));
+}
+
+}  // namespace gpsm::apps::cg
