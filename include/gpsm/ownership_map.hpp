@@ -4,8 +4,8 @@
 // nvcc, so the CPU tests cover the index math the kernels run.
 //
 // GPU-SM programs a multi-GPU node as a NUMA shared memory: an array is cut into blocks, each
-// block lives in its owner GPU's memory and any GPU loads and stores any element ("GPU-SM",
-// §2, §6.1). The index space is row-major over extents (x, y, z), x fastest:
+// block lives in its owner GPU's memory and any GPU loads and stores any element (GPU-SM paper
+// §5.1, §6.1). The index space is row-major over extents (x, y, z), x fastest:
 // i = x + X * (y + Y * z). It is cut along each axis at `cuts` into a grid of blocks (contiguous
 // 1D ranges, 2D tiles, 3D bricks), and each block has an owner (a rank of the context).
 //
