@@ -54,6 +54,11 @@ BlockSpec contiguous(std::uint64_t n, int owners);
 BlockSpec weighted(std::uint64_t n, const std::vector<double>& weights);
 // `owners` slabs along one axis, as even as possible, slab r owned by rank r.
 BlockSpec along(Extents e, Axis axis, int owners);
+// `owners` slabs along the slowest axis that has more than one element (z, else y, else x), every
+// cut on a multiple of `granularity` bytes (as even as that allows), slab r owned by rank r: the
+// map of these is the identity (OwnershipMap::identity(), kernels index data()[i] with no lookup).
+// Fails when the slowest axis has fewer granule-aligned cut points than owners (use along()).
+BlockSpec aligned_slabs(Extents e, int owners, std::uint64_t elem_bytes, std::uint64_t granularity);
 // A grid of gx * gy * gz owners, each axis split as even as possible; the block at grid position
 // (ox, oy, oz) is owned by rank ox + gx * (oy + gy * oz).
 BlockSpec owner_grid(Extents e, int gx, int gy, int gz = 1);

@@ -119,6 +119,33 @@ BlockSpec along(Extents e, Axis axis, int owners) {
   return s;
 }
 
+BlockSpec aligned_slabs(Extents e, int owners, std::uint64_t elem_bytes, std::uint64_t granularity) {
+  require_extents(e);
+  if (elem_bytes == 0 || granularity == 0) fail("element size or granularity is zero", "pass the array's element size and Context::distributed_granularity()");
+  const int a = e.z > 1 ? 2 : e.y > 1 ? 1 : 0;
+  // Bytes of one step along the axis (a plane, a row, an element), and how many steps make a
+  // whole number of granules: granularity / gcd(granularity, step bytes).
+  const std::uint64_t step = mul_checked(a == 2 ? mul_checked(e.x, e.y, "a plane") : a == 1 ? e.x : 1, elem_bytes, "a plane's bytes");
+  const std::uint64_t unit = granularity / std::gcd(granularity, step);
+  const std::uint64_t n = extent_on(e, a), units = n / unit;  // whole aligned units below the extent
+  if (owners < 1) fail("cannot split among " + std::to_string(owners) + " owners", "give at least one owner");
+  if (units < static_cast<std::uint64_t>(owners))
+    fail("only " + std::to_string(units) + " granule-aligned cut points along " + axis_name(a) + " (every " +
+             std::to_string(unit) + " steps) for " + std::to_string(owners) + " owners",
+         "use blocks::along (cuts off the granules, a padded layout) or a larger array");
+  BlockSpec s;
+  s.extents = e;
+  for (int k = 0; k < 3; ++k) s.cuts[k] = {0, extent_on(e, k)};
+  std::vector<std::uint64_t>& c = s.cuts[a];
+  c.assign(static_cast<std::size_t>(owners) + 1, 0);
+  const std::uint64_t q = units / owners, r = units % owners;  // the tail past the last unit goes to the last slab
+  for (int p = 0; p + 1 < owners; ++p) c[p + 1] = c[p] + (q + (static_cast<std::uint64_t>(p) < r ? 1 : 0)) * unit;
+  c[static_cast<std::size_t>(owners)] = n;
+  s.owner = identity_owners(owners);
+  s.shape = std::string("granule-aligned slabs along ") + axis_name(a);
+  return s;
+}
+
 BlockSpec owner_grid(Extents e, int gx, int gy, int gz) {
   BlockSpec s;
   s.extents = e;

@@ -198,6 +198,26 @@ TEST(OwnershipMap, IdentityOnlyWhenEveryCutIsOnAGranule) {
   EXPECT_TRUE(OwnershipMap(blocks::contiguous(5, 1), 4, kGran, 1).identity());
 }
 
+TEST(OwnershipMap, AlignedSlabsAreTheIdentity) {
+  // 3D: planes of 30x7 x 4 B = 840 B; 4096 / gcd(4096, 840) = 512 planes per aligned cut.
+  const OwnershipMap m3(blocks::aligned_slabs({30, 7, 1600}, 3, 4, kGran), 4, kGran, 3);
+  EXPECT_EQ(m3.spec().cuts[2], (std::vector<std::uint64_t>{0, 512, 1024, 1600}));
+  EXPECT_TRUE(m3.identity());
+  check_map(m3);
+  // 2D rows of 100 x 16 B; 1D; both identity with every cut on a granule.
+  for (const BlockSpec& s : {blocks::aligned_slabs({100, 999, 1}, 4, 16, kGran), blocks::aligned_slabs({kGran * 3 + 5, 1, 1}, 2, 16, kGran)}) {
+    const OwnershipMap m(s, 16, kGran, 4);
+    EXPECT_TRUE(m.identity()) << s.shape;
+    for (std::size_t k = 1; k + 1 < s.cuts[s.extents.y > 1 ? 1 : 0].size(); ++k)
+      EXPECT_EQ(m.regions()[k].offset, m.block_first(k) * 16) << s.shape;
+    check_map(m);
+    check_round_trip(m);
+  }
+  EXPECT_EQ(error_of([] { blocks::aligned_slabs({30, 7, 1000}, 2, 4, kGran); }),
+            "gpsm: distributed array: only 1 granule-aligned cut points along z (every 512 steps) for 2 owners; use "
+            "blocks::along (cuts off the granules, a padded layout) or a larger array");
+}
+
 TEST(OwnershipMap, PageOwnersAreTheMajorityOwnerLowestRankOnTies) {
   for (std::uint64_t page : {std::uint64_t{128}, std::uint64_t{1024}, std::uint64_t{65536}}) {
     for (const BlockSpec& s : {blocks::contiguous(3001, 3), blocks::owner_grid({40, 30, 1}, 2, 2),
