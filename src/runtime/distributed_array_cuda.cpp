@@ -17,6 +17,7 @@
 #include "common/device.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/vmm_driver.hpp"
+#include "runtime/vmm_support.hpp"
 
 namespace gpsm {
 namespace detail {
@@ -90,40 +91,25 @@ CUmemAllocationProp chunk_prop(int device) {
   return p;
 }
 
-std::string keep_without(const std::vector<int>& devices, int drop) {
-  std::string keep;
-  for (int d : devices)
-    if (d != drop) keep += (keep.empty() ? "" : ",") + std::to_string(d);
-  return keep;
-}
-
 // Every GPU supports VMM, and (for a distributed, not replicated, array) every ordered pair can
-// map the other's memory. Names the first GPU or pair that cannot, and the devices to keep.
+// map the other's memory (vmm_support.cpp words the failure).
 void check_devices(const VmmDriver& d, const std::vector<int>& devices, bool replicate) {
-  for (int dev : devices) {
-    CUdevice cu = 0;
-    int vmm = 0;
-    d.check(d.device_get(&cu, dev), "cuDeviceGet", "check the --devices list");
-    d.check(d.device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cu),
-            "cuDeviceGetAttribute", "update the NVIDIA driver");
-    if (vmm == 0)
-      fail("GPU " + std::to_string(dev) +
-               " does not support CUDA virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED "
-               "= 0)",
-           devices.size() > 1 ? "run with --devices " + keep_without(devices, dev) + ", or use per-GPU arrays"
-                              : "use per-GPU arrays (cudaMalloc) on this GPU");
-  }
-  if (replicate) return;  // each GPU reads and writes only its own copy
-  for (int a : devices)
-    for (int b : devices) {
-      if (a == b) continue;
-      int can = 0;
-      GPSM_CUDA(cudaDeviceCanAccessPeer(&can, a, b));
-      if (can == 0)
-        fail("GPU " + std::to_string(a) + " cannot access GPU " + std::to_string(b) +
-                 "'s memory (cudaDeviceCanAccessPeer = 0), so one range cannot hold blocks of both",
-             "run with --devices " + keep_without(devices, b) + ", or use DistributedOptions::replicate");
-    }
+  const std::string problem = distributed_support_problem(
+      devices, replicate,
+      [&](int dev) {
+        CUdevice cu = 0;
+        int vmm = 0;
+        d.check(d.device_get(&cu, dev), "cuDeviceGet", "check the --devices list");
+        d.check(d.device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cu),
+                "cuDeviceGetAttribute", "update the NVIDIA driver");
+        return vmm;
+      },
+      [](int a, int b) {
+        int can = 0;
+        GPSM_CUDA(cudaDeviceCanAccessPeer(&can, a, b));
+        return can;
+      });
+  if (!problem.empty()) throw gpsm::Error(problem);
 }
 
 std::uint64_t granularity_of(const VmmDriver& d, const std::vector<int>& devices) {
