@@ -49,6 +49,10 @@ struct DistributedView {
     return *reinterpret_cast<T*>(base + map.offset(x, y, z));
   }
   GPSM_HD int owner(std::uint64_t i) const { return map.owner(i); }
+  // The block holding (x, y, z) and its first element's address: inside the block, element
+  // (x', y', z') is block_data(box)[box.local(x', y', z')], with no further lookup.
+  GPSM_HD BlockBox block(std::uint64_t x, std::uint64_t y, std::uint64_t z = 0) const { return map.box(x, y, z); }
+  GPSM_HD T* block_data(const BlockBox& b) const { return reinterpret_cast<T*>(base + b.base); }
   GPSM_HD T* data() const { return reinterpret_cast<T*>(base); }
 };
 

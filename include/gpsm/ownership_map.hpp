@@ -71,6 +71,21 @@ Extents tile_counts(Extents e, Extents tile);
 
 // The lookup kernels run: extents, cuts and per-block base offsets and owners, read from one
 // table of 64-bit words (OwnershipMap::table(), uploaded per GPU). Plain data, host and device.
+// One block as a kernel sees it: its first element's coordinates, its widths, and the byte offset
+// of its first element; inside it element (x, y, z) is at
+// base + ((x - x0) + wx * ((y - y0) + wy * (z - z0))) * elem_bytes. A kernel working on one tile
+// finds it once and indexes it locally, keeping the full lookup for the halo outside it.
+struct BlockBox {
+  std::uint64_t x0 = 0, y0 = 0, z0 = 0, wx = 0, wy = 0, wz = 0, base = 0;
+  int owner = 0;
+  GPSM_HD bool contains(std::uint64_t x, std::uint64_t y, std::uint64_t z) const {
+    return x - x0 < wx && y - y0 < wy && z - z0 < wz;  // unsigned: below the origin wraps high
+  }
+  GPSM_HD std::uint64_t local(std::uint64_t x, std::uint64_t y, std::uint64_t z) const {
+    return (x - x0) + wx * ((y - y0) + wy * (z - z0));
+  }
+};
+
 struct OwnershipLookup {
   std::uint64_t extent[3] = {1, 1, 1};
   std::uint32_t nblocks[3] = {1, 1, 1};
@@ -113,6 +128,24 @@ struct OwnershipLookup {
   GPSM_HD std::uint64_t offset(std::uint64_t i) const {
     const std::uint64_t x = i % extent[0], yz = i / extent[0];
     return offset(x, yz % extent[1], yz / extent[1]);
+  }
+  // The block holding element (x, y, z).
+  GPSM_HD BlockBox box(std::uint64_t x, std::uint64_t y, std::uint64_t z) const {
+    const std::uint32_t bx = block_on_axis(0, x), by = block_on_axis(1, y), bz = block_on_axis(2, z);
+    const std::uint64_t* cx = table + cut_at[0];
+    const std::uint64_t* cy = table + cut_at[1];
+    const std::uint64_t* cz = table + cut_at[2];
+    const std::uint64_t b = bx + std::uint64_t{nblocks[0]} * (by + std::uint64_t{nblocks[1]} * bz);
+    BlockBox k;
+    k.x0 = cx[bx];
+    k.y0 = cy[by];
+    k.z0 = cz[bz];
+    k.wx = cx[bx + 1] - k.x0;
+    k.wy = cy[by + 1] - k.y0;
+    k.wz = cz[bz + 1] - k.z0;
+    k.base = table[base_at + b];
+    k.owner = static_cast<int>(table[owner_at + b]);
+    return k;
   }
   GPSM_HD int owner(std::uint64_t x, std::uint64_t y, std::uint64_t z) const {
     return static_cast<int>(table[owner_at + block_id(x, y, z)]);

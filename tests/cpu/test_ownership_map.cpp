@@ -64,6 +64,13 @@ void check_map(const OwnershipMap& m) {
     const auto& r = m.regions()[static_cast<std::size_t>(o)];
     ASSERT_GE(off, r.offset) << "element " << i;
     ASSERT_LE(off + E, r.offset + r.used_bytes) << "element " << i << " falls into padding";
+    const gpsm::BlockBox box = m.lookup().box(x, y, z);  // the block a tile kernel indexes locally
+    ASSERT_TRUE(box.contains(x, y, z));
+    ASSERT_EQ(box.owner, o);
+    ASSERT_EQ(box.base + box.local(x, y, z) * E, off);
+    ASSERT_EQ(box.base, m.block_base(b));
+    ASSERT_FALSE(box.contains(box.x0 + box.wx, y, z));
+    ASSERT_FALSE(box.contains(x, box.y0 - 1, z)) << "below the origin must wrap, not match";
     ASSERT_EQ(taken[off / E], 0) << "two elements on offset " << off;
     taken[off / E] = 1;
   }

@@ -56,8 +56,9 @@ __global__ void write_share(gpsm::DistributedView<T> v, int rank, int gpus) {
     }
 }
 
-// Every element read through the coordinates (operator()) and checked; also checks that the
-// view's owner agrees with the host map's at every element (passed as a plain array).
+// Every element read through the coordinates (operator()), through its block (block(), block_data())
+// and, for identity maps, through data()[i], and checked; the view's owner must agree with the
+// host map's at every element (passed as a plain array).
 template <class T>
 __global__ void read_all(gpsm::DistributedView<T> v, int gpus, bool identity, const int* owner_ref,
                          unsigned long long* bad, unsigned long long* first_bad) {
@@ -65,8 +66,12 @@ __global__ void read_all(gpsm::DistributedView<T> v, int gpus, bool identity, co
   for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < v.size(); i += std::uint64_t{gridDim.x} * blockDim.x) {
     T want;
     make_value(i, writer_of(i, gpus), &want);
-    const T got = v(i % X, i / X % Y, i / X / Y);
-    if (!same(got, want) || v.owner(i) != owner_ref[i] || (identity && !same(v.data()[i], want))) {
+    const std::uint64_t x = i % X, y = i / X % Y, z = i / X / Y;
+    const T got = v(x, y, z);
+    const gpsm::BlockBox box = v.block(x, y, z);  // the tile-local path
+    const T in_block = v.block_data(box)[box.local(x, y, z)];
+    if (!same(got, want) || !same(in_block, want) || box.owner != owner_ref[i] || v.owner(i) != owner_ref[i] ||
+        (identity && !same(v.data()[i], want))) {
       atomicAdd(bad, 1ull);
       atomicMin(first_bad, static_cast<unsigned long long>(i));
     }
