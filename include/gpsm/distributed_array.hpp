@@ -74,7 +74,8 @@ class DistributedArrayBase {
   int backing_device(std::uint64_t i, int rank = 0) const;
   // GPS interoperation: the owner of each GPS page (gps::Context::home_pages_at_owners uses it).
   std::vector<int> page_owners(std::uint64_t page_bytes) const { return map().page_owners(page_bytes); }
-  // Row-major host data in and out (size() * element bytes). Upload writes every copy.
+  // Row-major host data in and out (size() * element bytes). Upload writes every copy. Both wait
+  // for every GPU of the context first (work on the context's streams), upload also after.
   void upload_bytes(const void* row_major);
   void download_bytes(void* row_major, int rank = 0) const;
   // Waits for the context's GPUs, then unmaps, releases the chunks and frees the range (also done

@@ -174,8 +174,20 @@ int DistributedArrayBase::backing_device(std::uint64_t i, int rank) const {
   return prop.location.id;
 }
 
+// The context's streams do not wait for the legacy stream cudaMemcpy uses (they are
+// non-blocking), and a copy from pageable memory may return before its DMA lands: the host copies
+// wait for every GPU of the array before (kernels still writing) and after (DMA still landing).
+static void sync_devices(const detail::DistributedState& s) {
+  for (int dev : s.devices) {
+    GPSM_CUDA(cudaSetDevice(dev));
+    GPSM_CUDA(cudaDeviceSynchronize());
+  }
+}
+
 void DistributedArrayBase::upload_bytes(const void* row_major) {
   auto& s = live(s_);
+  const DeviceGuard keep(s.devices[0]);
+  sync_devices(s);
   std::vector<unsigned char> layout(s.map.range_bytes(), 0);
   s.map.to_layout(row_major, layout.data());
   const int copies = s.replicate ? static_cast<int>(s.devices.size()) : 1;
@@ -183,6 +195,7 @@ void DistributedArrayBase::upload_bytes(const void* row_major) {
     const DeviceGuard g(s.devices[static_cast<std::size_t>(r)]);
     GPSM_CUDA(cudaMemcpy(base(r), layout.data(), layout.size(), cudaMemcpyHostToDevice));
   }
+  sync_devices(s);
 }
 
 void DistributedArrayBase::download_bytes(void* row_major, int rank) const {
@@ -190,6 +203,8 @@ void DistributedArrayBase::download_bytes(void* row_major, int rank) const {
   check_rank(s, rank);
   std::vector<unsigned char> layout(s.map.range_bytes(), 0);
   const DeviceGuard g(s.devices[static_cast<std::size_t>(rank)]);
+  sync_devices(s);
+  GPSM_CUDA(cudaSetDevice(s.devices[static_cast<std::size_t>(rank)]));
   GPSM_CUDA(cudaMemcpy(layout.data(), base(rank), layout.size(), cudaMemcpyDeviceToHost));
   s.map.from_layout(layout.data(), row_major);
 }

@@ -182,7 +182,7 @@ TEST(GpsDistributedArray, ManyArraysMadeAndFreedLeaveFreeMemoryWithinAGranule) {
   const std::vector<std::size_t> before = free_bytes(ctx);
   for (int k = 0; k < 40; ++k) {
     auto a = ctx.alloc_distributed<float>(blocks::contiguous(g / 4 * 5 * n + 1, n));  // 5 granules + padding per GPU
-    auto b = ctx.alloc_distributed<Quad>(blocks::along({64, 64, 33}, Axis::z, n), {"replica", k % 2 == 1});
+    auto b = ctx.alloc_distributed<Quad>(blocks::along({64, 64, 33}, Axis::z, n), {"leak", k % 2 == 1});
     if (k % 2 == 0) a.free();  // the other half freed by their handles going out of scope
   }
   const std::vector<std::size_t> after = free_bytes(ctx);
