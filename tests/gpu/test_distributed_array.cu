@@ -100,6 +100,7 @@ void write_then_read_everywhere(gpsm::gps::Context& ctx, const BlockSpec& spec) 
     gpstest::DeviceVec<unsigned long long> bad(ctx.device(r), 2);
     const unsigned long long init[2] = {0, ~0ull};
     GPSM_CUDA(cudaMemcpy(bad.p, init, sizeof init, cudaMemcpyHostToDevice));
+    GPSM_CUDA(cudaDeviceSynchronize());  // pageable copies may return before they land; the stream is non-blocking
     read_all<T><<<264, 256, 0, ctx.stream(r)>>>(a.view(r), n, m.identity(), owner_dev.p, bad.p, bad.p + 1);
     GPSM_CUDA_LAUNCH();
     GPSM_CUDA(cudaStreamSynchronize(ctx.stream(r)));
