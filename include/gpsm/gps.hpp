@@ -1,5 +1,6 @@
 #pragma once
 // GPS publish-subscribe memory: the whole public API (host; device parts need nvcc).
+#include "gpsm/distributed_array.hpp"
 #include "gpsm/gps/barrier.hpp"
 #include "gpsm/gps/config.hpp"
 #include "gpsm/gps/context.hpp"
@@ -9,3 +10,4 @@
 #include "gpsm/gps/subscription.hpp"
 #include "gpsm/gps/sync.hpp"
 #include "gpsm/gps/view.hpp"
+#include "gpsm/ownership_map.hpp"

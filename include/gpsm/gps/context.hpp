@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "gpsm/distributed_array.hpp"
 #include "gpsm/gps/barrier.hpp"
 #include "gpsm/gps/device_fence.hpp"
 #include "gpsm/gps/settings.hpp"
@@ -151,6 +152,23 @@ class Context {
     return Array<T>(alloc_bytes(n * sizeof(T), o));
   }
 
+  // A distributed array (gpsm/distributed_array.hpp): the spec's owners are ranks of this
+  // context; every block lives on its owner's GPU, one range readable and writable by all.
+  // Checks VMM support on every GPU and peer access on every pair, and the spec against the
+  // driver's granularity, before allocating; throws gpsm::Error ("gpsm: distributed array: ...").
+  template <class T>
+  gpsm::DistributedArray<T> alloc_distributed(gpsm::BlockSpec spec, gpsm::DistributedOptions o = {}) {
+    return gpsm::DistributedArray<T>(alloc_distributed_bytes(std::move(spec), sizeof(T), o));
+  }
+  // The largest VMM allocation granularity of the context's GPUs (the unit of distributed arrays'
+  // chunks: 2 MiB on Hopper).
+  std::uint64_t distributed_granularity() const;
+  // GPS interoperation: makes each page of GPS array `a` held by exactly one GPU, the rank that
+  // owns most of the page's bytes in `m` (OwnershipMap::page_owners at a's page size), which is
+  // then the page's home: its atomics and non-subscribers' loads go there, and tracking adds the
+  // GPUs that touch it. `a` holds the same elements as `m`, row-major (a.bytes() == m's bytes).
+  void home_pages_at_owners(ArrayBase& a, const gpsm::OwnershipMap& m);
+
   // Waits for all work on every device, then publishes every pending store and atomic of every
   // array: afterwards each subscriber's replica holds the final value of every word.
   void fence();
@@ -188,6 +206,8 @@ class Context {
 
  private:
   std::shared_ptr<detail::ArrayState> alloc_bytes(std::uint64_t bytes, const AllocOptions& o);
+  std::shared_ptr<gpsm::detail::DistributedState> alloc_distributed_bytes(gpsm::BlockSpec spec, std::uint64_t elem_bytes,
+                                                                        const gpsm::DistributedOptions& o);
   std::unique_ptr<detail::ContextImpl> impl_;
 };
 
