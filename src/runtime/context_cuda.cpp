@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -149,21 +148,10 @@ void ContextImpl::fence_async() {
     set(r);
     GPSM_CUDA(cudaEventRecord(events[r], streams[r]));
   }
-  // EXPERIMENT (experiments/fence-scope): GPSM_FENCE_SCOPE=sharers makes each rank wait only
-  // for the ranks it shares a subscribed page with.
-  static const bool scoped = [] {
-    const char* e = std::getenv("GPSM_FENCE_SCOPE");
-    return e != nullptr && std::string(e) == "sharers";
-  }();
   for (int d = 0; d < n; ++d) {
     set(d);
-    std::uint32_t wait_for = ~0u;
-    if (scoped && !arrays.empty()) {
-      wait_for = 0;
-      for (const ArrayState* a : arrays) wait_for |= a->table.sharers(d);
-    }
     for (int s = 0; s < n; ++s)
-      if (s != d && ((wait_for >> s) & 1u)) GPSM_CUDA(cudaStreamWaitEvent(streams[d], events[s], 0));
+      if (s != d) GPSM_CUDA(cudaStreamWaitEvent(streams[d], events[s], 0));
   }
   ++async_fences;
 }

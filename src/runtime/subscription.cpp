@@ -64,14 +64,6 @@ std::uint32_t SubscriptionTable::on_every_page() const {
   return all;
 }
 
-std::uint32_t SubscriptionTable::sharers(int device) const {
-  const std::uint32_t me = 1u << device;
-  std::uint32_t out = 0;
-  for (std::uint32_t m : masks_)
-    if (m & me) out |= m;
-  return out & ~me;
-}
-
 bool SubscriptionTable::demoted(std::uint64_t page) const {
   if (page >= masks_.size())
     throw Error("gpsm: page " + std::to_string(page) + " is out of range (the allocation has " +

@@ -323,20 +323,6 @@ TEST(GpsSubscription, OnEveryPage) {
   EXPECT_EQ(SubscriptionTable().on_every_page(), 0u);
 }
 
-// The devices a device shares a page with: a z-split stencil's learned masks (each slab's pages
-// its own, the boundary pages shared with one neighbour) give each GPU its neighbours only.
-TEST(GpsSubscription, SharersAreTheDevicesOnACommonPage) {
-  SubscriptionTable t(6, 4);
-  EXPECT_EQ(t.sharers(2), 0b1011u) << "subscribed by default: everyone";
-  t.assign({0b0001, 0b0011, 0b0010, 0b0110, 0b0100, 0b1100});
-  EXPECT_EQ(t.sharers(0), 0b0010u);
-  EXPECT_EQ(t.sharers(1), 0b0101u);
-  EXPECT_EQ(t.sharers(2), 0b1010u);
-  EXPECT_EQ(t.sharers(3), 0b0100u);
-  t.assign({0b0001, 0b0010, 0b0100, 0b1000, 0b0001, 0b0010});
-  EXPECT_EQ(t.sharers(3), 0u) << "demoted everywhere: nobody to wait for";
-}
-
 TEST(GpsSubscription, PagesOfADevice) {
   SubscriptionTable t(7, 3);
   t.assign({0b011, 0b011, 0b001, 0b110, 0b010, 0b011, 0b111});

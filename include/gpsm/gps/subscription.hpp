@@ -27,10 +27,6 @@ class SubscriptionTable {
   // The devices subscribed to every page (the AND of all masks): such a device's loads are all
   // local, so its views may skip the per-page mask check (View::whole_local).
   std::uint32_t on_every_page() const;
-  // The other devices that share at least one page with `device` (the OR of the masks that hold
-  // it, without it): where its replica's data can come from or go to when every device accesses
-  // only pages it subscribes to.
-  std::uint32_t sharers(int device) const;
   // The pages `device` subscribes to, as maximal runs in ascending order: after tracking, where
   // its kernels read and wrote. A kernel that keeps per-GPU state for the data it reads from
   // other GPUs (a solver's search direction at the columns its rows gather) sizes it from this.
