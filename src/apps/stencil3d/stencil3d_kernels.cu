@@ -492,7 +492,7 @@ __device__ __forceinline__ bool gps_item_plain(const GpsStepArgs& a, const Plan&
 }
 
 template <Kind K, int V, int M>
-__device__ __noinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
+__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
   const ItemCells ic = item_cells<radius_of(K), M>(a.s, p, w);
   if (!ic.valid) return;
   if (gps_item_plain<K, V, M>(a, p, ic)) run_cells<K, V, M, kNone>(a.s, p, ic);
