@@ -492,10 +492,12 @@ __device__ __forceinline__ bool gps_item_plain(const GpsStepArgs& a, const Plan&
 }
 
 template <Kind K, int V, int M>
-__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
+__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w, bool sole) {
   const ItemCells ic = item_cells<radius_of(K), M>(a.s, p, w);
   if (!ic.valid) return;
-  if (gps_item_plain<K, V, M>(a, p, ic)) run_cells<K, V, M, kNone>(a.s, p, ic);
+  // sole: this GPU alone holds both arrays (one GPU), so every item is the hand-written step with
+  // no per-item check; else the checks pick the item's path.
+  if (sole || gps_item_plain<K, V, M>(a, p, ic)) run_cells<K, V, M, kNone>(a.s, p, ic);
 }
 
 // __grid_constant__: the views stay in parameter space (their replica tables are indexed by
@@ -507,19 +509,9 @@ __device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i6
 constexpr int step_blocks_per_sm(Kind k, int v) { return k == Kind::wave && v == 4 ? 4 : 5; }
 
 template <Kind K, int V, int M>
-__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const __grid_constant__ Plan p) {
-  // sole: this GPU alone holds both arrays (one GPU): every item is the hand-written step, in a
-  // loop of its own with no call in it, so that the out-of-line paths' calls (which make the
-  // compiler keep values in local memory across them) stay out of this loop's code.
-  if (a.in.sole() && a.out.view.sole()) {
-    // The block index read afresh (volatile): with blockIdx.x the compiler shares the loop
-    // counter with the other loop's, which lives across calls and so in local memory.
-    unsigned b;
-    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
-    for (i64 w = b; w < p.items; w += gridDim.x) run_item<K, V, M>(a.s, p, w);
-    return;
-  }
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
+__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const Plan p) {
+  const bool sole = a.in.sole() && a.out.view.sole();
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w, sole);
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
