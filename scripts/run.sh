@@ -4,7 +4,7 @@
 #                             results/nvidia-h200-x4/2026-11-27_220112e_main-job-3d-coords): `gpsm scope --quick`, then
 #                             `gpsm bench` of every app at its strong-scaling size on the paradigms
 #                             that matter (its best hand-written ones, gps, proact, memcpy,
-#                             infinite; cg: its CPU-controlled and CPU-free variants) on 1, 2, 4...
+#                             infinite; cg: its CPU-controlled and CPU-free variants and gps) on 1, 2, 4...
 #                             GPUs, a one-screen summary and plots, all in gpsm-out/
 #   ./scripts/run.sh --full   the whole suite: every app, size and paradigm (estimated ~40 min on 2xH200,
 #                             estimated: ~312 runs, 51 of them took 191 s at the start, the
@@ -43,7 +43,7 @@ steps=(
   "pagerank rmat:20 single,memcpy,p2p_inline,gps,proact,infinite 5"
   "sssp rmat:20 single,memcpy,p2p_inline,gps,proact,infinite 5"
   "als ratings:1000000x100000x20 single,memcpy,p2p_inline,gps,proact,infinite 14"
-  "cg poisson2d:512 single,cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe,infinite 25"
+  "cg poisson2d:512 single,cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe,gps,infinite 27"
 )
 
 # "[k/n] what (~T left)": the steps still to come at their estimates, scaled by how the finished
