@@ -5,6 +5,7 @@
 // provide start as NaN (the second p of Standard, the second w of Pipelined, rows and halo), so an
 // entry an exchange misses poisons the residual instead of passing on stale data.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "apps/cg/cg_kernels.hpp"
@@ -80,5 +81,11 @@ class CgData {
   double start_ = 0;                           // rho_0, history entry 0 of Standard
   bool done_at_start_ = false;
 };
+
+// The solve the ranks recorded on their GPUs: iterations(r) reads rank r's iteration count (at
+// most cap), hist[r] its residual history, x[r] its rows of x. Every GPU must have reduced to the
+// same history, bit for bit; the first that did not fails the run with its rank.
+Solve gather_solve(gps::Context& ctx, const Plan& plan, std::int32_t cap, const std::vector<const double*>& hist,
+                   const std::vector<const double*>& x, const std::function<std::int32_t(int)>& iterations);
 
 }  // namespace gpsm::apps::cg

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -213,11 +214,12 @@ void CgData::copy_halos(int r, int parity, cudaStream_t st) const {
 }
 
 Solve CgData::result(bool from_control) {
-  ctx_.synchronize();
-  Solve s;
-  std::vector<double> first;
-  for (int r = 0; r < plan_.ranks; ++r) {
-    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+  std::vector<const double*> hist, x;
+  for (const auto& d : d_) {
+    hist.push_back(d.hist.p);
+    x.push_back(d.x.p);
+  }
+  return gather_solve(ctx_, plan_, cap_, hist, x, [&](int r) {
     std::int32_t it = -1;
     if (from_control) {
       Control c;
@@ -226,9 +228,21 @@ Solve CgData::result(bool from_control) {
     } else {
       GPSM_CUDA(cudaMemcpy(&it, d_[r].iters.p, sizeof(it), cudaMemcpyDeviceToHost));
     }
-    if (it < 0 || it > cap_) throw gpsm::Error("gpsm: cg: GPU " + std::to_string(r) + " did not record how many iterations it ran");
+    return it;
+  });
+}
+
+Solve gather_solve(gps::Context& ctx, const Plan& plan, std::int32_t cap, const std::vector<const double*>& hist,
+                   const std::vector<const double*>& x, const std::function<std::int32_t(int)>& iterations) {
+  ctx.synchronize();
+  Solve s;
+  std::vector<double> first;
+  for (int r = 0; r < plan.ranks; ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    const std::int32_t it = iterations(r);
+    if (it < 0 || it > cap) throw gpsm::Error("gpsm: cg: GPU " + std::to_string(r) + " did not record how many iterations it ran");
     std::vector<double> h(static_cast<std::size_t>(it) + 1);
-    GPSM_CUDA(cudaMemcpy(h.data(), d_[r].hist.p, h.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    GPSM_CUDA(cudaMemcpy(h.data(), hist[r], h.size() * sizeof(double), cudaMemcpyDeviceToHost));
     if (r == 0) {
       s.iterations = it;
       first = h;
@@ -238,11 +252,11 @@ Solve CgData::result(bool from_control) {
     }
   }
   s.rho = std::move(first);
-  s.x.resize(static_cast<std::size_t>(plan_.n));
-  for (int r = 0; r < plan_.ranks; ++r) {
-    const RankPlan& p = plan_.rank[r];
-    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-    GPSM_CUDA(cudaMemcpy(s.x.data() + p.rows.begin, d_[r].x.p, static_cast<std::size_t>(p.local_rows()) * sizeof(double),
+  s.x.resize(static_cast<std::size_t>(plan.n));
+  for (int r = 0; r < plan.ranks; ++r) {
+    const RankPlan& p = plan.rank[r];
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    GPSM_CUDA(cudaMemcpy(s.x.data() + p.rows.begin, x[r], static_cast<std::size_t>(p.local_rows()) * sizeof(double),
                          cudaMemcpyDeviceToHost));
   }
   return s;

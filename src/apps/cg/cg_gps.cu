@@ -20,6 +20,13 @@
 namespace gpsm::apps::cg {
 namespace {
 
+// Chunk c's own rows of r as one span: one subscriber check for the chunk's pages.
+__device__ __forceinline__ gps::View<double>::Span own_rows_span(const GpsStd& g, std::int64_t c) {
+  const std::int64_t chunk = chunk_rows(g.a.rows_per_thread), first = c * chunk;
+  return g.r.span(static_cast<std::uint64_t>(g.first_row + first),
+                  static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(g.a.rows) - first)));
+}
+
 // SpMV step of chunk c at iteration parity par. While tracking, every gather goes through
 // View::load, so the runtime records exactly the pages the SpMV reads (a span over the chunk's
 // column range would mark the pages between them too).
@@ -38,9 +45,8 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
   }
   __syncthreads();
   double* pnew = pick(g.p, 1 - par);
-  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
-  const auto own = g.r.span(static_cast<std::uint64_t>(g.first_row + first),
-                            static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(a.rows) - first)));
+  const std::int64_t first = c * chunk_rows(a.rows_per_thread);
+  const auto own = own_rows_span(g, c);
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;
@@ -70,9 +76,7 @@ __device__ __forceinline__ void gps_remote_step(const GpsStd& g, int par, double
 __device__ __forceinline__ bool gps_update_step(const GpsStd& g, int par, double alpha, std::int64_t c) {
   const DevMatrix& a = g.a;
   const double* pk = pick(g.p, 1 - par);
-  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
-  const auto s = g.r.span(static_cast<std::uint64_t>(g.first_row + first),
-                          static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(a.rows) - first)));
+  const auto s = own_rows_span(g, c);
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cg/cg_data.hpp"
 #include "apps/cg/cg_gps_kernels.hpp"
 #include "apps/cg/cg_runs.hpp"
 #include "apps/cg/gps_layout.hpp"
@@ -95,33 +96,16 @@ class GpsRun final : public CgRun {
   }
 
   Solve result() override {
-    ctx_.synchronize();
-    Solve s;
-    std::vector<double> first;
-    for (int r = 0; r < plan_.ranks; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+    std::vector<const double*> hist, x;
+    for (const Rank& d : d_) {
+      hist.push_back(d.hist.p);
+      x.push_back(d.x.p);
+    }
+    return gather_solve(ctx_, plan_, iters_, hist, x, [&](int r) {
       std::int32_t it = -1;
       GPSM_CUDA(cudaMemcpy(&it, d_[r].iters.p, sizeof(it), cudaMemcpyDeviceToHost));
-      if (it < 0 || it > iters_) throw gpsm::Error("gpsm: cg: GPU " + std::to_string(r) + " did not record how many iterations it ran");
-      std::vector<double> h(static_cast<std::size_t>(it) + 1);
-      GPSM_CUDA(cudaMemcpy(h.data(), d_[r].hist.p, h.size() * sizeof(double), cudaMemcpyDeviceToHost));
-      if (r == 0) {
-        s.iterations = it;
-        first = h;
-      } else if (it != s.iterations || std::memcmp(h.data(), first.data(), h.size() * sizeof(double)) != 0) {
-        throw gpsm::Error("gpsm: cg: GPU " + std::to_string(r) + "'s residual history differs from GPU 0's (every GPU must "
-                          "reduce to the same sums)");
-      }
-    }
-    s.rho = std::move(first);
-    s.x.resize(static_cast<std::size_t>(plan_.n));
-    for (int r = 0; r < plan_.ranks; ++r) {
-      const RankPlan& p = plan_.rank[r];
-      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-      GPSM_CUDA(cudaMemcpy(s.x.data() + p.rows.begin, d_[r].x.p, static_cast<std::size_t>(p.local_rows()) * sizeof(double),
-                           cudaMemcpyDeviceToHost));
-    }
-    return s;
+      return it;
+    });
   }
 
   // One more solve of up to two iterations with counting views: what the runtime put on the

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "apps/cg/cg_math.hpp"
+#include "common/even_parts.hpp"
 #include "common/omp.hpp"
 #include "gpsm/error.hpp"
 
@@ -24,12 +25,9 @@ constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 std::vector<RowRange> split_rows(std::int64_t n, int parts) {
   check_parts(n, parts);
   std::vector<RowRange> out(static_cast<std::size_t>(parts));
-  const std::int64_t base = n / parts, extra = n % parts;
-  std::int64_t at = 0;
   for (int p = 0; p < parts; ++p) {
-    out[p].begin = at;
-    at += base + (p < extra ? 1 : 0);
-    out[p].end = at;
+    out[p].begin = even_part_begin(n, parts, p);
+    out[p].end = even_part_begin(n, parts, p + 1);
   }
   return out;
 }

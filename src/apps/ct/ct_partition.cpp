@@ -4,19 +4,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/even_parts.hpp"
+
 namespace gpsm::apps::ct {
 
 std::vector<Span> split_even(std::int64_t n, int parts) {
   if (parts < 1 || n < 0)
     throw std::invalid_argument("ct: cannot split " + std::to_string(n) + " into " + std::to_string(parts) + " parts");
   std::vector<Span> out(static_cast<std::size_t>(parts));
-  const std::int64_t base = n / parts, extra = n % parts;
-  std::int64_t at = 0;
-  for (int p = 0; p < parts; ++p) {
-    out[p].begin = at;
-    at += base + (p < extra ? 1 : 0);
-    out[p].end = at;
-  }
+  for (int p = 0; p < parts; ++p) out[p] = Span{even_part_begin(n, parts, p), even_part_begin(n, parts, p + 1)};
   return out;
 }
 

@@ -70,18 +70,10 @@ void back_project_column(const Geometry& g, const float* proj, const std::int32_
 
 void back_project(const Geometry& g, const float* proj, const std::int32_t* views, int count, int y0, int y1,
                   float* image) {
-  const std::int64_t columns = std::int64_t{y1 - y0} * g.nx;
-  GPSM_OMP(parallel) {
-    std::vector<double> acc(static_cast<std::size_t>(g.nz));
-    GPSM_OMP(for schedule(dynamic, 16))
-    for (std::int64_t c = 0; c < columns; ++c) {
-      const int iy = y0 + static_cast<int>(c / g.nx), ix = static_cast<int>(c % g.nx);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      back_project_column(g, proj, views, count, ix, iy, acc.data());
-      float* col = image + g.voxel_index(ix, iy, 0);
-      for (int iz = 0; iz < g.nz; ++iz) col[iz] = static_cast<float>(acc[iz]);
-    }
-  }
+  for_each_back_projected_column(g, proj, views, count, y0, y1, [&](int ix, int iy, const double* acc) {
+    float* col = image + g.voxel_index(ix, iy, 0);
+    for (int iz = 0; iz < g.nz; ++iz) col[iz] = static_cast<float>(acc[iz]);
+  });
 }
 
 std::vector<std::int32_t> all_views(const Geometry& g) {

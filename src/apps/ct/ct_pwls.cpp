@@ -64,25 +64,17 @@ void weighted_residual(const Geometry& g, const Scan& scan, const float* x, cons
 
 void update_planes(const Geometry& g, const Penalty& pen, const std::vector<float>& d, int subsets, const float* x,
                    const float* r, const std::int32_t* views, int count, int y0, int y1, float* x_new) {
-  const std::int64_t columns = std::int64_t{y1 - y0} * g.nx;
-  GPSM_OMP(parallel) {
-    std::vector<double> acc(static_cast<std::size_t>(g.nz));
-    GPSM_OMP(for schedule(dynamic, 16))
-    for (std::int64_t c = 0; c < columns; ++c) {
-      const int iy = y0 + static_cast<int>(c / g.nx), ix = static_cast<int>(c % g.nx);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      back_project_column(g, r, views, count, ix, iy, acc.data());
-      const std::int64_t base = g.voxel_index(ix, iy, 0);
-      for (int iz = 0; iz < g.nz; ++iz) {
-        double grad, curv;
-        penalty_gradient_curvature(g, pen, x, ix, iy, iz, grad, curv);
-        const double denom = d[base + iz] + curv;
-        const double xj = x[base + iz];
-        const double next = denom > 0 ? xj - (subsets * acc[iz] + grad) / denom : xj;
-        x_new[base + iz] = static_cast<float>(std::max(0.0, next));
-      }
+  for_each_back_projected_column(g, r, views, count, y0, y1, [&](int ix, int iy, const double* acc) {
+    const std::int64_t base = g.voxel_index(ix, iy, 0);
+    for (int iz = 0; iz < g.nz; ++iz) {
+      double grad, curv;
+      penalty_gradient_curvature(g, pen, x, ix, iy, iz, grad, curv);
+      const double denom = d[base + iz] + curv;
+      const double xj = x[base + iz];
+      const double next = denom > 0 ? xj - (subsets * acc[iz] + grad) / denom : xj;
+      x_new[base + iz] = static_cast<float>(std::max(0.0, next));
     }
-  }
+  });
 }
 
 double rmse_hu(const std::vector<float>& x, const std::vector<float>& truth) {
