@@ -109,9 +109,7 @@ void ArrayState::upload_masks() {
   if (ctx->tracking)
     for (auto& x : m) x |= kTrackBit;
   m.push_back(ctx->tracking ? 0u : table.on_every_page());
-  std::uint32_t any = 0;
-  for (std::uint32_t x : table.masks()) any |= x;
-  m.push_back(any);
+  m.push_back(table.on_any_page());
   const std::vector<std::uint32_t> runs = same_mask_runs(table.masks());
   m.insert(m.end(), runs.begin(), runs.end());
   for (int r = 0; r < ctx->size(); ++r) {

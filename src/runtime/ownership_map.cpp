@@ -7,6 +7,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "common/even_parts.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm {
@@ -55,8 +56,7 @@ std::vector<std::uint64_t> even_cuts(std::uint64_t n, int parts, const char* axi
     fail("cannot split " + std::to_string(n) + " elements along " + axis + " among " + std::to_string(parts) + " owners",
          "use fewer GPUs or a larger array");
   std::vector<std::uint64_t> c(static_cast<std::size_t>(parts) + 1, 0);
-  const std::uint64_t q = n / parts, r = n % parts;
-  for (int p = 0; p < parts; ++p) c[p + 1] = c[p] + q + (static_cast<std::uint64_t>(p) < r ? 1 : 0);
+  for (int p = 1; p <= parts; ++p) c[p] = even_part_begin(n, parts, p);
   return c;
 }
 

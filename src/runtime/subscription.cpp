@@ -64,6 +64,12 @@ std::uint32_t SubscriptionTable::on_every_page() const {
   return all;
 }
 
+std::uint32_t SubscriptionTable::on_any_page() const {
+  std::uint32_t any = 0;
+  for (std::uint32_t m : masks_) any |= m;
+  return any;
+}
+
 bool SubscriptionTable::demoted(std::uint64_t page) const {
   if (page >= masks_.size())
     throw Error("gpsm: page " + std::to_string(page) + " is out of range (the allocation has " +

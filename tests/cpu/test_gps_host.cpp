@@ -323,6 +323,17 @@ TEST(GpsSubscription, OnEveryPage) {
   EXPECT_EQ(SubscriptionTable().on_every_page(), 0u);
 }
 
+// The any-page word behind View::sole: the OR of the masks.
+TEST(GpsSubscription, OnAnyPage) {
+  SubscriptionTable t(3, 3);
+  EXPECT_EQ(t.on_any_page(), 0b111u);
+  t.assign({0b001, 0b001, 0b001});
+  EXPECT_EQ(t.on_any_page(), 0b001u);
+  t.assign({0b001, 0b100, 0b001});
+  EXPECT_EQ(t.on_any_page(), 0b101u);
+  EXPECT_EQ(SubscriptionTable().on_any_page(), 0u);
+}
+
 TEST(GpsSubscription, PagesOfADevice) {
   SubscriptionTable t(7, 3);
   t.assign({0b011, 0b011, 0b001, 0b110, 0b010, 0b011, 0b111});

@@ -27,6 +27,9 @@ class SubscriptionTable {
   // The devices subscribed to every page (the AND of all masks): such a device's loads are all
   // local, so its views may skip the per-page mask check (View::whole_local).
   std::uint32_t on_every_page() const;
+  // The devices subscribed to any page (the OR of all masks): where it is one device that also
+  // holds every page, nothing it stores is ever published (View::sole).
+  std::uint32_t on_any_page() const;
   // The pages `device` subscribes to, as maximal runs in ascending order: after tracking, where
   // its kernels read and wrote. A kernel that keeps per-GPU state for the data it reads from
   // other GPUs (a solver's search direction at the columns its rows gather) sizes it from this.
