@@ -322,7 +322,8 @@ static int run(const Csr& a, const std::vector<double>& b, const std::vector<int
     example::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device(g)), "SM count");
     blocks = std::min(blocks, per_sm * sms);
   }
-  blocks = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, (a.n / n + kThreads) / kThreads)));
+  const std::int64_t most_rows = (a.n + n - 1) / n;  // the largest GPU's share
+  blocks = static_cast<int>(std::min<std::int64_t>(blocks, (most_rows + kThreads - 1) / kThreads));
   ctx.check_coresident(reinterpret_cast<const void*>(&cg_solve), blocks, kThreads, 0);
 
   DeviceMemory mem;
