@@ -2,8 +2,9 @@
 // The separable-footprint projector's coefficients (SF-TR, after Long, Fessler and Balter, "3D
 // forward and back-projection for X-ray CT using separable footprints"): the one place both the
 // forward projector and the back projector get a_ij from, so the back projector is exactly the
-// transpose (same coefficients, loops swapped). Header-only and allocation-free, so the GPU
-// kernels can take the same arithmetic (the helpers below already compile for the device).
+// transpose (same coefficients, loops swapped). Header-only and allocation-free, compiled for host
+// and device (GPSM_CT_HD): the GPU kernels (ct_project.cu) run this very arithmetic, built
+// without FMA contraction so each coefficient is the CPU's to the bit.
 //
 // For view v and voxel (ix, iy, iz), the coefficient of detector cell (row l, channel k) is
 //   a = amp * F1(k) * F2(l)
@@ -21,12 +22,6 @@
 #include <cmath>
 
 #include "apps/ct/ct_geometry.hpp"
-
-#if defined(__CUDACC__)
-#define GPSM_CT_HD __host__ __device__
-#else
-#define GPSM_CT_HD
-#endif
 
 namespace gpsm::apps::ct {
 
@@ -72,8 +67,15 @@ GPSM_CT_HD inline void sort4(double t[4]) {
 
 }  // namespace detail
 
+// D / d_c for column (ix, iy): what column_footprint stores in fp.mag, alone (the GPU back
+// projector asks for a column's z reach before it pays for the whole footprint).
+GPSM_CT_HD inline double column_magnification(const Geometry& g, const ViewPose& p, int ix, int iy) {
+  const double xc = g.x_center(ix), yc = g.y_center(iy);
+  return g.source_detector / (g.source_radius - (xc * p.c + yc * p.s));
+}
+
 // Returns false when the column's shadow misses the detector (nk == 0 then).
-inline bool column_footprint(const Geometry& g, const ViewPose& p, int ix, int iy, ColumnFootprint& fp) {
+GPSM_CT_HD inline bool column_footprint(const Geometry& g, const ViewPose& p, int ix, int iy, ColumnFootprint& fp) {
   const double R = g.source_radius, D = g.source_detector, h = 0.5 * g.dx;
   const double xc = g.x_center(ix), yc = g.y_center(iy);
   double tau[4];
@@ -86,8 +88,8 @@ inline bool column_footprint(const Geometry& g, const ViewPose& p, int ix, int i
       tau[n++] = D * u / d;
     }
   detail::sort4(tau);
-  const double dc = R - (xc * p.c + yc * p.s), uc = -xc * p.s + yc * p.c;
-  fp.mag = D / dc;
+  const double uc = -xc * p.s + yc * p.c;
+  fp.mag = column_magnification(g, p, ix, iy);
   const double sc = uc * fp.mag;
   fp.s2 = D * D + sc * sc;
   // The ray through the center runs from the source (R c, R s) to the center: its direction's
@@ -114,18 +116,37 @@ inline bool column_footprint(const Geometry& g, const ViewPose& p, int ix, int i
 
 // The voxels of the column a view's cone can reach: [iz0, iz1), conservatively (the rows'
 // weights are zero outside).
-inline void column_z_range(const Geometry& g, const ViewPose& p, const ColumnFootprint& fp, int& iz0, int& iz1) {
-  const double t_half = 0.5 * g.rows * g.row_size / fp.mag;  // the detector's half height, at the column
+GPSM_CT_HD inline void column_z_range(const Geometry& g, const ViewPose& p, double mag, int& iz0, int& iz1) {
+  const double t_half = 0.5 * g.rows * g.row_size / mag;  // the detector's half height, at the column
   const double lo = (p.zs - t_half - 0.5 * g.dz) / g.dz + 0.5 * (g.nz - 1);
   const double hi = (p.zs + t_half + 0.5 * g.dz) / g.dz + 0.5 * (g.nz - 1);
   iz0 = static_cast<int>(std::fmax(0.0, std::floor(lo)));
   iz1 = static_cast<int>(std::fmin(static_cast<double>(g.nz), std::ceil(hi) + 1));
   if (iz1 < iz0) iz1 = iz0;
 }
+GPSM_CT_HD inline void column_z_range(const Geometry& g, const ViewPose& p, const ColumnFootprint& fp, int& iz0,
+                                      int& iz1) {
+  column_z_range(g, p, fp.mag, iz0, iz1);
+}
+
+// The voxels of the column whose rows can reach the detector rows [l0, l1) (a forward projection
+// row tile): a voxel's rectangle [(z - dz/2 - zs) mag, (z + dz/2 - zs) mag] meets the tile
+// [(l0 - rows/2) dt, (l1 - rows/2) dt] only if its center lies within dz/2 of the tile's edges
+// brought back to the column; one voxel of margin each side absorbs rounding. voxel_rows still
+// decides each voxel's rows exactly: this only skips voxels that cannot reach the tile.
+GPSM_CT_HD inline void tile_z_range(const Geometry& g, const ViewPose& p, double mag, int l0, int l1, int& iz0,
+                                    int& iz1) {
+  const double t0 = (l0 - 0.5 * g.rows) * g.row_size / mag, t1 = (l1 - 0.5 * g.rows) * g.row_size / mag;
+  const double lo = (p.zs + t0 - 0.5 * g.dz) / g.dz + 0.5 * (g.nz - 1);
+  const double hi = (p.zs + t1 + 0.5 * g.dz) / g.dz + 0.5 * (g.nz - 1);
+  iz0 = static_cast<int>(std::fmax(0.0, std::floor(lo) - 1));
+  iz1 = static_cast<int>(std::fmin(static_cast<double>(g.nz), std::ceil(hi) + 2));
+  if (iz1 < iz0) iz1 = iz0;
+}
 
 // The axial part for voxel iz of the column: rows [l0, l0 + nl) with weights w[] = F2(l) / cos theta.
 // Returns nl (0: the voxel misses the detector in this view).
-inline int voxel_rows(const Geometry& g, const ViewPose& p, const ColumnFootprint& fp, int iz, int& l0, double* w) {
+GPSM_CT_HD inline int voxel_rows(const Geometry& g, const ViewPose& p, const ColumnFootprint& fp, int iz, int& l0, double* w) {
   const double zc = g.z_center(iz);
   const double t0 = (zc - 0.5 * g.dz - p.zs) * fp.mag, t1 = (zc + 0.5 * g.dz - p.zs) * fp.mag;
   const double dt = g.row_size, half = 0.5 * g.rows;

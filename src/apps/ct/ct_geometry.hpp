@@ -22,6 +22,14 @@
 #include <cstdint>
 #include <string>
 
+// Marks what the GPU kernels share with the CPU core (geometry accessors, footprint and penalty
+// arithmetic): compiled for both, so both take each coefficient from the same source.
+#if defined(__CUDACC__)
+#define GPSM_CT_HD __host__ __device__
+#else
+#define GPSM_CT_HD
+#endif
+
 namespace gpsm::apps::ct {
 
 enum class Orbit : std::uint8_t { circular, helical };
@@ -42,21 +50,21 @@ struct Geometry {
   double dx = 1.0, dz = 0.625;        // voxel size, mm (dy = dx)
 
   double views_per_turn() const { return views / turns; }
-  double collimation() const { return rows * row_size * source_radius / source_detector; }  // mm at isocenter
+  GPSM_CT_HD double collimation() const { return rows * row_size * source_radius / source_detector; }  // mm at isocenter
   double feed_per_turn() const { return orbit == Orbit::helical ? pitch * collimation() : 0.0; }
   double angle(int v) const;     // radians
   double source_z(int v) const;  // mm; the helix is centred on the image
-  double channel_center(int k) const { return (k - 0.5 * (channels - 1)) * channel_size; }
-  double row_center(int l) const { return (l - 0.5 * (rows - 1)) * row_size; }
-  double x_center(int ix) const { return (ix - 0.5 * (nx - 1)) * dx; }
-  double y_center(int iy) const { return (iy - 0.5 * (ny - 1)) * dx; }
-  double z_center(int iz) const { return (iz - 0.5 * (nz - 1)) * dz; }
+  GPSM_CT_HD double channel_center(int k) const { return (k - 0.5 * (channels - 1)) * channel_size; }
+  GPSM_CT_HD double row_center(int l) const { return (l - 0.5 * (rows - 1)) * row_size; }
+  GPSM_CT_HD double x_center(int ix) const { return (ix - 0.5 * (nx - 1)) * dx; }
+  GPSM_CT_HD double y_center(int iy) const { return (iy - 0.5 * (ny - 1)) * dx; }
+  GPSM_CT_HD double z_center(int iz) const { return (iz - 0.5 * (nz - 1)) * dz; }
 
-  std::int64_t voxels() const { return std::int64_t{nx} * ny * nz; }
-  std::int64_t cells_per_view() const { return std::int64_t{rows} * channels; }
-  std::int64_t sinogram_cells() const { return cells_per_view() * views; }
-  std::int64_t voxel_index(int ix, int iy, int iz) const { return (std::int64_t{iy} * nx + ix) * nz + iz; }
-  std::int64_t cell_index(int view, int row, int channel) const {
+  GPSM_CT_HD std::int64_t voxels() const { return std::int64_t{nx} * ny * nz; }
+  GPSM_CT_HD std::int64_t cells_per_view() const { return std::int64_t{rows} * channels; }
+  GPSM_CT_HD std::int64_t sinogram_cells() const { return cells_per_view() * views; }
+  GPSM_CT_HD std::int64_t voxel_index(int ix, int iy, int iz) const { return (std::int64_t{iy} * nx + ix) * nz + iz; }
+  GPSM_CT_HD std::int64_t cell_index(int view, int row, int channel) const {
     return (std::int64_t{view} * rows + row) * channels + channel;
   }
   std::string label() const;  // "64x64x64:288x16x96:helical"

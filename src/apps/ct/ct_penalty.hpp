@@ -21,18 +21,64 @@ struct Penalty {
   double delta = 0;  // Fair potential's corner, in 1/mm
 };
 
-inline double fair(double t, double delta) {
+GPSM_CT_HD inline double fair(double t, double delta) {
   const double a = std::fabs(t) / delta;
   return delta * delta * (a - std::log1p(a));
 }
-inline double fair_derivative(double t, double delta) { return t / (1.0 + std::fabs(t) / delta); }
-inline double fair_curvature(double t, double delta) { return 1.0 / (1.0 + std::fabs(t) / delta); }
+GPSM_CT_HD inline double fair_derivative(double t, double delta) { return t / (1.0 + std::fabs(t) / delta); }
+GPSM_CT_HD inline double fair_curvature(double t, double delta) { return 1.0 / (1.0 + std::fabs(t) / delta); }
+
+// w_jk by the squared offset (1: face, 2: edge, 3: corner neighbour). A function, not a table,
+// so device code can call it (a namespace-scope array lives in host memory only).
+GPSM_CT_HD inline double neighbour_weight(int d2) {
+  return d2 == 1 ? 1.0 : d2 == 2 ? 0.70710678118654752440 : 0.57735026918962576451;
+}
 
 // R(x) over the whole image, in double.
 double penalty_value(const Geometry& g, const Penalty& p, const float* x);
 
-// Gradient and surrogate curvature of R at voxel (ix, iy, iz).
-void penalty_gradient_curvature(const Geometry& g, const Penalty& p, const float* x, int ix, int iy, int iz,
-                                double& grad, double& curv);
+// sum of w_jk psi(x_j - x_k) over the pairs voxel (ix, iy, iz) opens: the 13 offsets after
+// (0, 0, 0) in (dy, dx, dz) order, so each pair is counted once over the image (R = beta x the
+// sum of these over all voxels).
+GPSM_CT_HD inline double penalty_pairs(const Geometry& g, const Penalty& p, const float* x, int ix, int iy, int iz) {
+  const double xj = x[g.voxel_index(ix, iy, iz)];
+  double total = 0;
+  for (int dy = 0; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dz = -1; dz <= 1; ++dz) {
+        if (dy == 0 && (dx < 0 || (dx == 0 && dz <= 0))) continue;
+        const int jy = iy + dy, jx = ix + dx, jz = iz + dz;
+        if (jy >= g.ny || jx < 0 || jx >= g.nx || jz < 0 || jz >= g.nz) continue;
+        const double t = xj - x[g.voxel_index(jx, jy, jz)];
+        total += neighbour_weight(dy * dy + dx * dx + dz * dz) * fair(t, p.delta);
+      }
+  return total;
+}
+
+// Gradient and surrogate curvature of R at voxel (ix, iy, iz) (the CPU update and the GPU
+// kernel both call this, so they agree to the bit).
+GPSM_CT_HD inline void penalty_gradient_curvature(const Geometry& g, const Penalty& p, const float* x, int ix, int iy,
+                                                  int iz, double& grad, double& curv) {
+  const double xj = x[g.voxel_index(ix, iy, iz)];
+  double gs = 0, cs = 0;
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int jy = iy + dy;
+    if (jy < 0 || jy >= g.ny) continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int jx = ix + dx;
+      if (jx < 0 || jx >= g.nx) continue;
+      for (int dz = -1; dz <= 1; ++dz) {
+        const int jz = iz + dz;
+        if ((dy | dx | dz) == 0 || jz < 0 || jz >= g.nz) continue;
+        const double w = neighbour_weight(dy * dy + dx * dx + dz * dz);
+        const double t = xj - x[g.voxel_index(jx, jy, jz)];
+        gs += w * fair_derivative(t, p.delta);
+        cs += 2 * w * fair_curvature(t, p.delta);
+      }
+    }
+  }
+  grad = p.beta * gs;
+  curv = p.beta * cs;
+}
 
 }  // namespace gpsm::apps::ct

@@ -1,0 +1,178 @@
+// The CT projector pair and the PWLS slab update on the GPU (launchers: ct_kernels.hpp). The
+// footprints are ct_footprint.hpp's, the penalty ct_penalty.hpp's; this file is built without FMA
+// contraction, so each coefficient, each column's back-projected sum and each updated voxel is
+// the CPU core's to the bit. Only the forward projection's per-cell sums run in another order.
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "apps/ct/ct_forward_tiles.hpp"
+#include "apps/ct/ct_kernels.hpp"
+#include "common/cuda_check.hpp"
+
+namespace gpsm::apps::ct {
+namespace {
+
+constexpr int kThreads = 256;
+// A back-projecting thread holds this many voxels' sums of its column (local memory): the column
+// is walked in chunks, each over all the views, so every voxel still adds its views in list
+// order. A view whose cone misses the chunk is skipped before its footprint is computed.
+constexpr int kZChunk = 32;
+
+// Forward: block (tile, k) accumulates detector rows [l0, l1) of view views[k] in shared memory;
+// its threads share out the voxel columns. Per voxel the contributions are forward_project's
+// (wx = w_l x, then wx f_k), added with shared-memory atomics in double.
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(Geometry g, const ViewPose* __restrict__ poses, const float* __restrict__ image,
+                   const std::int32_t* __restrict__ views, int tile_rows, float* __restrict__ out) {
+  extern __shared__ double acc[];
+  const int k = blockIdx.y;
+  const int l0 = blockIdx.x * tile_rows, l1 = min(g.rows, l0 + tile_rows);
+  const int cells = (l1 - l0) * g.channels;
+  for (int i = threadIdx.x; i < cells; i += blockDim.x) acc[i] = 0.0;
+  __syncthreads();
+  const ViewPose p = poses[views[k]];
+  ColumnFootprint fp;
+  double w[kMaxFootprintCells];
+  const int columns = g.nx * g.ny;
+  for (int c = threadIdx.x; c < columns; c += blockDim.x) {
+    const int iy = c / g.nx, ix = c - iy * g.nx;
+    const double mag = column_magnification(g, p, ix, iy);
+    int a, b, ta, tb;
+    column_z_range(g, p, mag, a, b);
+    tile_z_range(g, p, mag, l0, l1, ta, tb);
+    a = max(a, ta), b = min(b, tb);
+    if (a >= b || !column_footprint(g, p, ix, iy, fp)) continue;
+    const float* col = image + g.voxel_index(ix, iy, 0);
+    for (int iz = a; iz < b; ++iz) {
+      const double xv = col[iz];
+      if (xv == 0) continue;
+      int lv;
+      const int nl = voxel_rows(g, p, fp, iz, lv, w);
+      for (int i = 0; i < nl; ++i) {
+        const int l = lv + i;
+        if (l < l0 || l >= l1) continue;
+        double* row = acc + (l - l0) * g.channels + fp.k0;
+        const double wx = w[i] * xv;
+        for (int j = 0; j < fp.nk; ++j) atomicAdd(row + j, wx * fp.f[j]);
+      }
+    }
+  }
+  __syncthreads();
+  float* o = out + k * g.cells_per_view() + std::int64_t{l0} * g.channels;
+  for (int i = threadIdx.x; i < cells; i += blockDim.x) o[i] = static_cast<float>(acc[i]);
+}
+
+// sums[i] = [A^T proj]_j for voxels j = (ix, iy, z0 + i), i < n: back_project_column restricted
+// to a chunk, the views added in the same order.
+__device__ void back_project_chunk(const Geometry& g, const ViewPose* __restrict__ poses,
+                                   const float* __restrict__ proj, const std::int32_t* __restrict__ views, int count,
+                                   int ix, int iy, int z0, int n, double* sums) {
+  for (int i = 0; i < n; ++i) sums[i] = 0.0;
+  const std::int64_t cells = g.cells_per_view();
+  ColumnFootprint fp;
+  double w[kMaxFootprintCells];
+  for (int k = 0; k < count; ++k) {
+    const ViewPose p = poses[views[k]];
+    int iz0, iz1;
+    column_z_range(g, p, column_magnification(g, p, ix, iy), iz0, iz1);
+    const int a = max(iz0, z0), b = min(iz1, z0 + n);
+    if (a >= b || !column_footprint(g, p, ix, iy, fp)) continue;
+    const float* view = proj + k * cells;
+    for (int iz = a; iz < b; ++iz) {
+      int l0;
+      const int nl = voxel_rows(g, p, fp, iz, l0, w);
+      double sum = 0;
+      for (int i = 0; i < nl; ++i) {
+        const float* row = view + std::int64_t{l0 + i} * g.channels + fp.k0;
+        double r = 0;
+        for (int j = 0; j < fp.nk; ++j) r += fp.f[j] * row[j];
+        sum += w[i] * r;
+      }
+      sums[iz - z0] += sum;
+    }
+  }
+}
+
+// One thread per voxel column of planes [y0, y1), x fastest.
+__device__ __forceinline__ bool slab_column(const Geometry& g, int y0, int y1, int& ix, int& iy) {
+  const std::int64_t c = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (c >= std::int64_t{y1 - y0} * g.nx) return false;
+  iy = y0 + static_cast<int>(c / g.nx);
+  ix = static_cast<int>(c % g.nx);
+  return true;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    back_kernel(Geometry g, const ViewPose* __restrict__ poses, const float* __restrict__ proj,
+                const std::int32_t* __restrict__ views, int count, int y0, int y1, float* __restrict__ image) {
+  int ix, iy;
+  if (!slab_column(g, y0, y1, ix, iy)) return;
+  double sums[kZChunk];
+  float* col = image + g.voxel_index(ix, iy, 0);
+  for (int z0 = 0; z0 < g.nz; z0 += kZChunk) {
+    const int n = min(kZChunk, g.nz - z0);
+    back_project_chunk(g, poses, proj, views, count, ix, iy, z0, n, sums);
+    for (int i = 0; i < n; ++i) col[z0 + i] = static_cast<float>(sums[i]);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    update_kernel(Geometry g, Penalty pen, const float* __restrict__ d, int subsets, const float* __restrict__ x,
+                  const ViewPose* __restrict__ poses, const float* __restrict__ r,
+                  const std::int32_t* __restrict__ views, int count, int y0, int y1, float* __restrict__ x_new) {
+  int ix, iy;
+  if (!slab_column(g, y0, y1, ix, iy)) return;
+  double sums[kZChunk];
+  const std::int64_t base = g.voxel_index(ix, iy, 0);
+  for (int z0 = 0; z0 < g.nz; z0 += kZChunk) {
+    const int n = min(kZChunk, g.nz - z0);
+    back_project_chunk(g, poses, r, views, count, ix, iy, z0, n, sums);
+    for (int i = 0; i < n; ++i) {
+      const int iz = z0 + i;
+      double grad, curv;
+      penalty_gradient_curvature(g, pen, x, ix, iy, iz, grad, curv);
+      const double denom = d[base + iz] + curv;
+      const double xj = x[base + iz];
+      const double next = denom > 0 ? xj - (subsets * sums[i] + grad) / denom : xj;
+      x_new[base + iz] = static_cast<float>(0.0 < next ? next : 0.0);  // std::max(0.0, next)
+    }
+  }
+}
+
+unsigned slab_blocks(const Geometry& g, int y0, int y1) {
+  return static_cast<unsigned>((std::int64_t{y1 - y0} * g.nx + kThreads - 1) / kThreads);
+}
+
+}  // namespace
+
+void launch_forward_project(const Geometry& g, const ViewPose* poses, const float* image, const std::int32_t* views,
+                            int count, int tile_rows, float* out, cudaStream_t st) {
+  if (count <= 0) return;
+  const std::size_t shared = static_cast<std::size_t>(tile_rows) * g.channels * sizeof(double);
+  if (tile_rows < 1 || shared > kForwardSharedBytes)
+    throw std::invalid_argument("ct forward projection: a tile of " + std::to_string(tile_rows) +
+                                " rows does not fit shared memory");
+  const dim3 grid(static_cast<unsigned>(forward_tiles(g.rows, tile_rows)), static_cast<unsigned>(count));
+  forward_kernel<<<grid, kThreads, shared, st>>>(g, poses, image, views, tile_rows, out);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_back_project(const Geometry& g, const ViewPose* poses, const float* proj, const std::int32_t* views,
+                         int count, int y0, int y1, float* image, cudaStream_t st) {
+  if (y1 <= y0) return;
+  back_kernel<<<slab_blocks(g, y0, y1), kThreads, 0, st>>>(g, poses, proj, views, count, y0, y1, image);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_update_planes(const Geometry& g, const Penalty& pen, const float* d, int subsets, const float* x,
+                          const ViewPose* poses, const float* r, const std::int32_t* views, int count, int y0, int y1,
+                          float* x_new, cudaStream_t st) {
+  if (y1 <= y0) return;
+  update_kernel<<<slab_blocks(g, y0, y1), kThreads, 0, st>>>(g, pen, d, subsets, x, poses, r, views, count, y0, y1,
+                                                              x_new);
+  GPSM_CUDA_LAUNCH();
+}
+
+}  // namespace gpsm::apps::ct
