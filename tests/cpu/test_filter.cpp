@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "apps/filter/filter_reference.hpp"
 #include "apps/filter/filter_slab.hpp"
 #include "apps/filter/filter_spec.hpp"
+#include "apps/harness/app.hpp"
 #include "gpsm/ownership_map.hpp"
 
 using namespace gpsm::apps::filter;
@@ -226,4 +228,28 @@ TEST(FilterReference, CompareNamesTheFirstDifferingPixel) {
     EXPECT_LT(v, 1.0f);
   }
   EXPECT_NE(test_image(4, 4, 1).px, test_image(4, 4, 2).px);
+}
+
+TEST(FilterApp, SizesDefaultPassesAndParadigms) {
+  std::unique_ptr<gpsm::apps::App> app;
+  for (auto& a : gpsm::apps::make_apps())
+    if (std::string(a->name()) == "filter") app = std::move(a);
+  ASSERT_NE(app, nullptr);
+  using gpsm::apps::Paradigm;
+  gpsm::apps::Problem p = app->problem("4096x4096:k5", 0);
+  EXPECT_EQ(p.label(), "4096x4096:k5");
+  EXPECT_EQ(p.iters, 256);  // 2^32 / 4096^2
+  EXPECT_EQ(p.n[2], 5);
+  EXPECT_EQ(app->problem("24576x24576:k5", 0).iters, 10);  // 2^32 / 24576^2 < 10: the floor
+  EXPECT_EQ(app->problem("128:k3", 0).iters, 1000);         // the cap
+  EXPECT_EQ(app->problem("300x200:k7:remote", 9).label(), "300x200:k7:remote");
+  EXPECT_EQ(app->problem("300x200:k7:remote", 9).iters, 9);
+  EXPECT_THROW(app->problem("300x200:k6", 0), std::invalid_argument);
+  for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::um, Paradigm::p2p_inline, Paradigm::rdl,
+                       Paradigm::gps, Paradigm::infinite})
+    EXPECT_TRUE(app->has(par)) << gpsm::apps::paradigm_name(par);
+  for (Paradigm par : {Paradigm::nccl, Paradigm::um_hints, Paradigm::cpu_free, Paradigm::proact})
+    EXPECT_FALSE(app->has(par)) << gpsm::apps::paradigm_name(par);
+  // Two slabs of 4096 rows, each with 2 halo rows: two buffers of 2052 rows of 4096 floats.
+  EXPECT_EQ(app->gpu_bytes_per_gpu(app->problem("4096x4096:k5", 0), 2), 2.0 * 2052 * 4096 * 4);
 }

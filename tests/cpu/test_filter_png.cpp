@@ -43,7 +43,7 @@ TEST(FilterPng, Reads16BitGrayExactly) {
   ASSERT_EQ(im.height, 3);
   for (int y = 0; y < 3; ++y)
     for (int x = 0; x < 5; ++x)
-      EXPECT_EQ(im.px[y * 5 + x], static_cast<float>(13107 * x + 1000 * y) * (1.0f / 65535.0f)) << x << "," << y;
+      EXPECT_EQ(im.px[y * 5 + x], static_cast<float>(13107 * x + 1000 * y) / 65535.0f) << x << "," << y;
 }
 
 TEST(FilterPng, ColourBecomesRec709LumaAndAlphaIsDropped) {
@@ -51,20 +51,20 @@ TEST(FilterPng, ColourBecomesRec709LumaAndAlphaIsDropped) {
   const Image rgb = read_png_gray(kPng + "rgb8_4x2.png", &info);
   EXPECT_EQ(info.bits, 8);
   EXPECT_EQ(info.channels, 3);
-  const float s8 = 1.0f / 255.0f;
+  auto s8 = [](int v) { return static_cast<float>(v) / 255.0f; };
   for (int y = 0; y < 2; ++y)
     for (int x = 0; x < 4; ++x)
-      EXPECT_EQ(rgb.px[y * 4 + x], luma((60 * x + y) * s8, (255 - 60 * x) * s8, (17 * (x + 4 * y)) * s8));
+      EXPECT_EQ(rgb.px[y * 4 + x], luma(s8(60 * x + y), s8(255 - 60 * x), s8(17 * (x + 4 * y))));
   const Image rgba = read_png_gray(kPng + "rgba16_3x2.png", &info);
   EXPECT_EQ(info.bits, 16);
   EXPECT_EQ(info.channels, 4);
-  const float s16 = 1.0f / 65535.0f;
+  auto s16 = [](int v) { return static_cast<float>(v) / 65535.0f; };
   for (int y = 0; y < 2; ++y)
     for (int x = 0; x < 3; ++x)
-      EXPECT_EQ(rgba.px[y * 3 + x], luma((20000 * x) * s16, (30000 * y) * s16, (65535 - 9000 * x) * s16));
+      EXPECT_EQ(rgba.px[y * 3 + x], luma(s16(20000 * x), s16(30000 * y), s16(65535 - 9000 * x)));
   const Image ga = read_png_gray(kPng + "graya8_3x1.png", &info);
   EXPECT_EQ(info.channels, 2);
-  for (int x = 0; x < 3; ++x) EXPECT_EQ(ga.px[x], (100 * x + 7) * s8);
+  for (int x = 0; x < 3; ++x) EXPECT_EQ(ga.px[x], s8(100 * x + 7));
 }
 
 TEST(FilterPng, WhatGpsmWritesReadsBackAsItsEightBitValues) {

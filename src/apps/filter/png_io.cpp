@@ -65,10 +65,9 @@ Image read_png_gray(const std::string& path, PngInfo* info) {
   if (data == nullptr)
     bad(path, std::string("corrupt PNG (") + stbi_failure_reason() + ")", "give an intact 8- or 16-bit PNG");
   Image im{w, h, std::vector<float>(static_cast<std::size_t>(w) * static_cast<std::size_t>(h))};
-  const float scale = sixteen ? 1.0f / 65535.0f : 1.0f / 255.0f;
-  auto sample = [&](std::size_t i) {
-    return sixteen ? static_cast<float>(static_cast<const std::uint16_t*>(data)[i]) * scale
-                   : static_cast<float>(static_cast<const std::uint8_t*>(data)[i]) * scale;
+  auto sample = [&](std::size_t i) {  // divided, not times a rounded reciprocal: k / 255 is the nearest float
+    return sixteen ? static_cast<float>(static_cast<const std::uint16_t*>(data)[i]) / 65535.0f
+                   : static_cast<float>(static_cast<const std::uint8_t*>(data)[i]) / 255.0f;
   };
   for (std::size_t p = 0; p < im.px.size(); ++p) {
     const std::size_t s = p * static_cast<std::size_t>(c);
