@@ -4,6 +4,7 @@
 #include "apps/filter/filter_kernels.hpp"
 
 #include "apps/filter/filter_math.hpp"
+#include "apps/filter/filter_pass.hpp"
 #include "apps/filter/filter_spec.hpp"
 #include "common/cuda_check.hpp"
 
@@ -27,34 +28,14 @@ template <int KT>
 __global__ void local_pass(LocalPass a, KernelWeights kw) {
   const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x;
   const std::int64_t y = a.y0 + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
-  if (x >= a.width || y >= a.y1) return;
-  const float* in = a.in;
-  const std::int64_t W = a.width, base = a.row_base;
-  auto rows = [&](std::int64_t gy) { return in + (gy - base) * W; };
-  const float v = filter_point<KT>(rows, Wt{kw.p}, kw.k, x, y, W, a.height);
-  a.out[(y - base) * W + x] = v;
-  if (a.push_top != nullptr && y < a.y0 + a.push_rows) a.push_top[(y - a.y0) * W + x] = v;
-  if (a.push_bottom != nullptr && y >= a.y1 - a.push_rows) a.push_bottom[(y - a.y1 + a.push_rows) * W + x] = v;
+  if (x < a.width && y < a.y1) local_pixel<KT>(a, Wt{kw.p}, kw.k, x, y);
 }
 
 template <int KT>
 __global__ void distributed_pass(DistributedPass a, KernelWeights kw) {
   const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x;
   const std::int64_t y = a.y0 + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
-  if (x >= a.width || y >= a.y1) return;
-  // This GPU's block, found once: its rows need no lookup; a halo row's block is looked up.
-  const BlockBox mine = a.in.block(0, static_cast<std::uint64_t>(a.y0));
-  const float* own = a.in.block_data(mine);
-  const DistributedView<float>& in = a.in;
-  auto rows = [&](std::int64_t gy) -> const float* {
-    const std::uint64_t r = static_cast<std::uint64_t>(gy);
-    if (mine.contains(0, r, 0)) return own + mine.local(0, r, 0);
-    const BlockBox b = in.block(0, r);
-    return in.block_data(b) + b.local(0, r, 0);
-  };
-  const float v = filter_point<KT>(rows, Wt{kw.p}, kw.k, x, y, a.width, a.height);
-  const BlockBox ob = a.out.block(0, static_cast<std::uint64_t>(a.y0));
-  a.out.block_data(ob)[ob.local(static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y), 0)] = v;
+  if (x < a.width && y < a.y1) distributed_pixel<KT>(a, Wt{kw.p}, kw.k, x, y);
 }
 
 // A row of a GPS array: the local replica's pointer when this GPU holds the row's pages, else

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "apps/filter/filter_kernels.hpp"
+#include "apps/filter/filter_plan.hpp"
 #include "apps/filter/filter_slab.hpp"
 #include "apps/stencil/row_pages.hpp"
 #include "common/cuda_check.hpp"
@@ -159,37 +160,17 @@ class SlabRun final : public NeighbourLoop {
 
  protected:
   void pass(int r, int it, cudaStream_t st) override {
-    const FilterSlab& s = slab_[r];
     const int src = it & 1, dst = 1 - src;
-    LocalPass a;
-    a.in = buf_[r][src].p;
-    a.out = buf_[r][dst].p;
-    a.width = w_;
-    a.height = h_;
-    a.row_base = s.first - s.halo;
-    a.y0 = s.first;
-    a.y1 = s.first + s.rows;
-    // Row gy of a neighbour's buffer `dst`: its local row halo + (gy - its first).
-    auto at = [&](int nb, std::int64_t gy) { return buf_[nb][dst].p + slab_[nb].local_row(gy) * w_; };
-    if (par_ == Paradigm::p2p_inline) {
-      a.push_rows = s.halo;
-      if (s.top >= 0) a.push_top = at(s.top, s.first);
-      if (s.bottom >= 0) a.push_bottom = at(s.bottom, s.first + s.rows - s.halo);
-    }
-    launch_local_pass(a, weights_.of(r), st);
+    std::vector<float*> out_of(static_cast<std::size_t>(n_));
+    for (int q = 0; q < n_; ++q) out_of[q] = buf_[q][dst].p;
+    launch_local_pass(local_pass_of(slab_, r, w_, h_, buf_[r][src].p, buf_[r][dst].p, out_of, par_ == Paradigm::p2p_inline),
+                      weights_.of(r), st);
     if (par_ != Paradigm::memcpy) return;
     // memcpy: my first and last rows to the neighbours' halos by copy engine, after the pass.
-    if (s.top >= 0) {
-      const FilterSlab& t = slab_[s.top];
-      GPSM_CUDA(cudaMemcpyPeerAsync(at(s.top, s.first), ctx_.device(s.top), buf_[r][dst].p + s.local_row(s.first) * w_,
-                                    ctx_.device(r), static_cast<std::size_t>(t.below * w_) * sizeof(float), st));
-    }
-    if (s.bottom >= 0) {
-      const FilterSlab& b = slab_[s.bottom];
-      const std::int64_t g0 = s.first + s.rows - b.above;
-      GPSM_CUDA(cudaMemcpyPeerAsync(at(s.bottom, g0), ctx_.device(s.bottom), buf_[r][dst].p + s.local_row(g0) * w_,
-                                    ctx_.device(r), static_cast<std::size_t>(b.above * w_) * sizeof(float), st));
-    }
+    for (const HaloSend& h : halo_sends(slab_, r))
+      GPSM_CUDA(cudaMemcpyPeerAsync(buf_[h.to][dst].p + slab_[h.to].local_row(h.first_row) * w_, ctx_.device(h.to),
+                                    buf_[r][dst].p + slab_[r].local_row(h.first_row) * w_, ctx_.device(r),
+                                    static_cast<std::size_t>(h.rows * w_) * sizeof(float), st));
   }
 
  private:

@@ -1,0 +1,69 @@
+#pragma once
+// One output pixel of each kind of pass: where its input rows are and where its value goes. The
+// kernels (filter_kernels.cu) are a thread per pixel around these; the CPU tests run the same code
+// over host memory (local buffers with their halo exchanges, a distributed array's layout), so the
+// index math of every paradigm but gps is checked without a GPU. Plain C++ with GPSM_HD.
+#include <cstdint>
+
+#include "apps/filter/filter_math.hpp"
+#include "gpsm/distributed_array.hpp"
+
+namespace gpsm::apps::filter {
+
+// Buffers addressed by image row: row gy of `in` / `out` starts at (gy - row_base) * width.
+// Computes rows [y0, y1). p2p_inline: the rows [y0, y0 + push_rows) are also stored at
+// push_top + (gy - y0) * width, the rows [y1 - push_rows, y1) at push_bottom + (gy - y1 + push_rows) * width.
+struct LocalPass {
+  const float* in = nullptr;
+  float* out = nullptr;
+  std::int64_t width = 0, height = 0, row_base = 0, y0 = 0, y1 = 0;
+  float* push_top = nullptr;
+  float* push_bottom = nullptr;
+  std::int64_t push_rows = 0;
+};
+
+// The distributed array (one pointer): rows [y0, y1) are this GPU's block; rows outside it (the
+// halo) are loaded from their owner's memory through the same view.
+struct DistributedPass {
+  DistributedView<float> in, out;
+  std::int64_t width = 0, height = 0, y0 = 0, y1 = 0;
+};
+
+struct LocalRows {
+  const float* in;
+  std::int64_t width, row_base;
+  GPSM_HD const float* operator()(std::int64_t gy) const { return in + (gy - row_base) * width; }
+};
+
+template <int KT, class Weights>
+GPSM_HD void local_pixel(const LocalPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
+  const std::int64_t W = a.width;
+  const float v = filter_point<KT>(LocalRows{a.in, W, a.row_base}, w, k, x, y, W, a.height);
+  a.out[(y - a.row_base) * W + x] = v;
+  if (a.push_top != nullptr && y < a.y0 + a.push_rows) a.push_top[(y - a.y0) * W + x] = v;
+  if (a.push_bottom != nullptr && y >= a.y1 - a.push_rows) a.push_bottom[(y - a.y1 + a.push_rows) * W + x] = v;
+}
+
+// This GPU's block, found once: its rows need no lookup; a halo row's block is looked up.
+struct DistributedRows {
+  DistributedView<float> in;
+  BlockBox mine;
+  const float* own;
+  GPSM_HD DistributedRows(const DistributedView<float>& v, std::int64_t y0)
+      : in(v), mine(v.block(0, static_cast<std::uint64_t>(y0))), own(v.block_data(mine)) {}
+  GPSM_HD const float* operator()(std::int64_t gy) const {
+    const std::uint64_t r = static_cast<std::uint64_t>(gy);
+    if (mine.contains(0, r, 0)) return own + mine.local(0, r, 0);
+    const BlockBox b = in.block(0, r);
+    return in.block_data(b) + b.local(0, r, 0);
+  }
+};
+
+template <int KT, class Weights>
+GPSM_HD void distributed_pixel(const DistributedPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
+  const float v = filter_point<KT>(DistributedRows(a.in, a.y0), w, k, x, y, a.width, a.height);
+  const BlockBox ob = a.out.block(0, static_cast<std::uint64_t>(a.y0));
+  a.out.block_data(ob)[ob.local(static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y), 0)] = v;
+}
+
+}  // namespace gpsm::apps::filter
