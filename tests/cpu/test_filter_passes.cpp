@@ -123,13 +123,10 @@ TEST(FilterPasses, DistributedLayoutWithPaddingEqualsTheReferenceBitForBit) {
       for (int it = 0; it < iters; ++it)
         for (int r = 0; r < parts; ++r) {
           const FilterSlab s = filter_slab(in.height, k, parts, r);
-          DistributedPass a;
-          a.in = gpsm::DistributedView<float>{reinterpret_cast<char*>(mem[it & 1].data()), map.lookup()};
-          a.out = gpsm::DistributedView<float>{reinterpret_cast<char*>(mem[1 - (it & 1)].data()), map.lookup()};
-          a.width = in.width;
-          a.height = in.height;
-          a.y0 = s.first;
-          a.y1 = s.first + s.rows;
+          const DistributedPass a = distributed_pass_of(
+              gpsm::DistributedView<float>{reinterpret_cast<char*>(mem[it & 1].data()), map.lookup()},
+              gpsm::DistributedView<float>{reinterpret_cast<char*>(mem[1 - (it & 1)].data()), map.lookup()}, in.width,
+              in.height, s.first, s.first + s.rows, map.lookup());
           for (std::int64_t y = a.y0; y < a.y1; ++y)
             for (std::int64_t x = 0; x < a.width; ++x) distributed_pixel<0>(a, wt, k, x, y);
         }

@@ -22,12 +22,35 @@ struct LocalPass {
   std::int64_t push_rows = 0;
 };
 
-// The distributed array (one pointer): rows [y0, y1) are this GPU's block; rows outside it (the
-// halo) are loaded from their owner's memory through the same view.
+// The distributed array (one pointer): rows [y0, y1) are this GPU's block `box` (found once per
+// pass through the map, see distributed_pass_of; both images have the same map, so the same box),
+// its rows indexed locally from own_in / own_out; rows outside it (the halo) are looked up through
+// the view and loaded from their owner's memory.
 struct DistributedPass {
   DistributedView<float> in, out;
   std::int64_t width = 0, height = 0, y0 = 0, y1 = 0;
+  BlockBox box;
+  const float* own_in = nullptr;
+  float* own_out = nullptr;
 };
+
+// Rank's pass over rows [y0, y1) of a width x height image from `in` to `out` (views of two
+// distributed arrays with the same map, whose block holding row y0 holds rows [y0, y1)).
+inline DistributedPass distributed_pass_of(const DistributedView<float>& in, const DistributedView<float>& out,
+                                           std::int64_t width, std::int64_t height, std::int64_t y0, std::int64_t y1,
+                                           const OwnershipLookup& host_lookup) {
+  DistributedPass a;
+  a.in = in;
+  a.out = out;
+  a.width = width;
+  a.height = height;
+  a.y0 = y0;
+  a.y1 = y1;
+  a.box = host_lookup.box(0, static_cast<std::uint64_t>(y0), 0);
+  a.own_in = in.block_data(a.box);
+  a.own_out = out.block_data(a.box);
+  return a;
+}
 
 struct LocalRows {
   const float* in;
@@ -44,13 +67,13 @@ GPSM_HD void local_pixel(const LocalPass& a, const Weights& w, int k, std::int64
   if (a.push_bottom != nullptr && y >= a.y1 - a.push_rows) a.push_bottom[(y - a.y1 + a.push_rows) * W + x] = v;
 }
 
-// This GPU's block, found once: its rows need no lookup; a halo row's block is looked up.
+// A row of the image: this GPU's block's rows with no lookup, a halo row's block looked up. Held
+// by value (inlined, its fields stay in registers; a pointer to a kernel parameter would copy the
+// parameter to local memory).
 struct DistributedRows {
   DistributedView<float> in;
   BlockBox mine;
   const float* own;
-  GPSM_HD DistributedRows(const DistributedView<float>& v, std::int64_t y0)
-      : in(v), mine(v.block(0, static_cast<std::uint64_t>(y0))), own(v.block_data(mine)) {}
   GPSM_HD const float* operator()(std::int64_t gy) const {
     const std::uint64_t r = static_cast<std::uint64_t>(gy);
     if (mine.contains(0, r, 0)) return own + mine.local(0, r, 0);
@@ -61,9 +84,8 @@ struct DistributedRows {
 
 template <int KT, class Weights>
 GPSM_HD void distributed_pixel(const DistributedPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
-  const float v = filter_point<KT>(DistributedRows(a.in, a.y0), w, k, x, y, a.width, a.height);
-  const BlockBox ob = a.out.block(0, static_cast<std::uint64_t>(a.y0));
-  a.out.block_data(ob)[ob.local(static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y), 0)] = v;
+  const float v = filter_point<KT>(DistributedRows{a.in, a.box, a.own_in}, w, k, x, y, a.width, a.height);
+  a.own_out[a.box.local(static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y), 0)] = v;
 }
 
 }  // namespace gpsm::apps::filter

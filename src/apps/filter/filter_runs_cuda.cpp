@@ -250,13 +250,8 @@ class DistributedRun final : public NeighbourLoop {
 
  protected:
   void pass(int r, int it, cudaStream_t st) override {
-    DistributedPass a;
-    a.in = img_[it & 1].view(r);
-    a.out = img_[1 - (it & 1)].view(r);
-    a.width = w_;
-    a.height = h_;
-    a.y0 = slab_[r].first;
-    a.y1 = slab_[r].first + slab_[r].rows;
+    const DistributedPass a = distributed_pass_of(img_[it & 1].view(r), img_[1 - (it & 1)].view(r), w_, h_, slab_[r].first,
+                                                  slab_[r].first + slab_[r].rows, img_[0].map().lookup());
     launch_distributed_pass(a, weights_.of(r), st);
   }
 
