@@ -58,6 +58,20 @@ TEST(FilterGpu, AHaloThatSpansTheWholeSlabStillMatches) {
   }
 }
 
+TEST(FilterGpu, ASlabTallerThanTheGridLoopsOverItsRows) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = filter_app();
+  // 524301 rows: 65538 rows of 8-row thread blocks on one GPU, more than a grid's 65535.
+  for (int g : apptest::gpu_counts())
+    for (Paradigm par : {Paradigm::single, Paradigm::p2p_inline, Paradigm::rdl}) {
+      if (par == Paradigm::single && g != 1) continue;
+      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
+      const RunOutcome o = apptest::run(*app, par, g, app->problem("3x524301:k3", 2));
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      EXPECT_EQ(o.error, 0.0);
+    }
+}
+
 TEST(FilterGpu, FewerRowsPerGpuThanTheHaloIsUnsupportedWithTheReason) {
   GPSM_REQUIRE_GPUS(2);
   auto app = filter_app();

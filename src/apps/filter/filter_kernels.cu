@@ -3,6 +3,8 @@
 // of filter_math.hpp's explicit rounding, so every paradigm gives the CPU reference's bits.
 #include "apps/filter/filter_kernels.hpp"
 
+#include <algorithm>
+
 #include "apps/filter/filter_math.hpp"
 #include "apps/filter/filter_pass.hpp"
 #include "apps/filter/filter_spec.hpp"
@@ -20,22 +22,40 @@ struct Wt {
   __device__ __forceinline__ float operator()(int t) const { return p != nullptr ? __ldg(p + t) : c_weights[t]; }
 };
 
+// Rows of thread blocks in dispatch order: the first and the last swap places with the second, so
+// that the two rows of blocks at a slab's edges (those that load halo rows from a neighbour, rdl,
+// or store edge rows into it, p2p_inline; a halo of up to kBy rows touches only them) are in the
+// first wave and their link latency overlaps the interior's blocks instead of ending the pass.
+__device__ __forceinline__ std::int64_t edges_first(std::int64_t by, std::int64_t n) {
+  return n > 2 ? (by == 1 ? n - 1 : (by == n - 1 ? 1 : by)) : by;
+}
+
+// Blocks along y at most 65535 (the grid's limit); taller slabs loop over the rest.
 dim3 grid_for(std::int64_t width, std::int64_t rows) {
-  return dim3(static_cast<unsigned>((width + kBx - 1) / kBx), static_cast<unsigned>((rows + kBy - 1) / kBy));
+  const std::int64_t by = std::min<std::int64_t>((rows + kBy - 1) / kBy, 65535);
+  return dim3(static_cast<unsigned>((width + kBx - 1) / kBx), static_cast<unsigned>(by));
+}
+
+// Calls pixel(x, y) for this thread's pixel of every row of blocks it is given in [y0, y1).
+template <class Pixel>
+__device__ __forceinline__ void for_my_pixels(std::int64_t width, std::int64_t y0, std::int64_t y1, const Pixel& pixel) {
+  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x;
+  const std::int64_t n = (y1 - y0 + kBy - 1) / kBy;
+  for (std::int64_t by = blockIdx.y; by < n; by += gridDim.y) {
+    const std::int64_t y = y0 + edges_first(by, n) * kBy + threadIdx.y;
+    if (x < width && y < y1) pixel(x, y);
+  }
 }
 
 template <int KT>
 __global__ void local_pass(LocalPass a, KernelWeights kw) {
-  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x;
-  const std::int64_t y = a.y0 + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
-  if (x < a.width && y < a.y1) local_pixel<KT>(a, Wt{kw.p}, kw.k, x, y);
+  for_my_pixels(a.width, a.y0, a.y1, [&](std::int64_t x, std::int64_t y) { local_pixel<KT>(a, Wt{kw.p}, kw.k, x, y); });
 }
 
 template <int KT>
 __global__ void distributed_pass(DistributedPass a, KernelWeights kw) {
-  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x;
-  const std::int64_t y = a.y0 + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
-  if (x < a.width && y < a.y1) distributed_pixel<KT>(a, Wt{kw.p}, kw.k, x, y);
+  for_my_pixels(a.width, a.y0, a.y1,
+                [&](std::int64_t x, std::int64_t y) { distributed_pixel<KT>(a, Wt{kw.p}, kw.k, x, y); });
 }
 
 // A row of a GPS array: the local replica's pointer when this GPU holds the row's pages, else
@@ -51,17 +71,16 @@ struct GpsRow {
 
 template <int KT>
 __global__ void gps_pass(GpsPass a, KernelWeights kw) {
-  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kBx + threadIdx.x;
-  const std::int64_t y = a.y0 + static_cast<std::int64_t>(blockIdx.y) * kBy + threadIdx.y;
-  if (x >= a.width || y >= a.y1) return;
   const std::uint64_t W = static_cast<std::uint64_t>(a.width);
   const gps::View<float>& in = a.in;
   auto rows = [&](std::int64_t gy) {
     const std::uint64_t b = static_cast<std::uint64_t>(gy) * W;
     return GpsRow{in.local_span(b, W), &in, b};
   };
-  const float v = filter_point<KT>(rows, Wt{kw.p}, kw.k, x, y, a.width, a.height);
-  a.out.store(static_cast<std::uint64_t>(y) * W + static_cast<std::uint64_t>(x), v);
+  for_my_pixels(a.width, a.y0, a.y1, [&](std::int64_t x, std::int64_t y) {
+    const float v = filter_point<KT>(rows, Wt{kw.p}, kw.k, x, y, a.width, a.height);
+    a.out.store(static_cast<std::uint64_t>(y) * W + static_cast<std::uint64_t>(x), v);
+  });
 }
 
 // The side known at compile time for the common filters (unrolled loops), else a loop over k.
