@@ -27,34 +27,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Where each rank's kernels read the weights (WeightsAt).
+// Where each rank's kernels read the weights (WeightsAt). replicated and remote are distributed
+// arrays of the runtime: replicated, a copy on every GPU (DistributedOptions::replicate); remote,
+// one block owned by rank 0 that every GPU's view reaches over the link.
 class WeightSet {
  public:
   WeightSet(gps::Context& ctx, const FilterJob& j) : at_(j.at), k_(j.k) {
-    bufs_.resize(ctx.size());
-    for (int r = 0; r < ctx.size(); ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      if (at_ == WeightsAt::constant) {
+    if (at_ == WeightsAt::constant) {
+      for (int r = 0; r < ctx.size(); ++r) {
+        GPSM_CUDA(cudaSetDevice(ctx.device(r)));
         set_constant_weights(j.weights);
-      } else if (at_ == WeightsAt::replicated || r == 0) {
-        bufs_[r].alloc(ctx.device(r), j.weights.size());
-        GPSM_CUDA(cudaMemcpy(bufs_[r].p, j.weights.data(), j.weights.size() * sizeof(float), cudaMemcpyHostToDevice));
       }
+      return;
     }
+    DistributedOptions o;
+    o.name = "filter_weights";
+    o.replicate = at_ == WeightsAt::replicated;
+    w_ = ctx.alloc_distributed<float>(blocks::contiguous(j.weights.size(), 1), o);
+    w_.upload(j.weights);
+    for (int r = 0; r < ctx.size(); ++r) ptr_.push_back(w_.view(r).data());  // one block: element t at data()[t]
   }
-  KernelWeights of(int r) const {
-    switch (at_) {
-      case WeightsAt::constant: return {nullptr, k_};
-      case WeightsAt::replicated: return {bufs_[r].p, k_};
-      case WeightsAt::remote: return {bufs_[0].p, k_};
-    }
-    return {nullptr, k_};
-  }
+  KernelWeights of(int r) const { return {at_ == WeightsAt::constant ? nullptr : ptr_[r], k_}; }
 
  private:
   WeightsAt at_;
   int k_;
-  std::vector<DevBuf<float>> bufs_;
+  DistributedArray<float> w_;
+  std::vector<const float*> ptr_;
 };
 
 // Halo rows crossing between GPUs per pass: each rank's rows above and below from its neighbours.

@@ -11,9 +11,11 @@ namespace gpsm::apps::filter {
 // Where the kernels read the K x K weights from:
 //   constant    CUDA constant memory on every GPU (the default; broadcast to a warp from the
 //               constant cache);
-//   replicated  a small array copied to every GPU's memory, read through the read-only cache;
-//   remote      one copy on the first GPU, read by every GPU through the read-only cache (the
-//               other GPUs' loads cross the link until the cache holds the 4*K*K bytes).
+//   replicated  a replicated distributed array (a copy in every GPU's memory), read through the
+//               read-only cache;
+//   remote      a distributed array of one block on the first GPU, read by every GPU through the
+//               read-only cache (the other GPUs' loads cross the link until the cache holds the
+//               4*K*K bytes).
 enum class WeightsAt : std::uint8_t { constant, replicated, remote };
 const char* weights_at_name(WeightsAt w);
 
