@@ -17,9 +17,14 @@ __constant__ float c_weights[kMaxFilterSide * kMaxFilterSide];
 
 constexpr int kBx = 32, kBy = 8;
 
-struct Wt {
+// The weights' two homes, each its own kernel (no per-tap choice): constant memory, or an array
+// (replicated or remote) read through the read-only cache.
+struct WtConstant {
+  __device__ __forceinline__ float operator()(int t) const { return c_weights[t]; }
+};
+struct WtArray {
   const float* p;
-  __device__ __forceinline__ float operator()(int t) const { return p != nullptr ? __ldg(p + t) : c_weights[t]; }
+  __device__ __forceinline__ float operator()(int t) const { return __ldg(p + t); }
 };
 
 // Rows of thread blocks in dispatch order: the first and the last swap places with the second, so
@@ -47,15 +52,14 @@ __device__ __forceinline__ void for_my_pixels(std::int64_t width, std::int64_t y
   }
 }
 
-template <int KT>
-__global__ void local_pass(LocalPass a, KernelWeights kw) {
-  for_my_pixels(a.width, a.y0, a.y1, [&](std::int64_t x, std::int64_t y) { local_pixel<KT>(a, Wt{kw.p}, kw.k, x, y); });
+template <int KT, class Wts>
+__global__ void local_pass(LocalPass a, Wts w, int k) {
+  for_my_pixels(a.width, a.y0, a.y1, [&](std::int64_t x, std::int64_t y) { local_pixel<KT>(a, w, k, x, y); });
 }
 
-template <int KT>
-__global__ void distributed_pass(DistributedPass a, KernelWeights kw) {
-  for_my_pixels(a.width, a.y0, a.y1,
-                [&](std::int64_t x, std::int64_t y) { distributed_pixel<KT>(a, Wt{kw.p}, kw.k, x, y); });
+template <int KT, class Wts>
+__global__ void distributed_pass(DistributedPass a, Wts w, int k) {
+  for_my_pixels(a.width, a.y0, a.y1, [&](std::int64_t x, std::int64_t y) { distributed_pixel<KT>(a, w, k, x, y); });
 }
 
 // A row of a GPS array: the local replica's pointer when this GPU holds the row's pages, else
@@ -69,8 +73,8 @@ struct GpsRow {
   }
 };
 
-template <int KT>
-__global__ void gps_pass(GpsPass a, KernelWeights kw) {
+template <int KT, class Wts>
+__global__ void gps_pass(GpsPass a, Wts w, int k) {
   const std::uint64_t W = static_cast<std::uint64_t>(a.width);
   const gps::View<float>& in = a.in;
   auto rows = [&](std::int64_t gy) {
@@ -78,7 +82,7 @@ __global__ void gps_pass(GpsPass a, KernelWeights kw) {
     return GpsRow{in.local_span(b, W), &in, b};
   };
   for_my_pixels(a.width, a.y0, a.y1, [&](std::int64_t x, std::int64_t y) {
-    const float v = filter_point<KT>(rows, Wt{kw.p}, kw.k, x, y, a.width, a.height);
+    const float v = filter_point<KT>(rows, w, k, x, y, a.width, a.height);
     a.out.store(static_cast<std::uint64_t>(y) * W + static_cast<std::uint64_t>(x), v);
   });
 }
@@ -91,24 +95,20 @@ void by_side(int k, A&&... args) {
   else Launch<0>::run(args...);
 }
 
-template <int KT>
-struct LaunchLocal {
-  static void run(const LocalPass& a, const KernelWeights& w, cudaStream_t st) {
-    local_pass<KT><<<grid_for(a.width, a.y1 - a.y0), dim3(kBx, kBy), 0, st>>>(a, w);
-  }
-};
-template <int KT>
-struct LaunchDistributed {
-  static void run(const DistributedPass& a, const KernelWeights& w, cudaStream_t st) {
-    distributed_pass<KT><<<grid_for(a.width, a.y1 - a.y0), dim3(kBx, kBy), 0, st>>>(a, w);
-  }
-};
-template <int KT>
-struct LaunchGps {
-  static void run(const GpsPass& a, const KernelWeights& w, cudaStream_t st) {
-    gps_pass<KT><<<grid_for(a.width, a.y1 - a.y0), dim3(kBx, kBy), 0, st>>>(a, w);
-  }
-};
+// A kernel of side KT with the weights where kw says.
+#define GPSM_FILTER_LAUNCHER(Name, kernel, Pass)                                                          \
+  template <int KT>                                                                                      \
+  struct Name {                                                                                          \
+    static void run(const Pass& a, const KernelWeights& kw, cudaStream_t st) {                           \
+      const dim3 g = grid_for(a.width, a.y1 - a.y0), b(kBx, kBy);                                        \
+      if (kw.p == nullptr) kernel<KT, WtConstant><<<g, b, 0, st>>>(a, WtConstant{}, kw.k);               \
+      else kernel<KT, WtArray><<<g, b, 0, st>>>(a, WtArray{kw.p}, kw.k);                                  \
+    }                                                                                                    \
+  };
+GPSM_FILTER_LAUNCHER(LaunchLocal, local_pass, LocalPass)
+GPSM_FILTER_LAUNCHER(LaunchDistributed, distributed_pass, DistributedPass)
+GPSM_FILTER_LAUNCHER(LaunchGps, gps_pass, GpsPass)
+#undef GPSM_FILTER_LAUNCHER
 
 }  // namespace
 

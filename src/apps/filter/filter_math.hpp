@@ -42,16 +42,28 @@ GPSM_HD float filter_point(const Rows& rows, const Weights& w, int k, std::int64
   const int side = KT > 0 ? KT : k;
   const int r = (side - 1) / 2;
   float acc = 0.0f;
+  if constexpr (KT > 0) {
+    // The side known: the K clamped columns once, in registers, for every row (same order).
+    std::int64_t col[KT > 0 ? KT : 1];
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-  for (int j = 0; j < (KT > 0 ? KT : side); ++j) {
-    const auto row = rows(clamp_index(y + j - r, height));
+    for (int i = 0; i < KT; ++i) col[i] = clamp_index(x + i - r, width);
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-    for (int i = 0; i < (KT > 0 ? KT : side); ++i)
-      acc = add_rn(acc, mul_rn(w(j * side + i), row[clamp_index(x + i - r, width)]));
+    for (int j = 0; j < KT; ++j) {
+      const auto row = rows(clamp_index(y + j - r, height));
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int i = 0; i < KT; ++i) acc = add_rn(acc, mul_rn(w(j * KT + i), row[col[i]]));
+    }
+  } else {
+    for (int j = 0; j < side; ++j) {
+      const auto row = rows(clamp_index(y + j - r, height));
+      for (int i = 0; i < side; ++i) acc = add_rn(acc, mul_rn(w(j * side + i), row[clamp_index(x + i - r, width)]));
+    }
   }
   return acc;
 }

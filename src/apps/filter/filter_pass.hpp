@@ -4,9 +4,11 @@
 // over host memory (local buffers with their halo exchanges, a distributed array's layout), so the
 // index math of every paradigm but gps is checked without a GPU. Plain C++ with GPSM_HD.
 #include <cstdint>
+#include <string>
 
 #include "apps/filter/filter_math.hpp"
 #include "gpsm/distributed_array.hpp"
+#include "gpsm/error.hpp"
 
 namespace gpsm::apps::filter {
 
@@ -47,6 +49,11 @@ inline DistributedPass distributed_pass_of(const DistributedView<float>& in, con
   a.y0 = y0;
   a.y1 = y1;
   a.box = host_lookup.box(0, static_cast<std::uint64_t>(y0), 0);
+  // A slab of whole rows: row gy of it is at (gy - y0) * width from its start.
+  if (a.box.x0 != 0 || a.box.wx != static_cast<std::uint64_t>(width) || a.box.y0 != static_cast<std::uint64_t>(y0) ||
+      a.box.wy < static_cast<std::uint64_t>(y1 - y0) || a.box.wz != 1)
+    throw gpsm::Error("gpsm: filter: the distributed array's block at row " + std::to_string(y0) +
+                      " is not a slab of whole rows from it; split the image with blocks::along(..., Axis::y, n)");
   a.own_in = in.block_data(a.box);
   a.own_out = out.block_data(a.box);
   return a;
@@ -76,7 +83,8 @@ struct DistributedRows {
   const float* own;
   GPSM_HD const float* operator()(std::int64_t gy) const {
     const std::uint64_t r = static_cast<std::uint64_t>(gy);
-    if (mine.contains(0, r, 0)) return own + mine.local(0, r, 0);
+    const std::uint64_t d = r - mine.y0;  // below the slab wraps high
+    if (d < mine.wy) return own + d * mine.wx;  // a slab of whole rows (distributed_pass_of checks)
     const BlockBox b = in.block(0, r);
     return in.block_data(b) + b.local(0, r, 0);
   }
@@ -85,7 +93,7 @@ struct DistributedRows {
 template <int KT, class Weights>
 GPSM_HD void distributed_pixel(const DistributedPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
   const float v = filter_point<KT>(DistributedRows{a.in, a.box, a.own_in}, w, k, x, y, a.width, a.height);
-  a.own_out[a.box.local(static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(y), 0)] = v;
+  a.own_out[static_cast<std::uint64_t>(y - a.y0) * a.box.wx + static_cast<std::uint64_t>(x)] = v;
 }
 
 }  // namespace gpsm::apps::filter
