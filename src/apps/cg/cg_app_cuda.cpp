@@ -70,6 +70,7 @@ class CgApp final : public App {
   }
   std::string default_sizes() const override { return "poisson2d:512,poisson2d:2048"; }
   Problem problem(const std::string& size, int iters) const override {
+    parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
     const MatrixSpec s = parse_spec(size);
     Problem p;
     p.graph = size;
