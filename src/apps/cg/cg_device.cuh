@@ -75,7 +75,7 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
 
 // The same rows in the sliced-ELL layout (sell.hpp), one thread per row: thread t takes rows
 // first + t + e * kThreads, so a warp reads one slice of 32 rows, each k-th entry of its rows at
-// consecutive addresses, and every thread issues its kL accumulators' loads back to back.
+// consecutive addresses.
 // Entry k of a row goes into accumulator k % kL in k order, then the accumulators are reduced as
 // the lanes' shuffle-down tree (cg_math.hpp): the CSR path's bits (sell.hpp says when a zero's
 // sign may differ). out(offset in chunk, value) is called by every thread whose row exists.
@@ -93,10 +93,27 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
     double acc[kL];
 #pragma unroll
     for (int l = 0; l < kL; ++l) acc[l] = 0.0;
-    for (std::int32_t k = 0; k < w; k += kL) {
+    // Batches of kB entries with unguarded loads (an entry past the width re-reads the last one,
+    // an L1 hit, and is not added), so the compiler may keep several columns in flight: with a
+    // guarded load per entry each gather waited for its column before the next entry's loads
+    // issued, one memory latency per entry. (ptxas for sm_90 keeps about two entries in flight in
+    // the discrete kernels and one in the persistent ones, whose register budget it guards;
+    // either way a warp's load covers 32 rows where CSR's lane groups covered 8.)
+    constexpr int kB = kL <= 4 ? 2 * kL : kL;  // a 5-nonzero row (4 lanes) in one batch
+    for (std::int32_t k = 0; k < w; k += kB) {
+      std::int32_t j[kB];
+      double m[kB], xv[kB];
 #pragma unroll
-      for (int l = 0; l < kL; ++l)
-        if (k + l < w) acc[l] = fmad(__ldg(v + (k + l) * kWarp), x(__ldg(cl + (k + l) * kWarp)), acc[l]);
+      for (int l = 0; l < kB; ++l) {
+        const std::int32_t e = min(k + l, w - 1) * kWarp;
+        j[l] = __ldg(cl + e);
+        m[l] = __ldg(v + e);
+      }
+#pragma unroll
+      for (int l = 0; l < kB; ++l) xv[l] = x(j[l]);
+#pragma unroll
+      for (int l = 0; l < kB; ++l)
+        if (k + l < w) acc[l % kL] = fmad(m[l], xv[l], acc[l % kL]);
     }
 #pragma unroll
     for (int o = kL / 2; o > 0; o /= 2)
