@@ -78,48 +78,51 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
 // consecutive addresses.
 // Entry k of a row goes into accumulator k % kL in k order, then the accumulators are reduced as
 // the lanes' shuffle-down tree (cg_math.hpp): the CSR path's bits (sell.hpp says when a zero's
-// sign may differ). out(offset in chunk, value) is called by every thread whose row exists.
+// sign may differ). out(offset in chunk, value) is called by every thread whose row exists. Every
+// lane of a warp must call it (it holds warp barriers): the kernels call it block-uniformly.
 template <int kL, class X, class Out>
 __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   const int t = static_cast<int>(threadIdx.x % kWarp);
   for (int e = 0; e < a.rows_per_thread; ++e) {
     const std::int64_t off = threadIdx.x + static_cast<std::int64_t>(e) * kThreads, row = first + off;
-    if (row >= a.rows) break;  // later rows of this thread are further out
     const std::int64_t s = row / kWarp;  // warp-uniform: first and e * kThreads are multiples of 32
+    if (s * kWarp >= a.rows) break;      // the whole warp: later slices are further out
+    // A short last slice stores its missing rows (padding): the whole warp computes, so the warp
+    // barriers below see every lane; only existing rows are written.
     const std::int32_t b = __ldg(a.slice_ptr + s), w = (__ldg(a.slice_ptr + s + 1) - b) / kWarp;
     const double* v = a.val + b + t;
     const std::int32_t* cl = a.col + b + t;
     double acc[kL];
 #pragma unroll
     for (int l = 0; l < kL; ++l) acc[l] = 0.0;
-    // Batches of kB entries with unguarded loads (an entry past the width re-reads the last one,
-    // an L1 hit, and is not added), so the compiler may keep several columns in flight: with a
-    // guarded load per entry each gather waited for its column before the next entry's loads
-    // issued, one memory latency per entry. (ptxas for sm_90 keeps about two entries in flight in
-    // the discrete kernels and one in the persistent ones, whose register budget it guards;
-    // either way a warp's load covers 32 rows where CSR's lane groups covered 8.)
-    constexpr int kB = kL <= 4 ? 2 * kL : kL;  // a 5-nonzero row (4 lanes) in one batch
-    for (std::int32_t k = 0; k < w; k += kB) {
-      std::int32_t j[kB];
-      double m[kB], xv[kB];
+    // Batches of kL entries in three steps: columns and values, gathers, fmas. Each step's loads
+    // issue back to back: the warp barrier between the steps keeps the compiler from sinking a
+    // load to just before its use (one memory latency per entry, which ptxas chose for the
+    // persistent kernels to save registers). An entry past the width re-reads the last one (an
+    // L1 hit) and is not added.
+    for (std::int32_t k = 0; k < w; k += kL) {
+      std::int32_t j[kL];
+      double m[kL], xv[kL];
 #pragma unroll
-      for (int l = 0; l < kB; ++l) {
-        const std::int32_t e = min(k + l, w - 1) * kWarp;
-        j[l] = __ldg(cl + e);
-        m[l] = __ldg(v + e);
+      for (int l = 0; l < kL; ++l) {
+        const std::int32_t at = min(k + l, w - 1) * kWarp;
+        j[l] = __ldg(cl + at);
+        m[l] = __ldg(v + at);
       }
+      __syncwarp();
 #pragma unroll
-      for (int l = 0; l < kB; ++l) xv[l] = x(j[l]);
+      for (int l = 0; l < kL; ++l) xv[l] = x(j[l]);
+      __syncwarp();
 #pragma unroll
-      for (int l = 0; l < kB; ++l)
-        if (k + l < w) acc[l % kL] = fmad(m[l], xv[l], acc[l % kL]);
+      for (int l = 0; l < kL; ++l)
+        if (k + l < w) acc[l] = fmad(m[l], xv[l], acc[l]);
     }
 #pragma unroll
     for (int o = kL / 2; o > 0; o /= 2)
 #pragma unroll
       for (int l = 0; l < o; ++l) acc[l] = acc[l] + acc[l + o];
-    out(off, acc[0]);
+    if (row < a.rows) out(off, acc[0]);
   }
 }
 

@@ -96,7 +96,6 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   };
 
   // Local CSR and halo slots, rank by rank.
-  std::int64_t sell_stored = 0;  // the largest GPU's
   for (int r = 0; r < ranks; ++r) {
     RankPlan& p = plan.rank[r];
     p.rows = parts[r];
@@ -132,9 +131,7 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
       for (std::int64_t c = 0; c < nchunks; ++c)
         if (boundary[c] == pass) p.chunk_order.push_back(static_cast<std::int32_t>(c));
     p.boundary_chunks = std::count(boundary.begin(), boundary.end(), 1);
-    const SellSize z = sell_size(p.row_ptr);
-    p.sell_entries = z.read;
-    sell_stored = std::max(sell_stored, z.stored);
+    p.sell_entries = sell_entries(p.row_ptr);
   }
   // One layout for every GPU, judged by the GPU the padding hurts most. (Either layout computes
   // the same bits: the choice is about speed only.)
@@ -142,7 +139,9 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   for (const RankPlan& p : plan.rank)
     if (p.nnz() > 0) padding = std::max(padding, static_cast<double>(p.sell_entries) / static_cast<double>(p.nnz()));
   plan.spmv = choose_layout(plan.lanes, padding, spmv);
-  if (plan.spmv.layout == SpmvLayout::sell && sell_stored > kInt32Max)
+  std::int64_t stored = 0;
+  for (const RankPlan& p : plan.rank) stored = std::max(stored, p.sell_entries);
+  if (plan.spmv.layout == SpmvLayout::sell && stored > kInt32Max)
     plan.spmv = {SpmvLayout::csr, padding, "CSR: a GPU's sliced layout would store 2^31 entries or more (int32 offsets)"};
 
   // Send lists: what each peer's halo slots ask of this rank, in the peer's slot order.

@@ -50,7 +50,7 @@ struct RankPlan {
   // ascending order, then the others; boundary_chunks of them read the halo.
   std::vector<std::int32_t> chunk_order;
   std::int64_t boundary_chunks = 0;
-  std::int64_t sell_entries = 0;  // entries the sliced SpMV reads, padding included (sell.hpp)
+  std::int64_t sell_entries = 0;  // entries of the sliced layout, all read by its SpMV (sell.hpp)
 
   std::int64_t local_rows() const { return rows.size(); }
   std::int64_t halo_size() const { return static_cast<std::int64_t>(halo.size()); }

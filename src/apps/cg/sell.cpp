@@ -30,15 +30,11 @@ std::int32_t slice_width(const std::vector<std::int32_t>& row_ptr, std::int64_t 
 }
 }  // namespace
 
-SellSize sell_size(const std::vector<std::int32_t>& row_ptr) {
+std::int64_t sell_entries(const std::vector<std::int32_t>& row_ptr) {
   const std::int64_t rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
-  SellSize z;
-  for (std::int64_t s = 0; s * kSliceRows < rows; ++s) {
-    const std::int64_t w = slice_width(row_ptr, rows, s);
-    z.read += slice_rows(rows, s) * w;
-    z.stored += kSliceRows * w;
-  }
-  return z;
+  std::int64_t e = 0;
+  for (std::int64_t s = 0; s * kSliceRows < rows; ++s) e += kSliceRows * static_cast<std::int64_t>(slice_width(row_ptr, rows, s));
+  return e;
 }
 
 Sell make_sell(const std::vector<std::int32_t>& row_ptr, const std::vector<std::int32_t>& col,
@@ -71,10 +67,12 @@ Sell make_sell(const std::vector<std::int32_t>& row_ptr, const std::vector<std::
       }
     }
   }
-  // The missing rows of a short last slice: never read; column pad_base (a valid index) all the same.
+  // The missing rows of a short last slice: computed (not written) by their warp's lanes, at the
+  // last row's own column (in the last chunk's column range, which the gps paradigm checks).
   for (std::int64_t i = s.rows; i < slices * kSliceRows; ++i) {
     const std::int64_t sl = i / kSliceRows, base = s.slice_ptr[sl] + i % kSliceRows;
-    for (int k = 0; k < s.width(sl); ++k) s.col[static_cast<std::size_t>(base + static_cast<std::int64_t>(k) * kSliceRows)] = static_cast<std::int32_t>(pad_base);
+    for (int k = 0; k < s.width(sl); ++k)
+      s.col[static_cast<std::size_t>(base + static_cast<std::int64_t>(k) * kSliceRows)] = static_cast<std::int32_t>(pad_base + s.rows - 1);
   }
   return s;
 }

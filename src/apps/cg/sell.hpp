@@ -44,19 +44,17 @@ SpmvChoice parse_spmv_choice(const char* text);
 struct Sell {
   std::int64_t rows = 0;
   std::vector<std::int32_t> slice_ptr;  // slices + 1; slice s: [slice_ptr[s], slice_ptr[s + 1]), width = size / 32
-  std::vector<std::int32_t> col;        // column-major within a slice; padding: pad_base + row
+  std::vector<std::int32_t> col;        // column-major within a slice; padding: pad_base + row (a
+                                        // short last slice's missing rows: pad_base + rows - 1)
   std::vector<double> val;              // padding: 0
   std::int64_t slices() const { return static_cast<std::int64_t>(slice_ptr.size()) - 1; }
   int width(std::int64_t s) const { return (slice_ptr[s + 1] - slice_ptr[s]) / kSliceRows; }
 };
 
-// Entries of the sliced layout of the CSR row pointers: `read`, what the SpMV reads (per slice,
-// its rows times its width, padding included), and `stored` (a short last slice stores its
-// missing rows too, never read).
-struct SellSize {
-  std::int64_t read = 0, stored = 0;
-};
-SellSize sell_size(const std::vector<std::int32_t>& row_ptr);
+// Entries of the sliced layout of the CSR row pointers: per slice, 32 times its width, padding
+// included. The SpMV reads every one: a short last slice stores its missing rows (padding too),
+// and the whole warp computes them so that its loads need no per-lane guard.
+std::int64_t sell_entries(const std::vector<std::int32_t>& row_ptr);
 
 // The sliced layout of a CSR (row_ptr: rows + 1). A padding entry's column is pad_base + its row
 // (0: local columns; the row's global index for global columns). Throws gpsm::Error when the

@@ -21,8 +21,8 @@ namespace {
 double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
   const RankPlan& p = plan.rank[r];
   const double rows = static_cast<double>(p.local_rows()), halo = static_cast<double>(p.halo_size());
-  // CSR: every nonzero and the row pointers; SELL-32: every entry the threads read, padding
-  // included, and the slice pointers.
+  // CSR: every nonzero and the row pointers; SELL-32: every stored entry (the threads read them
+  // all, padding included) and the slice pointers.
   const double slices = std::ceil(rows / kSliceRows);
   const double matrix = plan.spmv.layout == SpmvLayout::sell ? 12.0 * static_cast<double>(p.sell_entries) + 4.0 * (slices + 1)
                                                              : 12.0 * static_cast<double>(p.nnz()) + 4.0 * (rows + 1);
