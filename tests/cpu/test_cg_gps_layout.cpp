@@ -47,6 +47,24 @@ TEST(CgGpsLayout, ChunkColumnRangesBoundEveryColumnAChunkReads) {
   }
 }
 
+// The sliced SpMV's padding reads a row's own entry: a chunk's range covers its own rows even
+// where its rows read none of them (not an SPD matrix: every row reads column 0 only).
+TEST(CgGpsLayout, ChunkColumnRangesCoverTheChunksOwnRows) {
+  Matrix a;
+  a.n = 300;  // chunks of 256: rows 0..255 and 256..299
+  for (std::int64_t i = 0; i <= a.n; ++i) a.row_ptr.push_back(i);
+  a.col.assign(300, 0);
+  a.val.assign(300, 1.0);
+  const Plan plan = make_plan(a, split_rows(a.n, 1), SpmvChoice::sell);
+  ASSERT_EQ(plan.spmv.layout, SpmvLayout::sell);
+  const std::vector<std::int32_t> cr = chunk_column_ranges(plan, 0);
+  ASSERT_EQ(cr.size(), 4u);
+  EXPECT_EQ(cr[0], 0);
+  EXPECT_EQ(cr[1], 255);
+  EXPECT_EQ(cr[2], 0);
+  EXPECT_EQ(cr[3], 299);
+}
+
 TEST(CgGpsLayout, PageIsOneChunk) {
   const Matrix a = poisson2d(64, 64);
   EXPECT_EQ(gps_page_bytes(make_plan(a, split_rows(a.n, 2))), 256u * 8u);

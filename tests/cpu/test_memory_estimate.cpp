@@ -13,6 +13,7 @@
 
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
+#include "apps/cg/sell.hpp"
 #include "apps/cg/reference.hpp"
 #include "apps/graph/graph_spec.hpp"
 #include "apps/harness/memory_estimate.hpp"
@@ -190,7 +191,7 @@ TEST(MemoryEstimate, GpuRefusalSaysNeedAndFree) {
 
 // ---- cg ------------------------------------------------------------------------------------------
 // What CgApp holds at its peak: the matrix, a plan, both variants' starts and reference solves
-// (cached between runs) and the x gathered from the GPUs.
+// (cached between runs), the sliced copy the upload builds and the x gathered from the GPUs.
 TEST(MemoryEstimate, CgRunMatchesItsPeak) {
   for (const char* spec : {"poisson3d:40", "poisson2d:300"}) {
     const cg::MatrixSpec s = cg::parse_spec(spec);
@@ -201,6 +202,10 @@ TEST(MemoryEstimate, CgRunMatchesItsPeak) {
     const cg::Start sp = cg::make_start(a, plan, cg::Variant::pipelined, 0);
     const cg::Solve rs = cg::reference_solve(a, plan, st, cg::Variant::standard, 5);
     const cg::Solve rp = cg::reference_solve(a, plan, sp, cg::Variant::pipelined, 5);
+    {  // the upload's sliced copy of a GPU's rows, while the references are cached
+      ASSERT_EQ(plan.spmv.layout, cg::SpmvLayout::sell);
+      const cg::Sell sell = cg::make_sell(plan.rank[0].row_ptr, plan.rank[0].col, plan.rank[0].val);
+    }
     const std::vector<double> gathered(static_cast<std::size_t>(a.n));
     expect_within_20_percent(cg::cg_host_bytes(s), peak.above_start(), spec);
   }

@@ -4,16 +4,20 @@
 // and solution within 1e-10, the true residual within the gap bound). The checker is shown to catch
 // a wrong halo: the `infinite` bound, whose pushes are elided, must disagree with the reference.
 // The gps paradigm (r in a GPS array, subscriptions learned by tracking) runs in every one of them,
-// and its link bytes are checked against the pages the host predicts it learns.
+// and its link bytes are checked against the pages the host predicts it learns. Every run goes
+// through both SpMV layouts (CSR lanes and sliced ELL, GPSM_CG_SPMV) where the rows allow.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "app_test_util.hpp"
 #include "apps/cg/gps_layout.hpp"
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
+#include "apps/cg/sell.hpp"
 #include "apps/harness/nccl_comms.hpp"
 
 using namespace gpsm::apps;
@@ -29,30 +33,64 @@ const Paradigm kAll[] = {Paradigm::single,        Paradigm::cpu_ctrl_std, Paradi
 
 bool needs_nccl(Paradigm p) { return p == Paradigm::cpu_ctrl_std || p == Paradigm::cpu_ctrl_pipe; }
 
-// Every paradigm on every GPU count for one matrix.
+// GPSM_CG_SPMV for its lifetime: the app reads it at every run (docs/cg.md).
+class ForceLayout {
+ public:
+  explicit ForceLayout(const char* layout) { setenv("GPSM_CG_SPMV", layout, 1); }
+  ~ForceLayout() { unsetenv("GPSM_CG_SPMV"); }
+  ForceLayout(const ForceLayout&) = delete;
+  ForceLayout& operator=(const ForceLayout&) = delete;
+};
+
+// The SpMV layout a run reports (its "spmv" choice), or "" when it reports none.
+std::string layout_of(const RunOutcome& o) {
+  for (const RunChoice& c : o.choices)
+    if (c.name == "spmv") return c.value;
+  return "";
+}
+
+// Whether the matrix of `size` can take the sliced layout (rows short enough: sell.hpp).
+bool sliceable(const std::string& size) {
+  const cg::Matrix a = cg::load(cg::parse_spec(size));
+  return cg::lanes_for(static_cast<double>(a.nnz()) / static_cast<double>(a.n)) <= cg::kSellMaxLanes;
+}
+
+// Every paradigm on every GPU count for one matrix, in both SpMV layouts where the matrix allows
+// the sliced one (forced, whatever its padding): both verified against the one CPU reference,
+// and with the same error, since both layouts compute the same bits.
 void every_paradigm(App& app, const std::string& size, int iters) {
+  const bool sell = sliceable(size);
   for (int g : apptest::gpu_counts())
     for (Paradigm par : kAll) {
       if (par == Paradigm::single && g != 1) continue;
-      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size);
-      const RunOutcome o = run(app, par, g, app.problem(size, iters));
-      if (g > 1 && needs_nccl(par) && !gpsm::nccl_built()) {
-        EXPECT_EQ(o.status, RunStatus::unsupported);
-        continue;
+      double csr_error = 0;
+      for (const char* layout : {"csr", "sell"}) {
+        SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size +
+                     ", GPSM_CG_SPMV=" + layout);
+        const ForceLayout force(layout);
+        const RunOutcome o = run(app, par, g, app.problem(size, iters));
+        if (g > 1 && needs_nccl(par) && !gpsm::nccl_built()) {
+          EXPECT_EQ(o.status, RunStatus::unsupported);
+          continue;
+        }
+        ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+        const bool csr = std::string(layout) == "csr";
+        EXPECT_EQ(layout_of(o), csr || !sell ? "csr" : "sell");
+        EXPECT_EQ(o.iterations, iters);
+        ASSERT_EQ(o.sec_per_iter.size(), 1u);
+        EXPECT_GT(o.sec_per_iter[0], 0.0);
+        EXPECT_GT(o.mem_bytes_per_iter, 0.0);
+        if (par == Paradigm::infinite && g > 1) {
+          // Pushes elided: the history must differ from the reference, or the check proves nothing.
+          EXPECT_GT(o.error, 1e-6);
+        } else {
+          EXPECT_LE(o.error, 1e-10);
+          if (csr) csr_error = o.error;
+          else EXPECT_EQ(o.error, csr_error);  // the same bits in both layouts
+        }
+        if (g == 1) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
+        else EXPECT_GT(o.link_bytes_per_iter, 0.0);
       }
-      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
-      EXPECT_EQ(o.iterations, iters);
-      ASSERT_EQ(o.sec_per_iter.size(), 1u);
-      EXPECT_GT(o.sec_per_iter[0], 0.0);
-      EXPECT_GT(o.mem_bytes_per_iter, 0.0);
-      if (par == Paradigm::infinite && g > 1) {
-        // Pushes elided: the history must differ from the reference, or the check proves nothing.
-        EXPECT_GT(o.error, 1e-6);
-      } else {
-        EXPECT_LE(o.error, 1e-10);
-      }
-      if (g == 1) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
-      else EXPECT_GT(o.link_bytes_per_iter, 0.0);
     }
 }
 
@@ -63,6 +101,25 @@ TEST(CgGpu, PoissonUnevenRows) {
   auto app = cg_app();
   ASSERT_NE(app, nullptr);
   every_paradigm(*app, "poisson2d:37x29", 60);  // 1073 rows: no GPU count from 2 to 8 divides them
+}
+
+// Unforced, the layout follows the padding: a stencil slices, a dense row keeps CSR.
+TEST(CgGpu, LayoutFollowsThePadding) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg_app();
+  unsetenv("GPSM_CG_SPMV");
+  for (const auto& [size, layout] : {std::pair<std::string, std::string>{"poisson2d:37x29", "sell"},
+                                     {"arrow:3001:7", "csr"}, {"poisson27:9x8x7", "csr"}}) {
+    SCOPED_TRACE(size);
+    const RunOutcome o = run(*app, Paradigm::cpu_free_std, 1, app->problem(size, 20));
+    ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+    EXPECT_LE(o.error, 1e-10);
+    EXPECT_EQ(layout_of(o), layout);
+  }
+  const ForceLayout bad("ell");
+  const RunOutcome o = run(*app, Paradigm::single, 1, app->problem("poisson2d:16", 5));
+  EXPECT_EQ(o.status, RunStatus::failed);
+  EXPECT_NE(o.reason.find("GPSM_CG_SPMV=ell: not a layout"), std::string::npos) << o.reason;
 }
 
 TEST(CgGpu, DenseRowAndColumn) {
@@ -87,17 +144,20 @@ TEST(CgGpu, WideRowsAndBandedNonzeroSplit) {
 TEST(CgGpu, SeveralRowsPerThread) {
   GPSM_REQUIRE_GPUS(1);
   auto app = cg_app();
-  // 1.1 M rows: 2 rows per thread on one GPU (chunks of 512 rows), 1 on two.
+  // 1.1 M rows: 2 rows per thread on one GPU (chunks of 512 rows), 1 on two; both layouts.
   for (int g : apptest::gpu_counts())
     for (Paradigm par : {Paradigm::single, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::cpu_ctrl_pipe,
-                         Paradigm::gps}) {
-      if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
-      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
-      const RunOutcome o = run(*app, par, g, app->problem("poisson2d:1100x1000", 12));
-      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
-      EXPECT_EQ(o.iterations, 12);
-      EXPECT_LE(o.error, 1e-10);
-    }
+                         Paradigm::gps})
+      for (const char* layout : {"csr", "sell"}) {
+        if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
+        SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + layout);
+        const ForceLayout force(layout);
+        const RunOutcome o = run(*app, par, g, app->problem("poisson2d:1100x1000", 12));
+        ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+        EXPECT_EQ(layout_of(o), layout);
+        EXPECT_EQ(o.iterations, 12);
+        EXPECT_LE(o.error, 1e-10);
+      }
 }
 
 TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {

@@ -4,6 +4,7 @@
 // with ||b - A x|| recomputed on the host. docs/cg.md describes the paradigms and the method.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -69,6 +70,7 @@ class CgApp final : public App {
   }
   std::string default_sizes() const override { return "poisson2d:512,poisson2d:2048"; }
   Problem problem(const std::string& size, int iters) const override {
+    parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
     const MatrixSpec s = parse_spec(size);
     Problem p;
     p.graph = size;
@@ -123,12 +125,14 @@ const Matrix& CgApp::matrix(const MatrixSpec& s, const RunRequest& req) {
 }
 
 const Plan& CgApp::plan(const MatrixSpec& s, int gpus, const RunRequest& req) {
-  const std::string key = fmt::format("{}/{}", gpus, s.balance_nnz ? "nnz" : "rows");
+  // GPSM_CG_SPMV forces the SpMV layout (docs/cg.md); read per run, so a process can compare both.
+  const SpmvChoice spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
+  const std::string key = fmt::format("{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv));
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     say(req, fmt::format("splitting over {} GPUs", gpus));
     const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
-    it = plans_.emplace(key, make_plan(*a_, parts)).first;
+    it = plans_.emplace(key, make_plan(*a_, parts, spmv)).first;
   }
   return it->second;
 }
@@ -253,6 +257,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     const Exchange ex = n == 1 ? Exchange::none : elided ? Exchange::elided : host ? Exchange::host : Exchange::device;
     out.link_bytes_per_iter = t.link_bytes ? *t.link_bytes : link_bytes_per_iter(p, v, ex);
     out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host);
+    out.choices.push_back({"spmv", layout_name(p.spmv.layout), p.spmv.reason});
     if (runs.size() > 1) {
       std::string medians;
       for (std::size_t k = 0; k < runs.size(); ++k)

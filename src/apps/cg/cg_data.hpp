@@ -55,8 +55,8 @@ class CgData {
   Solve result(bool from_control);
 
  private:
-  struct Rank {
-    DevBuf<std::int32_t> row_ptr, col, push_row, push_peer, push_dst, push_pack, chunk_push, order;
+  struct Rank {  // the matrix: row_ptr, col, val (CSR) or slice_ptr, col, val (plan().spmv: sell.hpp)
+    DevBuf<std::int32_t> row_ptr, slice_ptr, col, push_row, push_peer, push_dst, push_pack, chunk_push, order;
     DevBuf<double> val;
     DevBuf<double> x, r, p[2], q;              // Standard
     DevBuf<double> w[2], z, s, pp, n;          // Pipelined (pp: p)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "apps/cg/sell.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 
@@ -42,9 +43,16 @@ CgData::CgData(gps::Context& ctx, const Plan& plan, const Start& start, Variant 
     Rank& d = d_[r];
     const int dev = ctx.device(r);
     GPSM_CUDA(cudaSetDevice(dev));
-    put(d.row_ptr, dev, p.row_ptr);
-    put(d.col, dev, p.col);
-    put(d.val, dev, p.val);
+    if (plan.spmv.layout == SpmvLayout::sell) {  // built here, one GPU at a time: the host keeps only the CSR
+      const Sell sell = make_sell(p.row_ptr, p.col, p.val);
+      put(d.slice_ptr, dev, sell.slice_ptr);
+      put(d.col, dev, sell.col);
+      put(d.val, dev, sell.val);
+    } else {
+      put(d.row_ptr, dev, p.row_ptr);
+      put(d.col, dev, p.col);
+      put(d.val, dev, p.val);
+    }
     put(d.push_row, dev, p.push_row);
     put(d.push_peer, dev, p.push_peer);
     put(d.push_dst, dev, p.push_dst);
@@ -127,7 +135,8 @@ void CgData::init() {
 DevMatrix CgData::matrix(int r) const {
   const RankPlan& p = plan_.rank[r];
   DevMatrix m;
-  m.row_ptr = d_[r].row_ptr.p;
+  m.row_ptr = d_[r].row_ptr.p;      // null in the sliced layout
+  m.slice_ptr = d_[r].slice_ptr.p;  // null in CSR
   m.col = d_[r].col.p;
   m.val = d_[r].val.p;
   m.rows = static_cast<std::int32_t>(p.local_rows());

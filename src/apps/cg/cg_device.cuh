@@ -10,6 +10,7 @@
 #include "apps/cg/cg_kernels.hpp"
 #include "apps/cg/cg_math.hpp"
 #include "apps/cg/cg_sync.hpp"
+#include "apps/cg/sell.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
@@ -72,6 +73,73 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
   }
 }
 
+// The same rows in the sliced-ELL layout (sell.hpp), one thread per row: thread t takes rows
+// first + t + e * kThreads, so a warp reads one slice of 32 rows, each k-th entry of its rows at
+// consecutive addresses.
+// Entry k of a row goes into accumulator k % kL in k order, then the accumulators are reduced as
+// the lanes' shuffle-down tree (cg_math.hpp): the CSR path's bits (sell.hpp says when a zero's
+// sign may differ). out(offset in chunk, value) is called by every thread whose row exists. Every
+// lane of a warp must call it (it holds warp barriers): the kernels call it block-uniformly.
+template <int kL, class X, class Out>
+__device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
+  const std::int64_t first = c * chunk_rows(a.rows_per_thread);
+  const int t = static_cast<int>(threadIdx.x % kWarp);
+  for (int e = 0; e < a.rows_per_thread; ++e) {
+    const std::int64_t off = threadIdx.x + static_cast<std::int64_t>(e) * kThreads, row = first + off;
+    const std::int64_t s = row / kWarp;  // warp-uniform: first and e * kThreads are multiples of 32
+    if (s * kWarp >= a.rows) break;      // the whole warp: later slices are further out
+    // A short last slice stores its missing rows (padding): the whole warp computes, so the warp
+    // barriers below see every lane; only existing rows are written.
+    const std::int32_t b = __ldg(a.slice_ptr + s), w = (__ldg(a.slice_ptr + s + 1) - b) / kWarp;
+    const double* v = a.val + b + t;
+    const std::int32_t* cl = a.col + b + t;
+    double acc[kL];
+#pragma unroll
+    for (int l = 0; l < kL; ++l) acc[l] = 0.0;
+    // Batches of kL entries in three steps: columns and values, gathers, fmas. Each step's loads
+    // issue back to back: the warp barrier between the steps keeps the compiler from sinking a
+    // load to just before its use (one memory latency per entry, which ptxas chose for the
+    // persistent kernels to save registers). An entry past the width re-reads the last one (an
+    // L1 hit) and is not added.
+    for (std::int32_t k = 0; k < w; k += kL) {
+      std::int32_t j[kL];
+      double m[kL], xv[kL];
+#pragma unroll
+      for (int l = 0; l < kL; ++l) {
+        const std::int32_t at = min(k + l, w - 1) * kWarp;
+        j[l] = __ldg(cl + at);
+        m[l] = __ldg(v + at);
+      }
+      __syncwarp();
+#pragma unroll
+      for (int l = 0; l < kL; ++l) xv[l] = x(j[l]);
+      __syncwarp();
+#pragma unroll
+      for (int l = 0; l < kL; ++l)
+        if (k + l < w) acc[l] = fmad(m[l], xv[l], acc[l]);
+    }
+#pragma unroll
+    for (int o = kL / 2; o > 0; o /= 2)
+#pragma unroll
+      for (int l = 0; l < o; ++l) acc[l] = acc[l] + acc[l + o];
+    if (row < a.rows) out(off, acc[0]);
+  }
+}
+
+// Chunk c's rows times x in the matrix's layout: the one SpMV call of every CG kernel. Sliced
+// only for kL <= kSellMaxLanes (the plan never slices wider rows), so the wide kernels keep their
+// registers. Block-uniform control flow.
+template <int kL, class X, class Out>
+__device__ __forceinline__ void spmv_rows(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
+  if constexpr (kL <= kSellMaxLanes) {
+    if (a.slice_ptr != nullptr) {
+      sell_chunk<kL>(a, c, x, out);
+      return;
+    }
+  }
+  spmv_chunk<kL>(a, c, x, out);
+}
+
 // The local rows of chunk c thread t owns in the dot-product order: first + t + e * kThreads.
 #define CG_FOR_MY_ROWS(a, c, e, i)                                                                 \
   for (int e = 0; e < (a).rows_per_thread; ++e)                                                    \
@@ -96,8 +164,8 @@ __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVecto
                                               std::int64_t c, double* part, double* sq) {
   const double* pold = pick(v.p, par);
   const double* r = v.r;
-  spmv_chunk<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
-                 [&](std::int64_t off, double s) { sq[off] = s; });
+  spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
+                [&](std::int64_t off, double s) { sq[off] = s; });
   __syncthreads();
   double* pnew = pick(v.p, 1 - par);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
@@ -142,7 +210,7 @@ __device__ __forceinline__ bool std_update_step(const DevMatrix& a, const StdVec
 // n = A w (w: w[par] of iteration i) for chunk c, through out(offset, value).
 template <int kL, class Out>
 __device__ __forceinline__ void pipe_spmv_step(const DevMatrix& a, const double* w, std::int64_t c, const Out& out) {
-  spmv_chunk<kL>(a, c, [&](std::int32_t j) { return w[j]; }, out);
+  spmv_rows<kL>(a, c, [&](std::int32_t j) { return w[j]; }, out);
 }
 
 // Update step of chunk c at iteration parity par, n_at(i) giving (A w)_i: z, s, p, x, r and the

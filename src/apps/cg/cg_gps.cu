@@ -39,9 +39,9 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
   auto out = [&](std::int64_t off, double s) { sq[off] = s; };
   if (span != nullptr) {  // block-uniform: every thread checked the same pages
     const double* r = span - lo;
-    spmv_chunk<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
+    spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
   } else {
-    spmv_chunk<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
+    spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
   }
   __syncthreads();
   double* pnew = pick(g.p, 1 - par);

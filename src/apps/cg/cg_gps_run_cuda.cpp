@@ -19,6 +19,7 @@
 #include "apps/cg/cg_gps_kernels.hpp"
 #include "apps/cg/cg_runs.hpp"
 #include "apps/cg/gps_layout.hpp"
+#include "apps/cg/sell.hpp"
 #include "apps/cg/traffic.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
@@ -51,9 +52,16 @@ class GpsRun final : public CgRun {
       const RankPlan& p = plan.rank[r];
       Rank& d = d_[r];
       const int dev = ctx.device(r);
-      put(d.row_ptr, dev, p.row_ptr);
-      put(d.col, dev, global_columns(p));
-      put(d.val, dev, p.val);
+      if (plan.spmv.layout == SpmvLayout::sell) {  // padding at the row's own global column
+        const Sell sell = make_sell(p.row_ptr, global_columns(p), p.val, p.rows.begin);
+        put(d.slice_ptr, dev, sell.slice_ptr);
+        put(d.col, dev, sell.col);
+        put(d.val, dev, sell.val);
+      } else {
+        put(d.row_ptr, dev, p.row_ptr);
+        put(d.col, dev, global_columns(p));
+        put(d.val, dev, p.val);
+      }
       put(d.col_range, dev, chunk_column_ranges(plan, r));
       d.p[0].alloc(dev, n);
       d.p[1].alloc(dev, n);
@@ -138,7 +146,7 @@ class GpsRun final : public CgRun {
 
  private:
   struct Rank {
-    DevBuf<std::int32_t> row_ptr, col, col_range, iters;
+    DevBuf<std::int32_t> row_ptr, slice_ptr, col, col_range, iters;  // row_ptr (CSR) or slice_ptr (sliced)
     DevBuf<double> val, p[2], x, q, part[2], hist;
     DevBuf<std::int64_t> piece_begin, piece_end;
     std::int32_t pieces = 0;
@@ -189,6 +197,7 @@ class GpsRun final : public CgRun {
       Rank& d = d_[r];
       GpsStd& g = args_[r];
       g.a.row_ptr = d.row_ptr.p;
+      g.a.slice_ptr = d.slice_ptr.p;
       g.a.col = d.col.p;
       g.a.val = d.val.p;
       g.a.rows = static_cast<std::int32_t>(p.local_rows());

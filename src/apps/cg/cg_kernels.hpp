@@ -11,9 +11,12 @@
 
 namespace gpsm::apps::cg {
 
-// One GPU's block of rows: local CSR (columns < rows: own rows; rows + h: halo slot h).
+// One GPU's block of rows: local CSR (columns < rows: own rows; rows + h: halo slot h), or, when
+// slice_ptr is set, the same rows in the sliced-ELL layout (sell.hpp: col and val column-major per
+// slice of 32 rows, padded; row_ptr unset).
 struct DevMatrix {
   const std::int32_t* row_ptr = nullptr;
+  const std::int32_t* slice_ptr = nullptr;
   const std::int32_t* col = nullptr;
   const double* val = nullptr;
   std::int32_t rows = 0, halo = 0;

@@ -25,8 +25,17 @@ __host__ __device__ constexpr int pipe_slots(int rows_per_thread) { return rows_
 // (r, r) partials and r's halo pushes -> reduction 2k + 1, which also orders the pushes before the
 // next SpMV reads them. Nothing overlaps a reduction here, so its communication block is the
 // GPU's last block to arrive, and every block computes.
+// Resident blocks per SM asked of ptxas for the Standard kernel. Rows of fewer than 8 nonzeros
+// (the sliced SpMV's batch of kL <= 4 entries): 4, i.e. at most 64 registers. Without a minimum,
+// ptxas gave it 74 (3 blocks: a quarter fewer warps to hide the SpMV's and the update's memory
+// latency); at 64 it spills only scalars refilled between the phases (sm_90 SASS), none in the
+// loads' batches. Wider rows: 3, what ptxas chose without a minimum (72-80 registers); capped at
+// 64 their batches would spill, and a minimum of 1 let ptxas take 142-153 registers (1 block).
 template <int kL>
-__global__ void __launch_bounds__(kThreads) free_std_kernel(FreeStd f) {
+constexpr int free_std_min_blocks() { return kL <= 4 ? 4 : 3; }
+
+template <int kL>
+__global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_kernel(FreeStd f) {
   extern __shared__ double sq[];
   __shared__ double vals[4];
   const DevMatrix a = f.a;

@@ -25,10 +25,11 @@ std::vector<std::int32_t> chunk_column_ranges(const Plan& plan, int r) {
   const std::int64_t chunk = plan.chunk(), chunks = plan.chunks(r);
   std::vector<std::int32_t> out(static_cast<std::size_t>(2 * chunks));
   for (std::int64_t c = 0; c < chunks; ++c) {
-    // A chunk reads at least its own rows' diagonal; an empty chunk range would be a matrix
-    // without diagonal entries, so start from the first row to keep the range non-empty.
-    auto lo = static_cast<std::int32_t>(p.rows.begin + c * chunk), hi = lo;
+    // A chunk reads at least its own rows' diagonal, and the sliced layout's padding reads the
+    // own rows too: the range covers the chunk's rows whatever the matrix (unchanged for an SPD
+    // one, whose every row holds its diagonal).
     const std::int64_t last = std::min(p.local_rows(), (c + 1) * chunk);
+    auto lo = static_cast<std::int32_t>(p.rows.begin + c * chunk), hi = static_cast<std::int32_t>(p.rows.begin + last - 1);
     for (std::int32_t k = p.row_ptr[c * chunk]; k < p.row_ptr[last]; ++k) {
       lo = std::min(lo, g[k]);
       hi = std::max(hi, g[k]);

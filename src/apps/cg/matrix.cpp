@@ -8,6 +8,7 @@
 
 #include "apps/cg/cg_math.hpp"
 #include "apps/cg/matrix.hpp"
+#include "apps/cg/sell.hpp"
 #include "apps/graph_io/graph.hpp"
 #include "common/omp.hpp"
 #include "gpsm/error.hpp"
@@ -175,7 +176,11 @@ double spec_nnz_bound(const MatrixSpec& s) {
 double cg_host_bytes(const MatrixSpec& s) {
   const double nnz = spec_nnz_bound(s);
   if (nnz == 0) return 0;
-  return (8.0 + 4.0) * double(s.rows) + (12.0 + 12.0) * nnz + 12.0 * 8.0 * double(s.rows);
+  // The vectors peak in the pipelined reference (12 of them); the upload comes after, with the
+  // starts and the references' solutions kept (5 vectors) and one GPU's sliced copy.
+  const double rows = double(s.rows);
+  const double reference = 12.0 * 8.0 * rows, upload = 5.0 * 8.0 * rows + 12.0 * kSellPaddingBound * nnz;
+  return (8.0 + 4.0) * rows + (12.0 + 12.0) * nnz + std::max(reference, upload);
 }
 
 Matrix load(const MatrixSpec& s) {

@@ -76,9 +76,11 @@ Matrix load(const MatrixSpec& s);
 // boundary rows stay under); 0 for a file.
 double spec_nnz_bound(const MatrixSpec& s);
 // Peak host bytes of a CG run of the generated matrix s: the matrix (8 B per row, 12 per nonzero),
-// one plan's local copy of it (4 B per row, 12 per nonzero: partition.hpp) and about 12 vectors of
-// doubles (both variants' starts, the pipelined reference's seven iterates while the standard one's
-// x is kept, the gathered x; reference.hpp). 0 for a file: its reader checks the header itself.
+// one plan's local copy of it (4 B per row, 12 per nonzero: partition.hpp), and the larger of
+// about 12 vectors of doubles (both variants' starts, the pipelined reference's seven iterates
+// while the standard one's x is kept, the gathered x; reference.hpp) and what the upload holds:
+// 5 of those vectors and the sliced copy of one GPU's rows (at most 12 B per nonzero times the
+// padding bound: sell.hpp). 0 for a file: its reader checks the header itself.
 double cg_host_bytes(const MatrixSpec& s);
 
 // b = A * 1 with the row arithmetic of cg_math.hpp (the right-hand side of every run).

@@ -70,7 +70,7 @@ int rows_per_thread_for(const std::vector<RowRange>& parts) {
   return e;
 }
 
-Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts) {
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv) {
   const int ranks = static_cast<int>(parts.size());
   if (ranks < 1 || ranks > kMaxRanks)
     throw gpsm::Error("gpsm: cg: " + std::to_string(ranks) + " GPUs; the solver takes 1 to " + std::to_string(kMaxRanks));
@@ -131,7 +131,18 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts) {
       for (std::int64_t c = 0; c < nchunks; ++c)
         if (boundary[c] == pass) p.chunk_order.push_back(static_cast<std::int32_t>(c));
     p.boundary_chunks = std::count(boundary.begin(), boundary.end(), 1);
+    p.sell_entries = sell_entries(p.row_ptr);
   }
+  // One layout for every GPU, judged by the GPU the padding hurts most. (Either layout computes
+  // the same bits: the choice is about speed only.)
+  double padding = 1;
+  for (const RankPlan& p : plan.rank)
+    if (p.nnz() > 0) padding = std::max(padding, static_cast<double>(p.sell_entries) / static_cast<double>(p.nnz()));
+  plan.spmv = choose_layout(plan.lanes, padding, spmv);
+  std::int64_t stored = 0;
+  for (const RankPlan& p : plan.rank) stored = std::max(stored, p.sell_entries);
+  if (plan.spmv.layout == SpmvLayout::sell && stored > kInt32Max)
+    plan.spmv = {SpmvLayout::csr, padding, "CSR: a GPU's sliced layout would store 2^31 entries or more (int32 offsets)"};
 
   // Send lists: what each peer's halo slots ask of this rank, in the peer's slot order.
   for (int r = 0; r < ranks; ++r) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/cg/matrix.hpp"
+#include "apps/cg/sell.hpp"
 
 namespace gpsm::apps::cg {
 
@@ -49,6 +50,7 @@ struct RankPlan {
   // ascending order, then the others; boundary_chunks of them read the halo.
   std::vector<std::int32_t> chunk_order;
   std::int64_t boundary_chunks = 0;
+  std::int64_t sell_entries = 0;  // entries of the sliced layout, all read by its SpMV (sell.hpp)
 
   std::int64_t local_rows() const { return rows.size(); }
   std::int64_t halo_size() const { return static_cast<std::int64_t>(halo.size()); }
@@ -60,6 +62,7 @@ struct Plan {
   int ranks = 1;
   int lanes = 2;            // threads per row (cg_math.hpp): a property of the matrix
   int rows_per_thread = 1;  // E: chunks of kThreads * E rows
+  LayoutChoice spmv;        // CSR or SELL-32 on every GPU, and why (sell.hpp; same arithmetic either way)
   std::int64_t n = 0, nnz = 0;
   std::vector<RankPlan> rank;
 
@@ -72,8 +75,9 @@ struct Plan {
 // 4096 chunks, so a GPU's partial sums over its chunks stay short.
 int rows_per_thread_for(const std::vector<RowRange>& parts);
 
-// The split of `a` over parts.size() GPUs. Throws gpsm::Error when a GPU would hold 2^31 or more
-// nonzeros or local entries, or parts exceed kMaxRanks.
-Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts);
+// The split of `a` over parts.size() GPUs, and its SpMV layout (choose_layout on the largest GPU's
+// padding, `spmv` forcing one). Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
+// local entries, or parts exceed kMaxRanks.
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv = SpmvChoice::automatic);
 
 }  // namespace gpsm::apps::cg

@@ -51,6 +51,12 @@ struct ProactChunkUse {
                                   // (proact::agent_name); chunk_bytes is 0 unless copy_engine
 };
 
+// A choice an app made for a run beyond its paradigm (cg: the SpMV layout), with its reason:
+// recorded in the results file (the point's `name` and `name`_why) and under the run in the table.
+struct RunChoice {
+  std::string name, value, why;
+};
+
 enum class RunStatus : std::uint8_t { ok, failed, unsupported };
 const char* to_string(RunStatus s);
 
@@ -69,6 +75,7 @@ struct RunOutcome {
   // entry k - 1 = pages with k subscribers (GPS paper Fig 9); empty when not known.
   std::vector<double> subscriber_pages;
   ProactChunkUse proact;  // proact paradigm only (chunk_bytes 0 elsewhere)
+  std::vector<RunChoice> choices;
 };
 
 struct RunRequest {

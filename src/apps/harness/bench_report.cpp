@@ -44,6 +44,7 @@ std::vector<RunSummary> summarize(const std::vector<RunRecord>& records) {
     s.tolerance = r.out.tolerance;
     s.iterations = r.out.iterations;
     s.proact_agent = r.out.proact.agent;
+    s.choices = r.out.choices;
     if (s.status == RunStatus::ok) {
       if (r.out.sec_per_iter.empty()) {  // an ok run must have been timed
         s.status = RunStatus::failed;
@@ -140,6 +141,8 @@ std::string format_table(const std::string& app, const Problem& p, const std::ve
       t += fmt::format("  {:<11} {:>4} ^ memory {} per iteration: {:.0f} GB/s achieved ({:.0f} GB/s per GPU)\n", "", "",
                        bytes_text(r.mem_bytes_per_iter), r.mem_bytes_per_iter / r.median_us * 1e-3,
                        r.mem_bytes_per_iter / r.median_us * 1e-3 / r.gpus);
+    for (const RunChoice& c : r.choices)
+      t += fmt::format("  {:<11} {:>4} ^ {}: {} ({})\n", "", "", c.name, c.value, c.why);
     // A proact run that executed another paradigm's exchange (the agent a cache chose) says so.
     if (!r.proact_agent.empty() && r.proact_agent != "copy_engine")
       t += fmt::format("  {:<11} {:>4} ^ proact ran the {} agent: the {} paradigm's exchange\n", "", "", r.proact_agent,
@@ -206,6 +209,10 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
       if (sum[k].paradigm == Paradigm::memcpy && sum[k].status == RunStatus::ok && sum[k].gpus == sum[i].gpus &&
           sum[k].link_bytes_per_iter > 0 && sum[i].link_bytes_per_iter >= 0)
         pt["link_bytes_vs_memcpy"] = sum[i].link_bytes_per_iter / sum[k].link_bytes_per_iter;
+    for (const RunChoice& c : records[i].out.choices) {
+      pt[c.name] = c.value;
+      pt[c.name + "_why"] = c.why;
+    }
     if (!records[i].out.subscriber_pages.empty()) pt["subscriber_pages"] = records[i].out.subscriber_pages;
     // The chunk a proact run used and what chose it (an option, the choice cache, a tuning sweep
     // point, the default, or the decomposition), so a result can be traced to its configuration.

@@ -41,6 +41,7 @@ struct RunSummary {
   double error = 0, tolerance = 0;
   int iterations = 0;
   std::string proact_agent;  // RunOutcome::proact.agent (proact runs; empty elsewhere)
+  std::vector<RunChoice> choices;  // RunOutcome::choices
 };
 
 // What counts as noise when a run beats `infinite`: the larger of kBoundNoise and either run's
