@@ -442,6 +442,16 @@ std::uint64_t ArrayBase::learned_chunks(int rank) const {
   return s_->dev.at(rank).dlist_n;
 }
 const SubscriptionTable& ArrayBase::subscriptions() const { return s_->table; }
+bool ArrayBase::sole(int rank) const {
+  if (!s_) throw gpsm::Error("gpsm: sole() of an empty GPS array handle");
+  s_->check_live("sole()");
+  if (rank < 0 || rank >= s_->ctx->size())
+    throw gpsm::Error("gpsm: sole() for rank " + std::to_string(rank) + " of a " + std::to_string(s_->ctx->size()) +
+                      "-device context");
+  // The words View::sole() reads (upload_masks): every-page word (0 while tracking) and any-page word.
+  const std::uint32_t me = 1u << rank;
+  return !s_->ctx->tracking && s_->table.on_every_page() == me && s_->table.on_any_page() == me;
+}
 
 void ArrayBase::set_mode(PublishMode m) {
   s_->check_live("set_mode");

@@ -40,6 +40,8 @@ __global__ void whole_local_flag(View<float> v, int* out) {
   *out = v.whole_local() == v.local() ? 1 : (v.whole_local() == nullptr ? 0 : -1);
 }
 
+__global__ void sole_flag(View<float> v, int* out) { *out = v.sole() ? 1 : 0; }
+
 __global__ void atomics_kernel(View<unsigned> add32, View<unsigned long long> add64, View<int> mn, View<int> mx,
                                View<float> fadd, View<unsigned> cas, int rank, int per_thread, std::uint64_t slots) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -175,6 +177,54 @@ TEST(GpsTracking, WholeLocalFollowsSubscriptions) {
   EXPECT_EQ(flags(), want);
   x.subscribe_bytes(0, x.bytes(), 1);
   want[1] = 1;
+  EXPECT_EQ(flags(), want);
+}
+
+// Array::sole(rank) on the host (where apps choose the plain kernel) says what View::sole() reads
+// on the device, through every change of the subscriptions; one GPU's array is sole from the start.
+TEST(GpsTracking, HostSoleAgreesWithTheViewsThroughSubscriptionChanges) {
+  GPSM_REQUIRE_GPUS(1);
+  {
+    Context one({gpstest::all_devices().front()});
+    auto y = one.alloc<float>(3 * (kDefaultPageBytes / 4));
+    EXPECT_TRUE(y.sole(0));
+    one.tracking_start();
+    EXPECT_FALSE(y.sole(0));
+    one.tracking_stop();
+    EXPECT_TRUE(y.sole(0));
+    EXPECT_THROW(y.sole(1), gpsm::Error);
+  }
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  auto x = ctx.alloc<float>(4 * (kDefaultPageBytes / 4));
+  std::vector<DeviceVec<int>> flag;
+  for (int r = 0; r < n; ++r) flag.emplace_back(ctx.device(r), 1);
+  // Per rank: the device's View::sole(), checked equal to the host's Array::sole(rank).
+  auto flags = [&] {
+    std::vector<int> f;
+    for (int r = 0; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      sole_flag<<<1, 1, 0, ctx.stream(r)>>>(x.view(r), flag[r].p);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.synchronize();
+    for (int r = 0; r < n; ++r) {
+      f.push_back(flag[r].download()[0]);
+      EXPECT_EQ(f.back() == 1, x.sole(r)) << "rank " << r;
+    }
+    return f;
+  };
+  EXPECT_EQ(flags(), std::vector<int>(n, 0));  // every GPU holds every page
+  ctx.tracking_start();
+  EXPECT_EQ(flags(), std::vector<int>(n, 0));
+  ctx.tracking_stop();  // nothing touched: every page keeps only its home, rank 0
+  std::vector<int> want(n, 0);
+  want[0] = 1;
+  EXPECT_EQ(flags(), want);
+  x.subscribe_bytes(x.page_bytes(), 2 * x.page_bytes(), 1);  // rank 1 now holds page 1 too
+  EXPECT_EQ(flags(), std::vector<int>(n, 0));
+  x.unsubscribe_bytes(0, x.bytes(), 1);
   EXPECT_EQ(flags(), want);
 }
 

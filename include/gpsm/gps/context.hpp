@@ -78,6 +78,13 @@ class ArrayBase {
   PublishMode mode() const;
   void set_mode(PublishMode m);
   const SubscriptionTable& subscriptions() const;
+  // Whether `rank` alone holds every page and tracking is off: its views' sole() is true, every
+  // access is to its own replica and nothing it stores is published, so the caller may launch its
+  // plain kernel on the replica (View::local()) instead of the GPS one: no span, mask or branch
+  // on any access, and none of the GPS path's registers (one GPU, or an array only this rank
+  // touched). The answer holds until the subscriptions change (subscribe, unsubscribe, tracking,
+  // demotion): take it where the launch is made, as the view is.
+  bool sole(int rank) const;
   // Byte-range subscription hints (pages overlapping the range). Both fence first.
   void subscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
   void unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);

@@ -43,6 +43,13 @@ void launch_update_planes(const Geometry& g, const Penalty& pen, const float* d,
                           const ViewPose* poses, const float* r, const std::int32_t* views, int count, int y0, int y1,
                           float* x_new, cudaStream_t st);
 
+// launch_update_planes for the proact paradigm: each block, once its columns are written, adds
+// them to the readiness counters `ready` of the slab's chunks of `per` columns (ct_ready.hpp),
+// columns counted from plane y0's first. Throws std::invalid_argument for per < 1.
+void launch_update_planes_counted(const Geometry& g, const Penalty& pen, const float* d, int subsets, const float* x,
+                                  const ViewPose* poses, const float* r, const std::int32_t* views, int count, int y0,
+                                  int y1, float* x_new, std::uint32_t* ready, std::int64_t per, cudaStream_t st);
+
 // r[k] = w (r[k] - y) at views[k], in place (r holds A x of the listed views): weighted_residual's
 // second half. y and w are the whole sinograms.
 void launch_weighted_residual(const Geometry& g, const float* y, const float* w, const std::int32_t* views, int count,

@@ -9,6 +9,7 @@
 
 #include "apps/ct/ct_forward_tiles.hpp"
 #include "apps/ct/ct_kernels.hpp"
+#include "apps/ct/ct_ready.hpp"
 #include "common/cuda_check.hpp"
 
 namespace gpsm::apps::ct {
@@ -118,12 +119,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void __launch_bounds__(kThreads)
-    update_kernel(Geometry g, Penalty pen, const float* __restrict__ d, int subsets, const float* __restrict__ x,
-                  const ViewPose* __restrict__ poses, const float* __restrict__ r,
-                  const std::int32_t* __restrict__ views, int count, int y0, int y1, float* __restrict__ x_new) {
-  int ix, iy;
-  if (!slab_column(g, y0, y1, ix, iy)) return;
+__device__ void update_column(const Geometry& g, const Penalty& pen, const float* __restrict__ d, int subsets,
+                              const float* __restrict__ x, const ViewPose* __restrict__ poses,
+                              const float* __restrict__ r, const std::int32_t* __restrict__ views, int count, int ix,
+                              int iy, float* __restrict__ x_new) {
   double sums[kZChunk];
   const std::int64_t base = g.voxel_index(ix, iy, 0);
   for (int z0 = 0; z0 < g.nz; z0 += kZChunk) {
@@ -137,6 +136,30 @@ __global__ void __launch_bounds__(kThreads)
       const double xj = x[base + iz];
       const double next = denom > 0 ? xj - (subsets * sums[i] + grad) / denom : xj;
       x_new[base + iz] = static_cast<float>(0.0 < next ? next : 0.0);  // std::max(0.0, next)
+    }
+  }
+}
+
+// The column update of update_planes. kCount (the proact paradigm): once all of the block's columns
+// are written, thread 0 makes them visible system-wide (the peers' copy engines read them) and adds
+// the block's column counts to the readiness counters of the chunks of `per` columns they fall in
+// (ct_ready.hpp); the other paradigms' kernel has no barrier or counter.
+template <bool kCount>
+__global__ void __launch_bounds__(kThreads)
+    update_kernel(Geometry g, Penalty pen, const float* __restrict__ d, int subsets, const float* __restrict__ x,
+                  const ViewPose* __restrict__ poses, const float* __restrict__ r,
+                  const std::int32_t* __restrict__ views, int count, int y0, int y1, float* __restrict__ x_new,
+                  std::uint32_t* ready, std::int64_t per) {
+  int ix, iy;
+  if (slab_column(g, y0, y1, ix, iy)) update_column(g, pen, d, subsets, x, poses, r, views, count, ix, iy, x_new);
+  if constexpr (kCount) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence_system();
+      const std::int64_t first = std::int64_t{blockIdx.x} * blockDim.x;
+      const std::int64_t end = min(first + blockDim.x, std::int64_t{y1 - y0} * g.nx);
+      for (std::int64_t c = first_chunk(first, per); c <= last_chunk(end, per); ++c)
+        atomicAdd(ready + c, static_cast<unsigned>(columns_in_chunk(first, end, per, c)));
     }
   }
 }
@@ -170,8 +193,18 @@ void launch_update_planes(const Geometry& g, const Penalty& pen, const float* d,
                           const ViewPose* poses, const float* r, const std::int32_t* views, int count, int y0, int y1,
                           float* x_new, cudaStream_t st) {
   if (y1 <= y0) return;
-  update_kernel<<<slab_blocks(g, y0, y1), kThreads, 0, st>>>(g, pen, d, subsets, x, poses, r, views, count, y0, y1,
-                                                              x_new);
+  update_kernel<false><<<slab_blocks(g, y0, y1), kThreads, 0, st>>>(g, pen, d, subsets, x, poses, r, views, count, y0,
+                                                                     y1, x_new, nullptr, 1);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_update_planes_counted(const Geometry& g, const Penalty& pen, const float* d, int subsets, const float* x,
+                                  const ViewPose* poses, const float* r, const std::int32_t* views, int count, int y0,
+                                  int y1, float* x_new, std::uint32_t* ready, std::int64_t per, cudaStream_t st) {
+  if (y1 <= y0) return;
+  if (per < 1) throw std::invalid_argument("ct update: chunks of " + std::to_string(per) + " columns");
+  update_kernel<true><<<slab_blocks(g, y0, y1), kThreads, 0, st>>>(g, pen, d, subsets, x, poses, r, views, count, y0,
+                                                                    y1, x_new, ready, per);
   GPSM_CUDA_LAUNCH();
 }
 

@@ -89,6 +89,14 @@ VecArg Exchange::arg(int r, int b) const {
     a.local = managed_[b];
   } else {
     a.view = gps_[b].view(r);
+    // Where this rank alone holds the whole vector (one GPU), nothing it stores is published: the
+    // kernels run their plain loads and stores on the replica (Array::sole), with none of the GPS
+    // path's masks or staging. The view stays, for launches that pair it with a vector that is
+    // not sole (common_kind).
+    if (gps_[b].sole(r)) {
+      a.kind = Access::local;
+      a.local = a.view.local();
+    }
   }
   return a;
 }

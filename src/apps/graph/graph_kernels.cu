@@ -389,6 +389,18 @@ void dispatch(Access k, const ReadyArg& rd, std::int64_t rows_per_block, const c
   }
 }
 
+// The kind a kernel reading x and writing y runs: theirs when they agree. A GPS vector this rank
+// alone holds comes as local (Exchange::arg); paired with one that is not, both run as GPS (the
+// local one keeps its view), so the other's stores are still published.
+Access common_kind(const VecArg& x, const VecArg& y, const char* kernel) {
+  if (x.kind == y.kind) return x.kind;
+  const auto gps_or_sole = [](const VecArg& v) {
+    return v.kind == Access::gps || (v.kind == Access::local && v.view.local() != nullptr);
+  };
+  if (gps_or_sole(x) && gps_or_sole(y)) return Access::gps;
+  throw Error(fmt::format("gpsm: {}: the read and written vectors are of different paradigms", kernel));
+}
+
 }  // namespace
 
 void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const float* inv_deg, float base,
@@ -396,7 +408,7 @@ void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const fl
   if (a.rows == 0) return;
   const bool four = gather_width() == 4;
   const int shift = lane_shift(lanes);
-  dispatch(x.kind, ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
+  dispatch(common_kind(x, y, "pagerank"), ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
     using T = decltype(tag);
     if (a.nsegs > 0)  // before the row kernel: its blocks' proact counts then cover the split rows too
       pagerank_segments<T::value>
@@ -417,7 +429,7 @@ void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed
   if (a.rows == 0) return;
   const bool four = gather_width() == 4;
   const int shift = lane_shift(lanes);
-  dispatch(x.kind, ready, rows_per_block(lanes), "sssp", [&](auto tag) {
+  dispatch(common_kind(x, y, "sssp"), ready, rows_per_block(lanes), "sssp", [&](auto tag) {
     using T = decltype(tag);
     if (a.nsegs > 0) sssp_segments<T::value><<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, changed);
     if (four) {
@@ -432,7 +444,7 @@ void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed
 void launch_sgd(const CsrArg& a, const VecArg& own, const VecArg& other, float lr, float lambda, cudaStream_t s,
                 const ReadyArg& ready) {
   if (a.rows == 0) return;
-  dispatch(own.kind, ready, rows_per_block(1), "sgd", [&](auto tag) {
+  dispatch(common_kind(own, other, "sgd"), ready, rows_per_block(1), "sgd", [&](auto tag) {
     using T = decltype(tag);
     sgd_kernel<T::value, T::ready><<<blocks_for(a.rows), kThreads, 0, s>>>(a, own, other, lr, lambda, ready);
   });

@@ -106,6 +106,7 @@ class GpsRun final : public HostLoop {
     s.out = arr_[1 - c].view(r);
     s.slab = slab_[r];
     s.edges_first = n_ > 1;
+    s.sole = arr_[c].sole(r) && arr_[1 - c].sole(r);
     launch_gps_step(kind_, s, ctx_.stream(r));
   }
   void after_iteration(int) override { ctx_.fence_async(); }

@@ -19,11 +19,14 @@ namespace gpsm::apps::stencil3d {
 // device's replica (checked once per work item), each stored vector through View::span / put, so
 // the runtime publishes it to the page's other subscribers. edges_first: the planes a neighbour
 // reads are the launch's first work items, so their remote stores travel while the interior is
-// computed (as p2p_inline's pushes).
+// computed (as p2p_inline's pushes). sole: this rank alone holds both arrays (Array::sole: one
+// GPU), so the launch is the hand-written step itself on the replicas, none of the GPS path's
+// checks or registers in the kernel.
 struct GpsStep {
   gps::View<float> in, out;
   Slab3D slab;
   bool edges_first = false;
+  bool sole = false;
 };
 void launch_gps_step(Kind k, const GpsStep& s, cudaStream_t st);
 

@@ -491,13 +491,13 @@ __device__ __forceinline__ bool gps_item_plain(const GpsStepArgs& a, const Plan&
   return false;
 }
 
+// Where this GPU alone holds both arrays (one GPU) the launch is the hand-written step itself
+// (launch_gps_step, GpsStep::sole); here the checks pick each item's path.
 template <Kind K, int V, int M>
-__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w, bool sole) {
+__device__ __forceinline__ void gps_item(const GpsStepArgs& a, const Plan& p, i64 w) {
   const ItemCells ic = item_cells<radius_of(K), M>(a.s, p, w);
   if (!ic.valid) return;
-  // sole: this GPU alone holds both arrays (one GPU), so every item is the hand-written step with
-  // no per-item check; else the checks pick the item's path.
-  if (sole || gps_item_plain<K, V, M>(a, p, ic)) run_cells<K, V, M, kNone>(a.s, p, ic);
+  if (gps_item_plain<K, V, M>(a, p, ic)) run_cells<K, V, M, kNone>(a.s, p, ic);
 }
 
 // __grid_constant__: the views stay in parameter space (their replica tables are indexed by
@@ -510,8 +510,7 @@ constexpr int step_blocks_per_sm(Kind k, int v) { return k == Kind::wave && v ==
 
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_kernel(const __grid_constant__ GpsStepArgs a, const Plan p) {
-  const bool sole = a.in.sole() && a.out.view.sole();
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w, sole);
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
@@ -692,6 +691,10 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   a.s.sy = sb.sy;
   a.s.sz = sb.sz;
   a.lift[static_cast<int>(g.slab.axis)] = g.slab.first - g.slab.radius;
+  if (g.sole) {  // the hand-written step on the replicas (GpsStep::sole)
+    launch_step(k, a.s, st);
+    return;
+  }
   const bool vec = step_vec(a.s);
   const int m = march_axis(sb.box);
   const GpsStepFn fn = k == Kind::heat ? gps_step_fn<Kind::heat>(vec, m) : gps_step_fn<Kind::wave>(vec, m);

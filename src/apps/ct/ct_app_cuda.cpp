@@ -1,0 +1,228 @@
+// X-ray CT reconstruction (`gpsm bench --app ct`): PWLS-OS of a simulated helical scan of the
+// 3D phantom, split over GPUs as the PROACT dissertation's case study splits it (ct_multi.hpp).
+// Every run is checked against the one-GPU run of the same problem (pwls_os_gpu, itself checked
+// against the CPU core by the GPU tests): image within ct_verify.hpp's tolerance in HU, cost
+// within 1e-5 and never rising; the RMSE against the phantom per iteration goes into the timing
+// text. docs/ct.md describes the app.
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "apps/ct/ct_bench_spec.hpp"
+#include "apps/ct/ct_gpu.hpp"
+#include "apps/ct/ct_multi.hpp"
+#include "apps/ct/ct_phantom.hpp"
+#include "apps/ct/ct_projector.hpp"
+#include "apps/ct/ct_verify.hpp"
+#include "apps/harness/app.hpp"
+#include "apps/harness/nccl_comms.hpp"
+#include "apps/harness/proact_bench.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/gps/context.hpp"
+
+namespace gpsm::apps {
+namespace {
+
+using namespace gpsm::apps::ct;
+
+struct CtData {
+  std::vector<float> mu;  // the phantom (1/mm): the truth the RMSE is taken against
+  Scan scan;
+};
+
+class CtApp final : public App {
+ public:
+  const char* name() const override { return "ct"; }
+  const char* description() const override {
+    return "X-ray CT model-based reconstruction (PWLS-OS, separable-footprint projector) of a simulated helical "
+           "scan of a 3D head phantom: forward projection split over views, back projection and update over "
+           "y-slabs, residual rows and image slabs exchanged after each phase (PROACT dissertation ch. III)";
+  }
+  std::string default_sizes() const override { return "medium,seed"; }
+  Problem problem(const std::string& size, int iters) const override {
+    const CtBenchSpec s = parse_bench_spec(size);
+    Problem p;
+    p.graph = size;
+    p.n[0] = s.g.nx, p.n[1] = s.g.ny, p.n[2] = s.g.nz;
+    p.iters = iters > 0 ? iters : kDefaultIterations;
+    return p;
+  }
+  double host_bytes(const Problem& p) const override { return ct_host_bytes(parse_bench_spec(p.graph)); }
+  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+    (void)gpus;  // every GPU holds the whole scan and image; rank 0 also the cost's projection
+    return ct_gpu_bytes_per_gpu(parse_bench_spec(p.graph));
+  }
+  bool has(Paradigm p) const override {
+    return p == Paradigm::single || p == Paradigm::memcpy || p == Paradigm::nccl || p == Paradigm::proact ||
+           p == Paradigm::infinite;
+  }
+  bool proact_chunk_is_choice() const override { return true; }  // any whole number of voxel columns
+  RunOutcome run(const RunRequest& req) override;
+
+ private:
+  const CtData& data(const CtBenchSpec& s, int device, const RunRequest& req);
+  const PwlsRun& reference(const CtBenchSpec& s, const CtData& d, int iters, int device, const RunRequest& req);
+
+  std::string data_key_;
+  std::unique_ptr<CtData> data_;
+  std::map<std::string, PwlsRun> refs_;
+};
+
+void say(const RunRequest& req, const std::string& s) {
+  if (req.progress) req.progress(s);
+}
+
+// The scan's line integrals come from the GPU projector (the CPU's would take minutes at medium).
+const CtData& CtApp::data(const CtBenchSpec& s, int device, const RunRequest& req) {
+  const std::string key = s.g.label();
+  if (!data_ || key != data_key_) {
+    data_.reset();
+    refs_.clear();
+    say(req, "phantom and scan of " + key);
+    auto d = std::make_unique<CtData>();
+    d->mu = phantom_mu(s.g);
+    d->scan = scan_from_line_integrals(forward_project_gpu(s.g, d->mu, all_views(s.g), device), kBenchI0,
+                                       kBenchScanSeed);
+    data_ = std::move(d);
+    data_key_ = key;
+  }
+  return *data_;
+}
+
+const PwlsRun& CtApp::reference(const CtBenchSpec& s, const CtData& d, int iters, int device,
+                                const RunRequest& req) {
+  const std::string key = fmt::format("{}/{}/{}", s.g.label(), s.subsets, iters);
+  auto it = refs_.find(key);
+  if (it == refs_.end()) {
+    say(req, "one-GPU reference run");
+    PwlsSettings set;
+    set.subsets = s.subsets;
+    it = refs_
+             .emplace(key, pwls_os_gpu(s.g, d.scan, set, std::vector<float>(static_cast<std::size_t>(s.g.voxels())),
+                                       iters, d.mu, device))
+             .first;
+  }
+  return it->second;
+}
+
+// "a, b, c": general format with `digits` significant digits, or fixed with `digits` decimals.
+std::string series(const std::vector<double>& v, int digits, bool fixed) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out += (i ? ", " : "") + (fixed ? fmt::format("{:.{}f}", v[i], digits) : fmt::format("{:.{}g}", v[i], digits));
+  return out;
+}
+
+RunOutcome CtApp::run(const RunRequest& req) {
+  RunOutcome out;
+  const int n = static_cast<int>(req.devices.size());
+  auto unsupported = [&](const std::string& why) {
+    out.status = RunStatus::unsupported;
+    out.reason = why;
+    return out;
+  };
+  auto fail = [&](const std::string& why) {
+    out.status = RunStatus::failed;
+    out.reason = why;
+    out.sec_per_iter.clear();
+    return out;
+  };
+  if (!has(req.paradigm))
+    return unsupported(std::string("the ") + paradigm_name(req.paradigm) +
+                       " paradigm is not implemented for ct (its paradigms: single, memcpy, nccl, proact, infinite; "
+                       "docs/ct.md)");
+  if (req.paradigm == Paradigm::single && n != 1) return unsupported("single runs on one GPU");
+  if (req.paradigm == Paradigm::nccl && n > 1 && !nccl_built()) return unsupported(kNcclMissing);
+  CtBenchSpec spec;
+  try {
+    spec = parse_bench_spec(req.problem.graph);
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what());
+  }
+  if (n > spec.g.ny) return unsupported(fmt::format("{} y-planes cannot be split over {} GPUs", spec.g.ny, n));
+  const int iters = req.problem.iters;
+  // proact's cache key size: the image, the array every GPU publishes to every other.
+  const std::uint64_t key_size = static_cast<std::uint64_t>(spec.g.voxels()) * 4;
+  const ProactChunk asked = ask_proact_chunk(req, key_size);
+  MultiOptions opt;
+  std::string note;
+  switch (req.paradigm) {
+    case Paradigm::single:
+    case Paradigm::memcpy: opt.exchange = CtExchange::copies; break;
+    case Paradigm::nccl: opt.exchange = CtExchange::nccl; break;
+    case Paradigm::infinite: opt.exchange = CtExchange::elided; break;
+    default:  // proact
+      if (asked.agent == proact::Agent::memcpy) {
+        opt.exchange = CtExchange::copies;
+        note = proact_agent_note(req.paradigm, asked.agent);
+      } else {
+        opt.exchange = CtExchange::proact;
+        if (asked.bytes > 0) opt.chunk_bytes = static_cast<std::int64_t>(asked.bytes);
+      }
+  }
+  try {
+    const CtData& d = data(spec, req.devices.front(), req);
+    const PwlsRun& ref = reference(spec, d, iters, req.devices.front(), req);
+    gps::Context ctx(req.devices, gps::Settings::from_env());
+    say(req, "setting up");
+    PwlsSettings set;
+    set.subsets = spec.subsets;
+    MultiGpuPwls run(ctx, spec.g, d.scan, set, opt);
+    const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+    PwlsRun got;
+    for (int k = 0; k < req.warmup + req.reps; ++k) {
+      const bool warm = k < req.warmup;
+      say(req, fmt::format("{} rep {}/{}", warm ? "warm-up" : "timed", warm ? k + 1 : k - req.warmup + 1,
+                           warm ? req.warmup : req.reps));
+      std::vector<double> secs;
+      got = run.solve(x0, iters, d.mu, &secs);
+      double total = 0;
+      for (double t : secs) total += t;
+      if (!warm) out.sec_per_iter.push_back(total / std::max(1, iters));
+    }
+    out.iterations = iters;
+    out.link_bytes_per_iter = run.link_bytes_per_iteration();
+    out.timing = run.timing();
+    if (req.paradigm == Paradigm::proact) {
+      out.proact.requested = asked.bytes;
+      out.proact.chunk_bytes = static_cast<std::uint64_t>(run.chunk_bytes());
+      out.proact.key_size = key_size;
+      out.proact.agent = proact::agent_name(opt.exchange == CtExchange::proact ? proact::Agent::copy_engine
+                                                                                : proact::Agent::memcpy);
+      out.proact.source = asked.source.empty() ? "the app's default chunk (1 MiB of whole voxel columns)" : asked.source;
+      if (asked.agent == proact::Agent::inline_store)
+        out.proact.source += "; ct has no inline agent (no p2p_inline paradigm): copy engines ran";
+    }
+    const bool elided = opt.exchange == CtExchange::elided && n > 1;
+    if (elided) {
+      out.tolerance = std::numeric_limits<double>::infinity();
+      out.timing += "; exchanges elided, result not checked";
+    } else {
+      const RunCheck c = check_run(ref, got, spec.subsets);
+      out.error = c.difference_hu;
+      out.tolerance = c.tolerance_hu;
+      if (!c.failure.empty()) return fail("verification failed against the one-GPU run: " + c.failure);
+    }
+    out.timing += fmt::format("; error and tolerance: the image's largest difference from the one-GPU run, HU; "
+                              "{} subsets; cost per iteration {}; RMSE vs the phantom per iteration {} HU",
+                              spec.subsets, series(got.cost, 6, false), series(got.rmse_hu, 1, true));
+    out.timing += note;
+  } catch (const gpsm::Error& e) {
+    return fail(e.what());
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<App> make_ct_app() { return std::make_unique<CtApp>(); }
+
+}  // namespace gpsm::apps
