@@ -253,3 +253,20 @@ TEST(FilterApp, SizesDefaultPassesAndParadigms) {
   // Two slabs of 4096 rows, each with 2 halo rows: two buffers of 2052 rows of 4096 floats.
   EXPECT_EQ(app->gpu_bytes_per_gpu(app->problem("4096x4096:k5", 0), 2), 2.0 * 2052 * 4096 * 4);
 }
+
+// `gpsm filter --gpus all` with no --devices once failed ("--devices is empty"): the pool is every
+// GPU when --devices is not given, --gpus takes all of it or its first N.
+TEST(FilterSpec, DevicesFromGpusAndDevices) {
+  using V = std::vector<int>;
+  EXPECT_EQ(filter_devices("all", "", 2, 8), (V{0, 1}));
+  EXPECT_EQ(filter_devices("2", "", 4, 8), (V{0, 1}));
+  EXPECT_EQ(filter_devices("1", "", 2, 8), (V{0}));
+  EXPECT_EQ(filter_devices("all", "", 12, 8), (V{0, 1, 2, 3, 4, 5, 6, 7}));  // a context holds at most 8
+  EXPECT_EQ(filter_devices("all", "0,1", 2, 8), (V{0, 1}));
+  EXPECT_EQ(filter_devices("all", "3,1", 4, 8), (V{3, 1}));
+  EXPECT_EQ(filter_devices("1", "3,1", 4, 8), (V{3}));
+  EXPECT_THROW(filter_devices("3", "", 2, 8), std::out_of_range);
+  EXPECT_THROW(filter_devices("all", "0,2", 2, 8), std::out_of_range);
+  for (const char* g : {"0", "-1", "two", "", "1x"}) EXPECT_THROW(filter_devices(g, "", 2, 8), std::invalid_argument) << g;
+  for (const char* d : {",", "0,", "0,,1", "a", "1,1", "-1"}) EXPECT_THROW(filter_devices("all", d, 2, 8), std::invalid_argument) << d;
+}
