@@ -83,7 +83,7 @@ dim3 grid_for(std::int64_t width, std::int64_t rows) {
 template <int KT, class Taps, class Src, class Sink>
 __device__ __forceinline__ void filter_tiles(std::int64_t width, std::int64_t height, std::int64_t y0, std::int64_t y1,
                                              const Taps& w, int k, const Src& src, const Sink& sink) {
-  extern __shared__ float tile[];
+  extern __shared__ __align__(16) float tile[];  // 8-byte pairs of filter_tile_block
   const int side = KT > 0 ? KT : k;
   const int r = (side - 1) / 2;
   const int pitch = kTileW + side - 1;
