@@ -145,9 +145,24 @@ struct Same {
   __device__ __forceinline__ const F& tile(std::int64_t, std::int64_t) const { return f; }
 };
 
+// A local pass's outputs: a tile that holds none of the rows p2p_inline also pushes into a
+// neighbour's halo (all but a slab's first and last tile rows, and every tile of the other
+// paradigms) stores with no per-pixel push checks.
+struct LocalTileOut {
+  const LocalPass* a;
+  bool push;
+  __device__ __forceinline__ void operator()(std::int64_t x, std::int64_t y, float v) const {
+    if (push) local_store(*a, x, y, v);
+    else a->out[(y - a->row_base) * a->width + x] = v;
+  }
+};
 struct LocalOut {
   const LocalPass* a;
-  __device__ __forceinline__ void operator()(std::int64_t x, std::int64_t y, float v) const { local_store(*a, x, y, v); }
+  __device__ __forceinline__ LocalTileOut tile(std::int64_t lo, std::int64_t hi) const {
+    const bool push = (a->push_top != nullptr && lo < a->y0 + a->push_rows) ||
+                      (a->push_bottom != nullptr && hi > a->y1 - a->push_rows);
+    return LocalTileOut{a, push};
+  }
 };
 
 // The pass structs are __grid_constant__: the sources and sinks point at them in parameter space
@@ -156,7 +171,7 @@ template <int KT, class Wts>
 __global__ void __launch_bounds__(kBx * kBy, kMinBlocks) local_pass(const __grid_constant__ LocalPass a, Wts w, int k) {
   with_taps<KT>(w, [&](const auto& taps) {
     filter_tiles<KT>(a.width, a.height, a.y0, a.y1, taps, k, Same<LocalRows>{LocalRows{a.in, a.width, a.row_base}},
-                     Same<LocalOut>{LocalOut{&a}});
+                     LocalOut{&a});
   });
 }
 
