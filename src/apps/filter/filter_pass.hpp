@@ -1,8 +1,10 @@
 #pragma once
-// One output pixel of each kind of pass: where its input rows are and where its value goes. The
-// kernels (filter_kernels.cu) are a thread per pixel around these; the CPU tests run the same code
-// over host memory (local buffers with their halo exchanges, a distributed array's layout), so the
-// index math of every paradigm but gps is checked without a GPU. Plain C++ with GPSM_HD.
+// One output pixel of each kind of pass: where its input rows are (LocalRows, DistributedRows) and
+// where its value goes (local_store, distributed_store). The tiled kernels (filter_kernels.cu) load
+// their tiles through the same rows and store through the same functions; the CPU tests run them
+// per pixel over host memory (local buffers with their halo exchanges, a distributed array's
+// layout), so the index math of every paradigm but gps is checked without a GPU. Plain C++ with
+// GPSM_HD.
 #include <cstdint>
 #include <string>
 
