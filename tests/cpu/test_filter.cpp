@@ -253,3 +253,60 @@ TEST(FilterApp, SizesDefaultPassesAndParadigms) {
   // Two slabs of 4096 rows, each with 2 halo rows: two buffers of 2052 rows of 4096 floats.
   EXPECT_EQ(app->gpu_bytes_per_gpu(app->problem("4096x4096:k5", 0), 2), 2.0 * 2052 * 4096 * 4);
 }
+
+// The kernels' tile block (filter_tile_block: each tile row read once into registers, given to the
+// 8 x 2 outputs it serves) in filter_point's float order: a tile of clamped rows and columns of an
+// image, every block of 8 x 2 outputs equal to filter_point bit for bit, for the unrolled sides and
+// the loop, at the image's borders and inside.
+TEST(FilterReference, TileBlocksHaveTheReferenceOrderBitForBit) {
+  const Image in = test_image(101, 150, 3);
+  for (int k : {3, 5, 7}) {
+    std::vector<float> w = gauss_weights(k);
+    w[1] = 0.3f;  // not symmetric, not dyadic: a reordered sum changes the bits
+    w[static_cast<std::size_t>(k * k - 2)] = -0.7f;
+    const auto wt = [&](int t) { return w[static_cast<std::size_t>(t)]; };
+    const int r = (k - 1) / 2;
+    constexpr int kTy = 8, kTx = 2, kTileW = 64, kTileH = 64;
+    const int pitch = kTileW + k - 1;
+    for (std::int64_t ty0 : {std::int64_t{0}, std::int64_t{64}, std::int64_t{128}})
+      for (std::int64_t tx0 : {std::int64_t{0}, std::int64_t{64}}) {
+        std::vector<float> tile(static_cast<std::size_t>(pitch * (kTileH + k - 1)));
+        for (int s = 0; s < kTileH + k - 1; ++s)
+          for (int c = 0; c < pitch; ++c)
+            tile[static_cast<std::size_t>(s * pitch + c)] =
+                in.px[clamp_index(ty0 - r + s, in.height) * in.width + clamp_index(tx0 - r + c, in.width)];
+        const auto rows = [&](std::int64_t gy) { return in.px.data() + gy * in.width; };
+        for (int row0 = 0; row0 < kTileH; row0 += kTy)
+          for (int c = 0; c < kTileW; c += kTx) {
+            float acc[kTy][kTx];
+            if (k == 3) filter_tile_block<3, kTy, kTx>(tile.data(), pitch, c, row0, wt, k, acc);
+            else if (k == 5) filter_tile_block<5, kTy, kTx>(tile.data(), pitch, c, row0, wt, k, acc);
+            else filter_tile_block<0, kTy, kTx>(tile.data(), pitch, c, row0, wt, k, acc);
+            for (int t = 0; t < kTy; ++t)
+              for (int u = 0; u < kTx; ++u) {
+                const std::int64_t x = tx0 + c + u, y = ty0 + row0 + t;
+                if (x >= in.width || y >= in.height) continue;
+                const float want = filter_point<0>(rows, wt, k, x, y, in.width, in.height);
+                ASSERT_TRUE(same_bits(acc[t][u], want)) << "k " << k << " pixel " << x << "," << y;
+              }
+          }
+      }
+  }
+}
+
+// `gpsm filter --gpus all` with no --devices once failed ("--devices is empty"): the pool is every
+// GPU when --devices is not given, --gpus takes all of it or its first N.
+TEST(FilterSpec, DevicesFromGpusAndDevices) {
+  using V = std::vector<int>;
+  EXPECT_EQ(filter_devices("all", "", 2, 8), (V{0, 1}));
+  EXPECT_EQ(filter_devices("2", "", 4, 8), (V{0, 1}));
+  EXPECT_EQ(filter_devices("1", "", 2, 8), (V{0}));
+  EXPECT_EQ(filter_devices("all", "", 12, 8), (V{0, 1, 2, 3, 4, 5, 6, 7}));  // a context holds at most 8
+  EXPECT_EQ(filter_devices("all", "0,1", 2, 8), (V{0, 1}));
+  EXPECT_EQ(filter_devices("all", "3,1", 4, 8), (V{3, 1}));
+  EXPECT_EQ(filter_devices("1", "3,1", 4, 8), (V{3}));
+  EXPECT_THROW(filter_devices("3", "", 2, 8), std::out_of_range);
+  EXPECT_THROW(filter_devices("all", "0,2", 2, 8), std::out_of_range);
+  for (const char* g : {"0", "-1", "two", "", "1x"}) EXPECT_THROW(filter_devices(g, "", 2, 8), std::invalid_argument) << g;
+  for (const char* d : {",", "0,", "0,,1", "a", "1,1", "-1"}) EXPECT_THROW(filter_devices("all", d, 2, 8), std::invalid_argument) << d;
+}

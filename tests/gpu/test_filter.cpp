@@ -61,15 +61,33 @@ TEST(FilterGpu, AHaloThatSpansTheWholeSlabStillMatches) {
 TEST(FilterGpu, ASlabTallerThanTheGridLoopsOverItsRows) {
   GPSM_REQUIRE_GPUS(1);
   auto app = filter_app();
-  // 524301 rows: 65538 rows of 8-row thread blocks on one GPU, more than a grid's 65535.
+  // 4194369 rows: 65538 rows of 64-row tiles on one GPU, more than a grid's 65535 (each block
+  // then filters a second tile after the first: the shared tile is reused).
   for (int g : apptest::gpu_counts())
     for (Paradigm par : {Paradigm::single, Paradigm::p2p_inline, Paradigm::rdl}) {
       if (par == Paradigm::single && g != 1) continue;
       SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
-      const RunOutcome o = apptest::run(*app, par, g, app->problem("3x524301:k3", 2));
+      const RunOutcome o = apptest::run(*app, par, g, app->problem("3x4194369:k3", 2));
       ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
       EXPECT_EQ(o.error, 0.0);
     }
+}
+
+// The largest filter (63 x 63, a 31-row apron): the shared tile at its largest, 94 x 126 floats
+// (47376 bytes), and the looped side; on 2 GPUs each halo is 31 rows of the neighbour's 75.
+TEST(FilterGpu, TheLargestFilterFitsItsTileAndMatches) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = filter_app();
+  for (int g : {1, 2}) {
+    if (g > static_cast<int>(gpstest::all_devices().size())) continue;
+    for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::gps}) {
+      if (par == Paradigm::single && g != 1) continue;
+      SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
+      const RunOutcome o = apptest::run(*app, par, g, app->problem("101x150:k63:replicated", 2));
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      EXPECT_EQ(o.error, 0.0);
+    }
+  }
 }
 
 TEST(FilterGpu, FewerRowsPerGpuThanTheHaloIsUnsupportedWithTheReason) {

@@ -75,21 +75,17 @@ int run_filter(const FilterArgs& a, int argc, char** argv) {
   std::string why;
   const int ngpu = gpsm::scope::cuda_device_count(&why);
   require_gpus(ngpu, 1, why, "filter", "gpsm filter runs on GPUs");
-  std::vector<int> devices = context_devices(parse_device_list(a.devices), ngpu, "filter");
-  if (a.gpus != "all") {
-    int n = 0;
-    try {
-      std::size_t used = 0;
-      n = std::stoi(a.gpus, &used);
-      if (used != a.gpus.size()) n = 0;
-    } catch (const std::exception&) {
-      n = 0;
-    }
-    if (n < 1) throw BadInput("gpsm: filter: --gpus '" + a.gpus + "' is not all or a positive count");
-    if (n > static_cast<int>(devices.size()))
-      throw NoGpu(fmt::format("gpsm filter: --gpus {} but {} GPU(s) to draw from; use --gpus all or fewer", n, devices.size()));
-    devices.resize(static_cast<std::size_t>(n));
+  std::vector<int> devices;
+  try {
+    devices = filter::filter_devices(a.gpus, a.devices, ngpu, gps::kMaxDevices);
+  } catch (const std::out_of_range& e) {
+    throw NoGpu(std::string("gpsm filter: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(std::string("gpsm: filter: ") + e.what());
   }
+  if (a.devices.empty() && ngpu > gps::kMaxDevices)
+    std::cerr << fmt::format("gpsm filter: note: drawing from GPUs 0-{} of {} (a GPS context holds at most {})\n",
+                             gps::kMaxDevices - 1, ngpu, gps::kMaxDevices);
   if (par == Paradigm::single) devices.resize(1);
   if (const std::string s = filter::split_problem(img.height, k, static_cast<int>(devices.size())); !s.empty())
     throw BadInput("gpsm: filter: " + s + "; use fewer GPUs or a smaller filter");

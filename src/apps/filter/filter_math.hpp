@@ -68,4 +68,83 @@ GPSM_HD float filter_point(const Rows& rows, const Weights& w, int k, std::int64
   return acc;
 }
 
+// TY x TX output pixels (rows row0 .. row0 + TY - 1, adjacent columns c .. c + TX - 1) of a tile
+// of input pixels already clamped (tile row s at tile + s * pitch; output (t, u) reads tile rows
+// row0 + t .. row0 + t + K - 1 and columns c + u .. c + u + K - 1), each in filter_point's order:
+// acc[t][u] gets its products j = 0 .. K-1, i = 0 .. K-1 in turn. KT > 0: each tile row's K + TX - 1
+// values are read once into registers and given to every output they serve (j = s - t for output
+// row t), so TY x TX outputs read (TY + K - 1) * (K + TX - 1) values instead of TY * TX * K * K; for
+// one output j still rises with s, so the order per pixel is unchanged. KT == 0: the side is k,
+// each output by its own loops. On the device, with K + TX - 1 even, row + c must be 8-byte
+// aligned (pitch and c even): the values are read in pairs.
+template <int KT, int TY, int TX, class Weights>
+GPSM_HD void filter_tile_block(const float* tile, int pitch, int c, int row0, const Weights& w, int k,
+                               float (&acc)[TY][TX]) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+  for (int t = 0; t < TY; ++t)
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int u = 0; u < TX; ++u) acc[t][u] = 0.0f;
+  if constexpr (KT > 0) {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int s = 0; s < TY + KT - 1; ++s) {
+      const float* row = tile + (row0 + s) * pitch + c;
+      float v[KT + TX - 1];
+#ifdef __CUDA_ARCH__
+      if constexpr ((KT + TX - 1) % 2 == 0) {
+        // Pairs: 8-byte shared loads, half the instructions and no 2-way bank conflict of a warp
+        // reading every other word (the caller keeps pitch and c even, the tile 8-byte aligned).
+#pragma unroll
+        for (int i = 0; i < KT + TX - 1; i += 2) {
+          const float2 q = *reinterpret_cast<const float2*>(row + i);
+          v[i] = q.x;
+          v[i + 1] = q.y;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < KT + TX - 1; ++i) v[i] = row[i];
+      }
+#else
+      for (int i = 0; i < KT + TX - 1; ++i) v[i] = row[i];
+#endif
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int t = 0; t < TY; ++t) {
+        const int j = s - t;
+        if (j < 0 || j >= KT) continue;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+        for (int u = 0; u < TX; ++u)
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+          for (int i = 0; i < KT; ++i) acc[t][u] = add_rn(acc[t][u], mul_rn(w(j * KT + i), v[u + i]));
+      }
+    }
+  } else {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int t = 0; t < TY; ++t)
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+      for (int u = 0; u < TX; ++u) {
+        float a = 0.0f;
+        for (int j = 0; j < k; ++j) {
+          const float* row = tile + (row0 + t + j) * pitch + c + u;
+          for (int i = 0; i < k; ++i) a = add_rn(a, mul_rn(w(j * k + i), row[i]));
+        }
+        acc[t][u] = a;
+      }
+  }
+}
+
 }  // namespace gpsm::apps::filter

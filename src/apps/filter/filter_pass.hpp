@@ -1,8 +1,10 @@
 #pragma once
-// One output pixel of each kind of pass: where its input rows are and where its value goes. The
-// kernels (filter_kernels.cu) are a thread per pixel around these; the CPU tests run the same code
-// over host memory (local buffers with their halo exchanges, a distributed array's layout), so the
-// index math of every paradigm but gps is checked without a GPU. Plain C++ with GPSM_HD.
+// One output pixel of each kind of pass: where its input rows are (LocalRows, DistributedRows) and
+// where its value goes (local_store, distributed_store). The tiled kernels (filter_kernels.cu) load
+// their tiles through the same rows and store through the same functions; the CPU tests run them
+// per pixel over host memory (local buffers with their halo exchanges, a distributed array's
+// layout), so the index math of every paradigm but gps is checked without a GPU. Plain C++ with
+// GPSM_HD.
 #include <cstdint>
 #include <string>
 
@@ -65,13 +67,18 @@ struct LocalRows {
   GPSM_HD const float* operator()(std::int64_t gy) const { return in + (gy - row_base) * width; }
 };
 
-template <int KT, class Weights>
-GPSM_HD void local_pixel(const LocalPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
+// Where output pixel (x, y) of a local pass goes: the local buffer, and for p2p_inline the
+// neighbours' halos when y is one of the first or last push_rows rows.
+GPSM_HD void local_store(const LocalPass& a, std::int64_t x, std::int64_t y, float v) {
   const std::int64_t W = a.width;
-  const float v = filter_point<KT>(LocalRows{a.in, W, a.row_base}, w, k, x, y, W, a.height);
   a.out[(y - a.row_base) * W + x] = v;
   if (a.push_top != nullptr && y < a.y0 + a.push_rows) a.push_top[(y - a.y0) * W + x] = v;
   if (a.push_bottom != nullptr && y >= a.y1 - a.push_rows) a.push_bottom[(y - a.y1 + a.push_rows) * W + x] = v;
+}
+
+template <int KT, class Weights>
+GPSM_HD void local_pixel(const LocalPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
+  local_store(a, x, y, filter_point<KT>(LocalRows{a.in, a.width, a.row_base}, w, k, x, y, a.width, a.height));
 }
 
 // A row of the image: this GPU's block's rows with no lookup, a halo row's block looked up. Held
@@ -90,10 +97,14 @@ struct DistributedRows {
   }
 };
 
+// Output pixel (x, y) of a distributed pass: this GPU's own block (rows y0 on, whole rows).
+GPSM_HD void distributed_store(const DistributedPass& a, std::int64_t x, std::int64_t y, float v) {
+  a.own_out[static_cast<std::uint64_t>(y - a.y0) * a.box.wx + static_cast<std::uint64_t>(x)] = v;
+}
+
 template <int KT, class Weights>
 GPSM_HD void distributed_pixel(const DistributedPass& a, const Weights& w, int k, std::int64_t x, std::int64_t y) {
-  const float v = filter_point<KT>(DistributedRows{a.in, a.box, a.own_in}, w, k, x, y, a.width, a.height);
-  a.own_out[static_cast<std::uint64_t>(y - a.y0) * a.box.wx + static_cast<std::uint64_t>(x)] = v;
+  distributed_store(a, x, y, filter_point<KT>(DistributedRows{a.in, a.box, a.own_in}, w, k, x, y, a.width, a.height));
 }
 
 }  // namespace gpsm::apps::filter

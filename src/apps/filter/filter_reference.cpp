@@ -1,7 +1,9 @@
 #include "apps/filter/filter_reference.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -9,18 +11,59 @@
 
 namespace gpsm::apps::filter {
 
+namespace {
+
+// Rows [y0, y1) of one pass. Interior pixels (all K columns in the image) index their K row
+// pointers directly, the border ones go through filter_point's clamps; both accumulate
+// acc = acc + w[j*K+i] * in(...) for j, then i, rising, as filter_point does, so the bits are its.
+template <int KT>
+void filter_rows(const Image& in, Image& out, const std::vector<float>& w, int k, std::int64_t y0, std::int64_t y1) {
+  const int side = KT > 0 ? KT : k;
+  const int r = (side - 1) / 2;
+  const std::int64_t W = in.width, H = in.height;
+  const float* src = in.px.data();
+  const float* wp = w.data();
+  auto rows = [&](std::int64_t gy) { return src + gy * W; };
+  auto wt = [&](int t) { return wp[t]; };
+  std::vector<const float*> row(static_cast<std::size_t>(side));
+  for (std::int64_t y = y0; y < y1; ++y) {
+    float* o = out.px.data() + y * W;
+    for (int j = 0; j < side; ++j) row[static_cast<std::size_t>(j)] = rows(clamp_index(y + j - r, H));
+    const std::int64_t xa = std::min<std::int64_t>(r, W), xb = std::max<std::int64_t>(W - r, xa);
+    for (std::int64_t x = 0; x < xa; ++x) o[x] = filter_point<KT>(rows, wt, k, x, y, W, H);
+    for (std::int64_t x = xa; x < xb; ++x) {
+      float acc = 0.0f;
+      for (int j = 0; j < side; ++j) {
+        const float* p = row[static_cast<std::size_t>(j)] + (x - r);
+        const float* wj = wp + j * side;
+        for (int i = 0; i < side; ++i) acc = add_rn(acc, mul_rn(wj[i], p[i]));
+      }
+      o[x] = acc;
+    }
+    for (std::int64_t x = xb; x < W; ++x) o[x] = filter_point<KT>(rows, wt, k, x, y, W, H);
+  }
+}
+
+}  // namespace
+
 Image filter_once(const Image& in, const std::vector<float>& w, int k) {
   if (w.size() != static_cast<std::size_t>(k) * k || k < 1 || k % 2 == 0)
     throw std::invalid_argument(fmt::format("filter_once: {} weights for a {}x{} filter", w.size(), k, k));
   Image out{in.width, in.height, std::vector<float>(in.px.size())};
-  const std::int64_t W = in.width, H = in.height;
-  const float* src = in.px.data();
-  auto rows = [&](std::int64_t gy) { return src + gy * W; };
-  auto wt = [&](int t) { return w[t]; };
+  const std::int64_t H = in.height;
+  // Row blocks over every host core (std::thread, not OpenMP: a build without it still uses them).
   // Rows are independent, each pixel's order fixed: the result does not depend on the threads.
-#pragma omp parallel for schedule(static)
-  for (std::int64_t y = 0; y < H; ++y)
-    for (std::int64_t x = 0; x < W; ++x) out.px[y * W + x] = filter_point<0>(rows, wt, k, x, y, W, H);
+  const std::int64_t nt = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, std::max<std::int64_t>(H / 16, 1));
+  auto block = [&](std::int64_t t) {
+    const std::int64_t y0 = H * t / nt, y1 = H * (t + 1) / nt;
+    if (k == 3) filter_rows<3>(in, out, w, k, y0, y1);
+    else if (k == 5) filter_rows<5>(in, out, w, k, y0, y1);
+    else filter_rows<0>(in, out, w, k, y0, y1);
+  };
+  std::vector<std::thread> th;
+  for (std::int64_t t = 1; t < nt; ++t) th.emplace_back(block, t);
+  block(0);
+  for (auto& x : th) x.join();
   return out;
 }
 

@@ -306,13 +306,29 @@ class GpsRun final : public FilterRun {
     for (int it = 0; it < iters; ++it) {
       for (int r = 0; r < n_; ++r) {
         GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+        const gps::Array<float>& in = img_[it & 1];
+        const gps::Array<float>& out = img_[1 - (it & 1)];
+        const std::int64_t y0 = slab_[r].first, y1 = slab_[r].first + slab_[r].rows;
+        if (in.sole(r) && out.sole(r)) {
+          // This GPU alone holds both images (one GPU): every access is to its replica and nothing
+          // is published, so the plain kernel runs on it, with no span or mask.
+          LocalPass a;
+          a.in = in.view(r).local();
+          a.out = out.view(r).local();
+          a.width = w_;
+          a.height = h_;
+          a.y0 = y0;
+          a.y1 = y1;
+          launch_local_pass(a, weights_.of(r), ctx_.stream(r));
+          continue;
+        }
         GpsPass a;
-        a.in = img_[it & 1].view(r);
-        a.out = img_[1 - (it & 1)].view(r);
+        a.in = in.view(r);
+        a.out = out.view(r);
         a.width = w_;
         a.height = h_;
-        a.y0 = slab_[r].first;
-        a.y1 = slab_[r].first + slab_[r].rows;
+        a.y0 = y0;
+        a.y1 = y1;
         launch_gps_pass(a, weights_.of(r), ctx_.stream(r));
       }
       ctx_.fence_async();

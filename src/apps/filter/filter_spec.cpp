@@ -1,5 +1,6 @@
 #include "apps/filter/filter_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
@@ -124,6 +125,38 @@ std::vector<float> named_filter(const std::string& name, int& k) {
   if (name == "sobelx3") return {-1, 0, 1, -2, 0, 2, -1, 0, 1};
   if (name == "sobely3") return {-1, -2, -1, 0, 0, 0, 1, 2, 1};
   throw std::invalid_argument("unknown filter '" + name + "'; filters: " + kFilterNames);
+}
+
+std::vector<int> filter_devices(const std::string& gpus, const std::string& devices, int ngpu, int max_devices) {
+  std::vector<int> pool;
+  if (devices.empty()) {
+    for (int d = 0; d < ngpu && d < max_devices; ++d) pool.push_back(d);
+  } else {
+    std::size_t at = 0;
+    while (at <= devices.size()) {
+      const std::size_t end = std::min(devices.find(',', at), devices.size());
+      const std::string tok = devices.substr(at, end - at);
+      if (tok.empty() || tok.size() > 6 || tok.find_first_not_of("0123456789") != std::string::npos)
+        throw std::invalid_argument("bad --devices '" + devices + "' (expected e.g. 0,1,3)");
+      const int d = std::stoi(tok);
+      if (std::find(pool.begin(), pool.end(), d) != pool.end())
+        throw std::invalid_argument("device " + tok + " listed twice in --devices");
+      if (d >= ngpu)
+        throw std::out_of_range(fmt::format("device {} does not exist; this machine has {} GPU(s)", d, ngpu));
+      pool.push_back(d);
+      at = end + 1;
+    }
+    if (static_cast<int>(pool.size()) > max_devices)
+      throw std::invalid_argument(fmt::format("--devices lists {} GPUs; a context holds at most {}", pool.size(), max_devices));
+  }
+  if (gpus == "all") return pool;
+  int n = 0;
+  if (!gpus.empty() && gpus.size() <= 6 && gpus.find_first_not_of("0123456789") == std::string::npos) n = std::stoi(gpus);
+  if (n < 1) throw std::invalid_argument("--gpus '" + gpus + "' is not all or a positive count");
+  if (n > static_cast<int>(pool.size()))
+    throw std::out_of_range(fmt::format("--gpus {} but {} GPU(s) to draw from; use --gpus all or fewer", n, pool.size()));
+  pool.resize(static_cast<std::size_t>(n));
+  return pool;
 }
 
 }  // namespace gpsm::apps::filter

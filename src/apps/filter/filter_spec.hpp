@@ -46,4 +46,12 @@ std::vector<float> gauss_weights(int k);
 std::vector<float> named_filter(const std::string& name, int& k);
 extern const char* const kFilterNames;  // "gaussK, boxK (K odd, 3..63), sharpen3, laplace3, sobelx3, sobely3"
 
+// The GPUs `gpsm filter` runs on, from its --gpus and --devices: the pool is `devices` ("0,1,3",
+// checked against the ngpu GPUs of the machine) or, when it is empty, GPUs 0 .. min(ngpu,
+// max_devices) - 1; --gpus "all" takes the pool, a positive count N its first N. Plain C++ so that
+// the CPU tests check it (the CLI once read an empty --devices as a list and refused every run).
+// Throws std::invalid_argument for a malformed --gpus or --devices (a usage error), and
+// std::out_of_range when the machine lacks a listed GPU or has fewer than N to draw from.
+std::vector<int> filter_devices(const std::string& gpus, const std::string& devices, int ngpu, int max_devices);
+
 }  // namespace gpsm::apps::filter
