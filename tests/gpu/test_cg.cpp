@@ -116,10 +116,14 @@ TEST(CgGpu, LayoutFollowsThePadding) {
     EXPECT_LE(o.error, 1e-10);
     EXPECT_EQ(layout_of(o), layout);
   }
+  // A bad value is bad input, refused before any work (the CLI exits 2), not a failed run.
   const ForceLayout bad("ell");
-  const RunOutcome o = run(*app, Paradigm::single, 1, app->problem("poisson2d:16", 5));
-  EXPECT_EQ(o.status, RunStatus::failed);
-  EXPECT_NE(o.reason.find("GPSM_CG_SPMV=ell: not a layout"), std::string::npos) << o.reason;
+  try {
+    const RunOutcome o = run(*app, Paradigm::single, 1, app->problem("poisson2d:16", 5));
+    ADD_FAILURE() << "GPSM_CG_SPMV=ell was accepted: " << o.reason;
+  } catch (const gpsm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPSM_CG_SPMV=ell: not a layout"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CgGpu, DenseRowAndColumn) {
