@@ -30,27 +30,34 @@ __device__ __forceinline__ gps::View<double>::Span own_rows_span(const GpsStd& g
 // SpMV step of chunk c at iteration parity par. While tracking, every gather goes through
 // View::load, so the runtime records exactly the pages the SpMV reads (a span over the chunk's
 // column range would mark the pages between them too).
-template <int kL>
+// kSole (GpsStd::sole): r is read straight from this GPU's replica.
+template <int kL, bool kSole>
 __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double beta, std::int64_t c, double* sq) {
   const DevMatrix& a = g.a;
   const double* pold = pick(g.p, par);
-  const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
-  const double* span = g.tracking ? nullptr : g.r.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
   auto out = [&](std::int64_t off, double s) { sq[off] = s; };
-  if (span != nullptr) {  // block-uniform: every thread checked the same pages
-    const double* r = span - lo;
+  if constexpr (kSole) {
+    const double* r = g.r.local();
     spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
   } else {
-    spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
+    const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
+    const double* span = g.tracking ? nullptr : g.r.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
+    if (span != nullptr) {  // block-uniform: every thread checked the same pages
+      const double* r = span - lo;
+      spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
+    } else {
+      spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
+    }
   }
   __syncthreads();
   double* pnew = pick(g.p, 1 - par);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
-  const auto own = own_rows_span(g, c);
+  const auto own = kSole ? gps::View<double>::Span{} : own_rows_span(g, c);
+  const double* rl = g.r.local();
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;
-    const double ri = own.from != nullptr ? own.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
+    const double ri = kSole ? rl[gi] : own.from != nullptr ? own.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
     const double pk = fmad(beta, pold[gi], ri), qi = sq[i - first];
     pnew[gi] = pk;
     g.q[i] = qi;
@@ -73,29 +80,38 @@ __device__ __forceinline__ void gps_remote_step(const GpsStd& g, int par, double
 
 // Update step of chunk c: x += alpha p_k, r -= alpha q through the view, the (r, r) partial.
 // Returns whether a store may have gone to another GPU (the fence then releases at system scope).
+// kSole: r's rows read and written in this GPU's replica, nothing published.
+template <bool kSole>
 __device__ __forceinline__ bool gps_update_step(const GpsStd& g, int par, double alpha, std::int64_t c) {
   const DevMatrix& a = g.a;
   const double* pk = pick(g.p, 1 - par);
-  const auto s = own_rows_span(g, c);
+  const auto s = kSole ? gps::View<double>::Span{} : own_rows_span(g, c);
+  double* rl = g.r.local();
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;
     g.x[i] = fmad(alpha, pk[gi], g.x[i]);
-    const double ri = s.from != nullptr ? s.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
-    const double rn = fmad(-alpha, g.q[i], ri);
-    if (s.uniform)
-      g.r.put(s, static_cast<std::uint64_t>(gi), rn);
-    else
-      g.r.store(static_cast<std::uint64_t>(gi), rn);  // the chunk's pages differ in subscribers
-    d = fmad(rn, rn, d);
+    if constexpr (kSole) {
+      const double rn = fmad(-alpha, g.q[i], rl[gi]);
+      rl[gi] = rn;
+      d = fmad(rn, rn, d);
+    } else {
+      const double ri = s.from != nullptr ? s.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
+      const double rn = fmad(-alpha, g.q[i], ri);
+      if (s.uniform)
+        g.r.put(s, static_cast<std::uint64_t>(gi), rn);
+      else
+        g.r.store(static_cast<std::uint64_t>(gi), rn);  // the chunk's pages differ in subscribers
+      d = fmad(rn, rn, d);
+    }
   }
   const double t = block_sum(d);
   if (threadIdx.x == 0) g.part[1][c] = t;
-  return !s.uniform || s.others != 0u;
+  return !kSole && (!s.uniform || s.others != 0u);
 }
 
 // __grid_constant__: the views stay in parameter space; the steps take references to them.
-template <int kL>
+template <int kL, bool kSole>
 __global__ void __launch_bounds__(kThreads) gps_std_kernel_impl(const __grid_constant__ GpsStd g) {
   extern __shared__ double sq[];
   const std::int64_t chunks = g.a.chunks, items = chunks + g.pieces;
@@ -112,7 +128,7 @@ __global__ void __launch_bounds__(kThreads) gps_std_kernel_impl(const __grid_con
     const int par = k & 1;
     for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
       if (it < chunks)
-        gps_spmv_step<kL>(g, par, beta, it, sq);
+        gps_spmv_step<kL, kSole>(g, par, beta, it, sq);
       else
         gps_remote_step(g, par, beta, it - chunks);
     }
@@ -124,7 +140,7 @@ __global__ void __launch_bounds__(kThreads) gps_std_kernel_impl(const __grid_con
     }
     const double alpha = cg_ratio(rho, pq[0]);
     bool published = false;
-    for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) published = gps_update_step(g, par, alpha, c) || published;
+    for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) published = gps_update_step<kSole>(g, par, alpha, c) || published;
     double rr[1];
     g.fence.arrive_and_reduce<1>(round++, published, gpu_sum(1), rr);
     const bool stop = cg_done(rr[0], g.threshold) || k + 1 == g.iters;
@@ -140,11 +156,12 @@ __global__ void __launch_bounds__(kThreads) gps_std_kernel_impl(const __grid_con
 
 }  // namespace
 
-const void* gps_std_kernel(int lanes) {
+const void* gps_std_kernel(int lanes, bool sole) {
   const void* k = nullptr;
   with_lanes(lanes, [&](auto l) {
     constexpr int kL = decltype(l)::value;
-    k = reinterpret_cast<const void*>(gps_std_kernel_impl<kL>);
+    k = sole ? reinterpret_cast<const void*>(gps_std_kernel_impl<kL, true>)
+             : reinterpret_cast<const void*>(gps_std_kernel_impl<kL, false>);
   });
   return k;
 }
@@ -156,8 +173,12 @@ std::size_t gps_std_smem(int rows_per_thread) {
 int gps_std_blocks(int device, int lanes, int rows_per_thread) {
   int per_sm = 0, sms = 0;
   GPSM_CUDA(cudaSetDevice(device));
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gps_std_kernel(lanes), kThreads,
-                                                          gps_std_smem(rows_per_thread)));
+  for (const bool sole : {false, true}) {
+    int n = 0;
+    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gps_std_kernel(lanes, sole), kThreads,
+                                                            gps_std_smem(rows_per_thread)));
+    per_sm = sole ? std::min(per_sm, n) : n;
+  }
   GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   if (per_sm < 1) throw gpsm::Error("gpsm: cg: the gps kernel does not fit on an SM of device " + std::to_string(device));
   return per_sm * sms;
@@ -166,7 +187,7 @@ int gps_std_blocks(int device, int lanes, int rows_per_thread) {
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st) {
   GpsStd arg = g;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.sole), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, gps_std_smem(g.a.rows_per_thread), st));
 }
 

@@ -34,11 +34,15 @@ struct GpsStd {
   int iters = 0;
   double rho0 = 0, threshold = 0;
   bool tracking = false;  // every gather through View::load, so the runtime sees each page read
+  // This GPU alone holds r (Array::sole: one GPU): the launch is the kernel's plain variant, which
+  // reads and writes r's replica directly, with no span, load fallback or publish in its code.
+  bool sole = false;
 };
 
-// Resident blocks per GPU of the kernel for this matrix's lanes and rows per thread.
+// Resident blocks per GPU of the kernel for this matrix's lanes and rows per thread (the smaller
+// of the two variants', so either may be launched on the same fences).
 int gps_std_blocks(int device, int lanes, int rows_per_thread);
-const void* gps_std_kernel(int lanes);
+const void* gps_std_kernel(int lanes, bool sole);
 std::size_t gps_std_smem(int rows_per_thread);
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st);
 

@@ -74,7 +74,8 @@ class GpsRun final : public CgRun {
       const int most = gps_std_blocks(dev, plan.lanes, plan.rows_per_thread);
       resident_ = r == 0 ? most : std::min(resident_, most);
     }
-    ctx.check_coresident(gps_std_kernel(plan.lanes), resident_, kThreads, gps_std_smem(plan.rows_per_thread));
+    for (const bool sole : {false, true})
+      ctx.check_coresident(gps_std_kernel(plan.lanes, sole), resident_, kThreads, gps_std_smem(plan.rows_per_thread));
   }
 
   // Untimed. The first call learns the subscriptions: the initial state, tracking on, a solve of
@@ -224,6 +225,7 @@ class GpsRun final : public CgRun {
       g.rho0 = start_.rho0;
       g.threshold = start_.threshold;
       g.tracking = tracking;
+      g.sole = !tracking && r_.sole(r);
     }
   }
 
