@@ -189,6 +189,12 @@ RunOutcome CtApp::run(const RunRequest& req) {
     out.iterations = iters;
     out.link_bytes_per_iter = run.link_bytes_per_iteration();
     out.timing = run.timing();
+    out.timing += "; per GPU per iteration of the last rep (CUDA events between the phases, ms):";
+    const std::vector<PhaseTimes> ph = run.phase_times();
+    for (std::size_t r = 0; r < ph.size(); ++r)
+      out.timing += fmt::format(" GPU {}: forward {:.2f}, residual exchange {:.2f}, update {:.2f}, image exchange {:.2f}{}",
+                                req.devices[r], ph[r].forward_ms, ph[r].residual_exchange_ms, ph[r].update_ms,
+                                ph[r].image_exchange_ms, r + 1 < ph.size() ? ";" : "");
     if (req.paradigm == Paradigm::proact) {
       out.proact.requested = asked.bytes;
       out.proact.chunk_bytes = static_cast<std::uint64_t>(run.chunk_bytes());

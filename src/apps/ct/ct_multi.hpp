@@ -48,6 +48,19 @@ struct MultiOptions {
   std::int64_t chunk_bytes = kDefaultImageChunkBytes;  // proact: requested bytes per image chunk
 };
 
+// Where one GPU's iteration went, in milliseconds (CUDA events on its stream between the phases;
+// the marks add a few microseconds of enqueue per subset and are read after the host clock
+// stops). The four add up to the GPU's iteration:
+//   forward            phase 1: its views' forward projection and weighted residual;
+//   residual_exchange  from its forward projection's end to its update's start: waiting for the
+//                      peers' rows (their projection and the copies; nccl: the broadcasts);
+//   update             phases 2-4 on its slab (proact: the chunks' copies run alongside);
+//   image_exchange     from its update's end to the next subset's projection: waiting for the
+//                      peers' slabs (their update and the copies).
+struct PhaseTimes {
+  double forward_ms = 0, residual_exchange_ms = 0, update_ms = 0, image_exchange_ms = 0;
+};
+
 class MultiGpuPwls {
  public:
   // Uploads the scan to every GPU, computes d = A^T W A 1 on rank 0 (the one-GPU run's
@@ -66,6 +79,8 @@ class MultiGpuPwls {
                 std::vector<double>* seconds);
 
   std::string timing() const;                 // what the seconds cover, one line
+  // Per rank, the latest solve's phase times per iteration (its iterations' mean).
+  std::vector<PhaseTimes> phase_times() const;
   double link_bytes_per_iteration() const;    // bytes between GPUs per iteration (0 when elided)
   std::int64_t chunk_bytes() const;           // proact: the image chunk as run (whole columns); else 0
 

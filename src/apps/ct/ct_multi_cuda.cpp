@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "apps/ct/ct_forward_tiles.hpp"
+#include "apps/ct/ct_gpu.hpp"
 #include "apps/ct/ct_kernels.hpp"
 #include "apps/ct/ct_multi.hpp"
 #include "apps/ct/ct_partition.hpp"
@@ -74,6 +75,13 @@ struct Rank {
   std::vector<Chunk> chunks;           // proact
   std::vector<std::uint32_t> expect;   // proact: each chunk's counter value the next copy waits for
   proact::StreamWaits waits;           // proact: the stream waits, for the bounded host wait
+  ForwardSplit split;                  // phase 1's column splits and their scratch
+  DevBuf<double> scratch;
+  // Per-phase timing: per subset four marks on the rank's stream (before the forward projection,
+  // after it, before the update, after it) and one after the last subset; read after the
+  // iteration's host clock stops.
+  std::vector<cudaEvent_t> marks;
+  PhaseTimes sum;  // summed over the solve's iterations
 };
 
 }  // namespace
@@ -92,10 +100,14 @@ struct MultiGpuPwls::Impl {
   std::vector<Rank> ranks;
   DevBuf<float> ax;  // rank 0: A x of every view (d's setup, the cost)
   DevBuf<double> sums;
+  ForwardSplit every_split;  // rank 0's projection of every view
+  DevBuf<double> every_scratch;
   std::unique_ptr<NcclComms> comms;
   std::int64_t per = 1;  // proact: columns per image chunk
   int cur = 0;           // the image buffer holding the current iterate
   int parity = 0;        // the residual buffer of the current subset
+
+  int iterations_timed = 0;  // iterations `sum` covers
 
   Impl(gps::Context& c, const Geometry& geo, const Scan& scan, const PwlsSettings& set, MultiOptions opt)
       : ctx(c), g(geo), s(set), o(opt), part(geo, c.size(), set.subsets), n(c.size()),
@@ -129,18 +141,34 @@ struct MultiGpuPwls::Impl {
         k.x[b].alloc(k.dev, voxels);
         k.res[b].alloc(k.dev, res_cells);
       }
+      std::int64_t share = 0;  // the largest run of views this rank forward-projects
+      for (int m = 0; m < s.subsets; ++m) share = std::max(share, part.view_share(m, r).size());
+      k.split.splits = share > 0 ? forward_splits_for(g, tile_rows, static_cast<int>(share), device_sms(k.dev)) : 1;
+      if (const std::size_t doubles = forward_scratch_doubles(k.split.splits, static_cast<int>(share), g.cells_per_view());
+          doubles > 0) {
+        k.scratch.alloc(k.dev, doubles);
+        k.split.scratch = k.scratch.p;
+      }
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      k.marks.assign(static_cast<std::size_t>(4 * s.subsets + 1), nullptr);
+      for (cudaEvent_t& e : k.marks) GPSM_CUDA(cudaEventCreate(&e));
     }
     // d = A^T W A 1 on rank 0, as pwls_os_gpu computes it, then copied to every rank.
     Rank& z = ranks[0];
     GPSM_CUDA(cudaSetDevice(z.dev));
     ax.alloc(z.dev, static_cast<std::size_t>(g.sinogram_cells()));
+    every_split.splits = forward_splits_for(g, tile_rows, g.views, device_sms(z.dev));
+    if (every_split.splits > 1) {
+      every_scratch.alloc(z.dev, forward_scratch_doubles(every_split.splits, g.views, g.cells_per_view()));
+      every_split.scratch = every_scratch.p;
+    }
     sums.alloc(z.dev, 2);
     DevBuf<std::int32_t> every;
     const std::vector<std::int32_t> all = all_views(g);
     upload(every, z.dev, all.data(), all.size());
     const std::vector<float> ones(voxels, 1.0f);
     GPSM_CUDA(cudaMemcpy(z.x[0].p, ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
-    launch_forward_project(g, z.poses.p, z.x[0].p, every.p, g.views, tile_rows, ax.p, z.st);
+    launch_forward_project(g, z.poses.p, z.x[0].p, every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_scale(ax.p, z.w.p, g.sinogram_cells(), z.st);
     launch_back_project(g, z.poses.p, ax.p, every.p, g.views, 0, g.ny, z.d.p, z.st);
     std::vector<float> d(voxels);
@@ -193,6 +221,8 @@ struct MultiGpuPwls::Impl {
       for (cudaEvent_t e : k.sent)
         if (e != nullptr) cudaEventDestroy(e);
       if (k.phase != nullptr) cudaEventDestroy(k.phase);
+      for (cudaEvent_t e : k.marks)
+        if (e != nullptr) cudaEventDestroy(e);
     }
   }
 
@@ -262,7 +292,7 @@ struct MultiGpuPwls::Impl {
   }
 
   // Phases 2-4 with the slab's chunks pushed to every peer as their counters fill (proact, n > 1).
-  void update_proact(int m) {
+  void update_proact(int m, std::size_t after_update) {
     const int nx = 1 - cur;
     for (int r = 0; r < n; ++r) {
       Rank& k = ranks[static_cast<std::size_t>(r)];
@@ -272,6 +302,7 @@ struct MultiGpuPwls::Impl {
       launch_update_planes_counted(g, pen, k.d.p, s.subsets, k.x[cur].p, k.poses.p, k.res[parity].p, views(k, m),
                                    count(m), static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx].p,
                                    k.ready.p, per, k.st);
+      GPSM_CUDA(cudaEventRecord(k.marks[after_update], k.st));
       for (std::size_t c = 0; c < k.chunks.size(); ++c) k.expect[c] += static_cast<std::uint32_t>(k.chunks[c].target);
       const std::int64_t slab0 = sl.begin * g.nx * g.nz;  // the slab's first float
       for (int q = 0; q < n; ++q) {
@@ -292,8 +323,18 @@ struct MultiGpuPwls::Impl {
     join();
   }
 
-  void subset(int m) {
+  // Mark `i` of this iteration on every rank's stream (per-phase timing).
+  void mark(std::size_t i) {
+    for (Rank& k : ranks) {
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      GPSM_CUDA(cudaEventRecord(k.marks[i], k.st));
+    }
+  }
+
+  // Subset m, the `at`-th of the iteration.
+  void subset(int m, std::size_t at) {
     const std::int64_t cells = g.cells_per_view();
+    mark(4 * at);
     for (int r = 0; r < n; ++r) {  // phase 1
       Rank& k = ranks[static_cast<std::size_t>(r)];
       const Span sh = part.view_share(m, r);
@@ -301,9 +342,10 @@ struct MultiGpuPwls::Impl {
       GPSM_CUDA(cudaSetDevice(k.dev));
       float* out = k.res[parity].p + sh.begin * cells;
       launch_forward_project(g, k.poses.p, k.x[cur].p, views(k, m) + sh.begin, static_cast<int>(sh.size()), tile_rows,
-                             out, k.st);
+                             out, k.st, k.split);
       launch_weighted_residual(g, k.y.p, k.w.p, views(k, m) + sh.begin, static_cast<int>(sh.size()), out, k.st);
     }
+    mark(4 * at + 1);
     const int b = parity;
     exchange([b](Rank& k) { return k.res[b].p; },
              [&](int r) {
@@ -311,8 +353,9 @@ struct MultiGpuPwls::Impl {
                return Span{sh.begin * cells, sh.end * cells};
              });
     const int nx = 1 - cur;
+    mark(4 * at + 2);
     if (o.exchange == CtExchange::proact && n > 1) {
-      update_proact(m);
+      update_proact(m, 4 * at + 3);
     } else {
       for (int r = 0; r < n; ++r) {  // phases 2-4
         Rank& k = ranks[static_cast<std::size_t>(r)];
@@ -321,6 +364,7 @@ struct MultiGpuPwls::Impl {
         launch_update_planes(g, pen, k.d.p, s.subsets, k.x[cur].p, k.poses.p, k.res[parity].p, views(k, m), count(m),
                              static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx].p, k.st);
       }
+      mark(4 * at + 3);
       const std::int64_t plane = std::int64_t{g.nx} * g.nz;
       exchange([nx](Rank& k) { return k.x[nx].p; },
                [&](int r) {
@@ -344,13 +388,31 @@ struct MultiGpuPwls::Impl {
     }
   }
 
+  // Adds the iteration's phase times (its marks, every rank idle) to each rank's sum.
+  void add_phase_times() {
+    for (Rank& k : ranks) {
+      const auto ms = [&](std::size_t a, std::size_t b) {
+        float t = 0;
+        GPSM_CUDA(cudaEventElapsedTime(&t, k.marks[a], k.marks[b]));
+        return static_cast<double>(t);
+      };
+      for (std::size_t at = 0; at < static_cast<std::size_t>(s.subsets); ++at) {
+        k.sum.forward_ms += ms(4 * at, 4 * at + 1);
+        k.sum.residual_exchange_ms += ms(4 * at + 1, 4 * at + 2);
+        k.sum.update_ms += ms(4 * at + 2, 4 * at + 3);
+        k.sum.image_exchange_ms += ms(4 * at + 3, 4 * at + 4);
+      }
+    }
+    ++iterations_timed;
+  }
+
   // The cost and RMSE of rank 0's current image (untimed).
   void record(PwlsRun& run, const std::vector<float>& truth, std::vector<float>& host) {
     Rank& z = ranks[0];
     GPSM_CUDA(cudaSetDevice(z.dev));
     DevBuf<std::int32_t>& every = all_;
     GPSM_CUDA(cudaMemsetAsync(sums.p, 0, 2 * sizeof(double), z.st));
-    launch_forward_project(g, z.poses.p, z.x[cur].p, every.p, g.views, tile_rows, ax.p, z.st);
+    launch_forward_project(g, z.poses.p, z.x[cur].p, every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_data_term(ax.p, z.y.p, z.w.p, g.sinogram_cells(), sums.p, z.st);
     launch_penalty_pairs(g, pen, z.x[cur].p, sums.p + 1, z.st);
     double h[2];
@@ -379,6 +441,8 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
     throw std::invalid_argument(fmt::format("ct: x0 of {} voxels for a {}-voxel image", x0.size(), p.g.voxels()));
   p.cur = 0;
   p.parity = 0;
+  p.iterations_timed = 0;
+  for (Rank& k : p.ranks) k.sum = {};
   for (Rank& k : p.ranks) {
     GPSM_CUDA(cudaSetDevice(k.dev));
     // Both buffers: the elided run never fills the peers' slabs, which then stay x0, not garbage.
@@ -395,10 +459,12 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
   p.record(run, truth, host);
   for (int it = 0; it < iterations; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (int m : p.order) p.subset(m);
+    for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+    p.mark(4 * p.order.size());
     p.wait_all();
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (seconds != nullptr) seconds->push_back(sec);
+    p.add_phase_times();
     p.record(run, truth, host);
   }
   run.x = std::move(host);
@@ -426,6 +492,16 @@ std::string MultiGpuPwls::timing() const {
     case CtExchange::elided: t += "; every exchange elided (the bound: the image is not a result)"; break;
   }
   return t;
+}
+
+std::vector<PhaseTimes> MultiGpuPwls::phase_times() const {
+  const Impl& p = *p_;
+  std::vector<PhaseTimes> out;
+  const double per = 1.0 / std::max(1, p.iterations_timed);
+  for (const Rank& k : p.ranks)
+    out.push_back({k.sum.forward_ms * per, k.sum.residual_exchange_ms * per, k.sum.update_ms * per,
+                   k.sum.image_exchange_ms * per});
+  return out;
 }
 
 double MultiGpuPwls::link_bytes_per_iteration() const {
