@@ -112,3 +112,43 @@ TEST(CtMultiGpu, ElidedExchangesFailTheCheck) {
   std::printf("ct small elided on 2 GPUs: %s\n", c.failure.c_str());
   EXPECT_FALSE(c.failure.empty());
 }
+
+// The per-phase times: one entry per GPU, compute phases measured, and the four phases of a GPU
+// (marks on its stream between the first subset's start and the last's end) inside the host's
+// wall clock of the iteration, which starts before the first mark and ends after the last.
+TEST(CtMultiGpu, PhaseTimesFitInsideEachIteration) {
+  GPSM_REQUIRE_GPUS(1);
+  const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
+  const std::vector<float> mu = ct::phantom_mu(spec.g);
+  const ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
+                                                     ct::kBenchI0, ct::kBenchScanSeed);
+  ct::PwlsSettings s;
+  s.subsets = 4;
+  const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+  for (ct::CtExchange e : {ct::CtExchange::copies, ct::CtExchange::proact}) {
+    gpsm::gps::Context ctx(gpstest::all_devices());
+    SCOPED_TRACE(std::string(ct::exchange_name(e)) + " on " + std::to_string(ctx.size()) + " GPUs");
+    ct::MultiOptions o;
+    o.exchange = ctx.size() > 1 ? e : ct::CtExchange::copies;
+    ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
+    std::vector<double> secs;
+    run.solve(x0, 3, mu, &secs);
+    double mean_ms = 0;
+    for (double t : secs) mean_ms += t * 1e3 / static_cast<double>(secs.size());
+    const std::vector<ct::PhaseTimes> ph = run.phase_times();
+    ASSERT_EQ(ph.size(), static_cast<std::size_t>(ctx.size()));
+    for (std::size_t r = 0; r < ph.size(); ++r) {
+      const ct::PhaseTimes& t = ph[r];
+      const double sum = t.forward_ms + t.residual_exchange_ms + t.update_ms + t.image_exchange_ms;
+      std::printf("ct small %s, GPU %zu of %zu: forward %.3f, residual exchange %.3f, update %.3f, image exchange %.3f "
+                  "ms (sum %.3f) per iteration of %.3f ms\n",
+                  ct::exchange_name(o.exchange), r, ph.size(), t.forward_ms, t.residual_exchange_ms, t.update_ms,
+                  t.image_exchange_ms, sum, mean_ms);
+      EXPECT_GT(t.forward_ms, 0.0);
+      EXPECT_GT(t.update_ms, 0.0);
+      EXPECT_GE(t.residual_exchange_ms, 0.0);
+      EXPECT_GE(t.image_exchange_ms, 0.0);
+      EXPECT_LE(sum, mean_ms * 1.01 + 0.01);  // event resolution ~0.5 us a mark
+    }
+  }
+}
