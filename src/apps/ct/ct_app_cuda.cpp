@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "apps/ct/ct_multi.hpp"
 #include "apps/ct/ct_phantom.hpp"
 #include "apps/ct/ct_projector.hpp"
+#include "apps/ct/ct_slices.hpp"
 #include "apps/ct/ct_verify.hpp"
 #include "apps/harness/app.hpp"
 #include "apps/harness/nccl_comms.hpp"
@@ -68,6 +70,9 @@ class CtApp final : public App {
  private:
   const CtData& data(const CtBenchSpec& s, int device, const RunRequest& req);
   const PwlsRun& reference(const CtBenchSpec& s, const CtData& d, int iters, int device, const RunRequest& req);
+  // --pictures: the reference run's slices and cost curve, once per size and folder (untimed).
+  void pictures(const CtBenchSpec& s, const CtData& d, const PwlsRun& ref, const RunRequest& req);
+  std::set<std::string> pictured_;
 
   std::string data_key_;
   std::unique_ptr<CtData> data_;
@@ -109,6 +114,27 @@ const PwlsRun& CtApp::reference(const CtBenchSpec& s, const CtData& d, int iters
              .first;
   }
   return it->second;
+}
+
+void CtApp::pictures(const CtBenchSpec& s, const CtData& d, const PwlsRun& ref, const RunRequest& req) {
+  if (req.pictures_dir.empty()) return;
+  const std::string key = req.pictures_dir + "\n" + req.problem.graph;
+  if (!pictured_.insert(key).second) return;
+  say(req, "pictures: the first iterate");
+  PwlsSettings set;
+  set.subsets = s.subsets;
+  SlicePictures p;
+  p.size = req.problem.graph;
+  p.g = s.g;
+  p.phantom = d.mu;
+  p.first = pwls_os_gpu(s.g, d.scan, set, std::vector<float>(static_cast<std::size_t>(s.g.voxels())), 1, {},
+                        req.devices.front())
+                .x;
+  p.final_image = ref.x;
+  p.subsets = s.subsets;
+  p.cost = ref.cost;
+  p.rmse_hu = ref.rmse_hu;
+  say(req, "pictures: wrote " + write_slice_pictures(req.pictures_dir, p));
 }
 
 // "a, b, c": general format with `digits` significant digits, or fixed with `digits` decimals.
@@ -169,6 +195,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
   try {
     const CtData& d = data(spec, req.devices.front(), req);
     const PwlsRun& ref = reference(spec, d, iters, req.devices.front(), req);
+    pictures(spec, d, ref, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
     say(req, "setting up");
     PwlsSettings set;
