@@ -7,7 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -151,4 +156,48 @@ TEST(CtMultiGpu, PhaseTimesFitInsideEachIteration) {
       EXPECT_LE(sum, mean_ms * 1.01 + 0.01);  // event resolution ~0.5 us a mark
     }
   }
+}
+
+// --pictures: the files gpsm report draws, from the run's own reference: nine slices, the
+// phantom's skull and air where they belong, the final image nearer the phantom than the first
+// iterate, and the cost series the run reported.
+TEST(CtMultiGpu, PicturesHoldTheSlicesOfThePhantomAndTheIterates) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = apptest::app_named("ct");
+  gpsm::apps::RunRequest r;
+  r.paradigm = Paradigm::single;
+  r.devices = {gpstest::all_devices().at(0)};
+  r.problem = app->problem("small@subsets=4", 2);
+  r.reps = 1;
+  r.warmup = 0;
+  const std::string dir = ::testing::TempDir() + "gpsm_ct_pictures";
+  std::filesystem::remove_all(dir);
+  r.pictures_dir = dir;
+  const RunOutcome o = app->run(r);
+  ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+  std::ifstream jf(dir + "/ct-small_subsets_4.json");
+  ASSERT_TRUE(jf.good());
+  const nlohmann::json j = nlohmann::json::parse(jf);
+  std::ifstream rf(dir + "/" + j["raw"].get<std::string>(), std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(rf)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(j["slices"].size(), 9u);
+  EXPECT_EQ(j["cost"].size(), 3u);  // the start and 2 iterations
+  const auto slice = [&](int k) {
+    const nlohmann::json& s = j["slices"][k];
+    std::vector<float> v(s["rows"].get<std::size_t>() * s["cols"].get<std::size_t>());
+    std::memcpy(v.data(), raw.data() + s["offset"].get<std::size_t>(), v.size() * 4);
+    return v;
+  };
+  const std::vector<float> phantom = slice(0), first = slice(3), last = slice(6);  // axial
+  EXPECT_EQ(phantom.front(), -1000.0f);  // a corner: air
+  EXPECT_GT(*std::max_element(phantom.begin(), phantom.end()), 500.0f);  // the skull
+  double e_first = 0, e_last = 0;
+  for (std::size_t i = 0; i < phantom.size(); ++i) {
+    e_first += std::abs(first[i] - phantom[i]);
+    e_last += std::abs(last[i] - phantom[i]);
+  }
+  std::printf("ct small pictures: axial mean |x - phantom| first iterate %.1f HU, final %.1f HU\n",
+              e_first / static_cast<double>(phantom.size()), e_last / static_cast<double>(phantom.size()));
+  EXPECT_LT(e_last, e_first);
+  std::filesystem::remove_all(dir);
 }
