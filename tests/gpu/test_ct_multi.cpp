@@ -1,6 +1,6 @@
 // CT across GPUs (`gpsm bench --app ct`): every paradigm on 1, 2 and all GPUs on `small` with 4
 // subsets, each run verified by the app against the one-GPU run (image within ct_verify.hpp's
-// tolerance in HU, cost within 1e-5 and falling); proact also with small chunks (many counters
+// tolerance in HU, cost within 1e-5 and falling), gps among them; proact also with small chunks (many counters
 // per slab); and the checker shown to catch a missing exchange: the elided run's image is off.
 #include <gtest/gtest.h>
 
@@ -37,7 +37,8 @@ TEST(CtMultiGpu, EveryParadigmOnOneTwoAndAllGpusMatchesTheOneGpuRun) {
   const Problem p = app->problem("small@subsets=4", 2);
   const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
   for (int g : apptest::gpu_counts())
-    for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::nccl, Paradigm::proact, Paradigm::infinite}) {
+    for (Paradigm par :
+         {Paradigm::single, Paradigm::memcpy, Paradigm::nccl, Paradigm::proact, Paradigm::gps, Paradigm::infinite}) {
       if (par == Paradigm::single && g != 1) continue;
       SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
       const RunOutcome o = apptest::run(*app, par, g, p);
@@ -60,10 +61,19 @@ TEST(CtMultiGpu, EveryParadigmOnOneTwoAndAllGpusMatchesTheOneGpuRun) {
       EXPECT_GT(o.tolerance, 0.0);
       EXPECT_LE(o.error, o.tolerance);
       EXPECT_NE(o.timing.find("RMSE vs the phantom per iteration"), std::string::npos);
-      if (g == 1)
+      const double exchanged = static_cast<double>(ct::CtPartition(spec.g, g, 4).iteration_bytes());
+      if (g == 1) {
         EXPECT_EQ(o.link_bytes_per_iter, 0.0);
-      else
-        EXPECT_EQ(o.link_bytes_per_iter, static_cast<double>(ct::CtPartition(spec.g, g, 4).iteration_bytes()));
+      } else if (par == Paradigm::gps) {
+        // counted by the runtime: every stored word goes to the GPUs that read its page, at most
+        // every other GPU (32 B sectors of whole dirty lines: no more than the words, up to the
+        // lines at the parts' edges)
+        EXPECT_GT(o.link_bytes_per_iter, 0.0);
+        EXPECT_LE(o.link_bytes_per_iter, exchanged * 1.01);
+        EXPECT_NE(o.timing.find("subscriptions learned"), std::string::npos);
+      } else {
+        EXPECT_EQ(o.link_bytes_per_iter, exchanged);
+      }
       if (par == Paradigm::proact && g > 1) {
         EXPECT_EQ(o.proact.agent, "copy_engine");
         // 1 MiB by default; a slab of fewer columns (2 GPUs: 32 planes of 64 columns of 256 B) is one chunk

@@ -62,7 +62,7 @@ class CtApp final : public App {
   }
   bool has(Paradigm p) const override {
     return p == Paradigm::single || p == Paradigm::memcpy || p == Paradigm::nccl || p == Paradigm::proact ||
-           p == Paradigm::infinite;
+           p == Paradigm::gps || p == Paradigm::infinite;
   }
   bool proact_chunk_is_choice() const override { return true; }  // any whole number of voxel columns
   RunOutcome run(const RunRequest& req) override;
@@ -161,7 +161,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
   };
   if (!has(req.paradigm))
     return unsupported(std::string("the ") + paradigm_name(req.paradigm) +
-                       " paradigm is not implemented for ct (its paradigms: single, memcpy, nccl, proact, infinite; "
+                       " paradigm is not implemented for ct (its paradigms: single, memcpy, nccl, proact, gps, infinite; "
                        "docs/ct.md)");
   if (req.paradigm == Paradigm::single && n != 1) return unsupported("single runs on one GPU");
   if (req.paradigm == Paradigm::nccl && n > 1 && !nccl_built()) return unsupported(kNcclMissing);
@@ -183,6 +183,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
     case Paradigm::memcpy: opt.exchange = CtExchange::copies; break;
     case Paradigm::nccl: opt.exchange = CtExchange::nccl; break;
     case Paradigm::infinite: opt.exchange = CtExchange::elided; break;
+    case Paradigm::gps: opt.exchange = CtExchange::gps; break;
     default:  // proact
       if (asked.agent == proact::Agent::memcpy) {
         opt.exchange = CtExchange::copies;

@@ -17,7 +17,10 @@
 //            (ct_ready.hpp): the update kernel counts finished columns, and per peer a copy stream
 //            waits on each chunk's counter (cuStreamWaitValue32) and copies the chunk while the
 //            rest of the slab is still being updated (voxel-major order finishes chunks early);
-//   elided   no exchange, no cross-GPU ordering: the bound (`infinite`); its image is not a result.
+//   elided   no exchange, no cross-GPU ordering: the bound (`infinite`); its image is not a result;
+//   gps      both buffers pairs are GPS arrays (include/gpsm/gps): each GPU stores its rows and its
+//            slab through its views, and a host fence after each phase publishes them to the
+//            subscribers, learned by tracking one untimed iteration at the first solve.
 // Two residual buffers alternate between subsets, two image buffers between updates, so a copy
 // into a peer never lands in memory the peer may still read (the ordering argument is in the .cpp).
 #include <cstdint>
@@ -35,8 +38,8 @@ class Context;
 
 namespace gpsm::apps::ct {
 
-enum class CtExchange : std::uint8_t { copies, nccl, proact, elided };
-const char* exchange_name(CtExchange e);  // "copies", "nccl", "proact", "elided"
+enum class CtExchange : std::uint8_t { copies, nccl, proact, elided, gps };
+const char* exchange_name(CtExchange e);  // "copies", "nccl", "proact", "elided", "gps"
 
 // The proact image chunk when nothing chose one: 1 MiB (1024 columns of 256 voxels at `medium`,
 // 512 at `seed`; 32 chunks per slab at medium on 2 GPUs, enough to overlap, few enough that the
@@ -81,7 +84,9 @@ class MultiGpuPwls {
   std::string timing() const;                 // what the seconds cover, one line
   // Per rank, the latest solve's phase times per iteration (its iterations' mean).
   std::vector<PhaseTimes> phase_times() const;
-  double link_bytes_per_iteration() const;    // bytes between GPUs per iteration (0 when elided)
+  // Bytes between GPUs per iteration (0 when elided): the partition's exchanges; gps: what the
+  // runtime put on the links in one untimed iteration after the subscriptions were learned.
+  double link_bytes_per_iteration() const;
   std::int64_t chunk_bytes() const;           // proact: the image chunk as run (whole columns); else 0
 
  private:

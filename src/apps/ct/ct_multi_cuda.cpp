@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "apps/ct/ct_forward_tiles.hpp"
+#include "apps/ct/ct_gps_kernels.hpp"
 #include "apps/ct/ct_gpu.hpp"
 #include "apps/ct/ct_kernels.hpp"
 #include "apps/ct/ct_multi.hpp"
@@ -35,6 +36,7 @@
 #include "common/dev_buf.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
+#include "gpsm/gps/settings.hpp"
 #include "proact/stream_wait.hpp"
 #include "proact/stream_watch.hpp"
 
@@ -50,6 +52,7 @@ const char* exchange_name(CtExchange e) {
     case CtExchange::nccl: return "nccl";
     case CtExchange::proact: return "proact";
     case CtExchange::elided: return "elided";
+    case CtExchange::gps: return "gps";
   }
   return "?";
 }
@@ -67,8 +70,11 @@ struct Rank {
   cudaStream_t st = nullptr;  // the context's stream of this rank
   DevBuf<ViewPose> poses;
   DevBuf<std::int32_t> lists;  // every subset's views, subset m at offset[m]
-  DevBuf<float> y, w, d, x[2], res[2];
+  DevBuf<float> y, w, d, own_x[2], own_res[2];
+  float* x[2] = {};    // the image buffers: own_x, or the replicas of the gps paradigm's arrays
+  float* res[2] = {};  // the residual buffers: own_res, or the replicas of its arrays
   DevBuf<std::uint32_t> ready;         // proact: one counter per image chunk of the slab
+  DevBuf<float> ax;                    // gps: A x of this GPU's views (the residual is stored through a view)
   std::vector<cudaStream_t> out;       // [peer]: copies to that peer (own index null)
   std::vector<cudaEvent_t> sent;       // [peer]: after the latest copies to that peer
   cudaEvent_t phase = nullptr;         // after (copies) / before (proact) this rank's latest phase
@@ -103,6 +109,9 @@ struct MultiGpuPwls::Impl {
   ForwardSplit every_split;  // rank 0's projection of every view
   DevBuf<double> every_scratch;
   std::unique_ptr<NcclComms> comms;
+  gps::Array<float> gimg[2], gres[2];  // gps: the image and residual buffers as GPS arrays
+  bool tracked = false;                // gps: subscriptions learned (the first solve's first pass)
+  double gps_link_bytes = 0;           // gps: link bytes of one iteration, counted by the runtime
   std::int64_t per = 1;  // proact: columns per image chunk
   int cur = 0;           // the image buffer holding the current iterate
   int parity = 0;        // the residual buffer of the current subset
@@ -138,9 +147,24 @@ struct MultiGpuPwls::Impl {
       upload(k.w, k.dev, scan.w.data(), scan.w.size());
       k.d.alloc(k.dev, voxels);
       for (int b = 0; b < 2; ++b) {
-        k.x[b].alloc(k.dev, voxels);
-        k.res[b].alloc(k.dev, res_cells);
+        if (o.exchange == CtExchange::gps) {
+          if (r == 0) {  // a user's arrays: a replica on every GPU, subscriptions learned in solve()
+            gps::AllocOptions ao;
+            ao.name = b == 0 ? "ct_image_a" : "ct_image_b";
+            gimg[b] = ctx.alloc<float>(voxels, ao);
+            ao.name = b == 0 ? "ct_residual_a" : "ct_residual_b";
+            gres[b] = ctx.alloc<float>(res_cells, ao);
+          }
+          k.x[b] = gimg[b].view(r).local();
+          k.res[b] = gres[b].view(r).local();
+        } else {
+          k.own_x[b].alloc(k.dev, voxels);
+          k.own_res[b].alloc(k.dev, res_cells);
+          k.x[b] = k.own_x[b].p;
+          k.res[b] = k.own_res[b].p;
+        }
       }
+      if (o.exchange == CtExchange::gps) k.ax.alloc(k.dev, res_cells);
       std::int64_t share = 0;  // the largest run of views this rank forward-projects
       for (int m = 0; m < s.subsets; ++m) share = std::max(share, part.view_share(m, r).size());
       k.split.splits = share > 0 ? forward_splits_for(g, tile_rows, static_cast<int>(share), device_sms(k.dev)) : 1;
@@ -167,8 +191,8 @@ struct MultiGpuPwls::Impl {
     const std::vector<std::int32_t> all = all_views(g);
     upload(every, z.dev, all.data(), all.size());
     const std::vector<float> ones(voxels, 1.0f);
-    GPSM_CUDA(cudaMemcpy(z.x[0].p, ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
-    launch_forward_project(g, z.poses.p, z.x[0].p, every.p, g.views, tile_rows, ax.p, z.st, every_split);
+    GPSM_CUDA(cudaMemcpy(z.x[0], ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
+    launch_forward_project(g, z.poses.p, z.x[0], every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_scale(ax.p, z.w.p, g.sinogram_cells(), z.st);
     launch_back_project(g, z.poses.p, ax.p, every.p, g.views, 0, g.ny, z.d.p, z.st);
     std::vector<float> d(voxels);
@@ -181,7 +205,7 @@ struct MultiGpuPwls::Impl {
     pen = make_penalty(g, s, d);
     every.reset();
 
-    if (n == 1 || o.exchange == CtExchange::elided) return;
+    if (n == 1 || o.exchange == CtExchange::elided || o.exchange == CtExchange::gps) return;
     if (o.exchange == CtExchange::nccl) {
       comms = std::make_unique<NcclComms>(ctx);
       return;
@@ -299,8 +323,8 @@ struct MultiGpuPwls::Impl {
       const Span sl = part.slab(r);
       GPSM_CUDA(cudaSetDevice(k.dev));
       GPSM_CUDA(cudaEventRecord(k.phase, k.st));  // the copies start behind what the update waited for
-      launch_update_planes_counted(g, pen, k.d.p, s.subsets, k.x[cur].p, k.poses.p, k.res[parity].p, views(k, m),
-                                   count(m), static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx].p,
+      launch_update_planes_counted(g, pen, k.d.p, s.subsets, k.x[cur], k.poses.p, k.res[parity], views(k, m),
+                                   count(m), static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx],
                                    k.ready.p, per, k.st);
       GPSM_CUDA(cudaEventRecord(k.marks[after_update], k.st));
       for (std::size_t c = 0; c < k.chunks.size(); ++c) k.expect[c] += static_cast<std::uint32_t>(k.chunks[c].target);
@@ -309,8 +333,8 @@ struct MultiGpuPwls::Impl {
         if (q == r) continue;
         cudaStream_t cs = k.out[q];
         GPSM_CUDA(cudaStreamWaitEvent(cs, k.phase, 0));
-        float* dst = ranks[static_cast<std::size_t>(q)].x[nx].p + slab0;
-        const float* src = k.x[nx].p + slab0;
+        float* dst = ranks[static_cast<std::size_t>(q)].x[nx] + slab0;
+        const float* src = k.x[nx] + slab0;
         for (std::size_t c = 0; c < k.chunks.size(); ++c) {
           const Chunk& ch = k.chunks[c];
           proact::stream_wait_geq(cs, k.ready.p + c, k.expect[c], "ct proact: image chunk ready", &k.waits);
@@ -332,7 +356,15 @@ struct MultiGpuPwls::Impl {
   }
 
   // Subset m, the `at`-th of the iteration.
-  void subset(int m, std::size_t at) {
+  // gps: whether rank r reads array a from its local replica (it subscribes to every page and
+  // tracking is off: every load would be local), else through its view (View::load).
+  bool reads_local(const gps::Array<float>& a, int r) const {
+    return !ctx.tracking() && ((a.subscriptions().on_every_page() >> r) & 1u) != 0;
+  }
+
+  // Subset m as a user of GPS arrays writes it: each phase stores its part through the views,
+  // then a host fence publishes it to every subscriber.
+  void subset_gps(int m, std::size_t at) {
     const std::int64_t cells = g.cells_per_view();
     mark(4 * at);
     for (int r = 0; r < n; ++r) {  // phase 1
@@ -340,14 +372,50 @@ struct MultiGpuPwls::Impl {
       const Span sh = part.view_share(m, r);
       if (sh.size() == 0) continue;
       GPSM_CUDA(cudaSetDevice(k.dev));
-      float* out = k.res[parity].p + sh.begin * cells;
-      launch_forward_project(g, k.poses.p, k.x[cur].p, views(k, m) + sh.begin, static_cast<int>(sh.size()), tile_rows,
+      const std::int32_t* v = views(k, m) + sh.begin;
+      const int c = static_cast<int>(sh.size());
+      if (reads_local(gimg[cur], r))
+        launch_forward_project(g, k.poses.p, k.x[cur], v, c, tile_rows, k.ax.p, k.st, k.split);
+      else
+        launch_forward_project_gps(g, k.poses.p, gimg[cur].view(r), v, c, tile_rows, k.ax.p, k.st, k.split);
+      launch_weighted_residual_gps(g, k.y.p, k.w.p, v, c, k.ax.p, gres[parity].view(r), sh.begin * cells, k.st);
+    }
+    mark(4 * at + 1);
+    ctx.fence();
+    const int nx = 1 - cur;
+    mark(4 * at + 2);
+    for (int r = 0; r < n; ++r) {  // phases 2-4
+      Rank& k = ranks[static_cast<std::size_t>(r)];
+      const Span sl = part.slab(r);
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      const bool local = reads_local(gimg[cur], r) && reads_local(gres[parity], r);
+      launch_update_planes_gps(g, pen, k.d.p, s.subsets, gimg[cur].view(r), local ? k.x[cur] : nullptr, k.poses.p,
+                               gres[parity].view(r), local ? k.res[parity] : nullptr, views(k, m), count(m),
+                               static_cast<int>(sl.begin), static_cast<int>(sl.end), gimg[nx].view(r), k.st);
+    }
+    mark(4 * at + 3);
+    ctx.fence();
+    cur = nx;
+    parity = 1 - parity;
+  }
+
+  void subset(int m, std::size_t at) {
+    if (o.exchange == CtExchange::gps) return subset_gps(m, at);
+    const std::int64_t cells = g.cells_per_view();
+    mark(4 * at);
+    for (int r = 0; r < n; ++r) {  // phase 1
+      Rank& k = ranks[static_cast<std::size_t>(r)];
+      const Span sh = part.view_share(m, r);
+      if (sh.size() == 0) continue;
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      float* out = k.res[parity] + sh.begin * cells;
+      launch_forward_project(g, k.poses.p, k.x[cur], views(k, m) + sh.begin, static_cast<int>(sh.size()), tile_rows,
                              out, k.st, k.split);
       launch_weighted_residual(g, k.y.p, k.w.p, views(k, m) + sh.begin, static_cast<int>(sh.size()), out, k.st);
     }
     mark(4 * at + 1);
     const int b = parity;
-    exchange([b](Rank& k) { return k.res[b].p; },
+    exchange([b](Rank& k) { return k.res[b]; },
              [&](int r) {
                const Span sh = part.view_share(m, r);
                return Span{sh.begin * cells, sh.end * cells};
@@ -361,12 +429,12 @@ struct MultiGpuPwls::Impl {
         Rank& k = ranks[static_cast<std::size_t>(r)];
         const Span sl = part.slab(r);
         GPSM_CUDA(cudaSetDevice(k.dev));
-        launch_update_planes(g, pen, k.d.p, s.subsets, k.x[cur].p, k.poses.p, k.res[parity].p, views(k, m), count(m),
-                             static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx].p, k.st);
+        launch_update_planes(g, pen, k.d.p, s.subsets, k.x[cur], k.poses.p, k.res[parity], views(k, m), count(m),
+                             static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx], k.st);
       }
       mark(4 * at + 3);
       const std::int64_t plane = std::int64_t{g.nx} * g.nz;
-      exchange([nx](Rank& k) { return k.x[nx].p; },
+      exchange([nx](Rank& k) { return k.x[nx]; },
                [&](int r) {
                  const Span sl = part.slab(r);
                  return Span{sl.begin * plane, sl.end * plane};
@@ -412,12 +480,12 @@ struct MultiGpuPwls::Impl {
     GPSM_CUDA(cudaSetDevice(z.dev));
     DevBuf<std::int32_t>& every = all_;
     GPSM_CUDA(cudaMemsetAsync(sums.p, 0, 2 * sizeof(double), z.st));
-    launch_forward_project(g, z.poses.p, z.x[cur].p, every.p, g.views, tile_rows, ax.p, z.st, every_split);
+    launch_forward_project(g, z.poses.p, z.x[cur], every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_data_term(ax.p, z.y.p, z.w.p, g.sinogram_cells(), sums.p, z.st);
-    launch_penalty_pairs(g, pen, z.x[cur].p, sums.p + 1, z.st);
+    launch_penalty_pairs(g, pen, z.x[cur], sums.p + 1, z.st);
     double h[2];
     GPSM_CUDA(cudaMemcpyAsync(h, sums.p, sizeof(h), cudaMemcpyDeviceToHost, z.st));
-    GPSM_CUDA(cudaMemcpyAsync(host.data(), z.x[cur].p, host.size() * sizeof(float), cudaMemcpyDeviceToHost, z.st));
+    GPSM_CUDA(cudaMemcpyAsync(host.data(), z.x[cur], host.size() * sizeof(float), cudaMemcpyDeviceToHost, z.st));
     GPSM_CUDA(cudaStreamSynchronize(z.st));
     run.cost.push_back(0.5 * h[0] + pen.beta * h[1]);
     if (!truth.empty()) run.rmse_hu.push_back(rmse_hu(host, truth));
@@ -443,11 +511,41 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
   p.parity = 0;
   p.iterations_timed = 0;
   for (Rank& k : p.ranks) k.sum = {};
+  if (p.o.exchange == CtExchange::gps) {
+    for (int b = 0; b < 2; ++b) p.gimg[b].upload(x0);  // every replica (the fence first)
+    if (!p.tracked) {
+      // The subscriptions learned from one untimed iteration (each subset once: every page of the
+      // image and of the residual buffers a GPU reads or writes), as a user would learn them.
+      p.ctx.tracking_start();
+      for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+      p.mark(4 * p.order.size());
+      p.ctx.tracking_stop();
+      p.tracked = true;
+      // Link bytes of one more untimed iteration, counted by the runtime (counting costs time).
+      gps::ArrayBase* arrays[] = {&p.gimg[0], &p.gimg[1], &p.gres[0], &p.gres[1]};
+      for (gps::ArrayBase* a : arrays) {
+        a->set_counting(true);
+        a->reset_link_stats();
+      }
+      for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+      p.mark(4 * p.order.size());
+      p.ctx.fence();
+      p.gps_link_bytes = 0;
+      for (gps::ArrayBase* a : arrays) {
+        p.gps_link_bytes += static_cast<double>(a->link_stats().link_bytes);
+        a->set_counting(false);
+      }
+      p.cur = 0;
+      p.parity = 0;
+      for (int b = 0; b < 2; ++b) p.gimg[b].upload(x0);
+    }
+  }
   for (Rank& k : p.ranks) {
+    if (p.o.exchange == CtExchange::gps) continue;  // uploaded above
     GPSM_CUDA(cudaSetDevice(k.dev));
     // Both buffers: the elided run never fills the peers' slabs, which then stay x0, not garbage.
     for (int b = 0; b < 2; ++b)
-      GPSM_CUDA(cudaMemcpy(k.x[b].p, x0.data(), x0.size() * sizeof(float), cudaMemcpyHostToDevice));
+      GPSM_CUDA(cudaMemcpy(k.x[b], x0.data(), x0.size() * sizeof(float), cudaMemcpyHostToDevice));
     if (!k.chunks.empty()) {  // counters only grow within a solve (ct_ready.hpp)
       GPSM_CUDA(cudaMemset(k.ready.p, 0, k.chunks.size() * sizeof(std::uint32_t)));
       std::fill(k.expect.begin(), k.expect.end(), 0u);
@@ -490,6 +588,20 @@ std::string MultiGpuPwls::timing() const {
                        p.per, chunk_bytes());
       break;
     case CtExchange::elided: t += "; every exchange elided (the bound: the image is not a result)"; break;
+    case CtExchange::gps: {
+      t += fmt::format("; image and residual buffers in GPS arrays ({} publishing, {} B pages), each GPU storing its "
+                       "rows and slab through its views, a host fence (Context::fence) after each phase; "
+                       "subscriptions learned from one untimed tracked iteration: pages subscribed per GPU, image ",
+                       gps::mode_name(p.gimg[0].mode()), p.gimg[0].page_bytes());
+      for (int r = 0; r < p.n; ++r)
+        t += fmt::format("{}{}", r ? "/" : "", p.gimg[0].subscriptions().summary().pages_per_device[r]);
+      t += fmt::format(" of {}, residual ", p.gimg[0].subscriptions().pages());
+      for (int r = 0; r < p.n; ++r)
+        t += fmt::format("{}{}", r ? "/" : "", p.gres[0].subscriptions().summary().pages_per_device[r]);
+      t += fmt::format(" of {}; reads from the local replica where a GPU holds every page, else through the view",
+                       p.gres[0].subscriptions().pages());
+      break;
+    }
   }
   return t;
 }
@@ -507,6 +619,7 @@ std::vector<PhaseTimes> MultiGpuPwls::phase_times() const {
 double MultiGpuPwls::link_bytes_per_iteration() const {
   const Impl& p = *p_;
   if (p.n == 1 || p.o.exchange == CtExchange::elided) return 0;
+  if (p.o.exchange == CtExchange::gps) return p.gps_link_bytes;
   return static_cast<double>(p.part.iteration_bytes());
 }
 

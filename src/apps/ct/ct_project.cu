@@ -8,6 +8,7 @@
 #include <string>
 
 #include "apps/ct/ct_forward_tiles.hpp"
+#include "apps/ct/ct_gps_kernels.hpp"
 #include "apps/ct/ct_kernels.hpp"
 #include "apps/ct/ct_ready.hpp"
 #include "common/cuda_check.hpp"
@@ -16,6 +17,12 @@ namespace gpsm::apps::ct {
 namespace {
 
 constexpr int kThreads = 256;
+
+// Stores of the update: plain memory, or through a GPS view (published by the runtime).
+__device__ __forceinline__ void put(float* __restrict__ p, std::int64_t i, float v) { p[i] = v; }
+__device__ __forceinline__ void put(const GpsWrite& w, std::int64_t i, float v) {
+  w.v.store(static_cast<std::uint64_t>(i), v);
+}
 // A back-projecting thread holds the sums of one run of kZRun voxels of its column (local
 // memory, ct_forward_tiles.hpp), over all the views, so every voxel still adds its views in list
 // order. A view whose cone misses the run is skipped before its footprint is computed.
@@ -28,10 +35,11 @@ constexpr int kThreads = 256;
 // Every voxel is visited, zeros included: skipping zero voxels made the work depend on the image,
 // and the `infinite` bound, whose peers' slabs stay at x0 = 0, then did half the forward work of
 // any real run.
-__global__ void __launch_bounds__(kThreads)
-    forward_kernel(Geometry g, const ViewPose* __restrict__ poses, const float* __restrict__ image,
-                   const std::int32_t* __restrict__ views, int tile_rows, float* __restrict__ out,
-                   double* __restrict__ partial) {
+// Img reads voxels as image[i]: a float pointer, or GpsRead (the gps paradigm's tracking pass).
+template <class Img>
+__device__ __forceinline__ void forward_body(const Geometry& g, const ViewPose* __restrict__ poses, const Img& image,
+                                             const std::int32_t* __restrict__ views, int tile_rows,
+                                             float* __restrict__ out, double* __restrict__ partial) {
   extern __shared__ double acc[];
   const int k = blockIdx.y;
   const int l0 = blockIdx.x * tile_rows, l1 = min(g.rows, l0 + tile_rows);
@@ -52,9 +60,9 @@ __global__ void __launch_bounds__(kThreads)
     tile_z_range(g, p, mag, l0, l1, ta, tb);
     a = max(a, ta), b = min(b, tb);
     if (a >= b || !column_footprint(g, p, ix, iy, fp)) continue;
-    const float* col = image + g.voxel_index(ix, iy, 0);
+    const std::int64_t col = g.voxel_index(ix, iy, 0);
     for (int iz = a; iz < b; ++iz) {
-      const double xv = col[iz];
+      const double xv = image[col + iz];
       int lv;
       const int nl = voxel_rows(g, p, fp, iz, lv, w);
       for (int i = 0; i < nl; ++i) {
@@ -77,6 +85,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+__global__ void __launch_bounds__(kThreads)
+    forward_kernel(Geometry g, const ViewPose* __restrict__ poses, const float* __restrict__ image,
+                   const std::int32_t* __restrict__ views, int tile_rows, float* __restrict__ out,
+                   double* __restrict__ partial) {
+  forward_body(g, poses, image, views, tile_rows, out, partial);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    forward_gps_kernel(Geometry g, const ViewPose* __restrict__ poses, const GpsRead image,
+                       const std::int32_t* __restrict__ views, int tile_rows, float* __restrict__ out,
+                       double* __restrict__ partial) {
+  forward_body(g, poses, image, views, tile_rows, out, partial);
+}
+
 // out[i] = the splits' partial sums of cell i added in split order, rounded once to float.
 __global__ void sum_splits_kernel(const double* __restrict__ partial, int splits, std::int64_t n,
                                   float* __restrict__ out) {
@@ -89,9 +111,10 @@ __global__ void sum_splits_kernel(const double* __restrict__ partial, int splits
 
 // sums[i] = [A^T proj]_j for voxels j = (ix, iy, z0 + i), i < n: back_project_column restricted
 // to a chunk, the views added in the same order.
-__device__ void back_project_chunk(const Geometry& g, const ViewPose* __restrict__ poses,
-                                   const float* __restrict__ proj, const std::int32_t* __restrict__ views, int count,
-                                   int ix, int iy, int z0, int n, double* sums) {
+template <class P>
+__device__ __forceinline__ void back_project_chunk(const Geometry& g, const ViewPose* __restrict__ poses,
+                                                   const P& proj, const std::int32_t* __restrict__ views, int count,
+                                                   int ix, int iy, int z0, int n, double* sums) {
   for (int i = 0; i < n; ++i) sums[i] = 0.0;
   const std::int64_t cells = g.cells_per_view();
   ColumnFootprint fp;
@@ -102,15 +125,15 @@ __device__ void back_project_chunk(const Geometry& g, const ViewPose* __restrict
     column_z_range(g, p, column_magnification(g, p, ix, iy), iz0, iz1);
     const int a = max(iz0, z0), b = min(iz1, z0 + n);
     if (a >= b || !column_footprint(g, p, ix, iy, fp)) continue;
-    const float* view = proj + k * cells;
+    const std::int64_t view = k * cells;
     for (int iz = a; iz < b; ++iz) {
       int l0;
       const int nl = voxel_rows(g, p, fp, iz, l0, w);
       double sum = 0;
       for (int i = 0; i < nl; ++i) {
-        const float* row = view + std::int64_t{l0 + i} * g.channels + fp.k0;
+        const std::int64_t row = view + std::int64_t{l0 + i} * g.channels + fp.k0;
         double r = 0;
-        for (int j = 0; j < fp.nk; ++j) r += fp.f[j] * row[j];
+        for (int j = 0; j < fp.nk; ++j) r += fp.f[j] * proj[row + j];
         sum += w[i] * r;
       }
       sums[iz - z0] += sum;
@@ -145,10 +168,11 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = 0; i < n; ++i) col[z0 + i] = static_cast<float>(sums[i]);
 }
 
-__device__ void update_column(const Geometry& g, const Penalty& pen, const float* __restrict__ d, int subsets,
-                              const float* __restrict__ x, const ViewPose* __restrict__ poses,
-                              const float* __restrict__ r, const std::int32_t* __restrict__ views, int count, int ix,
-                              int iy, int z0, int n, float* __restrict__ x_new) {
+template <class X, class R, class Out>
+__device__ __forceinline__ void update_column(const Geometry& g, const Penalty& pen, const float* __restrict__ d,
+                                              int subsets, const X& x, const ViewPose* __restrict__ poses, const R& r,
+                                              const std::int32_t* __restrict__ views, int count, int ix, int iy,
+                                              int z0, int n, const Out& x_new) {
   double sums[kZRun];
   const std::int64_t base = g.voxel_index(ix, iy, 0);
   back_project_chunk(g, poses, r, views, count, ix, iy, z0, n, sums);
@@ -159,8 +183,20 @@ __device__ void update_column(const Geometry& g, const Penalty& pen, const float
     const double denom = d[base + iz] + curv;
     const double xj = x[base + iz];
     const double next = denom > 0 ? xj - (subsets * sums[i] + grad) / denom : xj;
-    x_new[base + iz] = static_cast<float>(0.0 < next ? next : 0.0);  // std::max(0.0, next)
+    put(x_new, base + iz, static_cast<float>(0.0 < next ? next : 0.0));  // std::max(0.0, next)
   }
+}
+
+// The gps paradigm's update (ct_gps_kernels.hpp): reads through the views while tracking (X, R =
+// GpsRead), else from the local replicas (plain pointers); every voxel stored through the view.
+template <class X, class R>
+__global__ void __launch_bounds__(kThreads)
+    update_gps_kernel(Geometry g, Penalty pen, const float* __restrict__ d, int subsets, const X x,
+                      const ViewPose* __restrict__ poses, const R r, const std::int32_t* __restrict__ views,
+                      int count, int y0, int y1, int per_block, const GpsWrite x_new) {
+  int ix, iy, z0, n;
+  if (slab_run(g, y0, y1, per_block, ix, iy, z0, n))
+    update_column(g, pen, d, subsets, x, poses, r, views, count, ix, iy, z0, n, x_new);
 }
 
 // The column update of update_planes. kCount (the proact paradigm): once all of the block's columns
@@ -238,6 +274,41 @@ void launch_update_planes(const Geometry& g, const Penalty& pen, const float* d,
   if (y1 <= y0) return;
   update_kernel<false><<<slab_blocks(g, y0, y1), kThreads, 0, st>>>(g, pen, d, subsets, x, poses, r, views, count, y0,
                                                                      y1, per_block(g), x_new, nullptr, 1);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_forward_project_gps(const Geometry& g, const ViewPose* poses, const gps::View<float>& image,
+                                const std::int32_t* views, int count, int tile_rows, float* out, cudaStream_t st,
+                                ForwardSplit split) {
+  if (count <= 0) return;
+  const std::size_t shared = static_cast<std::size_t>(tile_rows) * g.channels * sizeof(double);
+  if (tile_rows < 1 || shared > kForwardSharedBytes || split.splits < 1 || (split.splits > 1 && !split.scratch))
+    throw std::invalid_argument("ct forward projection (gps): bad tiling or splits");
+  const dim3 grid(static_cast<unsigned>(forward_tiles(g.rows, tile_rows)), static_cast<unsigned>(count),
+                  static_cast<unsigned>(split.splits));
+  forward_gps_kernel<<<grid, kThreads, shared, st>>>(g, poses, GpsRead{image}, views, tile_rows, out, split.scratch);
+  GPSM_CUDA_LAUNCH();
+  if (split.splits == 1) return;
+  const std::int64_t n = std::int64_t{count} * g.cells_per_view();
+  sum_splits_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(split.scratch,
+                                                                                              split.splits, n, out);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_update_planes_gps(const Geometry& g, const Penalty& pen, const float* d, int subsets,
+                              const gps::View<float>& x, const float* x_local, const ViewPose* poses,
+                              const gps::View<float>& r, const float* r_local, const std::int32_t* views, int count,
+                              int y0, int y1, const gps::View<float>& x_new, cudaStream_t st) {
+  if (y1 <= y0) return;
+  if ((x_local == nullptr) != (r_local == nullptr))
+    throw std::invalid_argument("ct update (gps): both reads local or both through the views");
+  const unsigned blocks = slab_blocks(g, y0, y1);
+  if (x_local != nullptr)
+    update_gps_kernel<<<blocks, kThreads, 0, st>>>(g, pen, d, subsets, x_local, poses, r_local, views, count, y0, y1,
+                                                   per_block(g), GpsWrite{x_new});
+  else
+    update_gps_kernel<<<blocks, kThreads, 0, st>>>(g, pen, d, subsets, GpsRead{x}, poses, GpsRead{r}, views, count,
+                                                   y0, y1, per_block(g), GpsWrite{x_new});
   GPSM_CUDA_LAUNCH();
 }
 
