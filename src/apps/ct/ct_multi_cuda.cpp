@@ -479,18 +479,29 @@ struct MultiGpuPwls::Impl {
     Rank& z = ranks[0];
     GPSM_CUDA(cudaSetDevice(z.dev));
     DevBuf<std::int32_t>& every = all_;
+    const float* image = z.x[cur];
+    if (o.exchange == CtExchange::gps) {
+      // Rank 0's replica is current only on the pages it subscribes to (after learning, the
+      // pages it reads): the image is each page from its home, staged on rank 0 for the cost.
+      gimg[cur].download_coherent(host.data());
+      if (coherent0.p == nullptr) coherent0.alloc(z.dev, host.size());
+      GPSM_CUDA(cudaMemcpy(coherent0.p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+      image = coherent0.p;
+    }
     GPSM_CUDA(cudaMemsetAsync(sums.p, 0, 2 * sizeof(double), z.st));
-    launch_forward_project(g, z.poses.p, z.x[cur], every.p, g.views, tile_rows, ax.p, z.st, every_split);
+    launch_forward_project(g, z.poses.p, image, every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_data_term(ax.p, z.y.p, z.w.p, g.sinogram_cells(), sums.p, z.st);
-    launch_penalty_pairs(g, pen, z.x[cur], sums.p + 1, z.st);
+    launch_penalty_pairs(g, pen, image, sums.p + 1, z.st);
     double h[2];
     GPSM_CUDA(cudaMemcpyAsync(h, sums.p, sizeof(h), cudaMemcpyDeviceToHost, z.st));
-    GPSM_CUDA(cudaMemcpyAsync(host.data(), z.x[cur], host.size() * sizeof(float), cudaMemcpyDeviceToHost, z.st));
+    if (o.exchange != CtExchange::gps)
+      GPSM_CUDA(cudaMemcpyAsync(host.data(), image, host.size() * sizeof(float), cudaMemcpyDeviceToHost, z.st));
     GPSM_CUDA(cudaStreamSynchronize(z.st));
     run.cost.push_back(0.5 * h[0] + pen.beta * h[1]);
     if (!truth.empty()) run.rmse_hu.push_back(rmse_hu(host, truth));
   }
   DevBuf<std::int32_t> all_;  // rank 0: every view, for the cost's projection
+  DevBuf<float> coherent0;    // gps: rank 0's copy of the coherent image, for the cost
 };
 
 MultiGpuPwls::MultiGpuPwls(gps::Context& ctx, const Geometry& g, const Scan& scan, const PwlsSettings& s,
@@ -598,8 +609,11 @@ std::string MultiGpuPwls::timing() const {
       t += fmt::format(" of {}, residual ", p.gimg[0].subscriptions().pages());
       for (int r = 0; r < p.n; ++r)
         t += fmt::format("{}{}", r ? "/" : "", p.gres[0].subscriptions().summary().pages_per_device[r]);
-      t += fmt::format(" of {}; reads from the local replica where a GPU holds every page, else through the view",
+      t += fmt::format(" of {}; reads (local: the replica, every page held; view: View::load) per GPU ",
                        p.gres[0].subscriptions().pages());
+      for (int r = 0; r < p.n; ++r)
+        t += fmt::format("{}{}", r ? "/" : "",
+                         p.reads_local(p.gimg[0], r) && p.reads_local(p.gres[0], r) ? "local" : "view");
       break;
     }
   }
