@@ -31,6 +31,13 @@ add_library(gpsm_fmt INTERFACE)
 target_include_directories(gpsm_fmt SYSTEM INTERFACE ${GPSM_FMT_INCLUDE})
 target_compile_definitions(gpsm_fmt INTERFACE FMT_HEADER_ONLY=1)
 
+# stb_image / stb_image_write (PNG for image filtering, src/apps/filter/png_io.cpp): headers only,
+# Debian's libstb-dev (/usr/include/stb) or its staged copy.
+find_path(GPSM_STB_INCLUDE stb/stb_image.h HINTS ${GPSM_DEPS_DIR}/stb/include)
+if(NOT GPSM_STB_INCLUDE OR NOT EXISTS ${GPSM_STB_INCLUDE}/stb/stb_image_write.h)
+  message(FATAL_ERROR "gpsm: stb_image.h / stb_image_write.h not found (Debian libstb-dev); run scripts/setup.sh")
+endif()
+
 # NVML: header only at build time; libnvidia-ml.so.1 is dlopen'ed at run time so gpsm starts on
 # machines with no driver (CI) and says so instead of failing to load.
 find_path(GPSM_NVML_INCLUDE nvml.h HINTS ${GPSM_DEPS_DIR}/nvml/include ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)

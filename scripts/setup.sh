@@ -16,6 +16,7 @@ staged() {  # staged PKG: whether this machine or .deps already has what PKG pro
     libcli11-dev) [ -d .deps/cli11/include/CLI ];;
     nlohmann-json3-dev) [ -d .deps/json/include/nlohmann ];;
     libfmt-dev) [ -d .deps/fmt/include/fmt ];;
+    libstb-dev) [ -d .deps/stb/include/stb ];;
     googletest|libgtest-dev) [ -d .deps/googletest ];;
     cmake|g++|make) command -v "$1" >/dev/null;;  # e.g. cmake from pip, not a Debian package
     ccache|unzip) command -v "$1" >/dev/null || [ -d .deps/json/include/nlohmann ];;
@@ -23,7 +24,7 @@ staged() {  # staged PKG: whether this machine or .deps already has what PKG pro
   esac
 }
 need_apt=()
-for pkg in cmake g++ make ccache libcli11-dev nlohmann-json3-dev libfmt-dev googletest libgtest-dev unzip; do
+for pkg in cmake g++ make ccache libcli11-dev nlohmann-json3-dev libfmt-dev libstb-dev googletest libgtest-dev unzip; do
   dpkg -s "$pkg" >/dev/null 2>&1 || staged "$pkg" || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -108,6 +109,8 @@ fi
 [ -d .deps/cli11/include/CLI ] || cp -r /usr/include/CLI .deps/cli11/include/
 [ -d .deps/json/include/nlohmann ] || cp -r /usr/include/nlohmann .deps/json/include/
 [ -d .deps/fmt/include/fmt ] || cp -r /usr/include/fmt .deps/fmt/include/
+# stb_image / stb_image_write (PNG in and out for image filtering): headers only, from Debian's libstb-dev.
+[ -d .deps/stb/include/stb ] || { mkdir -p .deps/stb/include && cp -r /usr/include/stb .deps/stb/include/; }
 [ -d .deps/googletest ] || cp -r /usr/src/googletest .deps/googletest
 rm -rf .deps/include  # layout before 2026-11-21
 echo "setup: dependencies ready (.deps staged)"

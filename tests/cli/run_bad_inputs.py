@@ -61,12 +61,33 @@ def write(path, data):
         f.write(data)
 
 
+def good_png():
+    """A 9 x 7 8-bit gray PNG, written with zlib."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = b"".join(b"\x00" + bytes((17 * x + 29 * y) % 256 for x in range(9)) for y in range(7))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 9, 7, 8, 0, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
 def make_fixtures(src, out):
     """The inputs the table names as {F}/<file>, made fresh for every run."""
     os.makedirs(out, exist_ok=True)
     mtx_head = "%%MatrixMarket matrix coordinate real general\n"
     good_mtx = mtx_head + "4 4 4\n1 2 1.0\n2 3 1.0\n3 4 1.0\n4 1 1.0\n"
     write(f"{out}/empty.mtx", "")
+    # PNGs for `gpsm filter`: a valid 8-bit gray one (so the GPU lookup is reached), the same cut
+    # after its header, text named .png, an empty file and a folder.
+    png = good_png()
+    write(f"{out}/good.png", png)
+    write(f"{out}/truncated.png", png[:40])
+    write(f"{out}/text.png", "not an image\n")
+    write(f"{out}/empty.png", b"")
+    os.makedirs(f"{out}/dir.png", exist_ok=True)
     write(f"{out}/truncated.mtx", mtx_head + "4 4 4\n1 2 1.0\n2 3 1.0\n")
     write(f"{out}/binary.mtx", bytes(range(256)) * 4)
     write(f"{out}/no_header.mtx", "4 4 1\n1 2 1.0\n")

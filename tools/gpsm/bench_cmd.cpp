@@ -45,7 +45,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
                 "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ; "
                 "graph apps (pagerank, sssp, als) rmat:S[:EF], road:N[xNY], ratings:U[xI[xP]] or a .mtx / SNAP "
                 "file, with @nnz (nnz-balanced rows) and @tol=X (PageRank); ct small, medium, seed or "
-                "NXxNYxNZ:VIEWSxROWSxCHANNELS[:helical|:circular], with @subsets=M (ordered subsets, default 24) "
+                "NXxNYxNZ:VIEWSxROWSxCHANNELS[:helical|:circular], with @subsets=M (ordered subsets, default 24); "
+                "filter WxH:kK[:constant|replicated|remote] (KxK filter, where its weights live) "
                 "(default: the app's strong-scaling and large sizes, see --list)");
   c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z)")->capture_default_str();
   c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000; pagerank 20; sssp: the cap, 1000; als: epochs, 5; ct: 3, each visiting every subset once)")->capture_default_str();

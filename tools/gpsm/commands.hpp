@@ -100,6 +100,15 @@ struct ProactArgs {
 CLI::App* add_proact_command(CLI::App& app, ProactArgs& a);
 int run_proact(const ProactArgs& a, int argc, char** argv);
 
+// `gpsm filter` (filter_cmd.cpp): a PNG filtered across the GPUs.
+struct FilterArgs {
+  std::string in, out, kernel = "gauss5", gpus = "all", devices, paradigm = "rdl", weights = "constant";
+  int iters = 1;
+  bool no_check = false;
+};
+CLI::App* add_filter_command(CLI::App& app, FilterArgs& a);
+int run_filter(const FilterArgs& a, int argc, char** argv);
+
 // The device arguments the GPU commands share (devices.cpp).
 // "0,1,3" -> {0,1,3}; throws gpsm::Error on a malformed list.
 std::vector<int> parse_device_list(const std::string& s);

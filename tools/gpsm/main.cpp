@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
       make_command(app, cli::add_proact_command, cli::run_proact),
       make_command(app, cli::add_bench_command, cli::run_bench),
       make_command(app, cli::add_sim_command, cli::run_sim),
+      make_command(app, cli::add_filter_command, cli::run_filter),
       make_command(app, cli::add_info_command, cli::run_info),
   };
 

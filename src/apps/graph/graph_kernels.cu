@@ -243,11 +243,20 @@ __device__ __forceinline__ RowLane row_lane(int shift) {
   return RowLane{t >> shift, static_cast<int>(t & ((1 << shift) - 1)), std::int64_t{1} << shift};
 }
 
+// pagerank's gather is latency-bound: its GPS kind is held to full occupancy (8 blocks of 256
+// threads, 32 registers), which the local and push kinds reach by themselves (ptxas, sm_90).
+// Unbounded it took 40 registers (6 blocks per SM) for its mask path, though a vector every GPU
+// holds whole (rmat) never takes it; bounded, 8 bytes spill there. 2xH200, rmat:20, 2 GPUs, one
+// invocation: gps 141.12 us against p2p_inline's 141.68 (unbounded: 152.0-152.6, 1.13x p2p_inline
+// in another). Not sssp: bounded, its GPS kind spills 26 bytes and ran 266.5 against 245-253.
+template <Access A>
+constexpr int kRowBlocksPerSm = A == Access::gps ? 2048 / kThreads : 1;
+
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
 // shuffles. kReady: proact's counting (block_rows_done), compiled out of the other paradigms.
 template <Access A, bool kReady, int kGather>
-__global__ void pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
+__global__ void __launch_bounds__(kThreads, kRowBlocksPerSm<A>) pagerank_kernel(CsrArg a, VecArg x, VecArg y, const float* __restrict__ inv_deg, float base,
                                 float damping, double* change, int lane_shift, ReadyArg rd) {
   const std::uint32_t whole = whole_word_of<A>(x);
   const auto [row, lane, lanes] = row_lane(lane_shift);

@@ -24,7 +24,8 @@ struct Problem {
   Axis axis = Axis::z;            // 3D apps: the decomposed axis
   std::string graph;              // graph apps: the --size text ("rmat:20", "road:1024@nnz", a file path)
   bool balance_nnz = false;       // graph apps: rows split by nnz instead of equal row counts (@nnz)
-  std::string label() const;      // "4096x4096", "256x256x256", or the graph spec
+  std::string spec;               // filter: the canonical --size text ("4096x4096:k5", ":remote"...)
+  std::string label() const;      // "4096x4096", "256x256x256", the graph spec or the filter spec
 };
 
 // The proact paradigm's chunk and agent as gpsm bench asks for them (--proact-chunk, --proact-cache,

@@ -14,6 +14,7 @@ namespace gpsm::apps {
 
 std::string Problem::label() const {
   if (!graph.empty()) return graph;
+  if (!spec.empty()) return spec;
   if (n[1] <= 0) return fmt::format("{}", n[0]);  // 1D (gpsm sim's scatter: elements)
   if (n[2] <= 0) return fmt::format("{}x{}", n[0], n[1]);
   return fmt::format("{}x{}x{}", n[0], n[1], n[2]);
@@ -228,6 +229,7 @@ nlohmann::json bench_test_json(const std::string& app, const std::string& descri
     j["problem"]["graph"] = p.graph;
     j["problem"]["balance_nnz"] = p.balance_nnz;
   }
+  if (!p.spec.empty()) j["problem"]["spec"] = p.spec;
   if (!failed.empty()) j["failed"] = failed;
   if (!skipped.empty()) j["skipped"] = skipped;
   return j;

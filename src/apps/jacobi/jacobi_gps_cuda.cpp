@@ -12,6 +12,7 @@
 
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/stencil/decomp.hpp"
+#include "apps/stencil/row_pages.hpp"
 #include "common/dev_buf.hpp"
 #include "gpsm/gps/page_math.hpp"
 #include "common/cuda_check.hpp"
@@ -19,22 +20,12 @@
 namespace gpsm::apps::jacobi {
 namespace {
 
-// Pages that hold whole rows (a row's span is one subscriber check, and a page never holds rows
-// of two GPUs); where no page of at least one line divides the row, pages of about one row.
-std::uint64_t page_for(std::int64_t nx) {
-  const std::uint64_t row = static_cast<std::uint64_t>(nx) * sizeof(float);
-  if (const std::uint64_t p = gps::page_bytes_for_runs(row); p != 0) return p;
-  std::uint64_t page = 4096;
-  while (page * 2 <= row && page < (2u << 20)) page *= 2;
-  return page;
-}
-
 class GpsRun final : public JacobiRun {
  public:
   GpsRun(gps::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), n_(ctx.size()) {
     const std::int64_t nx = p.n[0], ny = p.n[1];
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
-    o.page_bytes = page_for(nx);
+    o.page_bytes = gps_page_for_rows(nx);
     for (int b = 0; b < 2; ++b) {
       o.name = b == 0 ? "jacobi_a" : "jacobi_b";
       arr_[b] = ctx.alloc<float>(static_cast<std::uint64_t>(nx * ny), o);
