@@ -2,7 +2,9 @@
 // files `gpsm report` reads: the index's offsets and shapes find every slice in the raw file.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "apps/ct/ct_geometry.hpp"
 #include "apps/ct/ct_phantom.hpp"
 #include "apps/ct/ct_slices.hpp"
+#include "apps/filter/png_io.hpp"
 #include "test_support.hpp"
 
 using namespace gpsm::apps::ct;
@@ -90,4 +93,28 @@ TEST(CtSlices, FilesIndexEverySliceOfEveryImage) {
   EXPECT_EQ(final_sagittal["image"], "final image");
   EXPECT_NEAR(at(final_sagittal, 1, 1), 0.0, 1e-3);
   EXPECT_TRUE(tmp.others({"pics"}).empty());
+  // the PNGs: one per slice, its shape, the window (the final image's 0 HU is 100 / 250 of white)
+  const std::string png = tmp.path("pics") + "/" + final_sagittal["png"].get<std::string>();
+  EXPECT_EQ(final_sagittal["png"], "ct-6x5x4_32x8x48_helical_subsets_4-final-sagittal.png");
+  const gpsm::apps::filter::Image im = gpsm::apps::filter::read_png_gray(png);
+  EXPECT_EQ(im.width, 5);
+  EXPECT_EQ(im.height, 4);
+  EXPECT_NEAR(im.px[0], std::round(255 * 100.0 / 250) / 255, 1e-6);
+  std::size_t pngs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path("pics"))) pngs += e.path().extension() == ".png";
+  EXPECT_EQ(pngs, 9u);
+}
+
+// The PNG's rows run upward (the slice's last row first) through the window [-100, 150] HU.
+TEST(CtSlices, WindowedRowsUpwardAndClamped) {
+  Slice s{"coronal", 2, 3, {-1000, -100, 25, 150, 400, 0}};
+  const gpsm::apps::filter::Image im = windowed(s);
+  EXPECT_EQ(im.width, 3);
+  EXPECT_EQ(im.height, 2);
+  EXPECT_FLOAT_EQ(im.px[0], 1.0f);    // slice row 1: 150 HU
+  EXPECT_FLOAT_EQ(im.px[1], 2.0f);    // 400 HU (the writer clamps)
+  EXPECT_FLOAT_EQ(im.px[2], 0.4f);    // 0 HU
+  EXPECT_FLOAT_EQ(im.px[3], -3.6f);   // slice row 0: air
+  EXPECT_FLOAT_EQ(im.px[4], 0.0f);
+  EXPECT_FLOAT_EQ(im.px[5], 0.5f);
 }

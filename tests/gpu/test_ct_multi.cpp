@@ -209,5 +209,8 @@ TEST(CtMultiGpu, PicturesHoldTheSlicesOfThePhantomAndTheIterates) {
   std::printf("ct small pictures: axial mean |x - phantom| first iterate %.1f HU, final %.1f HU\n",
               e_first / static_cast<double>(phantom.size()), e_last / static_cast<double>(phantom.size()));
   EXPECT_LT(e_last, e_first);
+  std::size_t pngs = 0;  // one to look at per slice
+  for (const auto& e : std::filesystem::directory_iterator(dir)) pngs += e.path().extension() == ".png";
+  EXPECT_EQ(pngs, 9u);
   std::filesystem::remove_all(dir);
 }

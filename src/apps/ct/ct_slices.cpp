@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "apps/ct/ct_phantom.hpp"
+#include "apps/filter/png_io.hpp"
 #include "common/atomic_file.hpp"
 #include "gpsm/error.hpp"
 
@@ -76,6 +77,19 @@ void append_f32(std::string& out, const std::vector<float>& v) {
 
 }  // namespace
 
+filter::Image windowed(const Slice& s) {
+  filter::Image im;
+  im.width = s.cols;
+  im.height = s.rows;
+  im.px.resize(s.hu.size());
+  const double lo = kSliceWindowHu[0], span = kSliceWindowHu[1] - kSliceWindowHu[0];
+  for (int r = 0; r < s.rows; ++r)  // the last slice row first: y and z grow upward in the picture
+    for (int c = 0; c < s.cols; ++c)
+      im.px[static_cast<std::size_t>(r) * s.cols + c] =
+          static_cast<float>((s.hu[static_cast<std::size_t>(s.rows - 1 - r) * s.cols + c] - lo) / span);
+  return im;
+}
+
 std::string write_slice_pictures(const std::string& dir, const SlicePictures& p) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -86,11 +100,15 @@ std::string write_slice_pictures(const std::string& dir, const SlicePictures& p)
   const std::string stem = slices_stem(p.size);
   std::string raw, index;
   const char* images[] = {"phantom", "first iterate", "final image"};
+  const char* short_names[] = {"phantom", "first", "final"};
   const std::vector<float>* vols[] = {&p.phantom, &p.first, &p.final_image};
   for (int k = 0; k < 3; ++k)
     for (const Slice& s : central_slices(p.g, *vols[k])) {
-      index += fmt::format("{}    {{\"image\": \"{}\", \"plane\": \"{}\", \"rows\": {}, \"cols\": {}, \"offset\": {}}}",
-                           index.empty() ? "" : ",\n", images[k], s.plane, s.rows, s.cols, raw.size());
+      const std::string png = fmt::format("{}-{}-{}.png", stem, short_names[k], s.plane);
+      filter::write_png_gray8((fs::path(dir) / png).string(), windowed(s));
+      index += fmt::format(
+          "{}    {{\"image\": \"{}\", \"plane\": \"{}\", \"rows\": {}, \"cols\": {}, \"offset\": {}, \"png\": \"{}\"}}",
+          index.empty() ? "" : ",\n", images[k], s.plane, s.rows, s.cols, raw.size(), png);
       append_f32(raw, s.hu);
     }
   const std::string json = fmt::format(
