@@ -61,3 +61,46 @@ TEST(CtForwardTiles, TileZRangeHoldsEveryVoxelThatReachesTheTile) {
     EXPECT_GT(checked, 1000) << spec;
   }
 }
+
+// Column splits fill the GPU where views x tiles alone do not (medium on 2 GPUs: 3 tiles x 38
+// views = 114 blocks on 132 SMs), stay 1 where they do (every view of medium: 5442 blocks), and
+// never give a split fewer than kForwardColumnsPerThread columns a thread.
+TEST(CtForwardTiles, ColumnSplitsFillTheGpuAndKeepWorkPerThread) {
+  const std::int64_t medium = 256 * 256;
+  EXPECT_EQ(forward_splits(3, 38, medium, 132), 10);  // ceil(1056 / 114)
+  EXPECT_EQ(forward_splits(3, 76, medium, 132), 5);   // ceil(1056 / 228)
+  EXPECT_EQ(forward_splits(3, 1814, medium, 132), 1);
+  EXPECT_EQ(forward_splits(11, 76, 512 * 512, 132), 2);  // the seed's subset share on 4 GPUs
+  EXPECT_EQ(forward_splits(1, 1, 4096, 132), 4);         // small images: capped by columns
+  EXPECT_EQ(forward_splits(1, 1, 100, 132), 1);
+  for (int tiles : {1, 3, 11})
+    for (int count : {1, 7, 38, 302})
+      for (std::int64_t columns : {std::int64_t{64}, std::int64_t{4096}, medium})
+        for (int sms : {1, 80, 132}) {
+          const int s = forward_splits(tiles, count, columns, sms);
+          EXPECT_GE(s, 1);
+          if (s > 1) {
+            EXPECT_GE(columns / s, kForwardColumnsPerThread * 256);
+            EXPECT_LT(std::int64_t{tiles} * count * (s - 1), std::int64_t{kForwardBlocksPerSm} * sms);  // no extra
+          }
+        }
+  EXPECT_EQ(forward_scratch_doubles(1, 38, 14208), 0u);
+  EXPECT_EQ(forward_scratch_doubles(10, 38, 14208), 10u * 38 * 14208);
+}
+
+// Update and back projection threads: a block holds whole columns with all their z runs.
+TEST(CtForwardTiles, ZRunsCoverEveryColumnWithinOneBlock) {
+  EXPECT_EQ(z_runs(256), 8);
+  EXPECT_EQ(columns_per_block(256), 32);  // medium: a warp is 32 columns at one z run
+  EXPECT_EQ(z_runs(512), 16);
+  EXPECT_EQ(columns_per_block(512), 16);
+  EXPECT_EQ(z_runs(64), 2);
+  EXPECT_EQ(z_runs(33), 2);
+  EXPECT_EQ(columns_per_block(4096), 2);  // the largest image the geometry parser takes
+  EXPECT_EQ(columns_per_block(8193), 0);  // more runs than threads
+  for (int nz : {1, 31, 32, 33, 100, 256, 4096}) {
+    EXPECT_GE(z_runs(nz) * kZRun, nz);
+    EXPECT_LT((z_runs(nz) - 1) * kZRun, nz);
+    EXPECT_LE(columns_per_block(nz) * z_runs(nz), 256);
+  }
+}

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "apps/ct/ct_geometry.hpp"
@@ -54,8 +55,9 @@ TEST(CtGpu, ForwardProjectionMatchesTheCpuWithinOneFloat) {
     const std::vector<std::int32_t> views = subset_views(g.views, 4, 1);
     std::vector<float> cpu(static_cast<std::size_t>(views.size() * g.cells_per_view()));
     forward_project(g, x.data(), views.data(), static_cast<int>(views.size()), cpu.data());
-    for (int tile_rows : {0, 3}) {  // the default tiling, and tiles of 3 rows (uneven, many)
-      const std::vector<float> gpu = forward_project_gpu(g, x, views, 0, tile_rows);
+    // the default tiling and splits; tiles of 3 rows (uneven, many); one split; 7 uneven splits
+    for (auto [tile_rows, splits] : {std::pair{0, 0}, std::pair{3, 0}, std::pair{0, 1}, std::pair{3, 7}}) {
+      const std::vector<float> gpu = forward_project_gpu(g, x, views, 0, tile_rows, splits);
       ASSERT_EQ(gpu.size(), cpu.size());
       std::int64_t worst = 0, differ = 0, nonzero = 0;
       for (std::size_t i = 0; i < cpu.size(); ++i) {
@@ -64,10 +66,10 @@ TEST(CtGpu, ForwardProjectionMatchesTheCpuWithinOneFloat) {
         differ += d != 0;
         nonzero += cpu[i] != 0;
       }
-      std::printf("ct forward %s tile_rows %d: %zu cells, %lld nonzero, %lld differ by one float, worst %lld\n", spec,
-                  tile_rows, cpu.size(), static_cast<long long>(nonzero), static_cast<long long>(differ),
+      std::printf("ct forward %s tile_rows %d splits %d: %zu cells, %lld nonzero, %lld differ by one float, worst %lld\n",
+                  spec, tile_rows, splits, cpu.size(), static_cast<long long>(nonzero), static_cast<long long>(differ),
                   static_cast<long long>(worst));
-      EXPECT_LE(worst, 1) << spec << " tile_rows " << tile_rows;
+      EXPECT_LE(worst, 1) << spec << " tile_rows " << tile_rows << " splits " << splits;
       EXPECT_GT(nonzero, static_cast<std::int64_t>(cpu.size() / 4)) << spec;  // the image is seen
     }
   }

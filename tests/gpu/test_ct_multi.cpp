@@ -1,13 +1,18 @@
 // CT across GPUs (`gpsm bench --app ct`): every paradigm on 1, 2 and all GPUs on `small` with 4
 // subsets, each run verified by the app against the one-GPU run (image within ct_verify.hpp's
-// tolerance in HU, cost within 1e-5 and falling); proact also with small chunks (many counters
+// tolerance in HU, cost within 1e-5 and falling), gps among them; proact also with small chunks (many counters
 // per slab); and the checker shown to catch a missing exchange: the elided run's image is off.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -32,7 +37,8 @@ TEST(CtMultiGpu, EveryParadigmOnOneTwoAndAllGpusMatchesTheOneGpuRun) {
   const Problem p = app->problem("small@subsets=4", 2);
   const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
   for (int g : apptest::gpu_counts())
-    for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::nccl, Paradigm::proact, Paradigm::infinite}) {
+    for (Paradigm par :
+         {Paradigm::single, Paradigm::memcpy, Paradigm::nccl, Paradigm::proact, Paradigm::gps, Paradigm::infinite}) {
       if (par == Paradigm::single && g != 1) continue;
       SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs");
       const RunOutcome o = apptest::run(*app, par, g, p);
@@ -55,10 +61,19 @@ TEST(CtMultiGpu, EveryParadigmOnOneTwoAndAllGpusMatchesTheOneGpuRun) {
       EXPECT_GT(o.tolerance, 0.0);
       EXPECT_LE(o.error, o.tolerance);
       EXPECT_NE(o.timing.find("RMSE vs the phantom per iteration"), std::string::npos);
-      if (g == 1)
+      const double exchanged = static_cast<double>(ct::CtPartition(spec.g, g, 4).iteration_bytes());
+      if (g == 1) {
         EXPECT_EQ(o.link_bytes_per_iter, 0.0);
-      else
-        EXPECT_EQ(o.link_bytes_per_iter, static_cast<double>(ct::CtPartition(spec.g, g, 4).iteration_bytes()));
+      } else if (par == Paradigm::gps) {
+        // counted by the runtime: every stored word goes to the GPUs that read its page, at most
+        // every other GPU (32 B sectors of whole dirty lines: no more than the words, up to the
+        // lines at the parts' edges)
+        EXPECT_GT(o.link_bytes_per_iter, 0.0);
+        EXPECT_LE(o.link_bytes_per_iter, exchanged * 1.01);
+        EXPECT_NE(o.timing.find("subscriptions learned"), std::string::npos);
+      } else {
+        EXPECT_EQ(o.link_bytes_per_iter, exchanged);
+      }
       if (par == Paradigm::proact && g > 1) {
         EXPECT_EQ(o.proact.agent, "copy_engine");
         // 1 MiB by default; a slab of fewer columns (2 GPUs: 32 planes of 64 columns of 256 B) is one chunk
@@ -111,4 +126,91 @@ TEST(CtMultiGpu, ElidedExchangesFailTheCheck) {
   const ct::RunCheck c = ct::check_run(ref, got, 4);
   std::printf("ct small elided on 2 GPUs: %s\n", c.failure.c_str());
   EXPECT_FALSE(c.failure.empty());
+}
+
+// The per-phase times: one entry per GPU, compute phases measured, and the four phases of a GPU
+// (marks on its stream between the first subset's start and the last's end) inside the host's
+// wall clock of the iteration, which starts before the first mark and ends after the last.
+TEST(CtMultiGpu, PhaseTimesFitInsideEachIteration) {
+  GPSM_REQUIRE_GPUS(1);
+  const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
+  const std::vector<float> mu = ct::phantom_mu(spec.g);
+  const ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
+                                                     ct::kBenchI0, ct::kBenchScanSeed);
+  ct::PwlsSettings s;
+  s.subsets = 4;
+  const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+  for (ct::CtExchange e : {ct::CtExchange::copies, ct::CtExchange::proact}) {
+    gpsm::gps::Context ctx(gpstest::all_devices());
+    SCOPED_TRACE(std::string(ct::exchange_name(e)) + " on " + std::to_string(ctx.size()) + " GPUs");
+    ct::MultiOptions o;
+    o.exchange = ctx.size() > 1 ? e : ct::CtExchange::copies;
+    ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
+    std::vector<double> secs;
+    run.solve(x0, 3, mu, &secs);
+    double mean_ms = 0;
+    for (double t : secs) mean_ms += t * 1e3 / static_cast<double>(secs.size());
+    const std::vector<ct::PhaseTimes> ph = run.phase_times();
+    ASSERT_EQ(ph.size(), static_cast<std::size_t>(ctx.size()));
+    for (std::size_t r = 0; r < ph.size(); ++r) {
+      const ct::PhaseTimes& t = ph[r];
+      const double sum = t.forward_ms + t.residual_exchange_ms + t.update_ms + t.image_exchange_ms;
+      std::printf("ct small %s, GPU %zu of %zu: forward %.3f, residual exchange %.3f, update %.3f, image exchange %.3f "
+                  "ms (sum %.3f) per iteration of %.3f ms\n",
+                  ct::exchange_name(o.exchange), r, ph.size(), t.forward_ms, t.residual_exchange_ms, t.update_ms,
+                  t.image_exchange_ms, sum, mean_ms);
+      EXPECT_GT(t.forward_ms, 0.0);
+      EXPECT_GT(t.update_ms, 0.0);
+      EXPECT_GE(t.residual_exchange_ms, 0.0);
+      EXPECT_GE(t.image_exchange_ms, 0.0);
+      EXPECT_LE(sum, mean_ms * 1.01 + 0.01);  // event resolution ~0.5 us a mark
+    }
+  }
+}
+
+// --pictures: the files gpsm report draws, from the run's own reference: nine slices, the
+// phantom's skull and air where they belong, the final image nearer the phantom than the first
+// iterate, and the cost series the run reported.
+TEST(CtMultiGpu, PicturesHoldTheSlicesOfThePhantomAndTheIterates) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = apptest::app_named("ct");
+  gpsm::apps::RunRequest r;
+  r.paradigm = Paradigm::single;
+  r.devices = {gpstest::all_devices().at(0)};
+  r.problem = app->problem("small@subsets=4", 2);
+  r.reps = 1;
+  r.warmup = 0;
+  const std::string dir = ::testing::TempDir() + "gpsm_ct_pictures";
+  std::filesystem::remove_all(dir);
+  r.pictures_dir = dir;
+  const RunOutcome o = app->run(r);
+  ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+  std::ifstream jf(dir + "/ct-small_subsets_4.json");
+  ASSERT_TRUE(jf.good());
+  const nlohmann::json j = nlohmann::json::parse(jf);
+  std::ifstream rf(dir + "/" + j["raw"].get<std::string>(), std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(rf)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(j["slices"].size(), 9u);
+  EXPECT_EQ(j["cost"].size(), 3u);  // the start and 2 iterations
+  const auto slice = [&](int k) {
+    const nlohmann::json& s = j["slices"][k];
+    std::vector<float> v(s["rows"].get<std::size_t>() * s["cols"].get<std::size_t>());
+    std::memcpy(v.data(), raw.data() + s["offset"].get<std::size_t>(), v.size() * 4);
+    return v;
+  };
+  const std::vector<float> phantom = slice(0), first = slice(3), last = slice(6);  // axial
+  EXPECT_EQ(phantom.front(), -1000.0f);  // a corner: air
+  EXPECT_GT(*std::max_element(phantom.begin(), phantom.end()), 500.0f);  // the skull
+  double e_first = 0, e_last = 0;
+  for (std::size_t i = 0; i < phantom.size(); ++i) {
+    e_first += std::abs(first[i] - phantom[i]);
+    e_last += std::abs(last[i] - phantom[i]);
+  }
+  std::printf("ct small pictures: axial mean |x - phantom| first iterate %.1f HU, final %.1f HU\n",
+              e_first / static_cast<double>(phantom.size()), e_last / static_cast<double>(phantom.size()));
+  EXPECT_LT(e_last, e_first);
+  std::size_t pngs = 0;  // one to look at per slice
+  for (const auto& e : std::filesystem::directory_iterator(dir)) pngs += e.path().extension() == ".png";
+  EXPECT_EQ(pngs, 9u);
+  std::filesystem::remove_all(dir);
 }

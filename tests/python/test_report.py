@@ -366,6 +366,39 @@ def test_proact(report, tmp):
           "proact: a failed sweep still draws its ok configurations", se)
 
 
+def write_ct_slices(tmp, name, truncate=False):
+    """A CT slices index and raw file as `gpsm bench --app ct --pictures` writes them (ct_slices.hpp):
+    three images x three planes of a 6x5x4 volume, the phantom coded by position."""
+    raw, slices = b"", []
+    for k, image in enumerate(("phantom", "first iterate", "final image")):
+        for plane, rows, cols in (("axial", 5, 6), ("coronal", 4, 6), ("sagittal", 4, 5)):
+            vals = [(-1000.0 + 10 * k + r * cols + c) for r in range(rows) for c in range(cols)]
+            slices.append({"image": image, "plane": plane, "rows": rows, "cols": cols, "offset": len(raw)})
+            raw += struct.pack("<%df" % len(vals), *vals)
+    doc = {"schema": "gpsm.ct_slices", "schema_version": 1, "size": "6x5x4:32x8x48:helical",
+           "geometry": "6x5x4:32x8x48:helical", "voxel_mm": [1.0, 1.0, 2.0], "subsets": 4,
+           "raw": name + ".f32", "slices": slices, "cost": [10.0, 4.0, 3.5], "rmse_hu": [1000.0, 80.0, 60.0]}
+    with open(os.path.join(tmp, name + ".f32"), "wb") as f:
+        f.write(raw[:-4] if truncate else raw)
+    return write(os.path.join(tmp, name + ".json"), json.dumps(doc))
+
+
+def test_ct_slices(report, tmp):
+    path = write_ct_slices(tmp, "ct-small")
+    out = os.path.join(tmp, "ct_out")
+    rc, so, se = run(report, path, FIXTURE, "--out", out)
+    if not check(rc == 0, "ct slices: exit 0 beside a results file", "rc=%d\nstderr: %s" % (rc, se)):
+        return
+    for name in ("ct-small_slices.png", "ct-small_cost.png"):
+        check(png_ok(os.path.join(out, name)), "ct slices: %s is a valid PNG" % name)
+    with open(os.path.join(out, "index.md")) as f:
+        check("ct-small_slices.png" in f.read(), "ct slices: the index lists the slices figure")
+    bad = write_ct_slices(tmp, "ct-short", truncate=True)
+    rc, so, se = run(report, bad, "--out", os.path.join(tmp, "ct_bad"))
+    check(rc == 2 and "ct-short.json" in se and "outside" in se,
+          "ct slices: a raw file too short for its index is refused with exit 2", "rc=%d\nstderr: %s" % (rc, se))
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_report.py PATH/TO/report.py", file=sys.stderr)
@@ -387,6 +420,7 @@ def main():
         test_sim(report, tmp)
         test_publish_shape(report, tmp)
         test_bad_inputs(report, tmp)
+        test_ct_slices(report, tmp)
     return finish()
 
 

@@ -56,6 +56,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--devices", a.devices, "Comma-separated CUDA device ids to draw GPUs from (default: all)");
   c->add_option("--json", a.json_path, "Write the results document (schema gpsm.results, tool bench) to FILE");
   c->add_flag("--list", a.list, "List the apps and the paradigms each implements, then exit");
+  c->add_option("--pictures", a.pictures,
+                "ct: write the central slices of the phantom, first iterate and final image and the cost per "
+                "iteration into DIR (ct-<size>.json and .f32, once per size); `gpsm report DIR/ct-*.json` draws them");
   c->add_option("--proact-chunk", a.proact_chunk,
                 "proact: bytes per chunk (K, M suffixes) for the apps whose chunk is a choice (pagerank, sssp, als: "
                 "rounded up to whole kernel blocks); wins over GPSM_GRAPH_PROACT_CHUNK; jacobi2d's chunk is one halo "
@@ -129,6 +132,14 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     gpsm::check_outputs({{"--proact-tune", a.proact_tune}}, inputs);
     inputs.push_back({"--proact-tune", a.proact_tune});  // read, then extended: not for --json
     gpsm::check_outputs({{"--json", a.json_path}}, inputs);
+    if (!a.pictures.empty()) {
+      bool ct = false;
+      for (App* app : chosen) ct = ct || std::string(app->name()) == "ct";
+      if (!ct)
+        throw std::invalid_argument("--pictures " + a.pictures +
+                                    ": only the ct app writes pictures; add --app ct or leave --pictures out");
+      gpsm::check_output_dir("--pictures", a.pictures, {}, inputs);
+    }
   }
   std::vector<int> pool;
   if (!a.devices.empty()) pool = parse_device_list(a.devices);
@@ -172,6 +183,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           req.problem = p;
           req.reps = a.reps;
           req.warmup = a.warmup;
+          req.pictures_dir = a.pictures;
           proact.configure(req, *app, g, point);
           const std::string label = point > 0 ? proact.label(point) : paradigm_name(par);
           const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),

@@ -67,6 +67,7 @@ struct BenchArgs {
   // write from a sweep of chunk sizes (proact_chunks; empty: the default list); at most one of the three.
   std::string proact_chunk, proact_cache, proact_tune, proact_chunks;
   double proact_margin = 0.03;
+  std::string pictures;  // ct: the folder for the slices and cost curve `gpsm report` draws
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int run_bench(const BenchArgs& a, int argc, char** argv);

@@ -949,9 +949,12 @@ def main(argv=None):
             print("gpsm: report: -t %s: bad regular expression (%s)" % (rx, e), file=sys.stderr)
             return EXIT_BAD_INPUT
 
-    runs = []
+    runs, ct_files = [], []
     for path in args.files:
         CURRENT[:] = [path]
+        if is_ct_slices(path):
+            ct_files.append(path)
+            continue
         try:
             runs.append(Run(path, load(path)))
         except BadFile as e:
@@ -1076,6 +1079,15 @@ def main(argv=None):
                 produced.append((pname, [name], pdesc, "line"))
                 print(os.path.join(out, pname))
 
+    for path in ct_files:
+        CURRENT[:] = [path]
+        try:
+            for fname, desc in draw_ct(plt, path, out, out_file):
+                produced.append((fname, [os.path.basename(path)], desc, "image"))
+                print(os.path.join(out, fname))
+        except BadFile as e:
+            die(path, str(e))
+
     CURRENT[:] = list(args.files)
     if latency_rows:
         fname = "latencies.png"
@@ -1095,6 +1107,110 @@ def main(argv=None):
     if not produced and not not_ok:
         print("gpsm: report: no tests matched%s" % "".join(" -t " + rx for rx in args.test), file=sys.stderr)
     return EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------
+# CT pictures (`gpsm bench --app ct --pictures DIR`: ct-<size>.json, schema gpsm.ct_slices, and
+# its raw float32 slices; src/apps/ct/ct_slices.hpp). People look at CT, they don't read it.
+# ----------------------------------------------------------------------------------------------
+
+CT_SCHEMA = "gpsm.ct_slices"
+CT_IMAGES = ("phantom", "first iterate", "final image")
+CT_PLANES = ("axial", "coronal", "sagittal")
+CT_WINDOW_HU = (-100.0, 150.0)  # brain window: the phantom's 40 HU brain and its +/-10-30 HU lesions
+
+
+def is_ct_slices(path):
+    """Whether the file is a CT slices index (anything unreadable is left to load(), which says why)."""
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") == CT_SCHEMA
+
+
+def load_ct_slices(path):
+    """The index and {(image, plane): rows x cols list of rows} from its raw file; raises BadFile."""
+    import struct
+    with open(path, "rb") as f:
+        doc = json.loads(f.read().decode("utf-8"))
+    for key, kind in (("size", str), ("raw", str), ("slices", list), ("cost", list)):
+        if not isinstance(doc.get(key), kind):
+            raise BadFile("a CT slices file without '%s' (%s)" % (key, kind.__name__))
+    raw_path = os.path.join(os.path.dirname(path), doc["raw"])
+    try:
+        with open(raw_path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise BadFile("its raw slices %s cannot be read (%s); keep the .f32 file beside the .json"
+                      % (raw_path, e.strerror or e))
+    out = {}
+    for s in doc["slices"]:
+        rows, cols, off = s.get("rows"), s.get("cols"), s.get("offset")
+        if not all(isinstance(v, int) and v >= 0 for v in (rows, cols, off)) or off + 4 * rows * cols > len(raw):
+            raise BadFile("slice %s/%s lies outside %s (%d bytes)" % (s.get("image"), s.get("plane"), raw_path, len(raw)))
+        vals = struct.unpack_from("<%df" % (rows * cols), raw, off)
+        out[(s.get("image"), s.get("plane"))] = [vals[r * cols:(r + 1) * cols] for r in range(rows)]
+    for image in CT_IMAGES:
+        for plane in CT_PLANES:
+            if (image, plane) not in out:
+                raise BadFile("no %s slice of the %s" % (plane, image))
+    return doc, out
+
+
+def draw_ct(plt, path, out, out_file):
+    """The slices (one figure: images by rows, planes by columns, brain window) and the cost and
+    RMSE curves of one CT slices file; returns [(png name, description)]."""
+    doc, sl = load_ct_slices(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    produced = []
+    # voxel aspect: axial is dx by dx, coronal and sagittal dz (rows) by dx (columns)
+    vox = doc.get("voxel_mm") if isinstance(doc.get("voxel_mm"), list) and len(doc["voxel_mm"]) == 3 else [1, 1, 1]
+    aspect = {"axial": 1.0, "coronal": vox[2] / vox[0], "sagittal": vox[2] / vox[1]}
+    fig, axes = plt.subplots(3, 3, figsize=(10.5, 10.5))
+    lo, hi = CT_WINDOW_HU
+    for i, image in enumerate(CT_IMAGES):
+        for j, plane in enumerate(CT_PLANES):
+            ax = axes[i][j]
+            im = ax.imshow(sl[(image, plane)], cmap="gray", vmin=lo, vmax=hi, origin="lower",
+                           aspect=aspect[plane], interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if i == 0:
+                ax.set_title(plane)
+            if j == 0:
+                ax.set_ylabel(image)
+    fig.colorbar(im, ax=axes, shrink=0.6, label="HU (window %g to %g)" % (lo, hi))
+    geo = doc.get("geometry")
+    size = doc["size"] if not geo or geo == doc["size"] else "%s (%s)" % (doc["size"], geo)
+    fig.suptitle("ct %s, %s subsets: central slices" % (size, doc.get("subsets", "?")))
+    name = out_file(stem + "_slices")
+    write_atomic(os.path.join(out, name), lambda f: fig.savefig(f, format="png", dpi=110, bbox_inches="tight"))
+    plt.close(fig)
+    produced.append((name, "central axial, coronal and sagittal slices of the phantom, first iterate and final image"))
+
+    cost = [c for c in doc["cost"] if _is_num(c)]
+    rmse = [r for r in (doc.get("rmse_hu") or []) if _is_num(r)]
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    ax.plot(range(len(cost)), cost, "o-", color="C0", label="PWLS cost")
+    ax.set_xlabel("iteration (0: the starting image)")
+    ax.set_ylabel("cost")
+    ax.set_yscale("log")
+    if rmse:
+        ax2 = ax.twinx()
+        ax2.plot(range(len(rmse)), rmse, "s--", color="C1", label="RMSE vs phantom")
+        ax2.set_ylabel("RMSE vs the phantom (HU)")
+        ax2.set_yscale("log")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, loc="upper right")
+    ax.set_title("ct %s: cost and RMSE per iteration" % doc["size"])
+    name = out_file(stem + "_cost")
+    write_atomic(os.path.join(out, name), lambda f: fig.savefig(f, format="png", dpi=110, bbox_inches="tight"))
+    plt.close(fig)
+    produced.append((name, "PWLS cost (log) and RMSE against the phantom per iteration"))
+    return produced
 
 
 def md_escape(s):

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "apps/ct/ct_multi.hpp"
 #include "apps/ct/ct_phantom.hpp"
 #include "apps/ct/ct_projector.hpp"
+#include "apps/ct/ct_slices.hpp"
 #include "apps/ct/ct_verify.hpp"
 #include "apps/harness/app.hpp"
 #include "apps/harness/nccl_comms.hpp"
@@ -60,7 +62,7 @@ class CtApp final : public App {
   }
   bool has(Paradigm p) const override {
     return p == Paradigm::single || p == Paradigm::memcpy || p == Paradigm::nccl || p == Paradigm::proact ||
-           p == Paradigm::infinite;
+           p == Paradigm::gps || p == Paradigm::infinite;
   }
   bool proact_chunk_is_choice() const override { return true; }  // any whole number of voxel columns
   RunOutcome run(const RunRequest& req) override;
@@ -68,6 +70,9 @@ class CtApp final : public App {
  private:
   const CtData& data(const CtBenchSpec& s, int device, const RunRequest& req);
   const PwlsRun& reference(const CtBenchSpec& s, const CtData& d, int iters, int device, const RunRequest& req);
+  // --pictures: the reference run's slices and cost curve, once per size and folder (untimed).
+  void pictures(const CtBenchSpec& s, const CtData& d, const PwlsRun& ref, const RunRequest& req);
+  std::set<std::string> pictured_;
 
   std::string data_key_;
   std::unique_ptr<CtData> data_;
@@ -111,6 +116,27 @@ const PwlsRun& CtApp::reference(const CtBenchSpec& s, const CtData& d, int iters
   return it->second;
 }
 
+void CtApp::pictures(const CtBenchSpec& s, const CtData& d, const PwlsRun& ref, const RunRequest& req) {
+  if (req.pictures_dir.empty()) return;
+  const std::string key = req.pictures_dir + "\n" + req.problem.graph;
+  if (!pictured_.insert(key).second) return;
+  say(req, "pictures: the first iterate");
+  PwlsSettings set;
+  set.subsets = s.subsets;
+  SlicePictures p;
+  p.size = req.problem.graph;
+  p.g = s.g;
+  p.phantom = d.mu;
+  p.first = pwls_os_gpu(s.g, d.scan, set, std::vector<float>(static_cast<std::size_t>(s.g.voxels())), 1, {},
+                        req.devices.front())
+                .x;
+  p.final_image = ref.x;
+  p.subsets = s.subsets;
+  p.cost = ref.cost;
+  p.rmse_hu = ref.rmse_hu;
+  say(req, "pictures: wrote " + write_slice_pictures(req.pictures_dir, p));
+}
+
 // "a, b, c": general format with `digits` significant digits, or fixed with `digits` decimals.
 std::string series(const std::vector<double>& v, int digits, bool fixed) {
   std::string out;
@@ -135,7 +161,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
   };
   if (!has(req.paradigm))
     return unsupported(std::string("the ") + paradigm_name(req.paradigm) +
-                       " paradigm is not implemented for ct (its paradigms: single, memcpy, nccl, proact, infinite; "
+                       " paradigm is not implemented for ct (its paradigms: single, memcpy, nccl, proact, gps, infinite; "
                        "docs/ct.md)");
   if (req.paradigm == Paradigm::single && n != 1) return unsupported("single runs on one GPU");
   if (req.paradigm == Paradigm::nccl && n > 1 && !nccl_built()) return unsupported(kNcclMissing);
@@ -157,6 +183,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
     case Paradigm::memcpy: opt.exchange = CtExchange::copies; break;
     case Paradigm::nccl: opt.exchange = CtExchange::nccl; break;
     case Paradigm::infinite: opt.exchange = CtExchange::elided; break;
+    case Paradigm::gps: opt.exchange = CtExchange::gps; break;
     default:  // proact
       if (asked.agent == proact::Agent::memcpy) {
         opt.exchange = CtExchange::copies;
@@ -169,6 +196,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
   try {
     const CtData& d = data(spec, req.devices.front(), req);
     const PwlsRun& ref = reference(spec, d, iters, req.devices.front(), req);
+    pictures(spec, d, ref, req);
     gps::Context ctx(req.devices, gps::Settings::from_env());
     say(req, "setting up");
     PwlsSettings set;
@@ -189,6 +217,12 @@ RunOutcome CtApp::run(const RunRequest& req) {
     out.iterations = iters;
     out.link_bytes_per_iter = run.link_bytes_per_iteration();
     out.timing = run.timing();
+    out.timing += "; per GPU per iteration of the last rep (CUDA events between the phases, ms):";
+    const std::vector<PhaseTimes> ph = run.phase_times();
+    for (std::size_t r = 0; r < ph.size(); ++r)
+      out.timing += fmt::format(" GPU {}: forward {:.2f}, residual exchange {:.2f}, update {:.2f}, image exchange {:.2f}{}",
+                                req.devices[r], ph[r].forward_ms, ph[r].residual_exchange_ms, ph[r].update_ms,
+                                ph[r].image_exchange_ms, r + 1 < ph.size() ? ";" : "");
     if (req.paradigm == Paradigm::proact) {
       out.proact.requested = asked.bytes;
       out.proact.chunk_bytes = static_cast<std::uint64_t>(run.chunk_bytes());

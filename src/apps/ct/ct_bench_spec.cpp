@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "apps/ct/ct_forward_tiles.hpp"
 #include "apps/ct/ct_partition.hpp"
 
 namespace gpsm::apps::ct {
@@ -54,7 +55,13 @@ double ct_gpu_bytes_per_gpu(const CtBenchSpec& s) {
   const double sino = static_cast<double>(s.g.sinogram_cells()) * 4;
   const double image = static_cast<double>(s.g.voxels()) * 4;
   const double lists = static_cast<double>(s.g.views) * (4 + 32);  // view numbers and poses (generous)
-  return 3 * sino + 3 * image + 2.0 * static_cast<double>(largest * part.view_bytes()) + lists;
+  const double residual = static_cast<double>(largest * part.view_bytes());
+  // The forward projection's column-split scratch (ct_forward_tiles.hpp): splits x views x cells
+  // doubles, splits about kForwardBlocksPerSm x SMs / (tiles x views), so at most that many
+  // blocks' tiles (48 kB each; 132 SMs, an H200's) plus one split's doubles of the views.
+  const double split_scratch = kForwardBlocksPerSm * 132.0 * static_cast<double>(kForwardSharedBytes) + 2 * residual;
+  // 3 residual buffers: two alternating, and the gps paradigm's plain A x beside its arrays.
+  return 3 * sino + 3 * image + 3 * residual + split_scratch + lists;
 }
 
 }  // namespace gpsm::apps::ct

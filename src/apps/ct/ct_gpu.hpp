@@ -12,9 +12,14 @@
 namespace gpsm::apps::ct {
 
 // forward_project on device `device`: A_{views[k]} image, [k][row][channel]. tile_rows 0: the
-// default tiling (forward_tile_rows); a smaller value forces more row tiles (tests).
+// default tiling (forward_tile_rows); a smaller value forces more row tiles (tests). splits 0:
+// forward_splits for the device's SMs; a positive value forces that many column splits (tests).
 std::vector<float> forward_project_gpu(const Geometry& g, const std::vector<float>& image,
-                                       const std::vector<std::int32_t>& views, int device = 0, int tile_rows = 0);
+                                       const std::vector<std::int32_t>& views, int device = 0, int tile_rows = 0,
+                                       int splits = 0);
+
+// The SMs of CUDA device `device` (forward_splits' argument).
+int device_sms(int device);
 
 // back_project on the device: `image` with planes [y0, y1) replaced by A^T proj over the views.
 std::vector<float> back_project_gpu(const Geometry& g, const std::vector<float>& proj,

@@ -17,8 +17,14 @@ void upload(DevBuf<T>& b, int device, const T* h, std::size_t n) {
 }
 }  // namespace
 
+int device_sms(int device) {
+  int sms = 0;
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 std::vector<float> forward_project_gpu(const Geometry& g, const std::vector<float>& image,
-                                       const std::vector<std::int32_t>& views, int device, int tile_rows) {
+                                       const std::vector<std::int32_t>& views, int device, int tile_rows, int splits) {
   const std::vector<ViewPose> poses = view_poses(g);
   DevBuf<ViewPose> d_poses;
   DevBuf<float> d_image, d_out;
@@ -30,7 +36,16 @@ std::vector<float> forward_project_gpu(const Geometry& g, const std::vector<floa
   std::vector<float> out(static_cast<std::size_t>(count * g.cells_per_view()));
   d_out.alloc(device, out.size());
   const int tr = tile_rows > 0 ? tile_rows : forward_tile_rows(g.rows, g.channels);
-  launch_forward_project(g, d_poses.p, d_image.p, d_views.p, count, tr, d_out.p, nullptr);
+  ForwardSplit split;
+  split.splits = splits > 0 ? splits
+                            : forward_splits(forward_tiles(g.rows, tr), count, std::int64_t{g.nx} * g.ny, device_sms(device));
+  DevBuf<double> scratch;
+  if (split.splits > 1) {
+    scratch.alloc(device, forward_scratch_doubles(split.splits, count, g.cells_per_view()));
+    split.scratch = scratch.p;
+  }
+  GPSM_CUDA(cudaSetDevice(device));
+  launch_forward_project(g, d_poses.p, d_image.p, d_views.p, count, tr, d_out.p, nullptr, split);
   GPSM_CUDA(cudaMemcpy(out.data(), d_out.p, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
   return out;
 }

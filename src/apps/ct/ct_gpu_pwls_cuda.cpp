@@ -5,6 +5,7 @@
 // when there is a phantom to compare with, the image after each iteration.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "apps/ct/ct_forward_tiles.hpp"
@@ -90,6 +91,19 @@ PwlsRun pwls_os_gpu(const Geometry& g, const Scan& scan, const PwlsSettings& s, 
     subset_list.insert(subset_list.end(), v.begin(), v.end());
   }
   offset.push_back(subset_list.size());
+  // Column splits of each forward launch (ct_forward_tiles.hpp): the subsets' largest view count
+  // and all views (d's setup, the cost), one scratch for the larger need.
+  const int sms = device_sms(device);
+  int largest = 0;
+  for (int m = 0; m < s.subsets; ++m)
+    largest = std::max(largest, static_cast<int>(offset[static_cast<std::size_t>(m) + 1] - offset[static_cast<std::size_t>(m)]));
+  DevBuf<double> d_split;
+  ForwardSplit sub{forward_splits_for(g, tile_rows, largest, sms), nullptr};
+  ForwardSplit all{forward_splits_for(g, tile_rows, g.views, sms), nullptr};
+  const std::size_t scratch = std::max(forward_scratch_doubles(sub.splits, largest, g.cells_per_view()),
+                                       forward_scratch_doubles(all.splits, g.views, g.cells_per_view()));
+  if (scratch > 0) d_split.alloc(device, scratch);
+  sub.scratch = all.scratch = d_split.p;
   DevBuf<ViewPose> d_poses;
   DevBuf<std::int32_t> d_every, d_subsets;
   DevBuf<float> d_y, d_w, d_x, d_next, d_d, d_sino;
@@ -106,7 +120,7 @@ PwlsRun pwls_os_gpu(const Geometry& g, const Scan& scan, const PwlsSettings& s, 
   // d = A^T W A 1, as data_curvature: the ones image goes through d_x, which x0 then replaces.
   const std::vector<float> ones(static_cast<std::size_t>(voxels), 1.0f);
   upload(d_x, device, ones.data(), ones.size());
-  launch_forward_project(g, d_poses.p, d_x.p, d_every.p, g.views, tile_rows, d_sino.p, st);
+  launch_forward_project(g, d_poses.p, d_x.p, d_every.p, g.views, tile_rows, d_sino.p, st, all);
   launch_scale(d_sino.p, d_w.p, sino, st);
   launch_back_project(g, d_poses.p, d_sino.p, d_every.p, g.views, 0, g.ny, d_d.p, st);
   std::vector<float> d(static_cast<std::size_t>(voxels));
@@ -119,7 +133,7 @@ PwlsRun pwls_os_gpu(const Geometry& g, const Scan& scan, const PwlsSettings& s, 
   auto record = [&] {
     clock.start();
     GPSM_CUDA(cudaMemsetAsync(d_sums.p, 0, 2 * sizeof(double), st));
-    launch_forward_project(g, d_poses.p, d_x.p, d_every.p, g.views, tile_rows, d_sino.p, st);
+    launch_forward_project(g, d_poses.p, d_x.p, d_every.p, g.views, tile_rows, d_sino.p, st, all);
     launch_data_term(d_sino.p, d_y.p, d_w.p, sino, d_sums.p, st);
     launch_penalty_pairs(g, pen, d_x.p, d_sums.p + 1, st);
     double sums[2];
@@ -138,7 +152,7 @@ PwlsRun pwls_os_gpu(const Geometry& g, const Scan& scan, const PwlsSettings& s, 
       const std::int32_t* views = d_subsets.p + offset[static_cast<std::size_t>(m)];
       const int count = static_cast<int>(offset[static_cast<std::size_t>(m) + 1] - offset[static_cast<std::size_t>(m)]);
       clock.start();
-      launch_forward_project(g, d_poses.p, d_x.p, views, count, tile_rows, d_sino.p, st);
+      launch_forward_project(g, d_poses.p, d_x.p, views, count, tile_rows, d_sino.p, st, sub);
       launch_weighted_residual(g, d_y.p, d_w.p, views, count, d_sino.p, st);
       clock.stop(&t.forward_ms);
       clock.start();

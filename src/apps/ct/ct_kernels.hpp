@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/ct/ct_footprint.hpp"
+#include "apps/ct/ct_forward_tiles.hpp"
 #include "apps/ct/ct_geometry.hpp"
 #include "apps/ct/ct_penalty.hpp"
 
@@ -26,19 +27,35 @@ inline std::vector<ViewPose> view_poses(const Geometry& g) {
   return p;
 }
 
-// out[k] = A_{views[k]} image for k in [0, count): one block per (row tile, view), tile_rows from
-// forward_tile_rows (ct_forward_tiles.hpp). Matches forward_project up to the order of each
-// cell's double sum (shared-memory atomics), i.e. within one float rounding.
-void launch_forward_project(const Geometry& g, const ViewPose* poses, const float* image, const std::int32_t* views,
-                            int count, int tile_rows, float* out, cudaStream_t st);
+// The forward projection's column splits (ct_forward_tiles.hpp): `splits` runs of voxel columns,
+// and for more than one a device scratch of forward_scratch_doubles(splits, count, cells) doubles.
+struct ForwardSplit {
+  int splits = 1;
+  double* scratch = nullptr;
+};
 
-// image planes [y0, y1) = A^T proj over the listed views: one thread per voxel column, looping
-// over the views in list order (back_project_column's order: the CPU's result to the bit).
+// The splits forward_splits gives a launch of `count` views at `tile_rows` rows a tile on a GPU
+// of `sms` SMs.
+inline int forward_splits_for(const Geometry& g, int tile_rows, int count, int sms) {
+  return forward_splits(forward_tiles(g.rows, tile_rows), count, std::int64_t{g.nx} * g.ny, sms);
+}
+
+// out[k] = A_{views[k]} image for k in [0, count): one block per (row tile, view, column split),
+// tile_rows from forward_tile_rows (ct_forward_tiles.hpp). Matches forward_project up to the order
+// of each cell's double sum (shared-memory atomics, then the splits in order), i.e. within one
+// float rounding. Throws std::invalid_argument for a tile beyond shared memory or splits > 1
+// without scratch.
+void launch_forward_project(const Geometry& g, const ViewPose* poses, const float* image, const std::int32_t* views,
+                            int count, int tile_rows, float* out, cudaStream_t st, ForwardSplit split = {});
+
+// image planes [y0, y1) = A^T proj over the listed views: one thread per (voxel column, run of
+// kZRun voxels), looping over the views in list order (back_project_column's order: the CPU's
+// result to the bit).
 void launch_back_project(const Geometry& g, const ViewPose* poses, const float* proj, const std::int32_t* views,
                          int count, int y0, int y1, float* image, cudaStream_t st);
 
 // update_planes on the GPU: x_new planes [y0, y1) = max(0, x - (M A^T r + grad R) / (d + c)),
-// one thread per voxel column (columns finish in image order as the CPU's do).
+// one thread per (voxel column, run of kZRun voxels); a block holds whole columns.
 void launch_update_planes(const Geometry& g, const Penalty& pen, const float* d, int subsets, const float* x,
                           const ViewPose* poses, const float* r, const std::int32_t* views, int count, int y0, int y1,
                           float* x_new, cudaStream_t st);

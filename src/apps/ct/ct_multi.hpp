@@ -17,7 +17,10 @@
 //            (ct_ready.hpp): the update kernel counts finished columns, and per peer a copy stream
 //            waits on each chunk's counter (cuStreamWaitValue32) and copies the chunk while the
 //            rest of the slab is still being updated (voxel-major order finishes chunks early);
-//   elided   no exchange, no cross-GPU ordering: the bound (`infinite`); its image is not a result.
+//   elided   no exchange, no cross-GPU ordering: the bound (`infinite`); its image is not a result;
+//   gps      both buffers pairs are GPS arrays (include/gpsm/gps): each GPU stores its rows and its
+//            slab through its views, and a host fence after each phase publishes them to the
+//            subscribers, learned by tracking one untimed iteration at the first solve.
 // Two residual buffers alternate between subsets, two image buffers between updates, so a copy
 // into a peer never lands in memory the peer may still read (the ordering argument is in the .cpp).
 #include <cstdint>
@@ -35,8 +38,8 @@ class Context;
 
 namespace gpsm::apps::ct {
 
-enum class CtExchange : std::uint8_t { copies, nccl, proact, elided };
-const char* exchange_name(CtExchange e);  // "copies", "nccl", "proact", "elided"
+enum class CtExchange : std::uint8_t { copies, nccl, proact, elided, gps };
+const char* exchange_name(CtExchange e);  // "copies", "nccl", "proact", "elided", "gps"
 
 // The proact image chunk when nothing chose one: 1 MiB (1024 columns of 256 voxels at `medium`,
 // 512 at `seed`; 32 chunks per slab at medium on 2 GPUs, enough to overlap, few enough that the
@@ -46,6 +49,19 @@ inline constexpr std::int64_t kDefaultImageChunkBytes = std::int64_t{1} << 20;
 struct MultiOptions {
   CtExchange exchange = CtExchange::copies;
   std::int64_t chunk_bytes = kDefaultImageChunkBytes;  // proact: requested bytes per image chunk
+};
+
+// Where one GPU's iteration went, in milliseconds (CUDA events on its stream between the phases;
+// the marks add a few microseconds of enqueue per subset and are read after the host clock
+// stops). The four add up to the GPU's iteration:
+//   forward            phase 1: its views' forward projection and weighted residual;
+//   residual_exchange  from its forward projection's end to its update's start: waiting for the
+//                      peers' rows (their projection and the copies; nccl: the broadcasts);
+//   update             phases 2-4 on its slab (proact: the chunks' copies run alongside);
+//   image_exchange     from its update's end to the next subset's projection: waiting for the
+//                      peers' slabs (their update and the copies).
+struct PhaseTimes {
+  double forward_ms = 0, residual_exchange_ms = 0, update_ms = 0, image_exchange_ms = 0;
 };
 
 class MultiGpuPwls {
@@ -66,7 +82,11 @@ class MultiGpuPwls {
                 std::vector<double>* seconds);
 
   std::string timing() const;                 // what the seconds cover, one line
-  double link_bytes_per_iteration() const;    // bytes between GPUs per iteration (0 when elided)
+  // Per rank, the latest solve's phase times per iteration (its iterations' mean).
+  std::vector<PhaseTimes> phase_times() const;
+  // Bytes between GPUs per iteration (0 when elided): the partition's exchanges; gps: what the
+  // runtime put on the links in one untimed iteration after the subscriptions were learned.
+  double link_bytes_per_iteration() const;
   std::int64_t chunk_bytes() const;           // proact: the image chunk as run (whole columns); else 0
 
  private:

@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 
 #include "apps/ct/ct_forward_tiles.hpp"
+#include "apps/ct/ct_gps_kernels.hpp"
+#include "apps/ct/ct_gpu.hpp"
 #include "apps/ct/ct_kernels.hpp"
 #include "apps/ct/ct_multi.hpp"
 #include "apps/ct/ct_partition.hpp"
@@ -34,6 +36,7 @@
 #include "common/dev_buf.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
+#include "gpsm/gps/settings.hpp"
 #include "proact/stream_wait.hpp"
 #include "proact/stream_watch.hpp"
 
@@ -49,6 +52,7 @@ const char* exchange_name(CtExchange e) {
     case CtExchange::nccl: return "nccl";
     case CtExchange::proact: return "proact";
     case CtExchange::elided: return "elided";
+    case CtExchange::gps: return "gps";
   }
   return "?";
 }
@@ -66,14 +70,24 @@ struct Rank {
   cudaStream_t st = nullptr;  // the context's stream of this rank
   DevBuf<ViewPose> poses;
   DevBuf<std::int32_t> lists;  // every subset's views, subset m at offset[m]
-  DevBuf<float> y, w, d, x[2], res[2];
+  DevBuf<float> y, w, d, own_x[2], own_res[2];
+  float* x[2] = {};    // the image buffers: own_x, or the replicas of the gps paradigm's arrays
+  float* res[2] = {};  // the residual buffers: own_res, or the replicas of its arrays
   DevBuf<std::uint32_t> ready;         // proact: one counter per image chunk of the slab
+  DevBuf<float> ax;                    // gps: A x of this GPU's views (the residual is stored through a view)
   std::vector<cudaStream_t> out;       // [peer]: copies to that peer (own index null)
   std::vector<cudaEvent_t> sent;       // [peer]: after the latest copies to that peer
   cudaEvent_t phase = nullptr;         // after (copies) / before (proact) this rank's latest phase
   std::vector<Chunk> chunks;           // proact
   std::vector<std::uint32_t> expect;   // proact: each chunk's counter value the next copy waits for
   proact::StreamWaits waits;           // proact: the stream waits, for the bounded host wait
+  ForwardSplit split;                  // phase 1's column splits and their scratch
+  DevBuf<double> scratch;
+  // Per-phase timing: per subset four marks on the rank's stream (before the forward projection,
+  // after it, before the update, after it) and one after the last subset; read after the
+  // iteration's host clock stops.
+  std::vector<cudaEvent_t> marks;
+  PhaseTimes sum;  // summed over the solve's iterations
 };
 
 }  // namespace
@@ -92,10 +106,17 @@ struct MultiGpuPwls::Impl {
   std::vector<Rank> ranks;
   DevBuf<float> ax;  // rank 0: A x of every view (d's setup, the cost)
   DevBuf<double> sums;
+  ForwardSplit every_split;  // rank 0's projection of every view
+  DevBuf<double> every_scratch;
   std::unique_ptr<NcclComms> comms;
+  gps::Array<float> gimg[2], gres[2];  // gps: the image and residual buffers as GPS arrays
+  bool tracked = false;                // gps: subscriptions learned (the first solve's first pass)
+  double gps_link_bytes = 0;           // gps: link bytes of one iteration, counted by the runtime
   std::int64_t per = 1;  // proact: columns per image chunk
   int cur = 0;           // the image buffer holding the current iterate
   int parity = 0;        // the residual buffer of the current subset
+
+  int iterations_timed = 0;  // iterations `sum` covers
 
   Impl(gps::Context& c, const Geometry& geo, const Scan& scan, const PwlsSettings& set, MultiOptions opt)
       : ctx(c), g(geo), s(set), o(opt), part(geo, c.size(), set.subsets), n(c.size()),
@@ -126,21 +147,52 @@ struct MultiGpuPwls::Impl {
       upload(k.w, k.dev, scan.w.data(), scan.w.size());
       k.d.alloc(k.dev, voxels);
       for (int b = 0; b < 2; ++b) {
-        k.x[b].alloc(k.dev, voxels);
-        k.res[b].alloc(k.dev, res_cells);
+        if (o.exchange == CtExchange::gps) {
+          if (r == 0) {  // a user's arrays: a replica on every GPU, subscriptions learned in solve()
+            gps::AllocOptions ao;
+            ao.name = b == 0 ? "ct_image_a" : "ct_image_b";
+            gimg[b] = ctx.alloc<float>(voxels, ao);
+            ao.name = b == 0 ? "ct_residual_a" : "ct_residual_b";
+            gres[b] = ctx.alloc<float>(res_cells, ao);
+          }
+          k.x[b] = gimg[b].view(r).local();
+          k.res[b] = gres[b].view(r).local();
+        } else {
+          k.own_x[b].alloc(k.dev, voxels);
+          k.own_res[b].alloc(k.dev, res_cells);
+          k.x[b] = k.own_x[b].p;
+          k.res[b] = k.own_res[b].p;
+        }
       }
+      if (o.exchange == CtExchange::gps) k.ax.alloc(k.dev, res_cells);
+      std::int64_t share = 0;  // the largest run of views this rank forward-projects
+      for (int m = 0; m < s.subsets; ++m) share = std::max(share, part.view_share(m, r).size());
+      k.split.splits = share > 0 ? forward_splits_for(g, tile_rows, static_cast<int>(share), device_sms(k.dev)) : 1;
+      if (const std::size_t doubles = forward_scratch_doubles(k.split.splits, static_cast<int>(share), g.cells_per_view());
+          doubles > 0) {
+        k.scratch.alloc(k.dev, doubles);
+        k.split.scratch = k.scratch.p;
+      }
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      k.marks.assign(static_cast<std::size_t>(4 * s.subsets + 1), nullptr);
+      for (cudaEvent_t& e : k.marks) GPSM_CUDA(cudaEventCreate(&e));
     }
     // d = A^T W A 1 on rank 0, as pwls_os_gpu computes it, then copied to every rank.
     Rank& z = ranks[0];
     GPSM_CUDA(cudaSetDevice(z.dev));
     ax.alloc(z.dev, static_cast<std::size_t>(g.sinogram_cells()));
+    every_split.splits = forward_splits_for(g, tile_rows, g.views, device_sms(z.dev));
+    if (every_split.splits > 1) {
+      every_scratch.alloc(z.dev, forward_scratch_doubles(every_split.splits, g.views, g.cells_per_view()));
+      every_split.scratch = every_scratch.p;
+    }
     sums.alloc(z.dev, 2);
     DevBuf<std::int32_t> every;
     const std::vector<std::int32_t> all = all_views(g);
     upload(every, z.dev, all.data(), all.size());
     const std::vector<float> ones(voxels, 1.0f);
-    GPSM_CUDA(cudaMemcpy(z.x[0].p, ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
-    launch_forward_project(g, z.poses.p, z.x[0].p, every.p, g.views, tile_rows, ax.p, z.st);
+    GPSM_CUDA(cudaMemcpy(z.x[0], ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
+    launch_forward_project(g, z.poses.p, z.x[0], every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_scale(ax.p, z.w.p, g.sinogram_cells(), z.st);
     launch_back_project(g, z.poses.p, ax.p, every.p, g.views, 0, g.ny, z.d.p, z.st);
     std::vector<float> d(voxels);
@@ -153,7 +205,7 @@ struct MultiGpuPwls::Impl {
     pen = make_penalty(g, s, d);
     every.reset();
 
-    if (n == 1 || o.exchange == CtExchange::elided) return;
+    if (n == 1 || o.exchange == CtExchange::elided || o.exchange == CtExchange::gps) return;
     if (o.exchange == CtExchange::nccl) {
       comms = std::make_unique<NcclComms>(ctx);
       return;
@@ -193,6 +245,8 @@ struct MultiGpuPwls::Impl {
       for (cudaEvent_t e : k.sent)
         if (e != nullptr) cudaEventDestroy(e);
       if (k.phase != nullptr) cudaEventDestroy(k.phase);
+      for (cudaEvent_t e : k.marks)
+        if (e != nullptr) cudaEventDestroy(e);
     }
   }
 
@@ -262,24 +316,34 @@ struct MultiGpuPwls::Impl {
   }
 
   // Phases 2-4 with the slab's chunks pushed to every peer as their counters fill (proact, n > 1).
-  void update_proact(int m) {
+  // Every rank's update is launched before any copy is enqueued: the chunks' waits and copies take
+  // the host ~2 us each (64 per peer at medium on 2 GPUs), which would otherwise delay the next
+  // rank's update by that much every subset. The waits still reach the copy streams long before
+  // the first chunk is ready (a few tenths of the update).
+  void update_proact(int m, std::size_t after_update) {
     const int nx = 1 - cur;
     for (int r = 0; r < n; ++r) {
       Rank& k = ranks[static_cast<std::size_t>(r)];
       const Span sl = part.slab(r);
       GPSM_CUDA(cudaSetDevice(k.dev));
       GPSM_CUDA(cudaEventRecord(k.phase, k.st));  // the copies start behind what the update waited for
-      launch_update_planes_counted(g, pen, k.d.p, s.subsets, k.x[cur].p, k.poses.p, k.res[parity].p, views(k, m),
-                                   count(m), static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx].p,
+      launch_update_planes_counted(g, pen, k.d.p, s.subsets, k.x[cur], k.poses.p, k.res[parity], views(k, m),
+                                   count(m), static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx],
                                    k.ready.p, per, k.st);
+      GPSM_CUDA(cudaEventRecord(k.marks[after_update], k.st));
       for (std::size_t c = 0; c < k.chunks.size(); ++c) k.expect[c] += static_cast<std::uint32_t>(k.chunks[c].target);
+    }
+    for (int r = 0; r < n; ++r) {
+      Rank& k = ranks[static_cast<std::size_t>(r)];
+      const Span sl = part.slab(r);
+      GPSM_CUDA(cudaSetDevice(k.dev));
       const std::int64_t slab0 = sl.begin * g.nx * g.nz;  // the slab's first float
       for (int q = 0; q < n; ++q) {
         if (q == r) continue;
         cudaStream_t cs = k.out[q];
         GPSM_CUDA(cudaStreamWaitEvent(cs, k.phase, 0));
-        float* dst = ranks[static_cast<std::size_t>(q)].x[nx].p + slab0;
-        const float* src = k.x[nx].p + slab0;
+        float* dst = ranks[static_cast<std::size_t>(q)].x[nx] + slab0;
+        const float* src = k.x[nx] + slab0;
         for (std::size_t c = 0; c < k.chunks.size(); ++c) {
           const Chunk& ch = k.chunks[c];
           proact::stream_wait_geq(cs, k.ready.p + c, k.expect[c], "ct proact: image chunk ready", &k.waits);
@@ -292,37 +356,94 @@ struct MultiGpuPwls::Impl {
     join();
   }
 
-  void subset(int m) {
+  // Mark `i` of this iteration on every rank's stream (per-phase timing).
+  void mark(std::size_t i) {
+    for (Rank& k : ranks) {
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      GPSM_CUDA(cudaEventRecord(k.marks[i], k.st));
+    }
+  }
+
+  // Subset m, the `at`-th of the iteration.
+  // gps: whether rank r reads array a from its local replica (it subscribes to every page and
+  // tracking is off: every load would be local), else through its view (View::load).
+  bool reads_local(const gps::Array<float>& a, int r) const {
+    return !ctx.tracking() && ((a.subscriptions().on_every_page() >> r) & 1u) != 0;
+  }
+
+  // Subset m as a user of GPS arrays writes it: each phase stores its part through the views,
+  // then a host fence publishes it to every subscriber.
+  void subset_gps(int m, std::size_t at) {
     const std::int64_t cells = g.cells_per_view();
+    mark(4 * at);
     for (int r = 0; r < n; ++r) {  // phase 1
       Rank& k = ranks[static_cast<std::size_t>(r)];
       const Span sh = part.view_share(m, r);
       if (sh.size() == 0) continue;
       GPSM_CUDA(cudaSetDevice(k.dev));
-      float* out = k.res[parity].p + sh.begin * cells;
-      launch_forward_project(g, k.poses.p, k.x[cur].p, views(k, m) + sh.begin, static_cast<int>(sh.size()), tile_rows,
-                             out, k.st);
+      const std::int32_t* v = views(k, m) + sh.begin;
+      const int c = static_cast<int>(sh.size());
+      if (reads_local(gimg[cur], r))
+        launch_forward_project(g, k.poses.p, k.x[cur], v, c, tile_rows, k.ax.p, k.st, k.split);
+      else
+        launch_forward_project_gps(g, k.poses.p, gimg[cur].view(r), v, c, tile_rows, k.ax.p, k.st, k.split);
+      launch_weighted_residual_gps(g, k.y.p, k.w.p, v, c, k.ax.p, gres[parity].view(r), sh.begin * cells, k.st);
+    }
+    mark(4 * at + 1);
+    ctx.fence();
+    const int nx = 1 - cur;
+    mark(4 * at + 2);
+    for (int r = 0; r < n; ++r) {  // phases 2-4
+      Rank& k = ranks[static_cast<std::size_t>(r)];
+      const Span sl = part.slab(r);
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      const bool local = reads_local(gimg[cur], r) && reads_local(gres[parity], r);
+      launch_update_planes_gps(g, pen, k.d.p, s.subsets, gimg[cur].view(r), local ? k.x[cur] : nullptr, k.poses.p,
+                               gres[parity].view(r), local ? k.res[parity] : nullptr, views(k, m), count(m),
+                               static_cast<int>(sl.begin), static_cast<int>(sl.end), gimg[nx].view(r), k.st);
+    }
+    mark(4 * at + 3);
+    ctx.fence();
+    cur = nx;
+    parity = 1 - parity;
+  }
+
+  void subset(int m, std::size_t at) {
+    if (o.exchange == CtExchange::gps) return subset_gps(m, at);
+    const std::int64_t cells = g.cells_per_view();
+    mark(4 * at);
+    for (int r = 0; r < n; ++r) {  // phase 1
+      Rank& k = ranks[static_cast<std::size_t>(r)];
+      const Span sh = part.view_share(m, r);
+      if (sh.size() == 0) continue;
+      GPSM_CUDA(cudaSetDevice(k.dev));
+      float* out = k.res[parity] + sh.begin * cells;
+      launch_forward_project(g, k.poses.p, k.x[cur], views(k, m) + sh.begin, static_cast<int>(sh.size()), tile_rows,
+                             out, k.st, k.split);
       launch_weighted_residual(g, k.y.p, k.w.p, views(k, m) + sh.begin, static_cast<int>(sh.size()), out, k.st);
     }
+    mark(4 * at + 1);
     const int b = parity;
-    exchange([b](Rank& k) { return k.res[b].p; },
+    exchange([b](Rank& k) { return k.res[b]; },
              [&](int r) {
                const Span sh = part.view_share(m, r);
                return Span{sh.begin * cells, sh.end * cells};
              });
     const int nx = 1 - cur;
+    mark(4 * at + 2);
     if (o.exchange == CtExchange::proact && n > 1) {
-      update_proact(m);
+      update_proact(m, 4 * at + 3);
     } else {
       for (int r = 0; r < n; ++r) {  // phases 2-4
         Rank& k = ranks[static_cast<std::size_t>(r)];
         const Span sl = part.slab(r);
         GPSM_CUDA(cudaSetDevice(k.dev));
-        launch_update_planes(g, pen, k.d.p, s.subsets, k.x[cur].p, k.poses.p, k.res[parity].p, views(k, m), count(m),
-                             static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx].p, k.st);
+        launch_update_planes(g, pen, k.d.p, s.subsets, k.x[cur], k.poses.p, k.res[parity], views(k, m), count(m),
+                             static_cast<int>(sl.begin), static_cast<int>(sl.end), k.x[nx], k.st);
       }
+      mark(4 * at + 3);
       const std::int64_t plane = std::int64_t{g.nx} * g.nz;
-      exchange([nx](Rank& k) { return k.x[nx].p; },
+      exchange([nx](Rank& k) { return k.x[nx]; },
                [&](int r) {
                  const Span sl = part.slab(r);
                  return Span{sl.begin * plane, sl.end * plane};
@@ -344,23 +465,52 @@ struct MultiGpuPwls::Impl {
     }
   }
 
+  // Adds the iteration's phase times (its marks, every rank idle) to each rank's sum.
+  void add_phase_times() {
+    for (Rank& k : ranks) {
+      const auto ms = [&](std::size_t a, std::size_t b) {
+        float t = 0;
+        GPSM_CUDA(cudaEventElapsedTime(&t, k.marks[a], k.marks[b]));
+        return static_cast<double>(t);
+      };
+      for (std::size_t at = 0; at < static_cast<std::size_t>(s.subsets); ++at) {
+        k.sum.forward_ms += ms(4 * at, 4 * at + 1);
+        k.sum.residual_exchange_ms += ms(4 * at + 1, 4 * at + 2);
+        k.sum.update_ms += ms(4 * at + 2, 4 * at + 3);
+        k.sum.image_exchange_ms += ms(4 * at + 3, 4 * at + 4);
+      }
+    }
+    ++iterations_timed;
+  }
+
   // The cost and RMSE of rank 0's current image (untimed).
   void record(PwlsRun& run, const std::vector<float>& truth, std::vector<float>& host) {
     Rank& z = ranks[0];
     GPSM_CUDA(cudaSetDevice(z.dev));
     DevBuf<std::int32_t>& every = all_;
+    const float* image = z.x[cur];
+    if (o.exchange == CtExchange::gps) {
+      // Rank 0's replica is current only on the pages it subscribes to (after learning, the
+      // pages it reads): the image is each page from its home, staged on rank 0 for the cost.
+      gimg[cur].download_coherent(host.data());
+      if (coherent0.p == nullptr) coherent0.alloc(z.dev, host.size());
+      GPSM_CUDA(cudaMemcpy(coherent0.p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+      image = coherent0.p;
+    }
     GPSM_CUDA(cudaMemsetAsync(sums.p, 0, 2 * sizeof(double), z.st));
-    launch_forward_project(g, z.poses.p, z.x[cur].p, every.p, g.views, tile_rows, ax.p, z.st);
+    launch_forward_project(g, z.poses.p, image, every.p, g.views, tile_rows, ax.p, z.st, every_split);
     launch_data_term(ax.p, z.y.p, z.w.p, g.sinogram_cells(), sums.p, z.st);
-    launch_penalty_pairs(g, pen, z.x[cur].p, sums.p + 1, z.st);
+    launch_penalty_pairs(g, pen, image, sums.p + 1, z.st);
     double h[2];
     GPSM_CUDA(cudaMemcpyAsync(h, sums.p, sizeof(h), cudaMemcpyDeviceToHost, z.st));
-    GPSM_CUDA(cudaMemcpyAsync(host.data(), z.x[cur].p, host.size() * sizeof(float), cudaMemcpyDeviceToHost, z.st));
+    if (o.exchange != CtExchange::gps)
+      GPSM_CUDA(cudaMemcpyAsync(host.data(), image, host.size() * sizeof(float), cudaMemcpyDeviceToHost, z.st));
     GPSM_CUDA(cudaStreamSynchronize(z.st));
     run.cost.push_back(0.5 * h[0] + pen.beta * h[1]);
     if (!truth.empty()) run.rmse_hu.push_back(rmse_hu(host, truth));
   }
   DevBuf<std::int32_t> all_;  // rank 0: every view, for the cost's projection
+  DevBuf<float> coherent0;    // gps: rank 0's copy of the coherent image, for the cost
 };
 
 MultiGpuPwls::MultiGpuPwls(gps::Context& ctx, const Geometry& g, const Scan& scan, const PwlsSettings& s,
@@ -379,11 +529,43 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
     throw std::invalid_argument(fmt::format("ct: x0 of {} voxels for a {}-voxel image", x0.size(), p.g.voxels()));
   p.cur = 0;
   p.parity = 0;
+  p.iterations_timed = 0;
+  for (Rank& k : p.ranks) k.sum = {};
+  if (p.o.exchange == CtExchange::gps) {
+    for (int b = 0; b < 2; ++b) p.gimg[b].upload(x0);  // every replica (the fence first)
+    if (!p.tracked) {
+      // The subscriptions learned from one untimed iteration (each subset once: every page of the
+      // image and of the residual buffers a GPU reads or writes), as a user would learn them.
+      p.ctx.tracking_start();
+      for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+      p.mark(4 * p.order.size());
+      p.ctx.tracking_stop();
+      p.tracked = true;
+      // Link bytes of one more untimed iteration, counted by the runtime (counting costs time).
+      gps::ArrayBase* arrays[] = {&p.gimg[0], &p.gimg[1], &p.gres[0], &p.gres[1]};
+      for (gps::ArrayBase* a : arrays) {
+        a->set_counting(true);
+        a->reset_link_stats();
+      }
+      for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+      p.mark(4 * p.order.size());
+      p.ctx.fence();
+      p.gps_link_bytes = 0;
+      for (gps::ArrayBase* a : arrays) {
+        p.gps_link_bytes += static_cast<double>(a->link_stats().link_bytes);
+        a->set_counting(false);
+      }
+      p.cur = 0;
+      p.parity = 0;
+      for (int b = 0; b < 2; ++b) p.gimg[b].upload(x0);
+    }
+  }
   for (Rank& k : p.ranks) {
+    if (p.o.exchange == CtExchange::gps) continue;  // uploaded above
     GPSM_CUDA(cudaSetDevice(k.dev));
     // Both buffers: the elided run never fills the peers' slabs, which then stay x0, not garbage.
     for (int b = 0; b < 2; ++b)
-      GPSM_CUDA(cudaMemcpy(k.x[b].p, x0.data(), x0.size() * sizeof(float), cudaMemcpyHostToDevice));
+      GPSM_CUDA(cudaMemcpy(k.x[b], x0.data(), x0.size() * sizeof(float), cudaMemcpyHostToDevice));
     if (!k.chunks.empty()) {  // counters only grow within a solve (ct_ready.hpp)
       GPSM_CUDA(cudaMemset(k.ready.p, 0, k.chunks.size() * sizeof(std::uint32_t)));
       std::fill(k.expect.begin(), k.expect.end(), 0u);
@@ -395,10 +577,12 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
   p.record(run, truth, host);
   for (int it = 0; it < iterations; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (int m : p.order) p.subset(m);
+    for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+    p.mark(4 * p.order.size());
     p.wait_all();
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (seconds != nullptr) seconds->push_back(sec);
+    p.add_phase_times();
     p.record(run, truth, host);
   }
   run.x = std::move(host);
@@ -424,13 +608,41 @@ std::string MultiGpuPwls::timing() const {
                        p.per, chunk_bytes());
       break;
     case CtExchange::elided: t += "; every exchange elided (the bound: the image is not a result)"; break;
+    case CtExchange::gps: {
+      t += fmt::format("; image and residual buffers in GPS arrays ({} publishing, {} B pages), each GPU storing its "
+                       "rows and slab through its views, a host fence (Context::fence) after each phase; "
+                       "subscriptions learned from one untimed tracked iteration: pages subscribed per GPU, image ",
+                       gps::mode_name(p.gimg[0].mode()), p.gimg[0].page_bytes());
+      for (int r = 0; r < p.n; ++r)
+        t += fmt::format("{}{}", r ? "/" : "", p.gimg[0].subscriptions().summary().pages_per_device[r]);
+      t += fmt::format(" of {}, residual ", p.gimg[0].subscriptions().pages());
+      for (int r = 0; r < p.n; ++r)
+        t += fmt::format("{}{}", r ? "/" : "", p.gres[0].subscriptions().summary().pages_per_device[r]);
+      t += fmt::format(" of {}; reads (local: the replica, every page held; view: View::load) per GPU ",
+                       p.gres[0].subscriptions().pages());
+      for (int r = 0; r < p.n; ++r)
+        t += fmt::format("{}{}", r ? "/" : "",
+                         p.reads_local(p.gimg[0], r) && p.reads_local(p.gres[0], r) ? "local" : "view");
+      break;
+    }
   }
   return t;
+}
+
+std::vector<PhaseTimes> MultiGpuPwls::phase_times() const {
+  const Impl& p = *p_;
+  std::vector<PhaseTimes> out;
+  const double per = 1.0 / std::max(1, p.iterations_timed);
+  for (const Rank& k : p.ranks)
+    out.push_back({k.sum.forward_ms * per, k.sum.residual_exchange_ms * per, k.sum.update_ms * per,
+                   k.sum.image_exchange_ms * per});
+  return out;
 }
 
 double MultiGpuPwls::link_bytes_per_iteration() const {
   const Impl& p = *p_;
   if (p.n == 1 || p.o.exchange == CtExchange::elided) return 0;
+  if (p.o.exchange == CtExchange::gps) return p.gps_link_bytes;
   return static_cast<double>(p.part.iteration_bytes());
 }
 

@@ -56,8 +56,10 @@ GPSM_CT_HD inline double penalty_pairs(const Geometry& g, const Penalty& p, cons
 }
 
 // Gradient and surrogate curvature of R at voxel (ix, iy, iz) (the CPU update and the GPU
-// kernel both call this, so they agree to the bit).
-GPSM_CT_HD inline void penalty_gradient_curvature(const Geometry& g, const Penalty& p, const float* x, int ix, int iy,
+// kernel both call this, so they agree to the bit). X reads voxels as x[i]: a float pointer, or
+// the GPU's reader of a GPS array (loads through its view, so tracking sees the pages read).
+template <class X>
+GPSM_CT_HD inline void penalty_gradient_curvature(const Geometry& g, const Penalty& p, const X& x, int ix, int iy,
                                                   int iz, double& grad, double& curv) {
   const double xj = x[g.voxel_index(ix, iy, iz)];
   double gs = 0, cs = 0;

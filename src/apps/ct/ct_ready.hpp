@@ -1,7 +1,7 @@
 #pragma once
 // Readiness counting of the multi-GPU update (the PROACT dissertation's per-chunk counters,
-// §3.2.3): the update kernel runs one thread per voxel column of a GPU's y-slab, blocks of
-// consecutive columns in slab order, and a slab's readiness chunks are runs of `per` whole
+// §3.2.3): the update kernel's blocks each hold a run of consecutive voxel columns of a GPU's
+// y-slab (all z runs of each, ct_forward_tiles.hpp), in slab order, and a slab's readiness chunks are runs of `per` whole
 // columns (CtPartition::image_chunks). When a block has written all its columns it adds, to each
 // chunk its columns fall in, how many of them fall there; a chunk's counter then reaches its
 // column count (Chunk::target) exactly when every column of the chunk is written, whichever order

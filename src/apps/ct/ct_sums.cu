@@ -3,6 +3,7 @@
 // contraction like ct_project.cu (the residual is then the CPU's to the bit for equal A x).
 #include <cstdint>
 
+#include "apps/ct/ct_gps_kernels.hpp"
 #include "apps/ct/ct_kernels.hpp"
 #include "common/cuda_check.hpp"
 
@@ -37,6 +38,18 @@ __global__ void __launch_bounds__(kThreads)
     const std::int64_t k = i / cells, c = i - k * cells;
     const std::int64_t s = std::int64_t{views[k]} * cells + c;
     r[i] = static_cast<float>(w[s] * (static_cast<double>(r[i]) - y[s]));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    residual_gps_kernel(std::int64_t cells, const float* __restrict__ y, const float* __restrict__ w,
+                        const std::int32_t* __restrict__ views, std::int64_t n, const float* __restrict__ ax,
+                        const GpsWrite r, std::int64_t first) {
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t k = i / cells, c = i - k * cells;
+    const std::int64_t s = std::int64_t{views[k]} * cells + c;
+    r.v.store(static_cast<std::uint64_t>(first + i), static_cast<float>(w[s] * (static_cast<double>(ax[i]) - y[s])));
   }
 }
 
@@ -78,6 +91,15 @@ void launch_weighted_residual(const Geometry& g, const float* y, const float* w,
   const std::int64_t n = std::int64_t{count} * g.cells_per_view();
   if (n <= 0) return;
   residual_kernel<<<blocks_for(n), kThreads, 0, st>>>(g.cells_per_view(), y, w, views, n, r);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_weighted_residual_gps(const Geometry& g, const float* y, const float* w, const std::int32_t* views,
+                                  int count, const float* ax, const gps::View<float>& r, std::int64_t first,
+                                  cudaStream_t st) {
+  const std::int64_t n = std::int64_t{count} * g.cells_per_view();
+  if (n <= 0) return;
+  residual_gps_kernel<<<blocks_for(n), kThreads, 0, st>>>(g.cells_per_view(), y, w, views, n, ax, GpsWrite{r}, first);
   GPSM_CUDA_LAUNCH();
 }
 

@@ -88,6 +88,8 @@ struct RunRequest {
   // so a cache lookup can happen inside the run; empty: the default (copy engines, the app's chunk).
   // Apps whose chunk the decomposition fixes ignore the bytes but honour the agent.
   std::function<ProactChunk(std::uint64_t key_size)> proact_chunk;
+  // ct: a folder for the run's pictures (ct_slices.hpp), written once per size; empty: none.
+  std::string pictures_dir;
 };
 
 class App {
