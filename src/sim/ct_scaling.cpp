@@ -1,0 +1,177 @@
+#include "sim/ct_scaling.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "apps/ct/ct_bench_spec.hpp"
+#include "apps/ct/ct_partition.hpp"
+#include "sim/link.hpp"
+
+namespace gpsm::sim {
+
+CtComputeFit fit_ct_compute(const CtPhaseMs& one, const CtPhaseMs& two) {
+  if (one.forward <= 0 || one.update <= 0 || two.forward <= 0 || two.update <= 0)
+    throw std::invalid_argument("fit_ct_compute: phase times must be > 0");
+  // T(G) = split / G + fixed through T(1) and T(2). A 2-GPU time at or below half the 1-GPU one
+  // (superlinear) leaves fixed = 0 and the phase linear, as §3.4 assumes.
+  CtComputeFit f;
+  f.fixed.forward = std::max(0.0, 2 * two.forward - one.forward);
+  f.fixed.update = std::max(0.0, 2 * two.update - one.update);
+  f.split.forward = one.forward - f.fixed.forward;
+  f.split.update = one.update - f.fixed.update;
+  return f;
+}
+
+CtComputeFit scale_ct_compute(const CtComputeFit& f, double k) {
+  CtComputeFit s = f;
+  s.split.forward *= k;
+  s.split.update *= k;
+  s.fixed.forward *= k;
+  s.fixed.update *= k;
+  return s;
+}
+
+const char* ct_paradigm_name(CtParadigm p) {
+  switch (p) {
+    case CtParadigm::memcpy: return "memcpy";
+    case CtParadigm::proact: return "proact";
+    case CtParadigm::infinite: return "infinite";
+  }
+  return "?";
+}
+
+double ct_exchange_s(const System& sys, double bytes, int peers, CtFabric fabric, int senders) {
+  if (bytes <= 0 || peers <= 0) return 0;
+  double lat_ns = sys.link.latency_ns + (sys.topology != Topology::direct ? sys.switch_ns : 0);
+  const double fixed_s = std::max(lat_ns * 1e-9, sys.copy_fixed_us * 1e-6);
+  // Wire bytes per copy (headers, flits), the peers' copies side by side (a stream per peer).
+  double wire = peers * wire_bytes_write(sys.link, bytes / peers);
+  double rate = sys.link.raw_GBps;
+  if (peers > 1 && sys.egress_GBps > 0) rate = std::min(rate, sys.egress_GBps);
+  if (fabric == CtFabric::shared) wire *= senders;
+  return fixed_s + wire / (rate * 1e9);
+}
+
+CtIteration model_ct_iteration(const apps::ct::Geometry& g, int subsets, const CtComputeFit& fit, const System& sys,
+                               int gpus, CtParadigm p, CtFabric fabric, std::int64_t chunk_bytes) {
+  const apps::ct::CtPartition part(g, gpus, subsets);
+  const double fwd_ms = fit.forward_ms(gpus), upd_ms = fit.update_ms(gpus);
+  // Slab sizes differ by at most a plane, larger first: GPU 0 sends the most and owns the last
+  // chunk that is at least as large as anyone's.
+  const double image_bytes = static_cast<double>(part.image_bytes_sent(0));
+  double last_chunk_bytes = 0, n_chunks = 1;
+  if (gpus > 1) {
+    const auto chunks = part.image_chunks(0, chunk_bytes);
+    if (!chunks.empty()) last_chunk_bytes = static_cast<double>(chunks.back().bytes) * (gpus - 1);
+    n_chunks = std::max<double>(1, static_cast<double>(chunks.size()));
+  }
+  const double image_ms = 1e3 * ct_exchange_s(sys, image_bytes, gpus - 1, fabric, gpus);
+  const double last_ms = 1e3 * ct_exchange_s(sys, last_chunk_bytes, gpus - 1, fabric, gpus);
+  CtIteration it;
+  for (int m = 0; m < subsets; ++m) {
+    const double f = fwd_ms * static_cast<double>(part.subset_size(m)) / g.views;
+    const double u = upd_ms / subsets;
+    double res_bytes = 0;
+    for (int r = 0; r < gpus; ++r) res_bytes = std::max(res_bytes, static_cast<double>(part.residual_bytes_sent(m, r)));
+    const double res_ms = 1e3 * ct_exchange_s(sys, res_bytes, gpus - 1, fabric, gpus);
+    it.compute_ms += f + u;
+    switch (p) {
+      case CtParadigm::memcpy: it.total_ms += f + res_ms + u + image_ms; break;
+      // A pipeline of chunks: compute-bound, the update then the last chunk's copy; copy-bound,
+      // the first chunk's update then every copy. Never above memcpy's u + image.
+      case CtParadigm::proact: it.total_ms += f + res_ms + std::max(u + last_ms, u / n_chunks + image_ms); break;
+      case CtParadigm::infinite: it.total_ms += f + u; break;
+    }
+  }
+  it.exchange_ms = it.total_ms - it.compute_ms;
+  return it;
+}
+
+CtMeasured ct_measured_h200x2_medium() {
+  // results/nvidia-h200-x2/2026-11-27_f188d90_ct-round2-cg-gps-plain/ct.json, the series' timing
+  // strings (CUDA events between the phases, last rep) and medians.
+  CtMeasured m;
+  m.one_gpu = {211.86, 195.00};                              // single, GPU 0
+  m.two_gpus = {(111.40 + 113.91) / 2, (100.12 + 98.40) / 2};  // infinite, GPUs 0 and 1
+  m.one_gpu_ms = 406.797840;
+  m.memcpy2_ms = 218.997203;
+  m.proact2_ms = 218.003644;
+  m.infinite2_ms = 212.434834;
+  return m;
+}
+
+namespace {
+
+void add(std::string& out, const char* fmt, double a = 0, double b = 0, double c = 0, double d = 0) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
+  out += buf;
+}
+
+}  // namespace
+
+std::string ct_scaling_report(const std::vector<int>& gpu_counts) {
+  const CtMeasured meas = ct_measured_h200x2_medium();
+  const CtComputeFit fit = fit_ct_compute(meas.one_gpu, meas.two_gpus);
+  const auto medium = apps::ct::parse_bench_spec("medium");
+  const auto seed = apps::ct::parse_bench_spec("seed");
+  // Work per iteration ~ voxels x views (every view's footprint over every voxel it meets).
+  const double seed_k = (double(seed.g.nx) * seed.g.ny * seed.g.nz * seed.g.views) /
+                        (double(medium.g.nx) * medium.g.ny * medium.g.nz * medium.g.views);
+  const System nv = preset("h200x4");
+  std::string out;
+  out += "CT scalability model (PROACT dissertation sec. 3.4), calibrated on 2x H200, medium\n";
+  add(out, "compute fit, ms per iteration: forward %.2f / G + %.2f, update %.2f / G + %.2f\n", fit.split.forward,
+      fit.fixed.forward, fit.split.update, fit.fixed.update);
+  add(out, "seed size compute = medium x %.0f (voxels x views)\n\n", seed_k);
+  out += "2-GPU check (h200x4 link, medium), ms per iteration:\n";
+  out += "paradigm   model  measured  error\n";
+  const CtParadigm ps[] = {CtParadigm::memcpy, CtParadigm::proact, CtParadigm::infinite};
+  const double measured[] = {meas.memcpy2_ms, meas.proact2_ms, meas.infinite2_ms};
+  for (int i = 0; i < 3; ++i) {
+    const double t = model_ct_iteration(medium.g, medium.subsets, fit, nv, 2, ps[i]).total_ms;
+    char row[128];
+    std::snprintf(row, sizeof row, "%-9s %6.1f  %8.1f  %+5.1f%%\n", ct_paradigm_name(ps[i]), t, measured[i],
+                  100 * (t / measured[i] - 1));
+    out += row;
+  }
+  add(out, "one GPU: model %.1f, measured %.1f ms\n\n", fit.forward_ms(1) + fit.update_ms(1), meas.one_gpu_ms);
+
+  struct Sys {
+    const char* label;
+    System s;
+    CtFabric fabric;
+  };
+  const std::vector<Sys> systems = {{"nvlink-h200 egress", nv, CtFabric::per_gpu_egress},
+                                    {"pcie3 egress", preset("v100-pcie3"), CtFabric::per_gpu_egress},
+                                    {"pcie4 egress", preset("v100-pcie4"), CtFabric::per_gpu_egress},
+                                    {"pcie5 egress", preset("v100-pcie5"), CtFabric::per_gpu_egress},
+                                    {"pcie3 shared", preset("v100-pcie3"), CtFabric::shared},
+                                    {"pcie5 shared", preset("v100-pcie5"), CtFabric::shared}};
+  out += "speedup over one GPU (H200 compute; link, latency and egress from the system)\n";
+  char head[256];
+  int n = std::snprintf(head, sizeof head, "%-6s %-19s %-8s", "size", "system", "paradigm");
+  for (int gc : gpu_counts) n += std::snprintf(head + n, sizeof head - n, " %6s", ("G=" + std::to_string(gc)).c_str());
+  out += head;
+  out += "\n";
+  for (int k = 0; k < 2; ++k) {
+    const auto& spec = k == 0 ? medium : seed;
+    const CtComputeFit f = k == 0 ? fit : scale_ct_compute(fit, seed_k);
+    for (const auto& sy : systems)
+      for (CtParadigm p : ps) {
+        char row[256];
+        int w = std::snprintf(row, sizeof row, "%-6s %-19s %-8s", k == 0 ? "medium" : "seed", sy.label,
+                              ct_paradigm_name(p));
+        const double t1 = model_ct_iteration(spec.g, spec.subsets, f, sy.s, 1, p, sy.fabric).total_ms;
+        for (int gc : gpu_counts)
+          w += std::snprintf(row + w, sizeof row - w, " %6.2f",
+                             t1 / model_ct_iteration(spec.g, spec.subsets, f, sy.s, gc, p, sy.fabric).total_ms);
+        out += row;
+        out += "\n";
+      }
+  }
+  return out;
+}
+
+}  // namespace gpsm::sim
