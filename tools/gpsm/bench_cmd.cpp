@@ -46,7 +46,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
                 "graph apps (pagerank, sssp, als) rmat:S[:EF], road:N[xNY], ratings:U[xI[xP]] or a .mtx / SNAP "
                 "file, with @nnz (nnz-balanced rows) and @tol=X (PageRank); ct small, medium, seed or "
                 "NXxNYxNZ:VIEWSxROWSxCHANNELS[:helical|:circular], with @subsets=M (ordered subsets, default 24); "
-                "filter WxH:kK[:constant|replicated|remote] (KxK filter, where its weights live) "
+                "filter WxH:kK[:constant|replicated|remote] (KxK filter, where its weights live); cg poisson2d:N, "
+                "poisson3d:N, poisson27:N, elastic:N, banded:ROWS:NNZ, arrow:ROWS or a .mtx file, or table3.1[:I-J] "
+                "(t31): the 18 generated stand-ins for the CPU-free thesis' Table 3.1, docs/cg.md "
                 "(default: the app's strong-scaling and large sizes, see --list)");
   c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z)")->capture_default_str();
   c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000; pagerank 20; sssp: the cap, 1000; als: epochs, 5; ct: 3, each visiting every subset once)")->capture_default_str();
@@ -110,7 +112,9 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   std::vector<std::string> sizes_run;
   std::vector<std::string> size_values;
   for (App* app : chosen) {
-    const auto sizes = split_nonempty(a.sizes.empty() ? app->default_sizes() : a.sizes);
+    std::vector<std::string> sizes;
+    for (const auto& entry : split_nonempty(a.sizes.empty() ? app->default_sizes() : a.sizes))
+      for (auto& member : app->expand_size(entry)) sizes.push_back(std::move(member));
     if (sizes.empty()) throw std::invalid_argument(std::string("--size is needed for ") + app->name());
     for (const auto& sz : sizes) {
       sizes_run.push_back(std::string(app->name()) + ":" + sz);

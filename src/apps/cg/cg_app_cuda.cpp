@@ -69,6 +69,7 @@ class CgApp final : public App {
            "elasticity-like, banded) or Matrix Market SPD matrices, b = A*1, x0 = 0, rows split in blocks";
   }
   std::string default_sizes() const override { return "poisson2d:512,poisson2d:2048"; }
+  std::vector<std::string> expand_size(const std::string& size) const override { return expand_named_set(size); }
   Problem problem(const std::string& size, int iters) const override {
     parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
     const MatrixSpec s = parse_spec(size);

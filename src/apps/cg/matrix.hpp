@@ -83,6 +83,24 @@ double spec_nnz_bound(const MatrixSpec& s);
 // padding bound: sell.hpp). 0 for a file: its reader checks the header itself.
 double cg_host_bytes(const MatrixSpec& s);
 
+// One matrix of Table 3.1 of "GPU-Centric Communication Schemes: When CPUs Take a Back Seat" (the
+// 18 SuiteSparse SPD matrices of its CG evaluation) and the generated matrix that stands in for it:
+// the same kind of operator where the table's matrix has one (a 2D or 3D grid, a 3-dof elasticity
+// mesh), else a banded matrix of its rows and nonzeros per row.
+struct Table31Entry {
+  const char* suitesparse;     // the table's matrix
+  std::int64_t rows;           // its rows, as the table gives them
+  std::int64_t nnz;            // its nonzeros, as the table gives them
+  const char* spec;            // the generator standing in for it (a --size spec)
+};
+// The table's 18 rows in its order (nonzeros descending).
+const std::vector<Table31Entry>& table31();
+// Expands a named set to its --size specs, or returns {text} unchanged when text names none.
+// `table3.1` (or `t31`) is every table31() entry; `table3.1:I-J` entries I to J (1-based, the
+// table's order) so a long run can be split across commands; modifiers after '@' (`@nnz`,
+// `@tol=X`) are appended to every spec. Throws std::invalid_argument for a bad range.
+std::vector<std::string> expand_named_set(const std::string& text);
+
 // b = A * 1 with the row arithmetic of cg_math.hpp (the right-hand side of every run).
 std::vector<double> rhs_ones(const Matrix& a, int lanes);
 

@@ -100,6 +100,9 @@ class App {
   // Sizes run when --size is not given, comma-separated: a strong-scaling size (one GPU takes
   // tens to hundreds of microseconds per iteration) and a large one.
   virtual std::string default_sizes() const { return ""; }
+  // The --size entries one entry stands for: a named set (cg's `table3.1`) expands to its members,
+  // anything else is itself. gpsm bench expands before problem(), so each member is a size of its own.
+  virtual std::vector<std::string> expand_size(const std::string& size) const { return {size}; }
   // The problem for a --size string ("4096", "8192x4096", "256x256x512") and --iters (0: default).
   virtual Problem problem(const std::string& size, int iters) const = 0;
   // Paradigms this app has (the rest report `unsupported` with a reason).
