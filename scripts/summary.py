@@ -12,6 +12,7 @@ file's medians and spreads) is marked '!' and listed under the table. Reads the 
 (docs/results-schema.md) of tool bench or sim; other files are refused with one line (exit 2).
 """
 import json
+import math
 import os
 import sys
 import tempfile
@@ -118,7 +119,41 @@ def summarize_test(test, tool):
     theirs = labels[1] if tool == "sim" else labels[0]
     return {"app": app, "size": size, "gpus": gmax, "best": figures(best),
             "theirs": figures(theirs) or {"label": theirs, "missing": True}, "paper": paper,
-            "flagged": flagged_runs(runs)}
+            "flagged": flagged_runs(runs), "free_over_ctrl": free_over_ctrl(at) if app == "cg" else {}}
+
+
+def free_over_ctrl(at):
+    """cg at one GPU count: {variant: cpu_ctrl time / cpu_free time} for each variant both ran."""
+    out = {}
+    for v in ("std", "pipe"):
+        ctrl, free = at.get("cpu_ctrl_" + v), at.get("cpu_free_" + v)
+        if ctrl is not None and free is not None:
+            out[v] = ctrl["median"] / free["median"]
+    return out
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def free_over_ctrl_lines(rows):
+    """The CPU-free thesis' Table 3.1 figure: the geometric mean over matrices of CPU-free over
+    CPU-controlled speedups, per tool and GPU count (each matrix at its largest GPU count)."""
+    groups = {}
+    for r in rows:
+        if r["free_over_ctrl"]:
+            groups.setdefault((r["tool"], r["gpus"]), []).append(r["free_over_ctrl"])
+    lines = []
+    for (tool, g), ratios in sorted(groups.items()):
+        cells = []
+        for v, name in (("std", "Standard"), ("pipe", "Pipelined")):
+            xs = [x[v] for x in ratios if v in x]
+            if xs:
+                cells.append(f"{name} {geomean(xs):.2f}x over {len(xs)} matri{'x' if len(xs) == 1 else 'ces'}")
+        lines.append(f"cg {'SIMULATED ' if tool == 'sim' else ''}CPU-free over CPU-controlled at {g} GPU"
+                     f"{'s' if g > 1 else ''} (geometric mean): " + ", ".join(cells) +
+                     " (thesis Table 3.1, 8 A100: Standard 1.54x, Pipelined 1.63x)")
+    return lines
 
 
 def flagged_runs(runs):
@@ -170,6 +205,7 @@ def render(docs):
     for r in rows:
         lines.append(f"{r['app']:<9} {r['size'][:14]:<14} {r['gpus']:>2}  {cell(r['best'])}  "
                      f"{cell(r['theirs'], False)}  {r['paper']}")
+    lines.extend(free_over_ctrl_lines(rows))
     flagged = [(r, f) for r in rows for f in r["flagged"]]
     if flagged:
         lines.append("! faster than infinite beyond noise (shown as 100 %): the elided run is not the bound there:")
