@@ -442,15 +442,19 @@ std::uint64_t ArrayBase::learned_chunks(int rank) const {
   return s_->dev.at(rank).dlist_n;
 }
 const SubscriptionTable& ArrayBase::subscriptions() const { return s_->table; }
+// The words the views read (upload_masks): the every-page word (0 while tracking) and the any-page
+// word. `what` names the caller in the errors.
+static bool holds_every_page_of(const std::shared_ptr<detail::ArrayState>& s, int rank, const char* what) {
+  if (!s) throw gpsm::Error(std::string("gpsm: ") + what + " of an empty GPS array handle");
+  s->check_live(what);
+  if (rank < 0 || rank >= s->ctx->size())
+    throw gpsm::Error(std::string("gpsm: ") + what + " for rank " + std::to_string(rank) + " of a " +
+                      std::to_string(s->ctx->size()) + "-device context");
+  return !s->ctx->tracking && ((s->table.on_every_page() >> rank) & 1u) != 0;
+}
+bool ArrayBase::holds_every_page(int rank) const { return holds_every_page_of(s_, rank, "holds_every_page()"); }
 bool ArrayBase::sole(int rank) const {
-  if (!s_) throw gpsm::Error("gpsm: sole() of an empty GPS array handle");
-  s_->check_live("sole()");
-  if (rank < 0 || rank >= s_->ctx->size())
-    throw gpsm::Error("gpsm: sole() for rank " + std::to_string(rank) + " of a " + std::to_string(s_->ctx->size()) +
-                      "-device context");
-  // The words View::sole() reads (upload_masks): every-page word (0 while tracking) and any-page word.
-  const std::uint32_t me = 1u << rank;
-  return !s_->ctx->tracking && s_->table.on_every_page() == me && s_->table.on_any_page() == me;
+  return holds_every_page_of(s_, rank, "sole()") && s_->table.on_any_page() == (1u << rank);
 }
 
 void ArrayBase::set_mode(PublishMode m) {

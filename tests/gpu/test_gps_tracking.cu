@@ -42,6 +42,21 @@ __global__ void whole_local_flag(View<float> v, int* out) {
 
 __global__ void sole_flag(View<float> v, int* out) { *out = v.sole() ? 1 : 0; }
 
+// Per rank, what a one-thread kernel `probe` writes about rank r's view of x.
+std::vector<int> device_flags(Context& ctx, const Array<float>& x, std::vector<DeviceVec<int>>& flag,
+                              void (*probe)(View<float>, int*)) {
+  const int n = ctx.size();
+  for (int r = 0; r < n; ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    probe<<<1, 1, 0, ctx.stream(r)>>>(x.view(r), flag[r].p);
+    GPSM_CUDA_LAUNCH();
+  }
+  ctx.synchronize();
+  std::vector<int> f;
+  for (int r = 0; r < n; ++r) f.push_back(flag[r].download()[0]);
+  return f;
+}
+
 __global__ void atomics_kernel(View<unsigned> add32, View<unsigned long long> add64, View<int> mn, View<int> mx,
                                View<float> fadd, View<unsigned> cas, int rank, int per_thread, std::uint64_t slots) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -153,17 +168,7 @@ TEST(GpsTracking, WholeLocalFollowsSubscriptions) {
   auto x = ctx.alloc<float>(4 * (kDefaultPageBytes / 4));
   std::vector<DeviceVec<int>> flag;
   for (int r = 0; r < n; ++r) flag.emplace_back(ctx.device(r), 1);
-  auto flags = [&] {
-    std::vector<int> f;
-    for (int r = 0; r < n; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      whole_local_flag<<<1, 1, 0, ctx.stream(r)>>>(x.view(r), flag[r].p);
-      GPSM_CUDA_LAUNCH();
-    }
-    ctx.synchronize();
-    for (int r = 0; r < n; ++r) f.push_back(flag[r].download()[0]);
-    return f;
-  };
+  auto flags = [&] { return device_flags(ctx, x, flag, whole_local_flag); };
   EXPECT_EQ(flags(), std::vector<int>(n, 1));
   x.unsubscribe_bytes(2 * x.page_bytes(), 3 * x.page_bytes(), 1);
   std::vector<int> want(n, 1);
@@ -202,17 +207,8 @@ TEST(GpsTracking, HostSoleAgreesWithTheViewsThroughSubscriptionChanges) {
   for (int r = 0; r < n; ++r) flag.emplace_back(ctx.device(r), 1);
   // Per rank: the device's View::sole(), checked equal to the host's Array::sole(rank).
   auto flags = [&] {
-    std::vector<int> f;
-    for (int r = 0; r < n; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      sole_flag<<<1, 1, 0, ctx.stream(r)>>>(x.view(r), flag[r].p);
-      GPSM_CUDA_LAUNCH();
-    }
-    ctx.synchronize();
-    for (int r = 0; r < n; ++r) {
-      f.push_back(flag[r].download()[0]);
-      EXPECT_EQ(f.back() == 1, x.sole(r)) << "rank " << r;
-    }
+    const std::vector<int> f = device_flags(ctx, x, flag, sole_flag);
+    for (int r = 0; r < n; ++r) EXPECT_EQ(f[r] == 1, x.sole(r)) << "rank " << r;
     return f;
   };
   EXPECT_EQ(flags(), std::vector<int>(n, 0));  // every GPU holds every page

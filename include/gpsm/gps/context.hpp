@@ -85,6 +85,9 @@ class ArrayBase {
   // touched). The answer holds until the subscriptions change (subscribe, unsubscribe, tracking,
   // demotion): take it where the launch is made, as the view is.
   bool sole(int rank) const;
+  // Whether `rank` subscribes to every page and tracking is off: its views' whole_local() is its
+  // replica, so the caller may launch a kernel that reads (not stores) straight from local().
+  bool holds_every_page(int rank) const;
   // Byte-range subscription hints (pages overlapping the range). Both fence first.
   void subscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
   void unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);

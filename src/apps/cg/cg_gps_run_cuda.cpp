@@ -225,7 +225,7 @@ class GpsRun final : public CgRun {
       g.rho0 = start_.rho0;
       g.threshold = start_.threshold;
       g.tracking = tracking;
-      g.sole = !tracking && r_.sole(r);
+      g.sole = r_.sole(r);  // false while tracking
     }
   }
 

@@ -368,7 +368,7 @@ struct MultiGpuPwls::Impl {
   // gps: whether rank r reads array a from its local replica (it subscribes to every page and
   // tracking is off: every load would be local), else through its view (View::load).
   bool reads_local(const gps::Array<float>& a, int r) const {
-    return !ctx.tracking() && ((a.subscriptions().on_every_page() >> r) & 1u) != 0;
+    return a.holds_every_page(r);
   }
 
   // Subset m as a user of GPS arrays writes it: each phase stores its part through the views,

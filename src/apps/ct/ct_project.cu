@@ -239,6 +239,16 @@ unsigned slab_blocks(const Geometry& g, int y0, int y1) {
 
 }  // namespace
 
+// The column splits' double partials of `count` views added in split order into out (one split:
+// the forward kernel wrote out itself).
+static void sum_splits(const Geometry& g, int count, const ForwardSplit& split, float* out, cudaStream_t st) {
+  if (split.splits == 1) return;
+  const std::int64_t n = std::int64_t{count} * g.cells_per_view();
+  sum_splits_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(split.scratch,
+                                                                                              split.splits, n, out);
+  GPSM_CUDA_LAUNCH();
+}
+
 void launch_forward_project(const Geometry& g, const ViewPose* poses, const float* image, const std::int32_t* views,
                             int count, int tile_rows, float* out, cudaStream_t st, ForwardSplit split) {
   if (count <= 0) return;
@@ -253,11 +263,7 @@ void launch_forward_project(const Geometry& g, const ViewPose* poses, const floa
                   static_cast<unsigned>(split.splits));
   forward_kernel<<<grid, kThreads, shared, st>>>(g, poses, image, views, tile_rows, out, split.scratch);
   GPSM_CUDA_LAUNCH();
-  if (split.splits == 1) return;
-  const std::int64_t n = std::int64_t{count} * g.cells_per_view();
-  sum_splits_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(split.scratch,
-                                                                                              split.splits, n, out);
-  GPSM_CUDA_LAUNCH();
+  sum_splits(g, count, split, out, st);
 }
 
 void launch_back_project(const Geometry& g, const ViewPose* poses, const float* proj, const std::int32_t* views,
@@ -288,11 +294,7 @@ void launch_forward_project_gps(const Geometry& g, const ViewPose* poses, const 
                   static_cast<unsigned>(split.splits));
   forward_gps_kernel<<<grid, kThreads, shared, st>>>(g, poses, GpsRead{image}, views, tile_rows, out, split.scratch);
   GPSM_CUDA_LAUNCH();
-  if (split.splits == 1) return;
-  const std::int64_t n = std::int64_t{count} * g.cells_per_view();
-  sum_splits_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, st>>>(split.scratch,
-                                                                                              split.splits, n, out);
-  GPSM_CUDA_LAUNCH();
+  sum_splits(g, count, split, out, st);
 }
 
 void launch_update_planes_gps(const Geometry& g, const Penalty& pen, const float* d, int subsets,
