@@ -105,6 +105,7 @@ void ArrayState::check_live(const char* what) const {
 // mask (ViewCore::runs, same_mask_runs), so a span over many pages costs two reads. All are
 // rewritten with the masks, only between kernels, so a kernel may read them once.
 void ArrayState::upload_masks() {
+  ++mask_version;
   std::vector<std::uint32_t> m = table.masks();
   if (ctx->tracking)
     for (auto& x : m) x |= kTrackBit;
@@ -453,6 +454,20 @@ static bool holds_every_page_of(const std::shared_ptr<detail::ArrayState>& s, in
   return !s->ctx->tracking && ((s->table.on_every_page() >> rank) & 1u) != 0;
 }
 bool ArrayBase::holds_every_page(int rank) const { return holds_every_page_of(s_, rank, "holds_every_page()"); }
+Reach ArrayBase::reach_bytes(std::uint64_t begin, std::uint64_t end, int rank) const {
+  if (!s_) throw gpsm::Error("gpsm: reach_bytes() of an empty GPS array handle");
+  s_->check_live("reach_bytes()");
+  if (end > s_->g.bytes || begin > end)
+    throw gpsm::Error("gpsm: reach_bytes(" + std::to_string(begin) + ", " + std::to_string(end) + ") of array '" +
+                      s_->name + "' (" + std::to_string(s_->g.bytes) + " bytes): the range must lie in the array");
+  const Reach r = s_->table.reach(pages_of_bytes(s_->g, begin, end), rank);  // checks the rank
+  return s_->ctx->tracking ? Reach::checked : r;
+}
+std::uint64_t ArrayBase::subscription_version() const {
+  if (!s_) throw gpsm::Error("gpsm: subscription_version() of an empty GPS array handle");
+  s_->check_live("subscription_version()");
+  return s_->mask_version;
+}
 bool ArrayBase::sole(int rank) const {
   return holds_every_page_of(s_, rank, "sole()") && s_->table.on_any_page() == (1u << rank);
 }

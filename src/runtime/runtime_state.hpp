@@ -92,6 +92,7 @@ struct ArrayState {
   Geometry g;
   PublishMode mode = PublishMode::combine;
   SubscriptionTable table;
+  std::uint64_t mask_version = 0;  // upload_masks() calls: ArrayBase::subscription_version
   bool counting = false;
   std::uint64_t inbound_capacity = 0;  // entries per (source, destination); 0 until first needed
   bool grow_inbound = false;           // a fence overflowed: double the capacity at the next one

@@ -155,6 +155,17 @@ std::vector<PageRange> SubscriptionTable::pages_of(int device) const {
   return runs;
 }
 
+Reach SubscriptionTable::reach(PageRange range, int device) const {
+  check_range(range, device, "ask the reach of");
+  const std::uint32_t b = bit(device);
+  Reach r = Reach::sole;
+  for (std::uint64_t p = range.first; p < range.last; ++p) {
+    if (!(masks_[p] & b)) return Reach::checked;
+    if (masks_[p] != b) r = Reach::shared;
+  }
+  return r;
+}
+
 std::vector<std::uint32_t> same_mask_runs(const std::vector<std::uint32_t>& masks) {
   std::vector<std::uint32_t> runs(masks.size());
   std::uint64_t n = 0;  // pages after p with p's mask, counted from the end

@@ -355,6 +355,34 @@ TEST(GpsSubscription, PagesOfADevice) {
   expect_error([&] { t.pages_of(-1); }, {"device -1"});
 }
 
+// Reach is what a launch classifies its work items by (the 3D apps' gps step): it must say
+// checked as soon as one page of the range is missing, sole only where the device is every page's
+// only subscriber, and agree with a page-by-page walk on every range of a mixed table.
+TEST(GpsSubscription, ReachOfARange) {
+  SubscriptionTable t(6, 3);
+  t.assign({0b001, 0b001, 0b011, 0b010, 0b110, 0b001});
+  EXPECT_EQ(t.reach({0, 2}, 0), Reach::sole);
+  EXPECT_EQ(t.reach({0, 3}, 0), Reach::shared);   // page 2 is also device 1's
+  EXPECT_EQ(t.reach({0, 4}, 0), Reach::checked);  // page 3 is not device 0's
+  EXPECT_EQ(t.reach({3, 3}, 0), Reach::sole);     // empty
+  EXPECT_EQ(t.reach({3, 4}, 1), Reach::sole);
+  EXPECT_EQ(t.reach({2, 5}, 1), Reach::shared);
+  EXPECT_EQ(t.reach({5, 6}, 2), Reach::checked);
+  EXPECT_THROW(t.reach({0, 7}, 0), gpsm::Error);
+  EXPECT_THROW(t.reach({0, 1}, 3), gpsm::Error);
+  for (int d = 0; d < 3; ++d)
+    for (std::uint64_t a = 0; a < 6; ++a)
+      for (std::uint64_t b = a; b <= 6; ++b) {
+        bool has = true, alone = true;
+        for (std::uint64_t p = a; p < b; ++p) {
+          has = has && t.subscribed(p, d);
+          alone = alone && t.mask(p) == (1u << d);
+        }
+        const Reach want = !has ? Reach::checked : alone ? Reach::sole : Reach::shared;
+        EXPECT_EQ(t.reach({a, b}, d), want) << "device " << d << " pages [" << a << ", " << b << ")";
+      }
+}
+
 TEST(GpsSubscription, AddedRanges) {
   const std::vector<std::uint32_t> before{0b01, 0b01, 0b11, 0b01, 0b10, 0b10, 0b01};
   const std::vector<std::uint32_t> after{0b11, 0b11, 0b11, 0b11, 0b10, 0b01, 0b11};

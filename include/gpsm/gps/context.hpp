@@ -88,6 +88,16 @@ class ArrayBase {
   // Whether `rank` subscribes to every page and tracking is off: its views' whole_local() is its
   // replica, so the caller may launch a kernel that reads (not stores) straight from local().
   bool holds_every_page(int rank) const;
+  // How rank's accesses to bytes [begin, end) go (Reach; checked while tracking is on, whose views
+  // must see every access): where it is sole, a launch may run its plain code on local() for that
+  // part of its work (a slab's interior), keeping the GPS path for the parts whose stores are
+  // published (shared) or whose pages rank lacks (checked). Like sole(), the answer holds until
+  // the subscriptions change: subscription_version() tells when to ask again.
+  Reach reach_bytes(std::uint64_t begin, std::uint64_t end, int rank) const;
+  // Changes whenever reach_bytes, sole or holds_every_page may answer differently (every mask
+  // change: subscribe, unsubscribe, demotion, tracking start and stop). A launch that classifies its
+  // work on the host keeps the classes while this stays the same.
+  std::uint64_t subscription_version() const;
   // Byte-range subscription hints (pages overlapping the range). Both fence first.
   void subscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
   void unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
@@ -125,6 +135,9 @@ class Array : public ArrayBase {
   View<T> view(int rank, PublishMode m) const { return View<T>{core(rank, m)}; }
   void subscribe(std::uint64_t first, std::uint64_t count, int rank) {
     subscribe_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);
+  }
+  Reach reach(std::uint64_t first, std::uint64_t count, int rank) const {
+    return reach_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);
   }
   void unsubscribe(std::uint64_t first, std::uint64_t count, int rank) {
     unsubscribe_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);

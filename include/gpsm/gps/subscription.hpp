@@ -8,6 +8,15 @@
 
 namespace gpsm::gps {
 
+// How one device's accesses to a run of pages go: what a launch asks on the host to pick, per work
+// item, between its plain kernel and its GPS one (ArrayBase::reach_bytes), so that the checks a
+// view makes per access are made once per subscription change instead of once per item.
+enum class Reach : std::uint8_t {
+  checked,  // the device lacks a page (its loads of it go to the home), or tracking is on: the view's checks
+  shared,   // it holds every page and another device holds one: loads are local, stores must be published
+  sole,     // it alone holds every page: plain loads and stores on its replica, nothing published
+};
+
 class SubscriptionTable {
  public:
   SubscriptionTable() = default;
@@ -34,6 +43,8 @@ class SubscriptionTable {
   // its kernels read and wrote. A kernel that keeps per-GPU state for the data it reads from
   // other GPUs (a solver's search direction at the columns its rows gather) sizes it from this.
   std::vector<PageRange> pages_of(int device) const;
+  // How `device`'s accesses to the pages in range go (Reach; an empty range is sole).
+  Reach reach(PageRange range, int device) const;
 
   // Add `device` to the pages in range. Returns the pages it was not subscribed to before (whose
   // replica the runtime must fill from the home) as merged runs.

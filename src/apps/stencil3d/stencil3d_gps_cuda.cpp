@@ -6,11 +6,16 @@
 // learned by tracking two iterations of an untimed profiling pass before the first timed run.
 // Stores are published inline, so a stream-ordered fence (Context::fence_async: every GPU's next
 // step waits for every GPU's last one, no host wait) ends every iteration and no other ordering is
-// needed. The fastest hand-written forms of these apps are host-driven steps (p2p_inline, memcpy:
+// needed. Once the subscriptions are learned, each rank's work items are split on the host by what
+// the runtime says of their pages (Array::reach, classify_gps_items): the slab's interior, whose
+// pages no other GPU holds, runs the hand-written step with no checks, and only the items whose
+// stores are published (the planes a neighbour reads) run the GPS step, beside it on a side
+// stream; the split is made again whenever Array::subscription_version changes. The fastest hand-written forms of these apps are host-driven steps (p2p_inline, memcpy:
 // the persistent cpu_free is 1.1-1.4x slower on 1 and 2 GPUs), so gps is one too, and like them it
 // runs its timed loop as one CUDA graph (kernels and the fence's event records and waits).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -18,10 +23,12 @@
 #include <vector>
 
 #include "apps/stencil3d/stencil3d_cells.hpp"
+#include "apps/stencil3d/stencil3d_gps_items.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/cuda_check.hpp"
+#include "common/dev_buf.hpp"
 #include "gpsm/gps/page_math.hpp"
 
 namespace gpsm::apps::stencil3d {
@@ -52,6 +59,30 @@ class GpsRun final : public HostLoop {
       o.name = std::string(kind == Kind::heat ? "heat3d" : "wave3d") + (b == 0 ? "_a" : "_b");
       arr_[b] = ctx.alloc<float>(cells_, o);
     }
+    lists_.resize(n_);
+    side_.assign(n_, nullptr);
+    fork_.assign(n_, nullptr);
+    join_.assign(n_, nullptr);
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      GPSM_CUDA(cudaStreamCreateWithFlags(&side_[r], cudaStreamNonBlocking));
+      GPSM_CUDA(cudaEventCreateWithFlags(&fork_[r], cudaEventDisableTiming));
+      GPSM_CUDA(cudaEventCreateWithFlags(&join_[r], cudaEventDisableTiming));
+    }
+  }
+  ~GpsRun() override {
+    for (int r = 0; r < n_; ++r) {
+      cudaSetDevice(ctx_.device(r));
+      if (side_[r] != nullptr) cudaStreamDestroy(side_[r]);
+      if (fork_[r] != nullptr) cudaEventDestroy(fork_[r]);
+      if (join_[r] != nullptr) cudaEventDestroy(join_[r]);
+    }
+  }
+
+  // The timed loop (and the counting pass) runs on the items as split for the current subscriptions.
+  Timing solve() override {
+    split_items();
+    return HostLoop::solve();
   }
 
   // The first call learns the subscriptions (untimed: init is setup): initial values, tracking
@@ -101,13 +132,67 @@ class GpsRun final : public HostLoop {
   bool graph_ok() const override { return !one_off_; }
   void step(int r, int it) override {
     const int c = it & 1;
+    GpsStep s = base_step(r, c);
+    s.sole = arr_[c].sole(r) && arr_[1 - c].sole(r);
+    if (!s.sole && split_current()) {
+      const Lists& l = lists_[r][c];
+      s.plain_items = l.items.p;
+      s.gps_items = l.items.p + l.n_plain;
+      s.n_plain = l.n_plain;
+      s.n_gps = l.n_gps;
+      s.side = side_[r];
+      s.fork = fork_[r];
+      s.join = join_[r];
+    }
+    launch_gps_step(kind_, s, ctx_.stream(r));
+  }
+  GpsStep base_step(int r, int c) const {
     GpsStep s;
     s.in = arr_[c].view(r);  // views taken now: counting (link_bytes_per_iter) applies to views taken after it
     s.out = arr_[1 - c].view(r);
     s.slab = slab_[r];
     s.edges_first = n_ > 1;
-    s.sole = arr_[c].sole(r) && arr_[1 - c].sole(r);
-    launch_gps_step(kind_, s, ctx_.stream(r));
+    return s;
+  }
+
+  // The split holds for the subscriptions it was made for; never while tracking, whose views must
+  // see every access (the GPS step's checks mark the pages).
+  bool split_current() const {
+    return !ctx_.tracking() && split_for_[0] == arr_[0].subscription_version() &&
+           split_for_[1] == arr_[1].subscription_version();
+  }
+  // Splits every rank's items of both parities (classify_gps_items) when the subscriptions changed
+  // since the last split, and forgets the captured graph, whose launches hold the old lists.
+  void split_items() {
+    if (ctx_.tracking() || split_current()) return;
+    const auto cells = static_cast<std::int64_t>(cells_);
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      for (int c = 0; c < 2; ++c) {
+        const GpsStep g = base_step(r, c);
+        const GpsStepShape shape = gps_step_shape(kind_, g);
+        const SubBox sb = sub_box(slab_[r]);
+        const auto reach = [&](const gps::Array<float>& a, std::int64_t lo, std::int64_t hi) {
+          lo = std::max<std::int64_t>(lo, 0);
+          hi = std::min(hi, cells);
+          return hi > lo ? a.reach(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r)
+                         : gps::Reach::sole;
+        };
+        const GpsItems items = classify_gps_items(
+            shape.plan, sb, radius_of(kind_), shape.v, sb.offset,
+            [&](std::int64_t lo, std::int64_t hi) { return reach(arr_[c], lo, hi); },
+            [&](std::int64_t lo, std::int64_t hi) { return reach(arr_[1 - c], lo, hi); });
+        std::vector<std::int32_t> all = items.plain;
+        all.insert(all.end(), items.gps.begin(), items.gps.end());
+        Lists& l = lists_[r][c];
+        l.items.alloc(ctx_.device(r), all.size());
+        GPSM_CUDA(cudaMemcpy(l.items.p, all.data(), all.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
+        l.n_plain = static_cast<int>(items.plain.size());
+        l.n_gps = static_cast<int>(items.gps.size());
+      }
+    }
+    split_for_ = {arr_[0].subscription_version(), arr_[1].subscription_version()};
+    drop_graph();
   }
   void after_iteration(int) override { ctx_.fence_async(); }
 
@@ -157,6 +242,15 @@ class GpsRun final : public HostLoop {
   std::array<gps::Array<float>, 2> arr_;
   bool tracked_ = false;
   bool one_off_ = false;
+  // Per rank and parity (the iterations reading arr_[c]): the plain items, then the gps ones.
+  struct Lists {
+    gpsm::DevBuf<std::int32_t> items;
+    int n_plain = 0, n_gps = 0;
+  };
+  std::vector<std::array<Lists, 2>> lists_;
+  std::array<std::uint64_t, 2> split_for_{~std::uint64_t{0}, ~std::uint64_t{0}};
+  std::vector<cudaStream_t> side_;
+  std::vector<cudaEvent_t> fork_, join_;
 };
 
 }  // namespace

@@ -22,13 +22,31 @@ namespace gpsm::apps::stencil3d {
 // computed (as p2p_inline's pushes). sole: this rank alone holds both arrays (Array::sole: one
 // GPU), so the launch is the hand-written step itself on the replicas, none of the GPS path's
 // checks or registers in the kernel.
+//
+// plain_items (device memory, with gps_items): the host's split of the plan's items
+// (classify_gps_items over gps_step_shape's plan): the plain ones run the hand-written step with
+// no checks, the gps ones the GPS step, on `side` (forked from and joined to the launch's stream
+// through the events fork and join) when given, so both run at once. Null: every item through the
+// GPS step with its per-item checks (tracking, whose views must see every access).
 struct GpsStep {
   gps::View<float> in, out;
   Slab3D slab;
   bool edges_first = false;
   bool sole = false;
+  const std::int32_t* plain_items = nullptr;
+  const std::int32_t* gps_items = nullptr;
+  int n_plain = 0, n_gps = 0;
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
 };
 void launch_gps_step(Kind k, const GpsStep& s, cudaStream_t st);
+// The plan launch_gps_step runs s with on the current device and its cells per thread (what
+// classify_gps_items splits).
+struct GpsStepShape {
+  Plan plan;
+  int v = 1;
+};
+GpsStepShape gps_step_shape(Kind k, const GpsStep& s);
 
 // Initial values of planes [lo, hi) along `axis` of a whole n[0] x n[1] x n[2] grid (x fastest)
 // at buf: initial_value(global cell, seed_interior) in the global interior (radius cells from

@@ -513,6 +513,19 @@ __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_k
   for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
 }
 
+// The host's split of the items (GpsStep::plain_items, stencil3d_gps_items.hpp): the gps items
+// through the checks above, the plain ones through the hand-written march with nothing else
+// compiled in (its registers and blocks per SM are step_kernel's).
+template <Kind K, int V, int M>
+__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
+    gps_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items, int n) {
+  for (int i = blockIdx.x; i < n; i += gridDim.x) gps_item<K, V, M>(a, p, items[i]);
+}
+template <Kind K, int V, int M>
+__global__ void __launch_bounds__(kTx* kTy) plain_listed_kernel(Step s, Plan p, const std::int32_t* items, int n) {
+  for (int i = blockIdx.x; i < n; i += gridDim.x) run_item<K, V, M>(s, p, items[i]);
+}
+
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
   const i64 nx = s.box.n[0], ny = s.box.n[1], cells = nx * ny * s.box.n[2];
   const i64 r = s.radius;
@@ -644,6 +657,18 @@ GpsStepFn gps_step_fn(bool vec, int m) {
   if (vec) return m == 1 ? gps_step_kernel<K, 4, 1> : gps_step_kernel<K, 4, 2>;
   return m == 1 ? gps_step_kernel<K, 1, 1> : gps_step_kernel<K, 1, 2>;
 }
+using ListedFn = void (*)(GpsStepArgs, Plan, const std::int32_t*, int);
+template <Kind K>
+ListedFn gps_listed_fn(bool vec, int m) {
+  if (vec) return m == 1 ? gps_listed_kernel<K, 4, 1> : gps_listed_kernel<K, 4, 2>;
+  return m == 1 ? gps_listed_kernel<K, 1, 1> : gps_listed_kernel<K, 1, 2>;
+}
+using PlainListedFn = void (*)(Step, Plan, const std::int32_t*, int);
+template <Kind K>
+PlainListedFn plain_listed_fn(bool vec, int m) {
+  if (vec) return m == 1 ? plain_listed_kernel<K, 4, 1> : plain_listed_kernel<K, 4, 2>;
+  return m == 1 ? plain_listed_kernel<K, 1, 1> : plain_listed_kernel<K, 1, 2>;
+}
 
 // The kernel and plan of a step (launch_step, step_plan).
 std::pair<StepFn, Plan> step_launch(Kind k, const Step& s) {
@@ -679,9 +704,20 @@ void launch_step(Kind k, const Step& s, cudaStream_t st) {
 
 bool step_float4(const Step& s) { return step_vec(s); }
 
-void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
-  const SubBox sb = sub_box(g.slab);
+namespace {
+// The arguments, kernel and plan of a gps step (launch_gps_step, gps_step_plan). The plan is the
+// unlisted GPS kernel's, whichever kernels run its items.
+struct GpsLaunch {
   GpsStepArgs a;
+  bool vec = false;
+  int m = 2;
+  GpsStepFn fn = nullptr;
+  Plan p;
+};
+GpsLaunch gps_launch(Kind k, const GpsStep& g) {
+  const SubBox sb = sub_box(g.slab);
+  GpsLaunch l;
+  GpsStepArgs& a = l.a;
   a.in = g.in;
   a.out.view = g.out;
   a.out.base = g.out.local();
@@ -691,18 +727,60 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   a.s.sy = sb.sy;
   a.s.sz = sb.sz;
   a.lift[static_cast<int>(g.slab.axis)] = g.slab.first - g.slab.radius;
+  l.vec = step_vec(a.s);
+  l.m = march_axis(sb.box);
+  l.fn = k == Kind::heat ? gps_step_fn<Kind::heat>(l.vec, l.m) : gps_step_fn<Kind::wave>(l.vec, l.m);
+  l.p = cached_plan(radius_of(k), l.vec ? 4 : 1, sb.box, g.edges_first,
+                    resident_blocks(reinterpret_cast<const void*>(l.fn)));
+  return l;
+}
+unsigned list_grid(int n) { return static_cast<unsigned>(std::max(n, 1)); }
+}  // namespace
+
+GpsStepShape gps_step_shape(Kind k, const GpsStep& g) {
+  const GpsLaunch l = gps_launch(k, g);
+  return {l.p, l.vec ? 4 : 1};
+}
+
+void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
+  GpsLaunch l = gps_launch(k, g);
   if (g.sole) {  // the hand-written step on the replicas (GpsStep::sole)
-    launch_step(k, a.s, st);
+    launch_step(k, l.a.s, st);
     return;
   }
-  const bool vec = step_vec(a.s);
-  const int m = march_axis(sb.box);
-  const GpsStepFn fn = k == Kind::heat ? gps_step_fn<Kind::heat>(vec, m) : gps_step_fn<Kind::wave>(vec, m);
-  const Plan p = cached_plan(radius_of(k), vec ? 4 : 1, sb.box, g.edges_first,
-                             resident_blocks(reinterpret_cast<const void*>(fn)));
-  const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
-  fn<<<grid, dim3(kTx, kTy), 0, st>>>(a, p);
-  GPSM_CUDA_LAUNCH();
+  if (g.plain_items == nullptr) {
+    const auto grid = static_cast<unsigned>(std::clamp<i64>(l.p.items, 1, INT_MAX));
+    l.fn<<<grid, dim3(kTx, kTy), 0, st>>>(l.a, l.p);
+    GPSM_CUDA_LAUNCH();
+    return;
+  }
+  // The host's split: the gps items on the side stream (launched first, so their blocks, whose
+  // stores travel to the neighbours, start first), the plain ones beside them on st, joined.
+  const bool side = g.n_gps > 0 && g.side != nullptr;
+  if (g.n_gps > 0) {
+    cudaStream_t gs = st;
+    if (side) {
+      GPSM_CUDA(cudaEventRecord(g.fork, st));
+      GPSM_CUDA(cudaStreamWaitEvent(g.side, g.fork, 0));
+      gs = g.side;
+    }
+    const ListedFn fn = k == Kind::heat ? gps_listed_fn<Kind::heat>(l.vec, l.m) : gps_listed_fn<Kind::wave>(l.vec, l.m);
+    fn<<<list_grid(g.n_gps), dim3(kTx, kTy), 0, gs>>>(l.a, l.p, g.gps_items, g.n_gps);
+    GPSM_CUDA_LAUNCH();
+  }
+  if (g.n_plain > 0) {
+    Step e = l.a.s;
+    e.sy = row_stride(e.box, e.sy);
+    e.sz = plane_stride(e.box, e.sz);
+    const PlainListedFn fn =
+        k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
+    fn<<<list_grid(g.n_plain), dim3(kTx, kTy), 0, st>>>(e, l.p, g.plain_items, g.n_plain);
+    GPSM_CUDA_LAUNCH();
+  }
+  if (side) {
+    GPSM_CUDA(cudaEventRecord(g.join, g.side));
+    GPSM_CUDA(cudaStreamWaitEvent(st, g.join, 0));
+  }
 }
 
 void launch_init(const Init& s, cudaStream_t st) {
