@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/filter/filter_gps_rows.hpp"
 #include "apps/filter/filter_kernels.hpp"
 #include "apps/filter/filter_plan.hpp"
 #include "apps/filter/filter_slab.hpp"
@@ -259,7 +260,9 @@ class DistributedRun final : public NeighbourLoop {
 };
 
 // gps: both images GPS arrays (inline publish), the subscriptions learned by tracking two passes;
-// passes ordered across GPUs by fence_async.
+// passes ordered across GPUs by fence_async. Once learned, each rank's rows are split on the host
+// by what the runtime says of their pages (split_rows, Array::reach): the slab's interior runs the
+// plain pass on the replicas, the rows a neighbour reads the GPS pass, on a side stream beside it.
 class GpsRun final : public FilterRun {
  public:
   GpsRun(gps::Context& ctx, const FilterJob& j)
@@ -272,6 +275,24 @@ class GpsRun final : public FilterRun {
       img_[b] = ctx.alloc<float>(static_cast<std::uint64_t>(w_ * h_), o);
     }
     for (int r = 0; r < n_; ++r) slab_.push_back(filter_slab(h_, j.k, n_, r));
+    split_.resize(n_);
+    side_.assign(n_, nullptr);
+    fork_.assign(n_, nullptr);
+    join_.assign(n_, nullptr);
+    for (int r = 0; r < n_; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      GPSM_CUDA(cudaStreamCreateWithFlags(&side_[r], cudaStreamNonBlocking));
+      GPSM_CUDA(cudaEventCreateWithFlags(&fork_[r], cudaEventDisableTiming));
+      GPSM_CUDA(cudaEventCreateWithFlags(&join_[r], cudaEventDisableTiming));
+    }
+  }
+  ~GpsRun() override {
+    for (int r = 0; r < n_; ++r) {
+      cudaSetDevice(ctx_.device(r));
+      if (side_[r] != nullptr) cudaStreamDestroy(side_[r]);
+      if (fork_[r] != nullptr) cudaEventDestroy(fork_[r]);
+      if (join_[r] != nullptr) cudaEventDestroy(join_[r]);
+    }
   }
   void init() override {
     if (!tracked_) {  // each GPU subscribes to the pages its passes touch, in both images
@@ -309,30 +330,68 @@ class GpsRun final : public FilterRun {
         const gps::Array<float>& in = img_[it & 1];
         const gps::Array<float>& out = img_[1 - (it & 1)];
         const std::int64_t y0 = slab_[r].first, y1 = slab_[r].first + slab_[r].rows;
+        // This GPU alone holds both images (one GPU): every access is to its replica and nothing
+        // is published, so the plain kernel runs on it, with no span or mask.
         if (in.sole(r) && out.sole(r)) {
-          // This GPU alone holds both images (one GPU): every access is to its replica and nothing
-          // is published, so the plain kernel runs on it, with no span or mask.
-          LocalPass a;
-          a.in = in.view(r).local();
-          a.out = out.view(r).local();
-          a.width = w_;
-          a.height = h_;
-          a.y0 = y0;
-          a.y1 = y1;
-          launch_local_pass(a, weights_.of(r), ctx_.stream(r));
+          plain_pass(r, in, out, y0, y1, ctx_.stream(r));
           continue;
         }
-        GpsPass a;
-        a.in = in.view(r);
-        a.out = out.view(r);
-        a.width = w_;
-        a.height = h_;
-        a.y0 = y0;
-        a.y1 = y1;
-        launch_gps_pass(a, weights_.of(r), ctx_.stream(r));
+        const RowSplit sp = rows_of(r, it & 1);
+        if (sp.plain_lo >= sp.plain_hi) {  // tracking, or no plain row: every row through the GPS pass
+          gps_pass(r, in, out, y0, y1, ctx_.stream(r));
+          continue;
+        }
+        // The published rows on the side stream (forked, joined), the plain band beside them.
+        GPSM_CUDA(cudaEventRecord(fork_[r], ctx_.stream(r)));
+        GPSM_CUDA(cudaStreamWaitEvent(side_[r], fork_[r], 0));
+        gps_pass(r, in, out, y0, sp.plain_lo, side_[r]);
+        gps_pass(r, in, out, sp.plain_hi, y1, side_[r]);
+        plain_pass(r, in, out, sp.plain_lo, sp.plain_hi, ctx_.stream(r));
+        GPSM_CUDA(cudaEventRecord(join_[r], side_[r]));
+        GPSM_CUDA(cudaStreamWaitEvent(ctx_.stream(r), join_[r], 0));
       }
       ctx_.fence_async();
     }
+  }
+  void plain_pass(int r, const gps::Array<float>& in, const gps::Array<float>& out, std::int64_t y0, std::int64_t y1,
+                  cudaStream_t st) {
+    LocalPass a;
+    a.in = in.view(r).local();
+    a.out = out.view(r).local();
+    a.width = w_;
+    a.height = h_;
+    a.y0 = y0;
+    a.y1 = y1;
+    launch_local_pass(a, weights_.of(r), st);
+  }
+  void gps_pass(int r, const gps::Array<float>& in, const gps::Array<float>& out, std::int64_t y0, std::int64_t y1,
+                cudaStream_t st) {
+    GpsPass a;
+    a.in = in.view(r);
+    a.out = out.view(r);
+    a.width = w_;
+    a.height = h_;
+    a.y0 = y0;
+    a.y1 = y1;
+    launch_gps_pass(a, weights_.of(r), st);
+  }
+  // Rank r's split of its rows for the passes reading img_[c], made again when either image's
+  // subscriptions changed; none while tracking, whose views must see every access.
+  RowSplit rows_of(int r, int c) {
+    const std::int64_t y0 = slab_[r].first, y1 = slab_[r].first + slab_[r].rows;
+    if (ctx_.tracking()) return {y1, y1};
+    Split& s = split_[r][c];
+    const std::array<std::uint64_t, 2> v{img_[0].subscription_version(), img_[1].subscription_version()};
+    if (s.for_versions != v) {
+      const auto reach = [&](const gps::Array<float>& a) {
+        return [&a, r, this](std::int64_t lo, std::int64_t hi) {
+          return a.reach(static_cast<std::uint64_t>(lo * w_), static_cast<std::uint64_t>((hi - lo) * w_), r);
+        };
+      };
+      s.rows = split_rows(y0, y1, job_.k / 2, h_, reach(img_[c]), reach(img_[1 - c]));
+      s.for_versions = v;
+    }
+    return s.rows;
   }
 
   gps::Context& ctx_;
@@ -343,6 +402,13 @@ class GpsRun final : public FilterRun {
   std::vector<FilterSlab> slab_;
   std::array<gps::Array<float>, 2> img_;
   bool tracked_ = false;
+  struct Split {
+    RowSplit rows;
+    std::array<std::uint64_t, 2> for_versions{~std::uint64_t{0}, ~std::uint64_t{0}};
+  };
+  std::vector<std::array<Split, 2>> split_;  // [rank][parity]
+  std::vector<cudaStream_t> side_;
+  std::vector<cudaEvent_t> fork_, join_;
   int last_ = 0;
 };
 
