@@ -21,6 +21,7 @@
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "app_test_util.hpp"
 #include "common/dev_buf.hpp"
+#include "common/fork_join.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 
@@ -386,13 +387,7 @@ TEST(Stencil3DGpu, GpsStepReadsHomeWhereReplicaLacksThePages) {
       gps::Context ctx({0, 1});
       Slab3D slab[2] = {slab3d(n, axis, R, 2, 0), slab3d(n, axis, R, 2, 1)};
       gpsm::DevBuf<std::int32_t> lists[2];
-      cudaStream_t side[2];
-      cudaEvent_t ev[2][2];
-      for (int r = 0; r < 2; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-        GPSM_CUDA(cudaStreamCreateWithFlags(&side[r], cudaStreamNonBlocking));
-        for (auto& e : ev[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      }
+      const gpsm::ForkJoin side[2] = {gpsm::ForkJoin(ctx.device(0)), gpsm::ForkJoin(ctx.device(1))};
       // split: the host's split of the items by the runtime's reach (classify_gps_items), the gps
       // items on a side stream: must give the same cells as the checked step, cut or not.
       const auto one_step = [&](bool cut, bool split) {
@@ -476,9 +471,7 @@ TEST(Stencil3DGpu, GpsStepReadsHomeWhereReplicaLacksThePages) {
             st.gps_items = lists[r].p + items.plain.size();
             st.n_plain = static_cast<int>(items.plain.size());
             st.n_gps = static_cast<int>(items.gps.size());
-            st.side = side[r];
-            st.fork = ev[r][0];
-            st.join = ev[r][1];
+            st.side = &side[r];
           }
           stencil3d::launch_gps_step(kind, st, ctx.stream(r));
         }
@@ -497,12 +490,6 @@ TEST(Stencil3DGpu, GpsStepReadsHomeWhereReplicaLacksThePages) {
         }
         EXPECT_EQ(nan, 0u);
         EXPECT_EQ(bad, 0u) << "cells that differ between the march and the per-cell path";
-      }
-      for (int r = 0; r < 2; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-        GPSM_CUDA(cudaStreamDestroy(side[r]));
-        GPSM_CUDA(cudaEventDestroy(ev[r][0]));
-        GPSM_CUDA(cudaEventDestroy(ev[r][1]));
       }
     }
 }

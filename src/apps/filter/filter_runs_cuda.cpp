@@ -20,6 +20,7 @@
 #include "apps/stencil/row_pages.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
+#include "common/fork_join.hpp"
 #include "gpsm/distributed_array.hpp"
 #include "gpsm/error.hpp"
 
@@ -276,23 +277,7 @@ class GpsRun final : public FilterRun {
     }
     for (int r = 0; r < n_; ++r) slab_.push_back(filter_slab(h_, j.k, n_, r));
     split_.resize(n_);
-    side_.assign(n_, nullptr);
-    fork_.assign(n_, nullptr);
-    join_.assign(n_, nullptr);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      GPSM_CUDA(cudaStreamCreateWithFlags(&side_[r], cudaStreamNonBlocking));
-      GPSM_CUDA(cudaEventCreateWithFlags(&fork_[r], cudaEventDisableTiming));
-      GPSM_CUDA(cudaEventCreateWithFlags(&join_[r], cudaEventDisableTiming));
-    }
-  }
-  ~GpsRun() override {
-    for (int r = 0; r < n_; ++r) {
-      cudaSetDevice(ctx_.device(r));
-      if (side_[r] != nullptr) cudaStreamDestroy(side_[r]);
-      if (fork_[r] != nullptr) cudaEventDestroy(fork_[r]);
-      if (join_[r] != nullptr) cudaEventDestroy(join_[r]);
-    }
+    for (int r = 0; r < n_; ++r) side_.emplace_back(ctx.device(r));
   }
   void init() override {
     if (!tracked_) {  // each GPU subscribes to the pages its passes touch, in both images
@@ -342,13 +327,11 @@ class GpsRun final : public FilterRun {
           continue;
         }
         // The published rows on the side stream (forked, joined), the plain band beside them.
-        GPSM_CUDA(cudaEventRecord(fork_[r], ctx_.stream(r)));
-        GPSM_CUDA(cudaStreamWaitEvent(side_[r], fork_[r], 0));
-        gps_pass(r, in, out, y0, sp.plain_lo, side_[r]);
-        gps_pass(r, in, out, sp.plain_hi, y1, side_[r]);
+        const cudaStream_t side = side_[r].fork(ctx_.stream(r));
+        gps_pass(r, in, out, y0, sp.plain_lo, side);
+        gps_pass(r, in, out, sp.plain_hi, y1, side);
         plain_pass(r, in, out, sp.plain_lo, sp.plain_hi, ctx_.stream(r));
-        GPSM_CUDA(cudaEventRecord(join_[r], side_[r]));
-        GPSM_CUDA(cudaStreamWaitEvent(ctx_.stream(r), join_[r], 0));
+        side_[r].join(ctx_.stream(r));
       }
       ctx_.fence_async();
     }
@@ -407,8 +390,7 @@ class GpsRun final : public FilterRun {
     std::array<std::uint64_t, 2> for_versions{~std::uint64_t{0}, ~std::uint64_t{0}};
   };
   std::vector<std::array<Split, 2>> split_;  // [rank][parity]
-  std::vector<cudaStream_t> side_;
-  std::vector<cudaEvent_t> fork_, join_;
+  std::vector<ForkJoin> side_;  // per rank: the published rows' stream beside the plain band
   int last_ = 0;
 };
 

@@ -29,6 +29,7 @@
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
+#include "common/fork_join.hpp"
 #include "gpsm/gps/page_math.hpp"
 
 namespace gpsm::apps::stencil3d {
@@ -60,23 +61,7 @@ class GpsRun final : public HostLoop {
       arr_[b] = ctx.alloc<float>(cells_, o);
     }
     lists_.resize(n_);
-    side_.assign(n_, nullptr);
-    fork_.assign(n_, nullptr);
-    join_.assign(n_, nullptr);
-    for (int r = 0; r < n_; ++r) {
-      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-      GPSM_CUDA(cudaStreamCreateWithFlags(&side_[r], cudaStreamNonBlocking));
-      GPSM_CUDA(cudaEventCreateWithFlags(&fork_[r], cudaEventDisableTiming));
-      GPSM_CUDA(cudaEventCreateWithFlags(&join_[r], cudaEventDisableTiming));
-    }
-  }
-  ~GpsRun() override {
-    for (int r = 0; r < n_; ++r) {
-      cudaSetDevice(ctx_.device(r));
-      if (side_[r] != nullptr) cudaStreamDestroy(side_[r]);
-      if (fork_[r] != nullptr) cudaEventDestroy(fork_[r]);
-      if (join_[r] != nullptr) cudaEventDestroy(join_[r]);
-    }
+    for (int r = 0; r < n_; ++r) side_.emplace_back(ctx.device(r));
   }
 
   // The timed loop (and the counting pass) runs on the items as split for the current subscriptions.
@@ -140,9 +125,7 @@ class GpsRun final : public HostLoop {
       s.gps_items = l.items.p + l.n_plain;
       s.n_plain = l.n_plain;
       s.n_gps = l.n_gps;
-      s.side = side_[r];
-      s.fork = fork_[r];
-      s.join = join_[r];
+      s.side = &side_[r];
     }
     launch_gps_step(kind_, s, ctx_.stream(r));
   }
@@ -249,8 +232,7 @@ class GpsRun final : public HostLoop {
   };
   std::vector<std::array<Lists, 2>> lists_;
   std::array<std::uint64_t, 2> split_for_{~std::uint64_t{0}, ~std::uint64_t{0}};
-  std::vector<cudaStream_t> side_;
-  std::vector<cudaEvent_t> fork_, join_;
+  std::vector<gpsm::ForkJoin> side_;  // per rank: the gps items' stream beside the plain ones
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_kernels.hpp"
+#include "common/fork_join.hpp"
 #include "gpsm/gps/view.hpp"
 
 namespace gpsm::apps::stencil3d {
@@ -25,8 +26,8 @@ namespace gpsm::apps::stencil3d {
 //
 // plain_items (device memory, with gps_items): the host's split of the plan's items
 // (classify_gps_items over gps_step_shape's plan): the plain ones run the hand-written step with
-// no checks, the gps ones the GPS step, on `side` (forked from and joined to the launch's stream
-// through the events fork and join) when given, so both run at once. Null: every item through the
+// no checks, the gps ones the GPS step, on `side`'s stream (forked from the launch's stream and
+// joined back) when given, so both run at once. Null: every item through the
 // GPS step with its per-item checks (tracking, whose views must see every access).
 struct GpsStep {
   gps::View<float> in, out;
@@ -36,8 +37,7 @@ struct GpsStep {
   const std::int32_t* plain_items = nullptr;
   const std::int32_t* gps_items = nullptr;
   int n_plain = 0, n_gps = 0;
-  cudaStream_t side = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
+  const gpsm::ForkJoin* side = nullptr;
 };
 void launch_gps_step(Kind k, const GpsStep& s, cudaStream_t st);
 // The plan launch_gps_step runs s with on the current device and its cells per thread (what

@@ -758,12 +758,7 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   // stores travel to the neighbours, start first), the plain ones beside them on st, joined.
   const bool side = g.n_gps > 0 && g.side != nullptr;
   if (g.n_gps > 0) {
-    cudaStream_t gs = st;
-    if (side) {
-      GPSM_CUDA(cudaEventRecord(g.fork, st));
-      GPSM_CUDA(cudaStreamWaitEvent(g.side, g.fork, 0));
-      gs = g.side;
-    }
+    const cudaStream_t gs = side ? g.side->fork(st) : st;
     const ListedFn fn = k == Kind::heat ? gps_listed_fn<Kind::heat>(l.vec, l.m) : gps_listed_fn<Kind::wave>(l.vec, l.m);
     fn<<<list_grid(g.n_gps), dim3(kTx, kTy), 0, gs>>>(l.a, l.p, g.gps_items, g.n_gps);
     GPSM_CUDA_LAUNCH();
@@ -777,10 +772,7 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
     fn<<<list_grid(g.n_plain), dim3(kTx, kTy), 0, st>>>(e, l.p, g.plain_items, g.n_plain);
     GPSM_CUDA_LAUNCH();
   }
-  if (side) {
-    GPSM_CUDA(cudaEventRecord(g.join, g.side));
-    GPSM_CUDA(cudaStreamWaitEvent(st, g.join, 0));
-  }
+  if (side) g.side->join(st);
 }
 
 void launch_init(const Init& s, cudaStream_t st) {
