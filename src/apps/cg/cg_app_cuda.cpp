@@ -69,7 +69,8 @@ class CgApp final : public App {
  public:
   const char* name() const override { return "cg"; }
   const char* description() const override {
-    return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free, and Standard on GPS "
+    return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free (one process, or one "
+           "NVSHMEM process per GPU), and Standard on GPS "
            "memory; generated (Poisson, "
            "elasticity-like, banded) or Matrix Market SPD matrices, b = A*1, x0 = 0, rows split in blocks";
   }
