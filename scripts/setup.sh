@@ -79,7 +79,7 @@ elif [ ! -f .deps-nccl/include/nccl.h ] || [ ! -f .deps-nccl/lib/libnccl.so.2 ];
     echo "setup: could not download nvidia-nccl-cu13: gpsm builds without NCCL (nccl paradigm unsupported)" >&2
   fi
 fi
-# NVSHMEM (the `nvshmem` paradigm of gpsm bench: its worker, gpsm-nvshmem-stencil): headers,
+# NVSHMEM (the `nvshmem` paradigms of gpsm bench: their workers, gpsm-nvshmem-stencil and gpsm-nvshmem-cg): headers,
 # libnvshmem_host.so.3, libnvshmem_device.a and the unique-ID bootstrap plugin from the PyPI wheel
 # nvidia-nvshmem-cu13, so the worker compiles and links with no GPU. Optional, like NCCL. Kept in
 # .deps-nvshmem, outside .deps (~45 MB): on the GPU machine src/CMakeLists.txt finds python3's

@@ -31,11 +31,14 @@ inline gpsm::apps::RunOutcome run(gpsm::apps::App& app, gpsm::apps::Paradigm p, 
   return app.run(r);
 }
 
-// An app whose nvshmem paradigm finds its worker: the test binary is not in build/bin next to the
-// worker, so it is named by path unless the environment already names one.
+// An app whose nvshmem paradigms find their workers (the stencils' and CG's): the test binary is
+// not in build/bin next to them, so they are named by path unless the environment already names them.
 inline std::unique_ptr<gpsm::apps::App> nvshmem_app(const std::string& name) {
 #ifdef GPSM_NVSHMEM_WORKER_PATH
   setenv("GPSM_NVSHMEM_WORKER", GPSM_NVSHMEM_WORKER_PATH, 0);
+#endif
+#ifdef GPSM_NVSHMEM_CG_WORKER_PATH
+  setenv("GPSM_NVSHMEM_CG_WORKER", GPSM_NVSHMEM_CG_WORKER_PATH, 0);
 #endif
   return app_named(name);
 }

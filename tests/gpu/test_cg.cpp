@@ -6,6 +6,8 @@
 // The gps paradigm (r in a GPS array, subscriptions learned by tracking) runs in every one of them,
 // and its link bytes are checked against the pages the host predicts it learns. Every run goes
 // through both SpMV layouts (CSR lanes and sliced ELL, GPSM_CG_SPMV) where the rows allow.
+// nvshmem_std and nvshmem_pipe (one gpsm-nvshmem-cg worker process per GPU) run in all of them
+// too; in a build without NVSHMEM they must say why they are unsupported.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -19,19 +21,27 @@
 #include "apps/cg/partition.hpp"
 #include "apps/cg/sell.hpp"
 #include "apps/harness/nccl_comms.hpp"
+#include "apps/stencil/nvshmem_launch.hpp"
 
 using namespace gpsm::apps;
 
 namespace {
 
-std::unique_ptr<App> cg_app() { return apptest::app_named("cg"); }
+std::unique_ptr<App> cg_app() { return apptest::nvshmem_app("cg"); }
 using apptest::run;
 
 const Paradigm kAll[] = {Paradigm::single,        Paradigm::cpu_ctrl_std, Paradigm::cpu_ctrl_pipe,
-                         Paradigm::cpu_free_std,  Paradigm::cpu_free_pipe, Paradigm::gps,
-                         Paradigm::infinite};
+                         Paradigm::cpu_free_std,  Paradigm::cpu_free_pipe, Paradigm::nvshmem_std,
+                         Paradigm::nvshmem_pipe,  Paradigm::gps,           Paradigm::infinite};
 
 bool needs_nccl(Paradigm p) { return p == Paradigm::cpu_ctrl_std || p == Paradigm::cpu_ctrl_pipe; }
+bool is_nvshmem(Paradigm p) { return p == Paradigm::nvshmem_std || p == Paradigm::nvshmem_pipe; }
+
+// A run this build cannot do: an nccl one on several GPUs without NCCL, an nvshmem one without
+// NVSHMEM. It must report unsupported, naming what is missing.
+bool unavailable(Paradigm p, int gpus) {
+  return (gpus > 1 && needs_nccl(p) && !gpsm::nccl_built()) || (is_nvshmem(p) && !jacobi::nvshmem_built());
+}
 
 // GPSM_CG_SPMV for its lifetime: the app reads it at every run (docs/cg.md).
 class ForceLayout {
@@ -69,8 +79,9 @@ void every_paradigm(App& app, const std::string& size, int iters) {
                      ", GPSM_CG_SPMV=" + layout);
         const ForceLayout force(layout);
         const RunOutcome o = run(app, par, g, app.problem(size, iters));
-        if (g > 1 && needs_nccl(par) && !gpsm::nccl_built()) {
+        if (unavailable(par, g)) {
           EXPECT_EQ(o.status, RunStatus::unsupported);
+          if (is_nvshmem(par)) EXPECT_NE(o.reason.find("NVSHMEM"), std::string::npos) << o.reason;
           continue;
         }
         ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
@@ -151,9 +162,9 @@ TEST(CgGpu, SeveralRowsPerThread) {
   // 1.1 M rows: 2 rows per thread on one GPU (chunks of 512 rows), 1 on two; both layouts.
   for (int g : apptest::gpu_counts())
     for (Paradigm par : {Paradigm::single, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::cpu_ctrl_pipe,
-                         Paradigm::gps})
+                         Paradigm::nvshmem_std, Paradigm::nvshmem_pipe, Paradigm::gps})
       for (const char* layout : {"csr", "sell"}) {
-        if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
+        if ((par == Paradigm::single && g != 1) || unavailable(par, g)) continue;
         SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + layout);
         const ForceLayout force(layout);
         const RunOutcome o = run(*app, par, g, app->problem("poisson2d:1100x1000", 12));
@@ -169,7 +180,7 @@ TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {
   auto app = cg_app();
   const int g = std::min<int>(2, static_cast<int>(gpstest::all_devices().size()));
   for (Paradigm par : kAll) {
-    if ((par == Paradigm::single && g != 1) || (g > 1 && needs_nccl(par) && !gpsm::nccl_built())) continue;
+    if ((par == Paradigm::single && g != 1) || unavailable(par, g)) continue;
     SCOPED_TRACE(paradigm_name(par));
     const RunOutcome o = run(*app, par, g, app->problem("poisson2d:30x27@tol=1e-6", 5000));
     ASSERT_EQ(o.status, RunStatus::ok) << o.reason;  // includes: the reference's iteration count
@@ -208,4 +219,27 @@ TEST(CgGpu, GpsPublishesThePagesTheSpmvReads) {
       ASSERT_EQ(f.status, RunStatus::ok) << f.reason;
       EXPECT_GE(o.link_bytes_per_iter, f.link_bytes_per_iter);
     }
+}
+
+// nvshmem_std / nvshmem_pipe run cpu_free_std's / cpu_free_pipe's kernel, one process per GPU:
+// the same bits (the same error against the reference, to the last digit), the same iterations,
+// the same modelled link bytes.
+TEST(CgGpu, NvshmemComputesWhatCpuFreeComputes) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg_app();
+  if (!jacobi::nvshmem_built()) GTEST_SKIP() << "gpsm built without NVSHMEM";
+  for (int g : apptest::gpu_counts())
+    for (const auto& [shm, free] : {std::pair{Paradigm::nvshmem_std, Paradigm::cpu_free_std},
+                                    std::pair{Paradigm::nvshmem_pipe, Paradigm::cpu_free_pipe}})
+      for (const std::string size : {"poisson2d:37x29", "arrow:3001:7@nnz"}) {
+        SCOPED_TRACE(std::string(paradigm_name(shm)) + " on " + std::to_string(g) + " GPUs, " + size);
+        const RunOutcome o = run(*app, shm, g, app->problem(size, 50));
+        const RunOutcome f = run(*app, free, g, app->problem(size, 50));
+        ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+        ASSERT_EQ(f.status, RunStatus::ok) << f.reason;
+        EXPECT_EQ(o.iterations, f.iterations);
+        EXPECT_EQ(o.error, f.error);
+        EXPECT_EQ(o.link_bytes_per_iter, f.link_bytes_per_iter);
+        EXPECT_EQ(o.mem_bytes_per_iter, f.mem_bytes_per_iter);
+      }
 }

@@ -17,7 +17,6 @@
 namespace gpsm::nvshmem_worker {
 namespace {
 
-using apps::jacobi::WorkerArgs;
 
 const char* env_or_unset(const char* name) {
   const char* v = std::getenv(name);
@@ -39,7 +38,7 @@ void size_symmetric_heap(std::uint64_t need) {
 }
 
 // Rank 0 creates the unique ID and hands it over through the file; the others wait for it.
-nvshmemx_uniqueid_t exchange_uid(const WorkerArgs& a) {
+nvshmemx_uniqueid_t exchange_uid(const PeStart& a) {
   nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
   if (a.rank == 0) {
     check_nvshmem(nvshmemx_get_uniqueid(&id), "nvshmemx_get_uniqueid");
@@ -53,7 +52,7 @@ nvshmemx_uniqueid_t exchange_uid(const WorkerArgs& a) {
 
 }  // namespace
 
-void start_pe(const WorkerArgs& a, std::uint64_t heap_bytes) {
+void start_pe(const PeStart& a, std::uint64_t heap_bytes) {
   GPSM_CUDA(cudaSetDevice(a.device));
   GPSM_CUDA(cudaFree(nullptr));  // the context exists before NVSHMEM binds this PE to the device
   size_symmetric_heap(heap_bytes);

@@ -9,17 +9,29 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "apps/stencil/nvshmem_proto.hpp"
 #include "common/cuda_check.hpp"
 
 namespace gpsm::nvshmem_worker {
 
+// Who this PE is, from any worker's command line (the stencils' and CG's: tools/gpsm-nvshmem-cg
+// starts its PEs with this same code).
+struct PeStart {
+  int rank = 0, ranks = 1, device = 0;
+  std::string uid_file;  // rank 0 writes NVSHMEM's unique ID here, the others wait for it
+  int timeout_s = 120;   // how long a PE waits for it
+};
+
 // Binds this process to a.device (its CUDA context first), sizes the symmetric heap for
 // `heap_bytes` of the caller's allocations (unless NVSHMEM_SYMMETRIC_SIZE is set) and initializes
 // NVSHMEM as PE a.rank of a.ranks. Throws gpsm::Error; NVSHMEM aborts the process itself when
 // its initialization fails.
-void start_pe(const apps::jacobi::WorkerArgs& a, std::uint64_t heap_bytes);
+void start_pe(const PeStart& a, std::uint64_t heap_bytes);
+inline void start_pe(const apps::jacobi::WorkerArgs& a, std::uint64_t heap_bytes) {
+  start_pe(PeStart{a.rank, a.ranks, a.device, a.uid_file, a.timeout_s}, heap_bytes);
+}
 
 // nvshmem_align(alignment, bytes), or gpsm::Error naming `what` and the heap size.
 void* symmetric_alloc(std::size_t bytes, const char* what, std::size_t alignment = 256);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/cg/cg_nvshmem_run.hpp"
 #include "apps/cg/cg_runs.hpp"
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
@@ -22,6 +23,7 @@
 #include "apps/cg/traffic.hpp"
 #include "apps/harness/app.hpp"
 #include "apps/harness/nccl_comms.hpp"
+#include "apps/stencil/nvshmem_launch.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 
@@ -33,6 +35,7 @@ struct Mode {
   std::vector<Variant> variants;
   bool host = false;
   bool gps = false;  // the GPS-memory run (cg_gps_run_cuda.cpp)
+  bool nvshmem = false;  // one NVSHMEM worker process per GPU (cg_nvshmem_run.hpp)
 };
 Mode mode_of(Paradigm p) {
   switch (p) {
@@ -43,6 +46,8 @@ Mode mode_of(Paradigm p) {
     case Paradigm::cpu_free_pipe: return {{Variant::pipelined}, false};
     case Paradigm::infinite: return {{Variant::standard, Variant::pipelined}, false};
     case Paradigm::gps: return {{Variant::standard}, false, true};
+    case Paradigm::nvshmem_std: return {{Variant::standard}, false, false, true};
+    case Paradigm::nvshmem_pipe: return {{Variant::pipelined}, false, false, true};
     default: return {};
   }
 }
@@ -64,7 +69,8 @@ class CgApp final : public App {
  public:
   const char* name() const override { return "cg"; }
   const char* description() const override {
-    return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free, and Standard on GPS "
+    return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free (one process, or one "
+           "NVSHMEM process per GPU), and Standard on GPS "
            "memory; generated (Poisson, "
            "elasticity-like, banded) or Matrix Market SPD matrices, b = A*1, x0 = 0, rows split in blocks";
   }
@@ -198,10 +204,18 @@ RunOutcome CgApp::run(const RunRequest& req) {
   if (mode.variants.empty())
     return unsupported(std::string("the ") + paradigm_name(req.paradigm) +
                        " paradigm is not implemented for cg (its paradigms: single, cpu_ctrl_std, cpu_ctrl_pipe, "
-                       "cpu_free_std, cpu_free_pipe, gps, infinite; docs/cg.md)");
+                       "cpu_free_std, cpu_free_pipe, nvshmem_std, nvshmem_pipe, gps, infinite; docs/cg.md)");
   if (req.paradigm == Paradigm::single && n != 1) return unsupported("single runs on one GPU");
   if (mode.host && n > 1 && !nccl_built()) return unsupported(kNcclMissing);
   if (n > kMaxRanks) return unsupported(fmt::format("cg runs on at most {} GPUs", kMaxRanks));
+  if (mode.nvshmem) {
+    if (!jacobi::nvshmem_built()) return unsupported(jacobi::kNvshmemMissing);
+    try {
+      jacobi::find_nvshmem_worker(jacobi::kNvshmemCgWorkerName);
+    } catch (const gpsm::Error& e) {
+      return unsupported(e.what());
+    }
+  }
   MatrixSpec spec;
   try {
     spec = parse_spec(pr.graph);
@@ -228,23 +242,34 @@ RunOutcome CgApp::run(const RunRequest& req) {
       starts.push_back(&start(plan_key, p, v, spec.tol));
       refs.push_back(&reference(plan_key, p, *starts.back(), v, pr.iters, req));
     }
-    gps::Context ctx(req.devices, gps::Settings::from_env());
     // `infinite` on more than one GPU: every halo push elided; its reductions and barriers kept.
     const bool elided = req.paradigm == Paradigm::infinite && n > 1;
     std::vector<Timed> runs;
-    for (std::size_t k = 0; k < structs.size(); ++k) {
-      const auto [v, host] = structs[k];
-      Start st = *starts[k];
-      int iters = pr.iters;
-      if (elided) {  // the bound runs as many iterations as the reference, whatever its residual does
-        st.threshold = 0;
-        iters = refs[k]->iterations;
+    if (mode.nvshmem) {  // worker processes (cg_nvshmem_run.hpp): no context in this one
+      say(req, "nvshmem: starting one worker per GPU");
+      CgGathered g = run_cg_nvshmem(req, p, structs[0].first, pr.iters);
+      Timed t;
+      t.sec_per_iter = std::move(g.sec_per_iter);
+      t.got = std::move(g.solve);
+      t.timing = "host wall clock of each worker's solve (after an NVSHMEM barrier: the persistent kernel's launch "
+                 "to its GPU idle), the slowest worker's, divided by the iterations run";
+      runs.push_back(std::move(t));
+    } else {
+      gps::Context ctx(req.devices, gps::Settings::from_env());
+      for (std::size_t k = 0; k < structs.size(); ++k) {
+        const auto [v, host] = structs[k];
+        Start st = *starts[k];
+        int iters = pr.iters;
+        if (elided) {  // the bound runs as many iterations as the reference, whatever its residual does
+          st.threshold = 0;
+          iters = refs[k]->iterations;
+        }
+        const std::string what =
+            structs.size() > 1 ? fmt::format("{}{}: ", variant_name(v), host ? " host-launched" : "") : "";
+        Mode m = mode;
+        m.host = host;
+        runs.push_back(timed(ctx, p, st, v, m, elided, iters, req, what));
       }
-      const std::string what =
-          structs.size() > 1 ? fmt::format("{}{}: ", variant_name(v), host ? " host-launched" : "") : "";
-      Mode m = mode;
-      m.host = host;
-      runs.push_back(timed(ctx, p, st, v, m, elided, iters, req, what));
     }
     // The run reported: the only one, or infinite's fastest.
     std::size_t pick = 0;

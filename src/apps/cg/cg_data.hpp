@@ -1,19 +1,16 @@
 #pragma once
-// Every GPU's share of a CG run in its own memory: its block of the matrix, its push lists, the
-// vectors of one variant, the chunk partials, the history, and the initial state staged on the
-// host so each repetition starts from the same bits. Halo entries that iteration 0 does not
-// provide start as NaN (the second p of Standard, the second w of Pipelined, rows and halo), so an
-// entry an exchange misses poisons the residual instead of passing on stale data.
+// Every GPU's share of a CG run of one process, one CgRankData (cg_rank_data.hpp) per GPU of the
+// context: the pushes into the peers' vectors and the gathering of the result across them.
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "apps/cg/cg_kernels.hpp"
+#include "apps/cg/cg_rank_data.hpp"
 #include "apps/cg/partition.hpp"
 #include "apps/cg/reference.hpp"
 #include "common/dev_buf.hpp"
 #include "gpsm/gps/context.hpp"
-
 namespace gpsm::apps::cg {
 
 class CgData {
@@ -33,9 +30,10 @@ class CgData {
   bool done_at_start() const { return done_at_start_; }
   const Plan& plan() const { return plan_; }
   Variant variant() const { return v_; }
-  DevMatrix matrix(int r) const;
-  StdVectors std_vectors(int r) const;
-  PipeVectors pipe_vectors(int r) const;
+  const CgRankData& rank(int r) const { return d_[r]; }
+  DevMatrix matrix(int r) const { return d_[r].matrix(); }
+  StdVectors std_vectors(int r) const { return d_[r].std_vectors(); }
+  PipeVectors pipe_vectors(int r) const { return d_[r].pipe_vectors(); }
   // In-kernel pushes into the peers' exchanged vector (Standard: r; Pipelined: w by parity), or,
   // elided, into a scratch buffer on the sending GPU.
   Pushes peer_pushes(int r, bool elided);
@@ -44,41 +42,22 @@ class CgData {
   // Copies of the packed entries into every peer's halo slots, on stream st of GPU r: Standard's
   // r, Pipelined's w[parity].
   void copy_halos(int r, int parity, cudaStream_t st) const;
-  const std::int32_t* order(int r) const { return d_[r].order.p; }
-  double* part(int r, int which) const { return d_[r].part[which].p; }
-  double* hist(int r) const { return d_[r].hist.p; }
-  std::int32_t* iterations(int r) const { return d_[r].iters.p; }
-  Control* control(int r) const { return d_[r].ctl.p; }
+  const std::int32_t* order(int r) const { return d_[r].order(); }
+  double* part(int r, int which) const { return d_[r].part(which); }
+  double* hist(int r) const { return d_[r].hist(); }
+  std::int32_t* iterations(int r) const { return d_[r].iterations(); }
+  Control* control(int r) const { return d_[r].control(); }
 
   // After a solve: GPU 0's iteration count and history, after checking every GPU agrees (throws
   // gpsm::Error naming the GPU that does not), and the solution gathered in global row order.
   Solve result(bool from_control);
 
  private:
-  struct Rank {  // the matrix: row_ptr, col, val (CSR) or slice_ptr, col, val (plan().spmv: sell.hpp)
-    DevBuf<std::int32_t> row_ptr, slice_ptr, col, push_row, push_peer, push_dst, push_pack, chunk_push, order;
-    DevBuf<double> val;
-    DevBuf<double> x, r, p[2], q;              // Standard
-    DevBuf<double> w[2], z, s, pp, n;          // Pipelined (pp: p)
-    DevBuf<double> part[2], hist, pack, scratch;
-    DevBuf<std::int32_t> iters;
-    DevBuf<Control> ctl;
-    DevBuf<double*> peer_tab, pack_tab;  // Pushes::base tables
-  };
-  // A Pushes::base table on GPU r: base[par][g] = at(par, g).
-  template <class At>
-  double* const* table(int r, DevBuf<double*>& tab, const At& at) const;
-  void upload(int r, const DevBuf<double>& dst, const std::vector<double>& src) const;
-
   gps::Context& ctx_;
   const Plan& plan_;
   Variant v_;
   int cap_;  // iteration cap (history length - 1)
-  std::vector<Rank> d_;
-  // Initial local vectors per GPU (rows then halo slots where the vector has them).
-  std::vector<std::vector<double>> r0_, w0_, part0_;
-  std::vector<std::vector<double>> nan_full_;  // rows + halo of NaN (zeros when not poisoning)
-  double start_ = 0;                           // rho_0, history entry 0 of Standard
+  std::vector<CgRankData> d_;
   bool done_at_start_ = false;
 };
 

@@ -28,46 +28,17 @@ class FreeRun final : public CgRun {
     blocks_.resize(static_cast<std::size_t>(n));
     int most = 1;
     for (int r = 0; r < n; ++r) {
-      const DevMatrix a = data_.matrix(r);
-      blocks_[r] = free_blocks(ctx.device(r), pipe, a.lanes, a.rows_per_thread, pipe ? a.chunks : std_spmv_items(a));
-      if (pipe && blocks_[r] < 2)
-        throw gpsm::Error("gpsm: cg: the pipelined persistent kernel needs two resident blocks on device " +
-                          std::to_string(ctx.device(r)));
+      blocks_[r] = persistent_blocks(ctx.device(r), v, data_.matrix(r));
       most = std::max(most, blocks_[r]);
     }
     ctx.check_coresident(free_kernel(pipe, plan.lanes), most, kThreads, free_smem(pipe, plan.rows_per_thread));
     for (int r = 0; r < n; ++r) {
-      // Blocks that arrive at each reduction: all (Standard), all but the communication block (Pipelined).
-      const CgSync sync = sync_.handle(r, static_cast<unsigned>(blocks_[r] - (pipe ? 1 : 0)), ctx.wait_policy(r));
-      if (pipe) {
-        FreePipe f;
-        f.a = data_.matrix(r);
-        f.v = data_.pipe_vectors(r);
-        f.push = data_.peer_pushes(r, elided);
-        f.order = data_.order(r);
-        f.boundary_chunks = static_cast<std::int32_t>(plan.rank[r].boundary_chunks);
-        f.part = data_.part(r, 0);
-        f.sync = sync;
-        f.hist = data_.hist(r);
-        f.iterations = data_.iterations(r);
-        f.iters = iters;
-        f.threshold = start.threshold;
-        pipe_.push_back(f);
-      } else {
-        FreeStd f;
-        f.a = data_.matrix(r);
-        f.v = data_.std_vectors(r);
-        f.push = data_.peer_pushes(r, elided);
-        f.part[0] = data_.part(r, 0);
-        f.part[1] = data_.part(r, 1);
-        f.sync = sync;
-        f.hist = data_.hist(r);
-        f.iterations = data_.iterations(r);
-        f.iters = iters;
-        f.rho0 = start.rho0;
-        f.threshold = start.threshold;
-        std_.push_back(f);
-      }
+      const CgSync sync = sync_.handle(r, arriving_blocks(v, blocks_[r]), ctx.wait_policy(r));
+      const Pushes push = data_.peer_pushes(r, elided);
+      if (pipe)
+        pipe_.push_back(data_.rank(r).free_pipe(push, sync));
+      else
+        std_.push_back(data_.rank(r).free_std(push, sync));
     }
   }
 

@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kNames[kParadigmCount] = {"single",  "memcpy", "um",      "um_hints", "rdl",  "p2p_inline", "gps",
                                                 "gps_all", "proact", "nvshmem", "nccl",     "cpu_free",
                                                 "cpu_ctrl_std", "cpu_ctrl_pipe", "cpu_free_std", "cpu_free_pipe",
-                                                "infinite"};
+                                                "nvshmem_std",  "nvshmem_pipe",  "infinite"};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;

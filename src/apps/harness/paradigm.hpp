@@ -24,9 +24,11 @@ enum class Paradigm : std::uint8_t {
   cpu_ctrl_pipe,  // the same, the reduction on a second stream overlapping SpMV
   cpu_free_std,   // one persistent kernel per GPU: device-side reductions, barrier and halo pushes
   cpu_free_pipe,  // the same with the reduction overlapping SpMV (thread-block specialization)
+  nvshmem_std,    // cpu_free_std's kernel in one NVSHMEM process (PE) per GPU, symmetric-heap pushes
+  nvshmem_pipe,   // cpu_free_pipe's kernel the same way
   infinite,    // the memcpy run with every transfer elided: the opportunity bound
 };
-constexpr int kParadigmCount = 17;
+constexpr int kParadigmCount = 19;
 
 const char* paradigm_name(Paradigm p);
 // "all" (every paradigm, canonical order) or a comma-separated list; duplicates collapse, the

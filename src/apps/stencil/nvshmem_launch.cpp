@@ -51,20 +51,24 @@ class TempDir {
 
 bool nvshmem_built() { return GPSM_HAVE_NVSHMEM != 0; }
 
-std::string find_nvshmem_worker() {
-  if (const char* e = std::getenv("GPSM_NVSHMEM_WORKER"); e != nullptr && *e != '\0') {
+std::string find_nvshmem_worker(const char* name) {
+  const bool cg = std::string(name) == kNvshmemCgWorkerName;
+  const char* var = cg ? "GPSM_NVSHMEM_CG_WORKER" : "GPSM_NVSHMEM_WORKER";
+  if (const char* e = std::getenv(var); e != nullptr && *e != '\0') {
     if (access(e, X_OK) != 0)
-      throw gpsm::Error(std::string("gpsm: nvshmem: GPSM_NVSHMEM_WORKER='") + e + "' is not an executable file");
+      throw gpsm::Error(fmt::format("gpsm: nvshmem: {}='{}' is not an executable file", var, e));
     return e;
   }
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw gpsm::Error("gpsm: nvshmem: cannot read /proc/self/exe to find " + std::string(kNvshmemWorkerName));
-  const fs::path w = self.parent_path() / kNvshmemWorkerName;
+  if (ec) throw gpsm::Error("gpsm: nvshmem: cannot read /proc/self/exe to find " + std::string(name));
+  const fs::path w = self.parent_path() / name;
+  std::string target = name;
+  std::replace(target.begin(), target.end(), '-', '_');
   if (access(w.c_str(), X_OK) != 0)
-    throw gpsm::Error(fmt::format("gpsm: nvshmem: the worker {} is not next to {} (build the target gpsm_nvshmem_stencil, "
-                                  "or set GPSM_NVSHMEM_WORKER to its path)",
-                                  w.string(), self.string()));
+    throw gpsm::Error(fmt::format("gpsm: nvshmem: the worker {} is not next to {} (build the target {}, "
+                                  "or set {} to its path)",
+                                  w.string(), self.string(), target, var));
   return w.string();
 }
 
@@ -108,49 +112,61 @@ double nvshmem_link_bytes_per_iter(const Problem& p, int ranks, WorkerApp app) {
   return halo + norm;
 }
 
-NvshmemRun run_nvshmem(const RunRequest& req, WorkerApp app) {
-  const int ranks = static_cast<int>(req.devices.size());
+void run_nvshmem_workers(const char* name, const std::vector<int>& devices, const WorkerArgsOf& args,
+                         const std::function<void(int rank, const std::string& out_file)>& read,
+                         const std::function<void(const std::string&)>& progress) {
+  const int ranks = static_cast<int>(devices.size());
   if (ranks < 1) throw gpsm::Error("gpsm: nvshmem: no devices");
-  const Problem& p = req.problem;
-  const std::string worker = find_nvshmem_worker();
+  const std::string worker = find_nvshmem_worker(name);
   const int timeout = nvshmem_timeout_s();
   TempDir dir;
   const auto env = nvshmem_worker_env();
   ChildGroup group;
   std::vector<std::string> outs;
   for (int r = 0; r < ranks; ++r) {
-    WorkerArgs a;
-    a.app = app;
-    a.nz = app == WorkerApp::jacobi2d ? 1 : p.n[2];
-    a.axis = p.axis;
-    a.seed = p.seed;
-    a.rank = r;
-    a.ranks = ranks;
-    a.device = req.devices[r];
-    a.nx = p.n[0];
-    a.ny = p.n[1];
-    a.iters = p.iters;
-    a.nccheck = p.nccheck;
-    a.tol = p.tol;
-    a.warmup = req.warmup;
-    a.reps = req.reps;
-    a.uid_file = dir.file("uid");
-    a.out_file = dir.file(fmt::format("rank{}.bin", r));
-    a.timeout_s = timeout;
-    outs.push_back(a.out_file);
+    outs.push_back(dir.file(fmt::format("rank{}.bin", r)));
     ChildSpec c;
-    c.name = fmt::format("nvshmem worker rank {} (device {})", r, a.device);
+    c.name = fmt::format("nvshmem worker rank {} (device {})", r, devices[r]);
     c.exe = worker;
-    c.args = to_args(a);
+    c.args = args(r, dir.file("uid"), outs.back(), timeout);
     c.env = env;
     c.log_file = dir.file(fmt::format("rank{}.log", r));
     group.spawn(c);
   }
-  if (req.progress) req.progress(fmt::format("nvshmem: {} worker processes running", ranks));
+  if (progress) progress(fmt::format("nvshmem: {} worker processes running", ranks));
   const GroupResult g = group.wait_all(timeout);
   if (!g.ok) throw gpsm::Error("gpsm: nvshmem: " + g.reason);
+  for (int r = 0; r < ranks; ++r) read(r, outs[r]);
+}
+
+NvshmemRun run_nvshmem(const RunRequest& req, WorkerApp app) {
+  const int ranks = static_cast<int>(req.devices.size());
+  const Problem& p = req.problem;
   std::vector<WorkerResult> results;
-  for (const auto& f : outs) results.push_back(read_result(f));
+  run_nvshmem_workers(
+      kNvshmemWorkerName, req.devices,
+      [&](int r, const std::string& uid, const std::string& out, int timeout) {
+        WorkerArgs a;
+        a.app = app;
+        a.nz = app == WorkerApp::jacobi2d ? 1 : p.n[2];
+        a.axis = p.axis;
+        a.seed = p.seed;
+        a.rank = r;
+        a.ranks = ranks;
+        a.device = req.devices[r];
+        a.nx = p.n[0];
+        a.ny = p.n[1];
+        a.iters = p.iters;
+        a.nccheck = p.nccheck;
+        a.tol = p.tol;
+        a.warmup = req.warmup;
+        a.reps = req.reps;
+        a.uid_file = uid;
+        a.out_file = out;
+        a.timeout_s = timeout;
+        return to_args(a);
+      },
+      [&](int, const std::string& out) { results.push_back(read_result(out)); }, req.progress);
   NvshmemRun out;
   out.gathered = app == WorkerApp::jacobi2d
                      ? gather_results(results, p.n[0], p.n[1], req.reps)

@@ -24,21 +24,34 @@ bool nvshmem_built();
 constexpr const char* kNvshmemMissing =
     "built without NVSHMEM (run scripts/setup.sh, or install the nvidia-nvshmem-cu13 wheel for python3, and rebuild)";
 
-// The worker's file name; it is looked for in $GPSM_NVSHMEM_WORKER (a path), then next to this
-// executable (/proc/self/exe's folder: build/bin, or the install's bin).
+// The workers' file names: the stencils' (jacobi2d, heat3d, wave3d) and CG's. A worker is looked
+// for in $GPSM_NVSHMEM_WORKER (stencils) / $GPSM_NVSHMEM_CG_WORKER (CG) (a path), then next to
+// this executable (/proc/self/exe's folder: build/bin, or the install's bin).
 constexpr const char* kNvshmemWorkerName = "gpsm-nvshmem-stencil";
+constexpr const char* kNvshmemCgWorkerName = "gpsm-nvshmem-cg";
 // Seconds the whole run (every worker: NVSHMEM start-up, warm-ups, timed reps) may take before
 // the workers are killed and the run reported failed: $GPSM_NVSHMEM_TIMEOUT_S, default 120.
 constexpr int kNvshmemDefaultTimeoutS = 120;
 
-// Throws gpsm::Error naming what is missing.
-std::string find_nvshmem_worker();
+// Throws gpsm::Error naming what is missing (and the CMake target that builds it).
+std::string find_nvshmem_worker(const char* name = kNvshmemWorkerName);
 int nvshmem_timeout_s();  // throws gpsm::Error for a malformed $GPSM_NVSHMEM_TIMEOUT_S
 
 // Environment every worker gets on top of this process's: NVLink multicast off (NVSHMEM and the
 // NCCL it may load), and, unless already set, a single-node set-up (no remote transport, the
 // unique-ID bootstrap over loopback, no NCCL inside NVSHMEM).
 std::vector<std::pair<std::string, std::string>> nvshmem_worker_env();
+
+// The launch every nvshmem paradigm shares: one worker `name` (find_nvshmem_worker) per device,
+// args(rank, uid_file, out_file, timeout_s) its command line, nvshmem_worker_env() on top of this
+// environment, all of them in a private temporary folder; waits at most nvshmem_timeout_s(), then
+// calls read(rank, out_file) for every rank before the folder is removed. Throws gpsm::Error when
+// a worker cannot start, fails (its exit and its output's last lines) or hangs past the timeout.
+using WorkerArgsOf =
+    std::function<std::vector<std::string>(int rank, const std::string& uid_file, const std::string& out_file, int timeout_s)>;
+void run_nvshmem_workers(const char* name, const std::vector<int>& devices, const WorkerArgsOf& args,
+                         const std::function<void(int rank, const std::string& out_file)>& read,
+                         const std::function<void(const std::string&)>& progress);
 
 struct NvshmemRun {
   GatheredRun gathered;

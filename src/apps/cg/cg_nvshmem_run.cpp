@@ -1,0 +1,41 @@
+#include "apps/cg/cg_nvshmem_run.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "apps/stencil/nvshmem_launch.hpp"
+
+namespace gpsm::apps::cg {
+
+CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, const char* spmv_env) {
+  CgWorkerArgs a;
+  a.variant = v;
+  a.matrix = req.problem.graph;
+  a.spmv = spmv_env != nullptr && std::string(spmv_env) != "auto" ? spmv_env : "";
+  a.iters = iters;
+  a.rank = r;
+  a.ranks = static_cast<int>(req.devices.size());
+  a.device = req.devices.at(static_cast<std::size_t>(r));
+  a.warmup = req.warmup;
+  a.reps = req.reps;
+  return a;
+}
+
+CgGathered run_cg_nvshmem(const RunRequest& req, const Plan& plan, Variant v, int iters) {
+  const char* spmv = std::getenv("GPSM_CG_SPMV");
+  std::vector<CgWorkerResult> results;
+  jacobi::run_nvshmem_workers(
+      jacobi::kNvshmemCgWorkerName, req.devices,
+      [&](int r, const std::string& uid, const std::string& out, int timeout) {
+        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv);
+        a.uid_file = uid;
+        a.out_file = out;
+        a.timeout_s = timeout;
+        return to_args(a);
+      },
+      [&](int, const std::string& out) { results.push_back(read_cg_result(out)); }, req.progress);
+  return gather_cg_results(results, plan, iters, req.reps);
+}
+
+}  // namespace gpsm::apps::cg
