@@ -95,7 +95,8 @@ std::int64_t Slab3D::plane_cells() const {
 }
 
 Slab3D slab3d(const std::int64_t n[3], Axis axis, int radius, int ranks, int rank) {
-  if (radius != 1 && radius != 2) bad("slab3d: radius must be 1 or 2 (got " + str(radius) + ")");
+  if (radius < 1 || radius > kMaxSlabRadius)
+    bad("slab3d: radius must be in [1, " + str(kMaxSlabRadius) + "] (got " + str(radius) + ")");
   const int a = dim_of(axis);
   if (a < 0 || a > 2) bad("slab3d: axis " + str(a) + " is not x, y or z");
   for (int d = 0; d < 3; ++d)
