@@ -222,8 +222,14 @@ TEST(FdPlan, ItemsCoverEveryTileAndPlaneOnceWithTheSplitEdgesFirst) {
 }
 
 TEST(FdPlan, ChunksOnlyWhereTheTilesLeaveTheGpuIdle) {
-  // 768^3 on one GPU: 24 x 48 tiles, far more than 264 resident blocks: cut only to trim the tail.
-  EXPECT_GE(chunk_length(736, 24 * 48, 16, 264), 100);
+  // 768^3 on one GPU: 24 x 48 tiles, far more than 264 resident blocks: chunks long next to their
+  // priming, and within 3 % of a perfect spread of the work (tiles x planes / slots steps).
+  {
+    const i64 len = chunk_length(736, 24 * 48, 16, 264);
+    EXPECT_GE(len, 64);
+    EXPECT_LT(chunk_cost(736, 24 * 48, 264, len), 1.03 * 24 * 48 * 736 / 264.0);
+    EXPECT_LT(chunk_cost(736, 24 * 48, 264, len), chunk_cost(736, 24 * 48, 264, 736));  // one chunk: 5 waves, the last a third full
+  }
   // Exactly two full waves of tiles: one chunk.
   EXPECT_EQ(chunk_length(500, 528, 4, 264), 500);
   // 128^3, halo 2: GPU-SM's 4 x 8 = 32 tiles (here 4 x 8 of ours) on 264 slots: several chunks,

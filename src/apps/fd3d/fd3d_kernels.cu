@@ -81,12 +81,15 @@ __global__ void __launch_bounds__(kThreads, min_blocks(R)) fd_step_kernel(const 
       const int hi = a == 0 ? x0 + kTx : a == 1 ? y0 + kTy : z1;
       remote = near_halo(s.in, R, lo, hi);
     }
-    // This thread's column: split along x or y its piece is fixed by (x, y); along z the piece of
-    // each plane is chosen as it is loaded (zpick).
-    const bool zpick = remote && a == 2;
-    const Piece& cp = remote && a != 2 ? piece_at(s.in, a, x, y, 0) : mid;
+    // Split along z, only the column's loads of halo planes are remote (the tile's plane is always
+    // an owned one): each is picked as it is loaded, the test uniform over the block. Split along x
+    // or y, the column's piece is fixed by (x, y) and only the apron's loads are picked, per cell.
+    const bool zpick = remote && a == 2, xypick = remote && a != 2;
+    const Piece& cp = xypick ? piece_at(s.in, a, x, y, 0) : mid;
     const float* col = cp.p + (cp.off + x + y * cp.sy);
-    const auto front = [&](int z) { return zpick ? load<true>(s.in, a, x, y, z) : col[z * cp.sz]; };
+    const auto front = [&](int z) {
+      return zpick && (z < s.in.lo_end || z >= s.in.hi_begin) ? load<true>(s.in, a, x, y, z) : col[z * cp.sz];
+    };
     float q[2 * R + 1];  // planes z - R .. z + R of this column
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) q[d + 1] = has ? front(z0 - R + d) : 0.0f;
@@ -96,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(R)) fd_step_kernel(const 
       q[2 * R] = has ? front(z + R) : 0.0f;
       const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
       const auto apron = [&](int xx, int yy) {
-        return remote ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
+        return xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
       };
       __syncthreads();  // the block is done with the previous plane's tile
       if (has) tile[ty + R][tx + R] = q[R];

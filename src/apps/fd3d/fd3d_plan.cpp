@@ -9,10 +9,14 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t d) { return (a + d - 1) / d; }
 }  // namespace
 
+double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, std::int64_t len) {
+  const std::int64_t items = tiles * ceil_div(planes, len);
+  return static_cast<double>(ceil_div(items, std::max<std::int64_t>(1, slots))) *
+         (static_cast<double>(len) + kPrimeSteps);
+}
+
 std::int64_t chunk_length(std::int64_t planes, std::int64_t tiles, int radius, std::int64_t slots) {
   if (planes < 1 || tiles < 1 || radius < 1) throw std::invalid_argument("gpsm: fd3d chunk_length: nothing to split");
-  slots = std::max<std::int64_t>(1, slots);
-  const double prime = 0.5 * radius;
   std::int64_t best = planes;
   double best_cost = -1;
   std::int64_t best_items = 0;
@@ -20,7 +24,7 @@ std::int64_t chunk_length(std::int64_t planes, std::int64_t tiles, int radius, s
     const std::int64_t len = ceil_div(planes, want);
     if (want > 1 && len == ceil_div(planes, want - 1)) continue;  // the same split as before
     const std::int64_t items = tiles * ceil_div(planes, len);
-    const double cost = static_cast<double>(ceil_div(items, slots)) * (static_cast<double>(len) + prime);
+    const double cost = chunk_cost(planes, tiles, slots, len);
     if (best_cost < 0 || cost < best_cost || (cost == best_cost && items < best_items)) {
       best_cost = cost;
       best = len;

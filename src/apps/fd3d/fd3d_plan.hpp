@@ -8,11 +8,14 @@
 // 2R + 1 planes in a register queue and the block the current plane's tile, with R cells of apron
 // along x and y, in shared memory. So an item = (x tile, y tile, chunk of z planes).
 //
-// Chunks: a chunk of L planes costs L steps plus 2R priming loads of the queue (about R / 2 steps:
-// one load each, no tile, no arithmetic); items go to the GPU's `slots` (blocks resident at once)
-// in waves. The chunk count minimises waves x (L + R / 2), ties to fewer items: 1 chunk when the
-// tiles alone fill whole waves, more when a wave's tail or too few tiles would idle SMs (128^3:
-// 4 x 8 tiles, GPU-SM's Table 1 grid of 32 blocks, far fewer than an H200 holds).
+// Chunks: a chunk of L planes costs L steps plus the queue's priming: 2R loads a thread issues back
+// to back (no tile, no barrier, no arithmetic), so about one memory latency, estimated at
+// kPrimeSteps plane steps whatever R (a step is one load latency at R = 2, where the kernel is
+// memory-bound; at R = 16 a step is ~240 instructions per warp). Items go to the GPU's `slots`
+// (blocks resident at once) in waves. The chunk count minimises waves x (L + kPrimeSteps), ties to
+// fewer items: 1 chunk when the tiles alone fill whole waves, more when a wave's tail or too few
+// tiles would idle SMs (128^3: 4 x 8 tiles, GPU-SM's Table 1 grid of 32 blocks, far fewer than an
+// H200 holds).
 //
 // Order: items whose cells a neighbour reads (rdl: whose loads cross the link; p2p_inline: whose
 // stores do) come first, so their link latency overlaps the interior: along the split axis the
@@ -26,6 +29,7 @@ namespace gpsm::apps::fd3d {
 
 constexpr int kTx = 32, kTy = 16;  // threads per block along x and y (a warp along x)
 constexpr int kThreads = kTx * kTy;
+constexpr double kPrimeSteps = 2.0;
 
 struct Plan {
   std::int64_t tiles[2] = {0, 0};  // along x, y over the updated region [R, n - R)
@@ -35,8 +39,10 @@ struct Plan {
   int edge = 2;                    // the box's split axis: its tiles (0, 1) or chunks (2) go edges first
 };
 
-// Chunk length for `planes` updated planes over `tiles` tiles on `slots` resident blocks (header).
+// Chunk length for `planes` updated planes over `tiles` tiles on `slots` resident blocks (header),
+// and the modelled time of a split into chunks of `len` planes, in plane steps.
 std::int64_t chunk_length(std::int64_t planes, std::int64_t tiles, int radius, std::int64_t slots);
+double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, std::int64_t len);
 Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots);
 
 // Position k of the order 0, n - 1, 1, n - 2, ...: the two ends first.
