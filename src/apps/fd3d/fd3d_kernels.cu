@@ -1,6 +1,5 @@
 // fd3d's step kernel: GPU-SM's finite difference (GPU-SM paper, Listing 1) in the design its
-// original follows (Micikevicius, 3D finite difference computation on GPUs using CUDA), for halos
-// up to 16.
+// original follows (3D finite differences on GPUs, Micikevicius), for halos up to 16.
 //
 // Why not heat3d's and wave3d's march (stencil3d_kernels.cu): there a thread keeps float4 columns
 // of all 2R + 1 planes along the march plus R rows on each side along the other axis in registers,

@@ -2,8 +2,8 @@
 // How an fd3d step splits a rank's box into work items (kernel blocks). Plain C++ (GPSM_HD where
 // the kernel needs it), checked by the CPU tests.
 //
-// The kernel (fd3d_kernels.cu; Micikevicius' 3D finite-difference design, which GPU-SM's kernel
-// follows): a block of kTx x kTy threads owns a tile of kTx x kTy columns of the updated region
+// The kernel (fd3d_kernels.cu; the design of 3D finite differences on GPUs, Micikevicius, which
+// GPU-SM's kernel follows): a block of kTx x kTy threads owns a tile of kTx x kTy columns of the updated region
 // in the x-y plane and marches along z over a chunk of planes; each thread keeps its column's
 // 2R + 1 planes in a register queue and the block the current plane's tile, with R cells of apron
 // along x and y, in shared memory. So an item = (x tile, y tile, chunk of z planes).
