@@ -13,6 +13,7 @@
 // Buffers: iteration t reads buffer t % 2 and writes the other; both start at fd3d_initial's
 // values (the boundary layer is never written).
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "apps/harness/app.hpp"
@@ -27,9 +28,12 @@ class FdRun : public stencil3d::HostLoop {
   // the other the step before it (the sampled check of a one-GPU run reads both).
   virtual std::vector<float> gather_buffer(int b) const = 0;
   std::vector<float> gather() const override { return gather_buffer(p_.iters % 2); }
+  // The loop's (the CUDA graph's, or the host wall clock of the loop), then what the run adds.
+  std::string timing() const override;
 
  protected:
   using HostLoop::HostLoop;
+  virtual std::string timing_note() const { return ""; }
 };
 
 bool fd_has(Paradigm p);

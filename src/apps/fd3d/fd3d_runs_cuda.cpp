@@ -54,11 +54,8 @@ class LocalRun final : public FdRun {
     if (!linked()) return 0;
     return par_ == Paradigm::memcpy || par_ == Paradigm::p2p_inline ? slabs_.halo_bytes(par_ == Paradigm::memcpy) : 0;
   }
-  std::string timing() const override {
-    std::string t = HostLoop::timing();
-    if (par_ == Paradigm::infinite && n_ > 1)
-      t += std::string(t.empty() ? "" : "; ") + "halo copies elided (memcpy's loop without its copies)";
-    return t;
+  std::string timing_note() const override {
+    return par_ == Paradigm::infinite && n_ > 1 ? "halo copies elided (memcpy's loop without its copies)" : "";
   }
 
  private:
@@ -183,8 +180,8 @@ class DistributedRun final : public FdRun {
   // cells per neighbour (the march also loads the upper boundary cells of those planes, which no
   // update uses, and a chunk shorter than R loads some twice, which a cache may serve).
   double link_bytes_per_iter() override { return slab3d_halo_bytes(p_.n, p_.axis, radius_, n_, false); }
-  std::string timing() const override {
-    return HostLoop::timing() + "; link bytes: the halo cells, loaded remotely through the distributed array";
+  std::string timing_note() const override {
+    return "link bytes: the halo cells, loaded remotely through the distributed array";
   }
 
  private:
@@ -198,6 +195,13 @@ class DistributedRun final : public FdRun {
 };
 
 }  // namespace
+
+std::string FdRun::timing() const {
+  std::string t = HostLoop::timing();
+  if (t.empty()) t = "host wall clock of the iteration loop (setup, initial values and verification excluded), divided by its iterations";
+  const std::string note = timing_note();
+  return note.empty() ? t : t + "; " + note;
+}
 
 bool fd_has(Paradigm p) {
   switch (p) {
