@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "apps/fd3d/fd3d_reference.hpp"
 #include "apps/fd3d/fd3d_spec.hpp"
 #include "apps/fd3d/fd3d_step.hpp"
+#include "apps/harness/app.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "apps/stencil3d/stencil3d_cells.hpp"
@@ -456,4 +458,47 @@ TEST(FdLayout, SlabBlocksAreTheRanksSpansAndOtherMapsAreRefused) {
     }
   }
   EXPECT_TRUE(refused);
+}
+
+// The app as gpsm bench sees it: sizes, default iterations, paradigms, memory per GPU, and the
+// requests it refuses before touching a GPU.
+TEST(FdApp, SizesIterationsParadigmsAndRefusals) {
+  std::unique_ptr<App> app;
+  for (auto& a : make_apps())
+    if (std::string(a->name()) == "fd3d") app = std::move(a);
+  ASSERT_NE(app, nullptr);
+  EXPECT_EQ(app->default_sizes(), "512:h4,768:h16");
+  EXPECT_EQ(app->expand_size("table1:z").size(), 12u);
+  const Problem p = app->problem("512:h4:x", 0);
+  EXPECT_EQ(p.label(), "512:h4:x");
+  EXPECT_EQ(p.iters, 32);                                 // 2^32 / 512^3
+  EXPECT_EQ(app->problem("768:h16", 0).iters, 10);        // the floor
+  EXPECT_EQ(app->problem("128:h2", 0).iters, 100);        // the cap
+  EXPECT_EQ(app->problem("128:h2", 7).iters, 7);
+  EXPECT_THROW(app->problem("128:h5", 0), std::invalid_argument);
+  for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::infinite})
+    EXPECT_TRUE(app->has(par)) << paradigm_name(par);
+  for (Paradigm par : {Paradigm::um, Paradigm::gps, Paradigm::nccl, Paradigm::cpu_free, Paradigm::proact})
+    EXPECT_FALSE(app->has(par)) << paradigm_name(par);
+  // Split along x (the size's axis, whatever --axis says): 504 interior columns, 252 a GPU, each
+  // box 252 + 2 x 4 columns wide, two buffers.
+  Problem q = p;
+  q.axis = Axis::z;
+  EXPECT_EQ(app->gpu_bytes_per_gpu(q, 2), 2.0 * 4 * 260 * 512 * 512);
+
+  RunRequest r;
+  r.devices = {0, 1};
+  r.problem = app->problem("64x64x40:h16:z", 2);
+  r.paradigm = Paradigm::single;
+  RunOutcome o = app->run(r);
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  EXPECT_EQ(o.reason, "single runs on one GPU");
+  r.paradigm = Paradigm::rdl;
+  o = app->run(r);
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  EXPECT_EQ(o.reason, "8 interior planes along z leave a GPU fewer than 16 (the halo)");
+  r.paradigm = Paradigm::gps;
+  o = app->run(r);
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  EXPECT_NE(o.reason.find("not implemented for fd3d"), std::string::npos) << o.reason;
 }
