@@ -4,6 +4,7 @@
 // cell through the very functions the kernel calls (fd3d_step.hpp), against the reference bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/fd3d/fd3d_block.hpp"
 #include "apps/fd3d/fd3d_layout.hpp"
 #include "apps/fd3d/fd3d_math.hpp"
 #include "apps/fd3d/fd3d_plan.hpp"
@@ -284,6 +286,14 @@ void exchange(Boxes& bx, int b) {
   }
 }
 
+// How a step is run on the host: cell by cell (fd_update), or as the kernel runs it, every thread
+// of a block through fd3d_block.hpp's phases (Kernel: the work plan made for `slots` resident
+// blocks, so a few slots give many chunks).
+struct Stepper {
+  bool kernel = false;
+  i64 slots = 1000;
+};
+
 void update_all(const FdStep& st) {
   const i64 r = st.radius;
   for (i64 z = r; z < st.box.n[2] - r; ++z)
@@ -291,8 +301,52 @@ void update_all(const FdStep& st) {
       for (i64 x = r; x < st.box.n[0] - r; ++x) fd_update(st, x, y, z);
 }
 
+// The kernel's block, thread by thread and phase by phase; the tile is NaN before each plane's
+// fill, so a cell read but not written in that plane shows.
+template <int R, bool kRemote, bool kPush>
+void emulate_blocks(const FdStep& s, const Plan& p) {
+  struct Queue {
+    float v[2 * R + 1];
+  };
+  std::vector<Column> col(kThreads);
+  std::vector<Queue> q(kThreads);
+  std::vector<float> tile_mem((kTy + 2 * R) * (kTx + 2 * R));
+  auto* tile = reinterpret_cast<TileRow<R>*>(tile_mem.data());
+  for (i64 w = 0; w < p.items; ++w) {
+    for (int t = 0; t < kThreads; ++t) {
+      col[t] = column_of<R, kRemote>(s, p, w, t % kTx, t / kTx);
+      prime<R>(s, col[t], q[t].v);
+    }
+    for (int z = col[0].z0; z < col[0].z1; ++z) {
+      for (int t = 0; t < kThreads; ++t) advance<R>(s, col[t], q[t].v, z);
+      std::fill(tile_mem.begin(), tile_mem.end(), std::nanf(""));
+      for (int t = 0; t < kThreads; ++t) fill_tile<R>(s, col[t], q[t].v, z, t % kTx, t / kTx, tile);
+      for (int t = 0; t < kThreads; ++t) compute<R, kPush>(s, col[t], q[t].v, z, t % kTx, t / kTx, tile);
+    }
+  }
+}
+
+template <int R>
+void emulate_r(const FdStep& s, const Plan& p) {
+  const bool push = s.lower.p != nullptr || s.upper.p != nullptr;
+  if (s.in.remote()) emulate_blocks<R, true, false>(s, p);
+  else if (push) emulate_blocks<R, false, true>(s, p);
+  else emulate_blocks<R, false, false>(s, p);
+}
+
+void run_step(const FdStep& st, const Stepper& how) {
+  if (!how.kernel) return update_all(st);
+  const Plan p = make_plan(st.box, st.radius, how.slots);
+  switch (st.radius) {
+    case 2: return emulate_r<2>(st, p);
+    case 4: return emulate_r<4>(st, p);
+    case 16: return emulate_r<16>(st, p);
+    default: FAIL() << "no emulated kernel for R " << st.radius;
+  }
+}
+
 // The volume after `iters` steps on `ranks` slabs along `axis`, exchanged the given way.
-std::vector<float> run_boxes(const FdProblem& p, Axis axis, int ranks, Way way) {
+std::vector<float> run_boxes(const FdProblem& p, Axis axis, int ranks, Way way, const Stepper& how = {}) {
   Boxes bx;
   for (int r = 0; r < ranks; ++r) {
     const Slab3D s = slab3d(p.n, axis, p.radius, ranks, r);
@@ -320,7 +374,7 @@ std::vector<float> run_boxes(const FdProblem& p, Axis axis, int ranks, Way way) 
         if (s.has_lower()) st.lower = push_sink(s, bx.s[r - 1], bx.buf[1 - c][r - 1].data());
         if (s.has_upper()) st.upper = push_sink(s, bx.s[r + 1], bx.buf[1 - c][r + 1].data());
       }
-      update_all(st);
+      run_step(st, how);
     }
     if (way == Way::memcpy) exchange(bx, 1 - c);
   }
@@ -331,7 +385,8 @@ std::vector<float> run_boxes(const FdProblem& p, Axis axis, int ranks, Way way) 
 
 // rdl: both volumes in a distributed array's layout (slab_blocks) with a 256-B granule, so the
 // regions are padded; each rank's step reads its block and its neighbours' through one range.
-std::vector<float> run_distributed(const FdProblem& p, Axis axis, int ranks, bool* padded = nullptr) {
+std::vector<float> run_distributed(const FdProblem& p, Axis axis, int ranks, bool* padded = nullptr,
+                                   const Stepper& how = {}) {
   const Slab3D s0 = slab3d(p.n, axis, p.radius, ranks, 0);
   const gpsm::OwnershipMap map(slab_blocks(s0), sizeof(float), 256, ranks);
   if (padded != nullptr) *padded = !map.identity();
@@ -353,7 +408,7 @@ std::vector<float> run_distributed(const FdProblem& p, Axis axis, int ranks, boo
       st.radius = p.radius;
       st.w = fd_weights(p.radius);
       EXPECT_EQ(st.in.remote(), ranks > 1);
-      update_all(st);
+      run_step(st, how);
     }
   }
   std::vector<float> g(u0.size());
@@ -420,6 +475,35 @@ TEST(FdPasses, DistributedLayoutWithPaddingEqualsTheReferenceBitForBit) {
           EXPECT_TRUE(padded);  // the lookup, not plain indexing, finds the blocks
         }
       }
+  }
+}
+
+// The kernel's own code (fd3d_block.hpp: the tile, the queue, the apron, the remote picks, the
+// pushes), every thread of every block, on every paradigm's memory, along each axis, on unequal
+// slabs, at halos 2, 4 and 16, with one chunk per tile (one resident block) or many (a thousand).
+TEST(FdBlock, TheKernelsPhasesOnEveryParadigmEqualTheReferenceBitForBit) {
+  for (int r : {2, 4, 16}) {
+    FdProblem p;
+    const i64 split = 3 * r + 4;  // 3 ranks: r + 1, r + 1, r + 2 planes
+    p.n[0] = 2 * r + 37;          // two x tiles, the second mostly outside
+    p.n[1] = 2 * r + 19;          // two y tiles
+    p.n[2] = 2 * r + 13;
+    p.radius = r;
+    p.iters = 2;
+    for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+      FdProblem q = p;
+      q.n[static_cast<int>(axis)] = 2 * r + split;
+      const std::vector<float> ref = fd3d_reference(q);
+      for (i64 slots : {i64{1}, i64{1000}})
+        for (int ranks : {1, 3}) {
+          const Stepper how{true, slots};
+          const std::string what = "R " + std::to_string(r) + " along " + axis_name(axis) + ", " +
+                                   std::to_string(ranks) + " ranks, " + std::to_string(slots) + " slots, ";
+          EXPECT_TRUE(same_bits(run_boxes(q, axis, ranks, Way::memcpy, how), ref)) << what << "memcpy";
+          EXPECT_TRUE(same_bits(run_boxes(q, axis, ranks, Way::p2p_inline, how), ref)) << what << "p2p_inline";
+          EXPECT_TRUE(same_bits(run_distributed(q, axis, ranks, nullptr, how), ref)) << what << "rdl";
+        }
+    }
   }
 }
 

@@ -9,14 +9,15 @@
 // shared-memory tile with an apron of R cells (no corners: the stencil is a star), so registers grow
 // by 2 per halo step and the tile by 4R (kTx + kTy) floats.
 //
-// Per plane, a thread: loads its column's cell R planes ahead into the queue's front, writes the
-// queue's centre into the tile, loads its share of the apron (rows above and below the tile along
-// y, columns left and right along x), waits for the block, and computes fd_cell (the CPU
-// reference's order; multiplies __fmul_rn, the file built with --fmad=false) from the tile (x, y)
-// and the queue (z). Threads whose column lies in the boundary layer or halo load and share it but
-// store nothing. Every load goes through fd3d_step.hpp's Sources (load<kRemote>): rdl's variant
-// picks the neighbour's block for a coordinate in the halo, the others read one box. Loads are plain
-// (coherent, L1-cached): the values change between launches.
+// Per plane, a thread (fd3d_block.hpp, whose phases the CPU tests also run): loads its column's
+// cell R planes ahead into the queue's front, waits for the block, writes the queue's centre into
+// the tile and loads its share of the apron (rows above and below the tile along y, columns left
+// and right along x), waits again, and computes fd_cell (the CPU reference's order; multiplies
+// __fmul_rn, the file built with --fmad=false) from the tile (x, y) and the queue (z). Threads
+// whose column lies in the boundary layer or halo load and share it but store nothing. Every load
+// goes through fd3d_step.hpp's Sources: rdl's variant picks the neighbour's block for a coordinate
+// in the halo (only in tiles that reach one), the others read one box. Loads are plain (coherent,
+// L1-cached): the values change between launches.
 #include "apps/fd3d/fd3d_kernels.hpp"
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/fd3d/fd3d_block.hpp"
 #include "apps/fd3d/fd3d_spec.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
@@ -42,88 +44,21 @@ using i64 = std::int64_t;
 // runs halo 16 at 31 % occupancy too).
 constexpr int min_blocks(int r) { return r >= 16 ? 1 : 2; }
 
-// Whether a tile's loads may reach the remote pieces: its cells along the split axis, widened by R
-// on both sides, meet a halo coordinate (uniform over the block, so the interior's loads take the
-// plain path). lo, hi: the tile's updated coordinates [lo, hi) along the split axis.
-__device__ __forceinline__ bool near_halo(const Sources& in, int r, i64 lo, i64 hi) {
-  return lo - r < in.lo_end || hi + r > in.hi_begin;
-}
-
-// Coordinates are 32-bit in the kernel (extents are at most 99999, fd3d_spec.cpp), indices 64-bit:
-// at R = 16 the queue alone takes 33 of the registers.
+// fd3d_block.hpp's phases, a block barrier between them.
 template <int R, bool kRemote, bool kPush>
 __global__ void __launch_bounds__(kThreads, min_blocks(R)) fd_step_kernel(const __grid_constant__ FdStep s, const Plan p) {
-  __shared__ float tile[kTy + 2 * R][kTx + 2 * R];  // the current plane: the block's cells and an apron of R
+  __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const int tid = tx + kTx * ty;
-  const int a = s.box.axis;
-  const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]);
-  const Piece& mid = s.in.mid;
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) {
-    int x0, y0, z0, z1;
-    {
-      i64 bx, by, ch, lo, hi;
-      item_of(p, w, bx, by, ch);
-      chunk_planes(p, s.box, R, ch, lo, hi);
-      x0 = R + static_cast<int>(bx) * kTx;
-      y0 = R + static_cast<int>(by) * kTy;
-      z0 = static_cast<int>(lo);
-      z1 = static_cast<int>(hi);
-    }
-    const int x = x0 + tx, y = y0 + ty;
-    const bool has = x < n0 && y < n1;           // a cell of the box: loaded and shared
-    const bool upd = x < n0 - R && y < n1 - R;   // an updated cell: also computed and stored
-    // rdl: whether this tile's loads may reach a neighbour's block (else every load is mid's).
-    bool remote = false;
-    if constexpr (kRemote) {
-      const int lo = a == 0 ? x0 : a == 1 ? y0 : z0;
-      const int hi = a == 0 ? x0 + kTx : a == 1 ? y0 + kTy : z1;
-      remote = near_halo(s.in, R, lo, hi);
-    }
-    // Split along z, only the column's loads of halo planes are remote (the tile's plane is always
-    // an owned one): each is picked as it is loaded, the test uniform over the block. Split along x
-    // or y, the column's piece is fixed by (x, y) and only the apron's loads are picked, per cell.
-    const bool zpick = remote && a == 2, xypick = remote && a != 2;
-    const Piece& cp = xypick ? piece_at(s.in, a, x, y, 0) : mid;
-    const float* col = cp.p + (cp.off + x + y * cp.sy);
-    const auto front = [&](int z) {
-      return zpick && (z < s.in.lo_end || z >= s.in.hi_begin) ? load<true>(s.in, a, x, y, z) : col[z * cp.sz];
-    };
-    float q[2 * R + 1];  // planes z - R .. z + R of this column
-#pragma unroll
-    for (int d = 0; d < 2 * R; ++d) q[d + 1] = has ? front(z0 - R + d) : 0.0f;
-    for (int z = z0; z < z1; ++z) {
-#pragma unroll
-      for (int d = 0; d < 2 * R; ++d) q[d] = q[d + 1];
-      q[2 * R] = has ? front(z + R) : 0.0f;
-      const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
-      const auto apron = [&](int xx, int yy) {
-        return xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
-      };
+  for (std::int64_t w = blockIdx.x; w < p.items; w += gridDim.x) {
+    const Column c = column_of<R, kRemote>(s, p, w, tx, ty);
+    float q[2 * R + 1];
+    prime<R>(s, c, q);
+    for (int z = c.z0; z < c.z1; ++z) {
+      advance<R>(s, c, q, z);
       __syncthreads();  // the block is done with the previous plane's tile
-      if (has) tile[ty + R][tx + R] = q[R];
-      // Apron along y: R rows above and below the tile, the tile's columns.
-      for (int j = ty; j < 2 * R; j += kTy) {
-        const int yy = j < R ? y0 - R + j : y0 + kTy + (j - R);
-        if (x < n0 && yy < n1) tile[yy - y0 + R][tx + R] = apron(x, yy);
-      }
-      // Apron along x: R columns left and right of the tile, the tile's rows.
-      for (int k = tid; k < kTy * 2 * R; k += kThreads) {
-        const int row = k / (2 * R), c = k % (2 * R);
-        const int xx = c < R ? x0 - R + c : x0 + kTx + (c - R), yy = y0 + row;
-        if (xx < n0 && yy < n1) tile[row + R][xx - x0 + R] = apron(xx, yy);
-      }
+      fill_tile<R>(s, c, q, z, tx, ty, tile);
       __syncthreads();
-      if (upd) {
-        const auto at = [&](int d, int k) -> float {
-          return d == 0 ? tile[ty + R][tx + R + k] : d == 1 ? tile[ty + R + k][tx + R] : q[R + k];
-        };
-        const float v = fd_cell(s.w, R, at);
-        if constexpr (kPush)
-          fd_store(s, x, y, z, v);
-        else
-          s.out.p[index_in(s.out.off, s.out.sy, s.out.sz, x, y, z)] = v;
-      }
+      compute<R, kPush>(s, c, q, z, tx, ty, tile);
     }
   }
 }
