@@ -305,23 +305,20 @@ void update_all(const FdStep& st) {
 // fill, so a cell read but not written in that plane shows.
 template <int R, bool kRemote, bool kPush>
 void emulate_blocks(const FdStep& s, const Plan& p) {
-  struct Queue {
-    float v[2 * R + 1];
-  };
   std::vector<Column> col(kThreads);
-  std::vector<Queue> q(kThreads);
+  std::vector<Queue<R>> q(kThreads);
   std::vector<float> tile_mem((kTy + 2 * R) * (kTx + 2 * R));
   auto* tile = reinterpret_cast<TileRow<R>*>(tile_mem.data());
   for (i64 w = 0; w < p.items; ++w) {
     for (int t = 0; t < kThreads; ++t) {
       col[t] = column_of<R, kRemote>(s, p, w, t % kTx, t / kTx);
-      prime<R>(s, col[t], q[t].v);
+      prime<R>(s, col[t], q[t]);
     }
     for (int z = col[0].z0; z < col[0].z1; ++z) {
-      for (int t = 0; t < kThreads; ++t) advance<R>(s, col[t], q[t].v, z);
+      for (int t = 0; t < kThreads; ++t) advance<R>(s, col[t], q[t], z);
       std::fill(tile_mem.begin(), tile_mem.end(), std::nanf(""));
-      for (int t = 0; t < kThreads; ++t) fill_tile<R>(s, col[t], q[t].v, z, t % kTx, t / kTx, tile);
-      for (int t = 0; t < kThreads; ++t) compute<R, kPush>(s, col[t], q[t].v, z, t % kTx, t / kTx, tile);
+      for (int t = 0; t < kThreads; ++t) fill_tile<R>(s, col[t], q[t], z, t % kTx, t / kTx, tile);
+      for (int t = 0; t < kThreads; ++t) compute<R, kPush>(s, col[t], q[t], z, t % kTx, t / kTx, tile);
     }
   }
 }

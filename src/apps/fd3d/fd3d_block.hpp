@@ -5,8 +5,8 @@
 // kernel's tiles, queue, aprons and remote picks are checked without a GPU. The design is in
 // fd3d_plan.hpp's header comment; fd3d_step.hpp has the loads and stores.
 //
-// Per work item:   Column c = column_of(...); prime(c, q)
-// per plane z:     advance(c, q, z)  | barrier |  fill_tile(c, q, z, tile)  | barrier |  compute(c, q, z, tile)
+// Per work item:   Column c = column_of(...); prime(c, u)
+// per plane z:     advance(c, u, z)  | barrier |  fill_tile(c, u, z, tile)  | barrier |  compute(c, u, z, tile)
 #include <cstdint>
 
 #include "apps/fd3d/fd3d_plan.hpp"
@@ -74,37 +74,61 @@ GPSM_HD float front(const FdStep& s, const Column& c, int z) {
                                                              : c.col[z * c.csz];
 }
 
-// The queue before the first plane: q[1 .. 2R] = planes z0 - R .. z0 + R - 1.
+// A thread's column in registers: q[k] = plane z - R + k during plane z's step, and the next
+// kPrefetch planes loaded ahead (pf[k] = plane z + R + 1 + k after the step's advance). A thread
+// has these loads in flight while the block works on the current plane: at R = 2 the kernel is
+// memory-bound, and one load per thread in flight (32 warps of 4-byte loads per SM, ~4 KB) would
+// hold an H200 to a fifth of its bandwidth; four keep ~16 KB in flight per SM. At R >= 8 the
+// arithmetic dominates and two suffice (registers are scarcer there).
 template <int R>
-GPSM_HD void prime(const FdStep& s, const Column& c, float (&q)[2 * R + 1]) {
+struct Queue {
+  static constexpr int kPrefetch = R <= 4 ? 4 : 2;
+  float q[2 * R + 1];
+  float pf[kPrefetch];
+};
+
+// The queue before the first plane: q[1 .. 2R] = planes z0 - R .. z0 + R - 1, pf[k] = plane
+// z0 + R + k where the chunk needs it (k < z1 - z0).
+template <int R>
+GPSM_HD void prime(const FdStep& s, const Column& c, Queue<R>& u) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int d = 0; d < 2 * R; ++d) q[d + 1] = c.has ? front(s, c, c.z0 - R + d) : 0.0f;
+  for (int d = 0; d < 2 * R; ++d) u.q[d + 1] = c.has ? front(s, c, c.z0 - R + d) : 0.0f;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int k = 0; k < Queue<R>::kPrefetch; ++k) u.pf[k] = c.has && k < c.z1 - c.z0 ? front(s, c, c.z0 + R + k) : 0.0f;
 }
 
-// Plane z: the queue moves one plane on, q[k] = plane z - R + k.
+// Plane z: the queue moves one plane on (q[k] = plane z - R + k), and the plane kPrefetch steps
+// ahead is loaded (if the chunk needs it).
 template <int R>
-GPSM_HD void advance(const FdStep& s, const Column& c, float (&q)[2 * R + 1], int z) {
+GPSM_HD void advance(const FdStep& s, const Column& c, Queue<R>& u, int z) {
+  constexpr int P = Queue<R>::kPrefetch;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int d = 0; d < 2 * R; ++d) q[d] = q[d + 1];
-  q[2 * R] = c.has ? front(s, c, z + R) : 0.0f;
+  for (int d = 0; d < 2 * R; ++d) u.q[d] = u.q[d + 1];
+  u.q[2 * R] = u.pf[0];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int k = 0; k + 1 < P; ++k) u.pf[k] = u.pf[k + 1];
+  u.pf[P - 1] = c.has && z + P < c.z1 ? front(s, c, z + R + P) : 0.0f;
 }
 
 // This thread's share of plane z's tile: its own cell (the queue's centre) and its part of the
 // apron (R rows above and below the tile along y, R columns left and right along x).
 template <int R>
-GPSM_HD void fill_tile(const FdStep& s, const Column& c, const float (&q)[2 * R + 1], int z, int tx, int ty,
-                       TileRow<R>* tile) {
+GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty, TileRow<R>* tile) {
   const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
   const Piece& mid = s.in.mid;
   const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
   const auto apron = [&](int xx, int yy) {
     return c.xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
   };
-  if (c.has) tile[ty + R][tx + R] = q[R];
+  if (c.has) tile[ty + R][tx + R] = u.q[R];
   for (int j = ty; j < 2 * R; j += kTy) {
     const int yy = j < R ? c.y0 - R + j : c.y0 + kTy + (j - R);
     if (c.x < n0 && yy < n1) tile[yy - c.y0 + R][tx + R] = apron(c.x, yy);
@@ -119,11 +143,11 @@ GPSM_HD void fill_tile(const FdStep& s, const Column& c, const float (&q)[2 * R 
 // The cell at plane z from the tile (x, y) and the queue (z), in fd_cell's order; stored, and
 // pushed where p2p_inline asks (kPush).
 template <int R, bool kPush>
-GPSM_HD void compute(const FdStep& s, const Column& c, const float (&q)[2 * R + 1], int z, int tx, int ty,
+GPSM_HD void compute(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty,
                      const TileRow<R>* tile) {
   if (!c.upd) return;
   const auto at = [&](int d, int k) -> float {
-    return d == 0 ? tile[ty + R][tx + R + k] : d == 1 ? tile[ty + R + k][tx + R] : q[R + k];
+    return d == 0 ? tile[ty + R][tx + R + k] : d == 1 ? tile[ty + R + k][tx + R] : u.q[R + k];
   };
   const float v = fd_cell(s.w, R, at);
   if constexpr (kPush)

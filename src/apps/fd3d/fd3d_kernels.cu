@@ -9,8 +9,9 @@
 // shared-memory tile with an apron of R cells (no corners: the stencil is a star), so registers grow
 // by 2 per halo step and the tile by 4R (kTx + kTy) floats.
 //
-// Per plane, a thread (fd3d_block.hpp, whose phases the CPU tests also run): loads its column's
-// cell R planes ahead into the queue's front, waits for the block, writes the queue's centre into
+// Per plane, a thread (fd3d_block.hpp, whose phases the CPU tests also run): moves its column's
+// queue one plane on and loads the cell a few planes ahead of its front (a prefetch: loads in
+// flight while the block works on the plane), waits for the block, writes the queue's centre into
 // the tile and loads its share of the apron (rows above and below the tile along y, columns left
 // and right along x), waits again, and computes fd_cell (the CPU reference's order; multiplies
 // __fmul_rn, the file built with --fmad=false) from the tile (x, y) and the queue (z). Threads
@@ -51,14 +52,14 @@ __global__ void __launch_bounds__(kThreads, min_blocks(R)) fd_step_kernel(const 
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   for (std::int64_t w = blockIdx.x; w < p.items; w += gridDim.x) {
     const Column c = column_of<R, kRemote>(s, p, w, tx, ty);
-    float q[2 * R + 1];
-    prime<R>(s, c, q);
+    Queue<R> u;
+    prime<R>(s, c, u);
     for (int z = c.z0; z < c.z1; ++z) {
-      advance<R>(s, c, q, z);
+      advance<R>(s, c, u, z);
       __syncthreads();  // the block is done with the previous plane's tile
-      fill_tile<R>(s, c, q, z, tx, ty, tile);
+      fill_tile<R>(s, c, u, z, tx, ty, tile);
       __syncthreads();
-      compute<R, kPush>(s, c, q, z, tx, ty, tile);
+      compute<R, kPush>(s, c, u, z, tx, ty, tile);
     }
   }
 }
