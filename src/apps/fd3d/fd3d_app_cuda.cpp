@@ -25,6 +25,7 @@
 #include "apps/fd3d/fd3d_runs.hpp"
 #include "apps/fd3d/fd3d_spec.hpp"
 #include "apps/harness/app.hpp"
+#include "apps/harness/gpu_memory.hpp"
 #include "apps/harness/memory_estimate.hpp"
 #include "apps/stencil/reference.hpp"  // max_rel_error
 #include "gpsm/error.hpp"
@@ -116,6 +117,14 @@ const Fd3dApp::Reference& Fd3dApp::reference(const Problem& p, int radius, const
     ref_.volume = fd3d::fd3d_reference(f);
     ref_.what = "the CPU reference";
   } else {
+    // The one-GPU run holds the whole volume twice on the first GPU: said before allocating.
+    const double need = stencil3d_gpu_bytes(p.n, Axis::z, radius, 1), free_b = gpu_free_bytes({req.devices.front()});
+    if (need > 0 && free_b > 0 && need > free_b)
+      throw gpsm::Error(fmt::format(
+          "gpsm: fd3d {}: the one-GPU reference run that checks this size needs {:.1f} GiB on GPU {}, which has "
+          "{:.1f} GiB free; use a size one GPU holds, or fewer --iters (up to {:.0e} FLOPs the CPU reference "
+          "checks instead)",
+          p.label(), need / 1073741824.0, req.devices.front(), free_b / 1073741824.0, kCpuReferenceFlops));
     if (req.progress) req.progress("one-GPU reference run " + key);
     Problem one = p;
     one.axis = Axis::z;
