@@ -8,6 +8,7 @@ std::unique_ptr<App> make_heat3d_app();  // stencil3d/stencil3d_app_cuda.cpp
 std::unique_ptr<App> make_wave3d_app();  // stencil3d/stencil3d_app_cuda.cpp
 std::unique_ptr<App> make_ct_app();      // ct/ct_app_cuda.cpp
 std::unique_ptr<App> make_filter_app();  // filter/filter_app_cuda.cpp
+std::unique_ptr<App> make_fd3d_app();    // fd3d/fd3d_app_cuda.cpp
 namespace cg {
 std::unique_ptr<App> make_cg_app();  // cg/cg_app_cuda.cpp
 }  // namespace cg
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<App>> make_apps() {
   apps.push_back(make_jacobi_app());
   apps.push_back(make_heat3d_app());
   apps.push_back(make_wave3d_app());
+  apps.push_back(make_fd3d_app());
   apps.push_back(make_filter_app());
   apps.push_back(graph::make_pagerank_app());
   apps.push_back(graph::make_sssp_app());

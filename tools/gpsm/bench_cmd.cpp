@@ -49,10 +49,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
                 "NXxNYxNZ:VIEWSxROWSxCHANNELS[:helical|:circular], with @subsets=M (ordered subsets, default 24); "
                 "filter WxH:kK[:constant|replicated|remote] (KxK filter, where its weights live); cg poisson2d:N, "
                 "poisson3d:N, poisson27:N, elastic:N, banded:ROWS:NNZ, arrow:ROWS or a .mtx file, or table3.1[:I-J] "
-                "(t31): the 18 generated stand-ins for the CPU-free thesis' Table 3.1, docs/cg.md "
+                "(t31): the 18 generated stand-ins for the CPU-free thesis' Table 3.1, docs/cg.md; fd3d N:hR[:AXES], "
+                "NXxNYxNZ:hR[:AXES] or table1[:AXES] (GPU-SM's Table 1: halo R = 2, 4, 8 or 16; AXES some of x, y, z, "
+                "one run each, winning over --axis), docs/fd3d.md "
                 "(default: the app's strong-scaling and large sizes, see --list)");
-  c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z)")->capture_default_str();
-  c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000; pagerank 20; sssp: the cap, 1000; als: epochs, 5; ct: 3, each visiting every subset once)")->capture_default_str();
+  c->add_option("--axis", a.axis, "3D apps: the axis the domain is split along (x, y or z; fd3d: where --size names none)")->capture_default_str();
+  c->add_option("--iters", a.iters, "Iterations (0: the app's default; jacobi2d 1000; pagerank 20; sssp: the cap, 1000; als: epochs, 5; ct: 3, each visiting every subset once; fd3d: 2^32 cell updates, 10 to 100)")->capture_default_str();
   c->add_option("--nccheck", a.nccheck, "jacobi2d: norm every N iterations")->capture_default_str();
   c->add_option("--reps", a.reps, "Timed repetitions (>= 5 for reported figures)")->capture_default_str();
   c->add_option("--warmup", a.warmup, "Untimed repetitions first")->capture_default_str();

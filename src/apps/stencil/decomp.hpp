@@ -44,7 +44,8 @@ const char* axis_name(Axis a);   // "x" | "y" | "z"
 Axis parse_axis(const std::string& s);  // throws std::invalid_argument naming the bad value
 
 // A global box nx x ny x nz (x fastest) with a fixed boundary layer `radius` cells thick on every
-// face (1 for heat3d, 2 for wave3d); the interior cells along `axis` are split over the ranks.
+// face (1 for heat3d, 2 for wave3d, the halo for fd3d: up to kMaxSlabRadius); the interior cells
+// along `axis` are split over the ranks.
 // Each rank stores its part plus `radius` halo planes on both sides of the split axis, and the
 // whole extent of the two other axes (their boundary layers included).
 struct Slab3D {
@@ -66,7 +67,8 @@ struct Slab3D {
   bool has_lower() const { return rank > 0; }           // a neighbour owns the planes below
   bool has_upper() const { return rank + 1 < ranks; }   // ... and above (no periodic wrap)
 };
-// Throws std::invalid_argument for extents < 2*radius+1, radius not 1 or 2, or a rank that would
+constexpr int kMaxSlabRadius = 16;  // fd3d's largest halo (GPU-SM's Table 1)
+// Throws std::invalid_argument for extents < 2*radius+1, radius outside [1, kMaxSlabRadius], or a rank that would
 // own fewer than `radius` planes (interior / ranks < radius): halo planes come only from the
 // direct neighbours, so a neighbour must own all `radius` of them (for radius 1 this is simply
 // more ranks than interior planes).

@@ -40,9 +40,11 @@ Push push_between(const Slab3D& from, const Slab3D& to, float* dst);
 
 class Slabs {
  public:
-  Slabs(gps::Context& ctx, Kind kind, const Problem& p);
+  // radius 0: the kind's (radius_of); fd3d passes its halo and Kind::heat for heat3d's initial
+  // values (both buffers initial_value(cell, seed), the boundary layer `radius` cells thick).
+  Slabs(gps::Context& ctx, Kind kind, const Problem& p, int radius = 0);
   int ranks() const { return n_; }
-  int radius() const { return radius_of(kind_); }
+  int radius() const { return radius_; }
   const Slab3D& slab(int r) const { return slab_[r]; }
   float* buf(int r, int b) const { return buf_[r][b].p; }
 
@@ -89,6 +91,7 @@ class Slabs {
   Kind kind_;
   Problem p_;
   int n_;
+  int radius_;
   std::vector<Slab3D> slab_;
   std::vector<std::array<DevBuf<float>, 2>> buf_;
 };

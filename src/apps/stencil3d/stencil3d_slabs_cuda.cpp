@@ -41,11 +41,12 @@ Init init_of(Kind k, const Slab3D& s, std::uint32_t seed, int b, bool poison_hal
   return in;
 }
 
-Slabs::Slabs(gps::Context& ctx, Kind kind, const Problem& p) : ctx_(ctx), kind_(kind), p_(p), n_(ctx.size()) {
+Slabs::Slabs(gps::Context& ctx, Kind kind, const Problem& p, int radius)
+    : ctx_(ctx), kind_(kind), p_(p), n_(ctx.size()), radius_(radius > 0 ? radius : radius_of(kind)) {
   slab_.resize(n_);
   buf_.resize(n_);
   for (int r = 0; r < n_; ++r) {
-    slab_[r] = slab3d(p.n, p.axis, radius_of(kind), n_, r);
+    slab_[r] = slab3d(p.n, p.axis, radius_, n_, r);
     for (auto& b : buf_[r]) b.alloc(ctx.device(r), static_cast<std::size_t>(slab_[r].local_cells()));
   }
 }

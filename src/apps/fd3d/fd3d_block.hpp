@@ -1,0 +1,159 @@
+#pragma once
+// What one thread of fd3d's step kernel does, phase by phase (fd3d_kernels.cu runs them with a
+// block barrier between the phases), as plain C++ with GPSM_HD: the CPU tests run every thread of a
+// block through the same functions, phase by phase over a host tile (emulate_step), so the
+// kernel's tiles, queue, aprons and remote picks are checked without a GPU. The design is in
+// fd3d_plan.hpp's header comment; fd3d_step.hpp has the loads and stores.
+//
+// Per work item:   Column c = column_of(...); prime(c, u)
+// per plane z:     advance(c, u, z)  | barrier |  fill_tile(c, u, z, tile)  | barrier |  compute(c, u, z, tile)
+#include <cstdint>
+
+#include "apps/fd3d/fd3d_plan.hpp"
+#include "apps/fd3d/fd3d_step.hpp"
+
+namespace gpsm::apps::fd3d {
+
+// The block's shared tile of one plane: its kTx x kTy cells and an apron of R along x and y.
+template <int R>
+using TileRow = float[kTx + 2 * R];
+
+// One thread's column of a work item. Coordinates are 32-bit (extents are at most 99999,
+// fd3d_spec.cpp), indices 64-bit: at R = 16 the queue alone takes 33 registers.
+struct Column {
+  int x0 = 0, y0 = 0, z0 = 0, z1 = 0;  // the tile's first cell, the chunk's planes [z0, z1)
+  int x = 0, y = 0;                    // this thread's column
+  bool has = false;                    // a cell of the box: loaded and shared
+  bool upd = false;                    // an updated cell: also computed and stored
+  // rdl: split along z, the column's loads of halo planes pick their block as they are loaded (the
+  // tile's plane is always an owned one); split along x or y, the column's piece is fixed by
+  // (x, y) and the apron's loads pick theirs, cell by cell. Both false where the tile's cells,
+  // widened by R, stay inside the owned coordinates (a test uniform over the block).
+  bool zpick = false, xypick = false;
+  const float* col = nullptr;          // the column's cell at plane 0 (of its piece)
+  std::int64_t csz = 0;                // and the piece's plane stride
+};
+
+// Whether a tile's loads may reach the remote pieces: its cells along the split axis [lo, hi),
+// widened by R on both sides, meet a halo coordinate.
+GPSM_HD bool near_halo(const Sources& in, int r, std::int64_t lo, std::int64_t hi) {
+  return lo - r < in.lo_end || hi + r > in.hi_begin;
+}
+
+template <int R, bool kRemote>
+GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx, int ty) {
+  Column c;
+  std::int64_t bx, by, ch, lo, hi;
+  item_of(p, w, bx, by, ch);
+  chunk_planes(p, s.box, R, ch, lo, hi);
+  c.x0 = R + static_cast<int>(bx) * kTx;
+  c.y0 = R + static_cast<int>(by) * kTy;
+  c.z0 = static_cast<int>(lo);
+  c.z1 = static_cast<int>(hi);
+  c.x = c.x0 + tx;
+  c.y = c.y0 + ty;
+  const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
+  c.has = c.x < n0 && c.y < n1;
+  c.upd = c.x < n0 - R && c.y < n1 - R;
+  if constexpr (kRemote) {
+    const int t0 = a == 0 ? c.x0 : a == 1 ? c.y0 : c.z0;
+    const int t1 = a == 0 ? c.x0 + kTx : a == 1 ? c.y0 + kTy : c.z1;
+    const bool remote = near_halo(s.in, R, t0, t1);
+    c.zpick = remote && a == 2;
+    c.xypick = remote && a != 2;
+  }
+  const Piece& q = c.xypick ? piece_at(s.in, a, c.x, c.y, 0) : s.in.mid;
+  c.col = q.p + (q.off + c.x + c.y * q.sy);
+  c.csz = q.sz;
+  return c;
+}
+
+// The column's cell at plane z.
+GPSM_HD float front(const FdStep& s, const Column& c, int z) {
+  return c.zpick && (z < s.in.lo_end || z >= s.in.hi_begin) ? load<true>(s.in, s.box.axis, c.x, c.y, z)
+                                                             : c.col[z * c.csz];
+}
+
+// A thread's column in registers: q[k] = plane z - R + k during plane z's step, and the next
+// kPrefetch planes loaded ahead (pf[k] = plane z + R + 1 + k after the step's advance). A thread
+// has these loads in flight while the block works on the current plane: at R = 2 the kernel is
+// memory-bound, and one load per thread in flight (32 warps of 4-byte loads per SM, ~4 KB) would
+// hold an H200 to a fifth of its bandwidth; four keep ~16 KB in flight per SM. At R >= 8 the
+// arithmetic dominates and two suffice (registers are scarcer there).
+template <int R>
+struct Queue {
+  static constexpr int kPrefetch = R <= 4 ? 4 : 2;
+  float q[2 * R + 1];
+  float pf[kPrefetch];
+};
+
+// The queue before the first plane: q[1 .. 2R] = planes z0 - R .. z0 + R - 1, pf[k] = plane
+// z0 + R + k where the chunk needs it (k < z1 - z0).
+template <int R>
+GPSM_HD void prime(const FdStep& s, const Column& c, Queue<R>& u) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int d = 0; d < 2 * R; ++d) u.q[d + 1] = c.has ? front(s, c, c.z0 - R + d) : 0.0f;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int k = 0; k < Queue<R>::kPrefetch; ++k) u.pf[k] = c.has && k < c.z1 - c.z0 ? front(s, c, c.z0 + R + k) : 0.0f;
+}
+
+// Plane z: the queue moves one plane on (q[k] = plane z - R + k), and the plane kPrefetch steps
+// ahead is loaded (if the chunk needs it).
+template <int R>
+GPSM_HD void advance(const FdStep& s, const Column& c, Queue<R>& u, int z) {
+  constexpr int P = Queue<R>::kPrefetch;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int d = 0; d < 2 * R; ++d) u.q[d] = u.q[d + 1];
+  u.q[2 * R] = u.pf[0];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int k = 0; k + 1 < P; ++k) u.pf[k] = u.pf[k + 1];
+  u.pf[P - 1] = c.has && z + P < c.z1 ? front(s, c, z + R + P) : 0.0f;
+}
+
+// This thread's share of plane z's tile: its own cell (the queue's centre) and its part of the
+// apron (R rows above and below the tile along y, R columns left and right along x).
+template <int R>
+GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty, TileRow<R>* tile) {
+  const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
+  const Piece& mid = s.in.mid;
+  const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
+  const auto apron = [&](int xx, int yy) {
+    return c.xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
+  };
+  if (c.has) tile[ty + R][tx + R] = u.q[R];
+  for (int j = ty; j < 2 * R; j += kTy) {
+    const int yy = j < R ? c.y0 - R + j : c.y0 + kTy + (j - R);
+    if (c.x < n0 && yy < n1) tile[yy - c.y0 + R][tx + R] = apron(c.x, yy);
+  }
+  for (int k = tx + kTx * ty; k < kTy * 2 * R; k += kThreads) {
+    const int row = k / (2 * R), col = k % (2 * R);
+    const int xx = col < R ? c.x0 - R + col : c.x0 + kTx + (col - R), yy = c.y0 + row;
+    if (xx < n0 && yy < n1) tile[row + R][xx - c.x0 + R] = apron(xx, yy);
+  }
+}
+
+// The cell at plane z from the tile (x, y) and the queue (z), in fd_cell's order; stored, and
+// pushed where p2p_inline asks (kPush).
+template <int R, bool kPush>
+GPSM_HD void compute(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty,
+                     const TileRow<R>* tile) {
+  if (!c.upd) return;
+  const auto at = [&](int d, int k) -> float {
+    return d == 0 ? tile[ty + R][tx + R + k] : d == 1 ? tile[ty + R + k][tx + R] : u.q[R + k];
+  };
+  const float v = fd_cell(s.w, R, at);
+  if constexpr (kPush)
+    fd_store(s, c.x, c.y, z, v);
+  else
+    s.out.p[index_in(s.out.off, s.out.sy, s.out.sz, c.x, c.y, z)] = v;
+}
+
+}  // namespace gpsm::apps::fd3d

@@ -1,0 +1,136 @@
+// fd3d's step kernel: GPU-SM's finite difference (GPU-SM paper, Listing 1) in the design its
+// original follows (3D finite differences on GPUs, Micikevicius), for halos up to 16.
+//
+// Why not heat3d's and wave3d's march (stencil3d_kernels.cu): there a thread keeps float4 columns
+// of all 2R + 1 planes along the march plus R rows on each side along the other axis in registers,
+// (2R + 1) * 4 + 2R * 4 floats: 20 at R = 1, 36 at R = 2, but 260 at R = 16, far past the 255
+// registers a thread may have. Here a thread keeps one cell's column of 2R + 1 planes along z in
+// registers (33 at R = 16) and the block shares the current plane's x and y neighbours through a
+// shared-memory tile with an apron of R cells (no corners: the stencil is a star), so registers grow
+// by 2 per halo step and the tile by 4R (kTx + kTy) floats.
+//
+// Per plane, a thread (fd3d_block.hpp, whose phases the CPU tests also run): moves its column's
+// queue one plane on and loads the cell a few planes ahead of its front (a prefetch: loads in
+// flight while the block works on the plane), waits for the block, writes the queue's centre into
+// the tile and loads its share of the apron (rows above and below the tile along y, columns left
+// and right along x), waits again, and computes fd_cell (the CPU reference's order; multiplies
+// __fmul_rn, the file built with --fmad=false) from the tile (x, y) and the queue (z). Threads
+// whose column lies in the boundary layer or halo load and share it but store nothing. Every load
+// goes through fd3d_step.hpp's Sources: rdl's variant picks the neighbour's block for a coordinate
+// in the halo (only in tiles that reach one), the others read one box. Loads are plain (coherent,
+// L1-cached): the values change between launches.
+#include "apps/fd3d/fd3d_kernels.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "apps/fd3d/fd3d_block.hpp"
+#include "apps/fd3d/fd3d_spec.hpp"
+#include "common/cuda_check.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::fd3d {
+namespace {
+
+using i64 = std::int64_t;
+
+// Blocks per SM the registers must allow: 2 (32 warps, at most 64 registers a thread) to hide the
+// loads behind another block's arithmetic; at R = 16 one (16 warps: the queue of 33 planes and the
+// addressing need more than 64 registers, which spilled 88-164 bytes per thread; GPU-SM's Table 1
+// runs halo 16 at 31 % occupancy too).
+constexpr int min_blocks(int r) { return r >= 16 ? 1 : 2; }
+
+// fd3d_block.hpp's phases, a block barrier between them.
+template <int R, bool kRemote, bool kPush>
+__global__ void __launch_bounds__(kThreads, min_blocks(R)) fd_step_kernel(const __grid_constant__ FdStep s, const Plan p) {
+  __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  for (std::int64_t w = blockIdx.x; w < p.items; w += gridDim.x) {
+    const Column c = column_of<R, kRemote>(s, p, w, tx, ty);
+    Queue<R> u;
+    prime<R>(s, c, u);
+    for (int z = c.z0; z < c.z1; ++z) {
+      advance<R>(s, c, u, z);
+      __syncthreads();  // the block is done with the previous plane's tile
+      fill_tile<R>(s, c, u, z, tx, ty, tile);
+      __syncthreads();
+      compute<R, kPush>(s, c, u, z, tx, ty, tile);
+    }
+  }
+}
+
+using StepFn = void (*)(FdStep, Plan);
+
+template <int R>
+StepFn step_fn(bool remote, bool push) {
+  if (remote) return fd_step_kernel<R, true, false>;
+  return push ? fd_step_kernel<R, false, true> : fd_step_kernel<R, false, false>;
+}
+
+StepFn pick(const FdStep& s) {
+  const bool remote = s.in.remote(), push = s.lower.p != nullptr || s.upper.p != nullptr;
+  if (remote && push) throw gpsm::Error("gpsm: fd3d: a step that both loads remote halos and pushes is not built");
+  switch (s.radius) {
+    case 2: return step_fn<2>(remote, push);
+    case 4: return step_fn<4>(remote, push);
+    case 8: return step_fn<8>(remote, push);
+    case 16: return step_fn<16>(remote, push);
+    default: break;
+  }
+  throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", s.radius, kHaloList));
+}
+
+// Blocks of `kernel` the current device holds at once; cached per device.
+i64 resident_blocks(const void* kernel) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, i64> cache;
+  int dev = 0;
+  GPSM_CUDA(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find({kernel, dev});
+  if (it != cache.end()) return it->second;
+  int per_sm = 0, sms = 0;
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const i64 n = std::max<i64>(1, static_cast<i64>(per_sm) * sms);
+  cache.emplace(std::make_pair(kernel, dev), n);
+  return n;
+}
+
+std::pair<StepFn, Plan> step_launch(const FdStep& s) {
+  const StepFn fn = pick(s);
+  return {fn, make_plan(s.box, s.radius, resident_blocks(reinterpret_cast<const void*>(fn)))};
+}
+
+}  // namespace
+
+Plan fd_step_plan(const FdStep& s) { return step_launch(s).second; }
+
+void launch_fd_step(const FdStep& s, cudaStream_t st) {
+  // make_plan's search is cheap (a loop over chunk counts), but a captured loop asks per GPU and
+  // iteration: the plan depends only on the launch's shape, so it is kept.
+  static std::mutex mu;
+  static std::map<std::array<i64, 7>, std::pair<StepFn, Plan>> cache;
+  int dev = 0;
+  GPSM_CUDA(cudaGetDevice(&dev));
+  const StepFn fn = pick(s);
+  const std::array<i64, 7> key{reinterpret_cast<i64>(fn), dev, s.box.n[0], s.box.n[1], s.box.n[2], s.box.axis,
+                               s.box.count};
+  std::pair<StepFn, Plan> k;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, step_launch(s)).first;
+    k = it->second;
+  }
+  const auto grid = static_cast<unsigned>(std::clamp<i64>(k.second.items, 1, INT_MAX));
+  k.first<<<grid, dim3(kTx, kTy), 0, st>>>(s, k.second);
+  GPSM_CUDA_LAUNCH();
+}
+
+}  // namespace gpsm::apps::fd3d

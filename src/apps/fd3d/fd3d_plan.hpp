@@ -1,0 +1,81 @@
+#pragma once
+// How an fd3d step splits a rank's box into work items (kernel blocks). Plain C++ (GPSM_HD where
+// the kernel needs it), checked by the CPU tests.
+//
+// The kernel (fd3d_kernels.cu; the design of 3D finite differences on GPUs, Micikevicius, which
+// GPU-SM's kernel follows): a block of kTx x kTy threads owns a tile of kTx x kTy columns of the updated region
+// in the x-y plane and marches along z over a chunk of planes; each thread keeps its column's
+// 2R + 1 planes in a register queue and the block the current plane's tile, with R cells of apron
+// along x and y, in shared memory. So an item = (x tile, y tile, chunk of z planes).
+//
+// Chunks: a chunk of L planes costs L steps plus the queue's priming: 2R loads a thread issues back
+// to back (no tile, no barrier, no arithmetic), so about one memory latency, estimated at
+// kPrimeSteps plane steps whatever R (a step is one load latency at R = 2, where the kernel is
+// memory-bound; at R = 16 a step is ~240 instructions per warp). Items go to the GPU's `slots`
+// (blocks resident at once) in waves. The chunk count minimises waves x (L + kPrimeSteps), ties to
+// fewer items: 1 chunk when the tiles alone fill whole waves, more when a wave's tail or too few
+// tiles would idle SMs (128^3: 4 x 8 tiles, GPU-SM's Table 1 grid of 32 blocks, far fewer than an
+// H200 holds).
+//
+// Order: items whose cells a neighbour reads (rdl: whose loads cross the link; p2p_inline: whose
+// stores do) come first, so their link latency overlaps the interior: along the split axis the
+// tiles (split along x or y) or chunks (along z) go 0, last, 1, last - 1, ... and vary slowest.
+#include <cstdint>
+
+#include "apps/stencil3d/stencil3d_plan.hpp"  // Box
+#include "gpsm/gps/config.hpp"
+
+namespace gpsm::apps::fd3d {
+
+constexpr int kTx = 32, kTy = 16;  // threads per block along x and y (a warp along x)
+constexpr int kThreads = kTx * kTy;
+constexpr double kPrimeSteps = 2.0;
+
+struct Plan {
+  std::int64_t tiles[2] = {0, 0};  // along x, y over the updated region [R, n - R)
+  std::int64_t chunks = 0;         // along z over the updated planes [R, n[2] - R)
+  std::int64_t chunk = 0;          // planes per chunk (the last one may be shorter)
+  std::int64_t items = 0;          // tiles[0] * tiles[1] * chunks
+  int edge = 2;                    // the box's split axis: its tiles (0, 1) or chunks (2) go edges first
+};
+
+// Chunk length for `planes` updated planes over `tiles` tiles on `slots` resident blocks (header),
+// and the modelled time of a split into chunks of `len` planes, in plane steps.
+std::int64_t chunk_length(std::int64_t planes, std::int64_t tiles, int radius, std::int64_t slots);
+double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, std::int64_t len);
+Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots);
+
+// Position k of the order 0, n - 1, 1, n - 2, ...: the two ends first.
+GPSM_HD std::int64_t edges_first(std::int64_t k, std::int64_t n) { return (k & 1) ? n - 1 - (k >> 1) : (k >> 1); }
+
+// Work item w -> its x tile, y tile and chunk. The edge coordinate varies slowest; the other two
+// keep x before y before z. (Branches, not arrays indexed by p.edge: those would live in a
+// kernel's local memory.)
+GPSM_HD void item_of(const Plan& p, std::int64_t w, std::int64_t& tx, std::int64_t& ty, std::int64_t& ch) {
+  if (p.edge == 0) {
+    const std::int64_t per = p.tiles[1] * p.chunks, k = w / per, rest = w - k * per;
+    tx = edges_first(k, p.tiles[0]);
+    ty = rest % p.tiles[1];
+    ch = rest / p.tiles[1];
+  } else if (p.edge == 1) {
+    const std::int64_t per = p.tiles[0] * p.chunks, k = w / per, rest = w - k * per;
+    ty = edges_first(k, p.tiles[1]);
+    tx = rest % p.tiles[0];
+    ch = rest / p.tiles[0];
+  } else {
+    const std::int64_t per = p.tiles[0] * p.tiles[1], k = w / per, rest = w - k * per;
+    ch = edges_first(k, p.chunks);
+    tx = rest % p.tiles[0];
+    ty = rest / p.tiles[0];
+  }
+}
+
+// Updated planes [z0, z1) of chunk ch.
+GPSM_HD void chunk_planes(const Plan& p, const stencil3d::Box& b, int radius, std::int64_t ch, std::int64_t& z0,
+                          std::int64_t& z1) {
+  z0 = radius + ch * p.chunk;
+  const std::int64_t end = b.n[2] - radius;
+  z1 = z0 + p.chunk < end ? z0 + p.chunk : end;
+}
+
+}  // namespace gpsm::apps::fd3d

@@ -1,0 +1,585 @@
+// fd3d (GPU-SM's finite differences) on the CPU: the --size grammar, the point update's order, the
+// reference and its sampled check, the kernel's work plan, and every paradigm's step index math
+// (local boxes with copied or pushed halos, the distributed array's layout with padding) run cell by
+// cell through the very functions the kernel calls (fd3d_step.hpp), against the reference bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "apps/fd3d/fd3d_block.hpp"
+#include "apps/fd3d/fd3d_layout.hpp"
+#include "apps/fd3d/fd3d_math.hpp"
+#include "apps/fd3d/fd3d_plan.hpp"
+#include "apps/fd3d/fd3d_reference.hpp"
+#include "apps/fd3d/fd3d_spec.hpp"
+#include "apps/fd3d/fd3d_step.hpp"
+#include "apps/harness/app.hpp"
+#include "apps/stencil/decomp.hpp"
+#include "apps/stencil/stencil_math.hpp"
+#include "apps/stencil3d/stencil3d_cells.hpp"
+#include "gpsm/error.hpp"
+#include "gpsm/ownership_map.hpp"
+
+using namespace gpsm::apps;
+using namespace gpsm::apps::fd3d;
+using i64 = std::int64_t;
+
+namespace {
+
+std::string what_of(const std::string& s) {
+  try {
+    parse_fd_size(s);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(FdSpec, ParsesVolumesHalosAndAxes) {
+  const FdSize a = parse_fd_size("512:h4");
+  EXPECT_EQ(a.n[0], 512);
+  EXPECT_EQ(a.n[2], 512);
+  EXPECT_EQ(a.radius, 4);
+  EXPECT_FALSE(a.axis.has_value());
+  EXPECT_EQ(a.label(), "512:h4");
+  const FdSize b = parse_fd_size("640x512x384:h16:y");
+  EXPECT_EQ(b.n[0], 640);
+  EXPECT_EQ(b.n[1], 512);
+  EXPECT_EQ(b.n[2], 384);
+  ASSERT_TRUE(b.axis.has_value());
+  EXPECT_EQ(*b.axis, Axis::y);
+  EXPECT_EQ(b.label(), "640x512x384:h16:y");
+  EXPECT_EQ(axis_of(a, Axis::x), Axis::x);  // no axis in the size: --axis
+  EXPECT_EQ(axis_of(b, Axis::x), Axis::y);  // the size's wins
+  EXPECT_EQ(expand_fd_size("512:h4:xz"), (std::vector<std::string>{"512:h4:x", "512:h4:z"}));
+  EXPECT_EQ(expand_fd_size("512x512x512:h2"), (std::vector<std::string>{"512:h2"}));
+  const std::vector<std::string> t = expand_fd_size("table1");
+  ASSERT_EQ(t.size(), 12u);
+  EXPECT_EQ(t.front(), "128:h2");
+  EXPECT_EQ(t[5], "512:h4");
+  EXPECT_EQ(t.back(), "768:h16");
+  const std::vector<std::string> tz = expand_fd_size("table1:yz");
+  ASSERT_EQ(tz.size(), 24u);
+  EXPECT_EQ(tz[0], "128:h2:y");
+  EXPECT_EQ(tz[1], "128:h2:z");
+  for (int r : kHalos) EXPECT_TRUE(halo_compiled(r));
+  EXPECT_FALSE(halo_compiled(3));
+}
+
+TEST(FdSpec, BadSpecsSayWhyAndWhatToUse) {
+  const char* bad[] = {"512", "512:h3", "512:h4:w", "512:k4", "4:h2", "512x512:h4", "512:h4:xz", "512:h", "-5:h2",
+                       "512:h4:z:y", "table1:q", "100000:h2", "512:h32"};
+  for (const char* s : bad) {
+    const std::string w = what_of(s);
+    EXPECT_NE(w.find(std::string("bad --size '") + s + "' for fd3d: "), std::string::npos) << s << ": " << w;
+    EXPECT_NE(w.find("e.g. 512:h4:z"), std::string::npos) << w;
+  }
+  EXPECT_NE(what_of("512:h3").find("halo 3 is not one the kernels are compiled for"), std::string::npos);
+  EXPECT_NE(what_of("8:h4").find("extent 8 leaves no interior"), std::string::npos);
+  try {
+    expand_fd_size("table1:q");
+    ADD_FAILURE() << "table1:q expanded";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'q' after table1 is not a set of axes"), std::string::npos) << e.what();
+  }
+}
+
+// The weights are GPU-SM's 1 (centre), 3 (x), 2 (y), 1 (z) over 1 + 12 R, and fd_cell adds the s
+// terms in the documented order: a naive loop written from the formula gives the same bits.
+TEST(FdMath, TheCellIsThePapersStencilOverOnePlusTwelveRInOneOrder) {
+  for (int r : {1, 2, 4, 8, 16}) {
+    const FdWeights w = fd_weights(r);
+    const double d = 1.0 + 12.0 * r;
+    EXPECT_EQ(w.w0, static_cast<float>(1.0 / d));
+    EXPECT_EQ(w.wx, static_cast<float>(3.0 / d));
+    EXPECT_EQ(w.wy, static_cast<float>(2.0 / d));
+    EXPECT_EQ(w.wz, static_cast<float>(1.0 / d));
+    EXPECT_NEAR(w.w0 + 2.0 * r * (w.wx + w.wy + w.wz), 1.0, 1e-5);  // a weighted average
+    // Neighbour values that make every rounding visible.
+    auto val = [](int d_, int k) { return initial_value(static_cast<std::uint64_t>(100 * d_ + k + 50), 7); };
+    float naive = w.w0 * val(0, 0);
+    for (int s = 1; s <= r; ++s) {
+      const float xs = val(0, -s) + val(0, s), ys = val(1, -s) + val(1, s), zs = val(2, -s) + val(2, s);
+      const float t = (w.wx * xs + w.wy * ys) + w.wz * zs;
+      naive = naive + t;
+    }
+    EXPECT_EQ(fd_cell(w, r, val), naive) << "R " << r;
+    // Swapping two axes' terms changes the result: the order is not free.
+    auto swapped = [&](int d_, int k) { return val(d_ == 0 ? 1 : d_ == 1 ? 0 : 2, k); };
+    EXPECT_NE(fd_cell(w, r, swapped), fd_cell(w, r, val)) << "R " << r;
+  }
+  EXPECT_EQ(fd_flops_per_cell(2), 19.0);   // Table 1's 18 and the centre's multiply
+  EXPECT_EQ(fd_flops_per_cell(16), 145.0);
+}
+
+TEST(FdReference, StepsUpdateTheInteriorOnlyAndStayInTheInitialRange) {
+  FdProblem p;
+  p.n[0] = 17;
+  p.n[1] = 14;
+  p.n[2] = 19;
+  p.radius = 4;
+  p.iters = 0;
+  const std::vector<float> u0 = fd3d_initial(p);
+  EXPECT_EQ(u0[5], initial_value(5, p.seed));
+  p.iters = 1;
+  const std::vector<float> u1 = fd3d_reference(p);
+  const FdWeights w = fd_weights(p.radius);
+  for (i64 z = 0; z < p.n[2]; ++z)
+    for (i64 y = 0; y < p.n[1]; ++y)
+      for (i64 x = 0; x < p.n[0]; ++x) {
+        const i64 i = x + p.n[0] * (y + p.n[1] * z);
+        const bool inner = x >= 4 && x < p.n[0] - 4 && y >= 4 && y < p.n[1] - 4 && z >= 4 && z < p.n[2] - 4;
+        if (!inner) {
+          EXPECT_EQ(u1[i], u0[i]);
+          continue;
+        }
+        const i64 st[3] = {1, p.n[0], p.n[0] * p.n[1]};
+        EXPECT_EQ(u1[i], fd_cell(w, p.radius, [&](int d, int k) { return u0[i + k * st[d]]; }));
+      }
+  p.iters = 30;
+  for (float v : fd3d_reference(p)) {
+    EXPECT_GE(v, 0.2499f);
+    EXPECT_LT(v, 1.2501f);
+  }
+  FdProblem bad = p;
+  bad.radius = 9;
+  bad.n[0] = 18;
+  EXPECT_THROW(fd3d_reference(bad), std::invalid_argument);
+}
+
+TEST(FdReference, SampledCheckCatchesAWrongCellOnASampledPlane) {
+  FdProblem p;
+  p.n[0] = 12;
+  p.n[1] = 11;
+  p.n[2] = 40;
+  p.radius = 2;
+  p.iters = 3;
+  const std::vector<float> prev = fd3d_reference(p);
+  std::vector<float> next = prev;
+  fd3d_step(p, prev.data(), next.data(), 0, p.n[2]);
+  const std::vector<i64> planes = sampled_planes(p, 4);
+  EXPECT_EQ(planes, (std::vector<i64>{0, 1, 2, 3, 8, 16, 24, 32, 36, 37, 38, 39}));
+  EXPECT_EQ(check_step(p, prev, next, planes), "");
+  std::vector<float> wrong = next;
+  wrong[static_cast<std::size_t>(5 + 12 * (6 + 11 * 16))] += 1e-6f;  // plane 16 is sampled
+  EXPECT_NE(check_step(p, prev, wrong, planes).find("plane 16: cell (5, 6)"), std::string::npos)
+      << check_step(p, prev, wrong, planes);
+  wrong = next;
+  wrong[static_cast<std::size_t>(0 + 12 * (0 + 11 * 1))] = std::nanf("");  // a boundary cell of plane 1
+  EXPECT_NE(check_step(p, prev, wrong, planes), "");
+  wrong = next;
+  wrong[static_cast<std::size_t>(5 + 12 * (6 + 11 * 10))] += 1.0f;  // plane 10 is not: not seen
+  EXPECT_EQ(check_step(p, prev, wrong, planes), "");
+  // The step of another halo is another result.
+  FdProblem other = p;
+  other.radius = 1;
+  EXPECT_NE(check_step(other, prev, next, planes), "");
+}
+
+// Every (x tile, y tile, chunk) is one item; chunks tile the updated planes; the split axis's
+// edges come first.
+TEST(FdPlan, ItemsCoverEveryTileAndPlaneOnceWithTheSplitEdgesFirst) {
+  for (int axis = 0; axis < 3; ++axis)
+    for (int r : {2, 16})
+      for (i64 slots : {1, 7, 264}) {
+        stencil3d::Box b;
+        b.n[0] = 2 * r + 70;
+        b.n[1] = 2 * r + 37;
+        b.n[2] = 2 * r + 45;
+        b.axis = axis;
+        b.count = b.n[axis] - 2 * r;
+        const Plan p = make_plan(b, r, slots);
+        EXPECT_EQ(p.tiles[0], 3);  // 70 columns in tiles of 32
+        EXPECT_EQ(p.tiles[1], 3);  // 37 rows in tiles of 16
+        EXPECT_EQ(p.items, p.tiles[0] * p.tiles[1] * p.chunks);
+        std::set<std::vector<i64>> seen;
+        std::vector<int> plane_hits(static_cast<std::size_t>(b.n[2]), 0);
+        for (i64 w = 0; w < p.items; ++w) {
+          i64 tx, ty, ch, z0, z1;
+          item_of(p, w, tx, ty, ch);
+          ASSERT_TRUE(tx >= 0 && tx < p.tiles[0] && ty >= 0 && ty < p.tiles[1] && ch >= 0 && ch < p.chunks);
+          EXPECT_TRUE(seen.insert({tx, ty, ch}).second);
+          chunk_planes(p, b, r, ch, z0, z1);
+          EXPECT_LT(z0, z1);
+          if (tx == 0 && ty == 0)
+            for (i64 z = z0; z < z1; ++z) ++plane_hits[static_cast<std::size_t>(z)];
+          // The first items are the edges of the split axis: the first and the last tile (chunk).
+          const i64 c[3] = {tx, ty, ch}, last[3] = {p.tiles[0] - 1, p.tiles[1] - 1, p.chunks - 1};
+          const i64 per = p.items / (axis == 0 ? p.tiles[0] : axis == 1 ? p.tiles[1] : p.chunks);
+          if (w < per) {
+            EXPECT_EQ(c[axis], 0);
+          } else if (w < 2 * per) {
+            EXPECT_EQ(c[axis], last[axis]);
+          }
+        }
+        for (i64 z = 0; z < b.n[2]; ++z) EXPECT_EQ(plane_hits[static_cast<std::size_t>(z)], z >= r && z < b.n[2] - r ? 1 : 0);
+      }
+}
+
+TEST(FdPlan, ChunksOnlyWhereTheTilesLeaveTheGpuIdle) {
+  // 768^3 on one GPU: 24 x 48 tiles, far more than 264 resident blocks: chunks long next to their
+  // priming, and within 3 % of a perfect spread of the work (tiles x planes / slots steps).
+  {
+    const i64 len = chunk_length(736, 24 * 48, 16, 264);
+    EXPECT_GE(len, 64);
+    EXPECT_LT(chunk_cost(736, 24 * 48, 264, len), 1.03 * 24 * 48 * 736 / 264.0);
+    EXPECT_LT(chunk_cost(736, 24 * 48, 264, len), chunk_cost(736, 24 * 48, 264, 736));  // one chunk: 5 waves, the last a third full
+  }
+  // Exactly two full waves of tiles: one chunk.
+  EXPECT_EQ(chunk_length(500, 528, 4, 264), 500);
+  // 128^3, halo 2: GPU-SM's 4 x 8 = 32 tiles (here 4 x 8 of ours) on 264 slots: several chunks,
+  // each still much longer than its priming.
+  const i64 c = chunk_length(124, 32, 2, 264);
+  EXPECT_LT(c, 124);
+  EXPECT_GE(c, 8);
+  EXPECT_THROW(chunk_length(0, 4, 2, 10), std::invalid_argument);
+}
+
+// ---- every paradigm's step, cell by cell ------------------------------------------------------
+
+namespace {
+
+enum class Way { single, memcpy, p2p_inline, none, rdl };
+
+// Ranks' local boxes, both buffers initial_value(global cell), the halo planes of buffer 1 NaN
+// (a neighbour must fill them before they are read).
+struct Boxes {
+  std::vector<Slab3D> s;
+  std::vector<std::vector<float>> buf[2];
+};
+
+float init_cell(const Slab3D& s, i64 x, i64 y, i64 z, std::uint32_t seed) {
+  const i64 g = (s.global(2, z) * s.n[1] + s.global(1, y)) * s.n[0] + s.global(0, x);
+  return initial_value(static_cast<std::uint64_t>(g), seed);
+}
+
+bool in_halo(const Slab3D& s, i64 x, i64 y, i64 z) {
+  const i64 c = coord(static_cast<int>(s.axis), x, y, z);
+  return (s.has_lower() && c < s.radius) || (s.has_upper() && c >= s.radius + s.count);
+}
+
+// memcpy's copies: every halo cell of every rank's buffer b from its owner's buffer b.
+void exchange(Boxes& bx, int b) {
+  const int n = static_cast<int>(bx.s.size());
+  for (int r = 0; r < n; ++r) {
+    const Slab3D& s = bx.s[r];
+    const int a = static_cast<int>(s.axis);
+    for (i64 z = 0; z < s.local[2]; ++z)
+      for (i64 y = 0; y < s.local[1]; ++y)
+        for (i64 x = 0; x < s.local[0]; ++x) {
+          if (!in_halo(s, x, y, z)) continue;
+          const int nb = coord(a, x, y, z) < s.radius ? r - 1 : r + 1;
+          const Slab3D& o = bx.s[nb];
+          i64 l[3] = {x, y, z};
+          l[a] = s.global(a, l[a]) - (o.first - o.radius);
+          bx.buf[b][r][s.index(x, y, z)] = bx.buf[b][nb][o.index(l[0], l[1], l[2])];
+        }
+  }
+}
+
+// How a step is run on the host: cell by cell (fd_update), or as the kernel runs it, every thread
+// of a block through fd3d_block.hpp's phases (Kernel: the work plan made for `slots` resident
+// blocks, so a few slots give many chunks).
+struct Stepper {
+  bool kernel = false;
+  i64 slots = 1000;
+};
+
+void update_all(const FdStep& st) {
+  const i64 r = st.radius;
+  for (i64 z = r; z < st.box.n[2] - r; ++z)
+    for (i64 y = r; y < st.box.n[1] - r; ++y)
+      for (i64 x = r; x < st.box.n[0] - r; ++x) fd_update(st, x, y, z);
+}
+
+// The kernel's block, thread by thread and phase by phase; the tile is NaN before each plane's
+// fill, so a cell read but not written in that plane shows.
+template <int R, bool kRemote, bool kPush>
+void emulate_blocks(const FdStep& s, const Plan& p) {
+  std::vector<Column> col(kThreads);
+  std::vector<Queue<R>> q(kThreads);
+  std::vector<float> tile_mem((kTy + 2 * R) * (kTx + 2 * R));
+  auto* tile = reinterpret_cast<TileRow<R>*>(tile_mem.data());
+  for (i64 w = 0; w < p.items; ++w) {
+    for (int t = 0; t < kThreads; ++t) {
+      col[t] = column_of<R, kRemote>(s, p, w, t % kTx, t / kTx);
+      prime<R>(s, col[t], q[t]);
+    }
+    for (int z = col[0].z0; z < col[0].z1; ++z) {
+      for (int t = 0; t < kThreads; ++t) advance<R>(s, col[t], q[t], z);
+      std::fill(tile_mem.begin(), tile_mem.end(), std::nanf(""));
+      for (int t = 0; t < kThreads; ++t) fill_tile<R>(s, col[t], q[t], z, t % kTx, t / kTx, tile);
+      for (int t = 0; t < kThreads; ++t) compute<R, kPush>(s, col[t], q[t], z, t % kTx, t / kTx, tile);
+    }
+  }
+}
+
+template <int R>
+void emulate_r(const FdStep& s, const Plan& p) {
+  const bool push = s.lower.p != nullptr || s.upper.p != nullptr;
+  if (s.in.remote()) emulate_blocks<R, true, false>(s, p);
+  else if (push) emulate_blocks<R, false, true>(s, p);
+  else emulate_blocks<R, false, false>(s, p);
+}
+
+void run_step(const FdStep& st, const Stepper& how) {
+  if (!how.kernel) return update_all(st);
+  const Plan p = make_plan(st.box, st.radius, how.slots);
+  switch (st.radius) {
+    case 2: return emulate_r<2>(st, p);
+    case 4: return emulate_r<4>(st, p);
+    case 16: return emulate_r<16>(st, p);
+    default: FAIL() << "no emulated kernel for R " << st.radius;
+  }
+}
+
+// The volume after `iters` steps on `ranks` slabs along `axis`, exchanged the given way.
+std::vector<float> run_boxes(const FdProblem& p, Axis axis, int ranks, Way way, const Stepper& how = {}) {
+  Boxes bx;
+  for (int r = 0; r < ranks; ++r) {
+    const Slab3D s = slab3d(p.n, axis, p.radius, ranks, r);
+    bx.s.push_back(s);
+    for (int b = 0; b < 2; ++b) {
+      std::vector<float> v(static_cast<std::size_t>(s.local_cells()));
+      for (i64 z = 0; z < s.local[2]; ++z)
+        for (i64 y = 0; y < s.local[1]; ++y)
+          for (i64 x = 0; x < s.local[0]; ++x)
+            v[s.index(x, y, z)] = b == 1 && in_halo(s, x, y, z) ? std::nanf("") : init_cell(s, x, y, z, p.seed);
+      bx.buf[b].push_back(std::move(v));
+    }
+  }
+  for (int it = 0; it < p.iters; ++it) {
+    const int c = it & 1;
+    for (int r = 0; r < ranks; ++r) {
+      const Slab3D& s = bx.s[r];
+      FdStep st;
+      st.in.mid = box_piece(s, bx.buf[c][r].data());
+      st.out = box_sink(s, bx.buf[1 - c][r].data());
+      st.box = box_of(s);
+      st.radius = p.radius;
+      st.w = fd_weights(p.radius);
+      if (way == Way::p2p_inline) {
+        if (s.has_lower()) st.lower = push_sink(s, bx.s[r - 1], bx.buf[1 - c][r - 1].data());
+        if (s.has_upper()) st.upper = push_sink(s, bx.s[r + 1], bx.buf[1 - c][r + 1].data());
+      }
+      run_step(st, how);
+    }
+    if (way == Way::memcpy) exchange(bx, 1 - c);
+  }
+  std::vector<float> g(static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]));
+  for (int r = 0; r < ranks; ++r) copy_slab3d_to_global(bx.s[r], bx.buf[p.iters % 2][r].data(), g.data());
+  return g;
+}
+
+// rdl: both volumes in a distributed array's layout (slab_blocks) with a 256-B granule, so the
+// regions are padded; each rank's step reads its block and its neighbours' through one range.
+std::vector<float> run_distributed(const FdProblem& p, Axis axis, int ranks, bool* padded = nullptr,
+                                   const Stepper& how = {}) {
+  const Slab3D s0 = slab3d(p.n, axis, p.radius, ranks, 0);
+  const gpsm::OwnershipMap map(slab_blocks(s0), sizeof(float), 256, ranks);
+  if (padded != nullptr) *padded = !map.identity();
+  std::vector<float> mem[2];
+  const std::vector<float> u0 = fd3d_initial(p);
+  for (auto& m : mem) {
+    m.assign(map.range_bytes() / sizeof(float), std::nanf(""));
+    map.to_layout(u0.data(), m.data());
+  }
+  const gpsm::OwnershipLookup host = map.lookup();
+  for (int it = 0; it < p.iters; ++it) {
+    const int c = it & 1;
+    for (int r = 0; r < ranks; ++r) {
+      const Slab3D s = slab3d(p.n, axis, p.radius, ranks, r);
+      FdStep st;
+      st.in = distributed_sources(s, host, mem[c].data());
+      st.out = distributed_sink(s, host, mem[1 - c].data());
+      st.box = box_of(s);
+      st.radius = p.radius;
+      st.w = fd_weights(p.radius);
+      EXPECT_EQ(st.in.remote(), ranks > 1);
+      run_step(st, how);
+    }
+  }
+  std::vector<float> g(u0.size());
+  map.from_layout(mem[p.iters % 2].data(), g.data());
+  return g;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST(FdPasses, LocalBoxesWithCopiesOrPushesEqualTheReferenceBitForBit) {
+  for (int r : {2, 4}) {
+    FdProblem p;
+    p.n[0] = 2 * r + 15;  // 3 ranks do not divide any interior evenly
+    p.n[1] = 2 * r + 13;
+    p.n[2] = 2 * r + 14;
+    p.radius = r;
+    p.iters = 3;
+    const std::vector<float> ref = fd3d_reference(p);
+    for (Axis axis : {Axis::x, Axis::y, Axis::z})
+      for (int ranks = 1; ranks <= 3; ++ranks)
+        for (Way way : {Way::memcpy, Way::p2p_inline})
+          EXPECT_TRUE(same_bits(run_boxes(p, axis, ranks, way), ref))
+              << "R " << r << " along " << axis_name(axis) << ", " << ranks << " ranks, "
+              << (way == Way::memcpy ? "memcpy" : "p2p_inline");
+  }
+}
+
+TEST(FdPasses, WithoutTheHaloExchangeTheResultDiffers) {
+  FdProblem p;
+  p.n[0] = 15;
+  p.n[1] = 13;
+  p.n[2] = 14;
+  p.radius = 2;
+  p.iters = 2;
+  const std::vector<float> got = run_boxes(p, Axis::y, 2, Way::none);
+  EXPECT_FALSE(same_bits(got, fd3d_reference(p)));
+  bool nan = false;
+  for (float v : got) nan = nan || std::isnan(v);
+  EXPECT_TRUE(nan);  // the second step read the halo planes nobody filled
+}
+
+TEST(FdPasses, DistributedLayoutWithPaddingEqualsTheReferenceBitForBit) {
+  for (int r : {2, 4}) {
+    FdProblem p;
+    p.n[0] = 2 * r + 15;
+    p.n[1] = 2 * r + 13;
+    p.n[2] = 2 * r + 14;
+    p.radius = r;
+    p.iters = 3;
+    const std::vector<float> ref = fd3d_reference(p);
+    for (Axis axis : {Axis::x, Axis::y, Axis::z})
+      for (int ranks = 1; ranks <= 3; ++ranks) {
+        bool padded = false;
+        EXPECT_TRUE(same_bits(run_distributed(p, axis, ranks, &padded), ref))
+            << "R " << r << " along " << axis_name(axis) << ", " << ranks << " ranks";
+        if (ranks > 1) {
+          EXPECT_TRUE(padded);  // the lookup, not plain indexing, finds the blocks
+        }
+      }
+  }
+}
+
+// The kernel's own code (fd3d_block.hpp: the tile, the queue, the apron, the remote picks, the
+// pushes), every thread of every block, on every paradigm's memory, along each axis, on unequal
+// slabs, at halos 2, 4 and 16, with one chunk per tile (one resident block) or many (a thousand).
+TEST(FdBlock, TheKernelsPhasesOnEveryParadigmEqualTheReferenceBitForBit) {
+  for (int r : {2, 4, 16}) {
+    FdProblem p;
+    const i64 split = 3 * r + 4;  // 3 ranks: r + 1, r + 1, r + 2 planes
+    p.n[0] = 2 * r + 37;          // two x tiles, the second mostly outside
+    p.n[1] = 2 * r + 19;          // two y tiles
+    p.n[2] = 2 * r + 13;
+    p.radius = r;
+    p.iters = 2;
+    for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+      FdProblem q = p;
+      q.n[static_cast<int>(axis)] = 2 * r + split;
+      const std::vector<float> ref = fd3d_reference(q);
+      for (i64 slots : {i64{1}, i64{1000}})
+        for (int ranks : {1, 3}) {
+          const Stepper how{true, slots};
+          const std::string what = "R " + std::to_string(r) + " along " + axis_name(axis) + ", " +
+                                   std::to_string(ranks) + " ranks, " + std::to_string(slots) + " slots, ";
+          EXPECT_TRUE(same_bits(run_boxes(q, axis, ranks, Way::memcpy, how), ref)) << what << "memcpy";
+          EXPECT_TRUE(same_bits(run_boxes(q, axis, ranks, Way::p2p_inline, how), ref)) << what << "p2p_inline";
+          EXPECT_TRUE(same_bits(run_distributed(q, axis, ranks, nullptr, how), ref)) << what << "rdl";
+        }
+    }
+  }
+}
+
+TEST(FdLayout, SlabBlocksAreTheRanksSpansAndOtherMapsAreRefused) {
+  const i64 n[3] = {20, 21, 23};
+  const Slab3D s0 = slab3d(n, Axis::y, 4, 3, 0);
+  const gpsm::BlockSpec spec = slab_blocks(s0);
+  EXPECT_EQ(spec.cuts[0], (std::vector<std::uint64_t>{0, 20}));
+  EXPECT_EQ(spec.cuts[2], (std::vector<std::uint64_t>{0, 23}));
+  ASSERT_EQ(spec.cuts[1].size(), 4u);
+  for (int r = 0; r < 3; ++r) {
+    const Range sp = stencil3d::span_of(slab3d(n, Axis::y, 4, 3, r));
+    EXPECT_EQ(spec.cuts[1][r], static_cast<std::uint64_t>(sp.begin));
+    EXPECT_EQ(spec.cuts[1][r + 1], static_cast<std::uint64_t>(sp.end));
+  }
+  // A 2 x 1 x 1 owner grid cuts along x: not slabs along y.
+  const gpsm::OwnershipMap grid(gpsm::blocks::owner_grid({20, 21, 23}, 2, 1, 1), sizeof(float), 256, 2);
+  std::vector<float> mem(grid.range_bytes() / sizeof(float));
+  const Slab3D s1 = slab3d(n, Axis::y, 4, 2, 1);
+  try {
+    distributed_sources(s1, grid.lookup(), mem.data());
+    ADD_FAILURE() << "a map of x halves was taken for y slabs";
+  } catch (const gpsm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a whole slab"), std::string::npos) << e.what();
+  }
+  // Slabs along y cut elsewhere (an even split of all 21 rows, not of the interior): the halo
+  // planes of rank 1 straddle two blocks.
+  const gpsm::OwnershipMap even(gpsm::blocks::along({20, 21, 23}, gpsm::Axis::y, 3), sizeof(float), 256, 3);
+  std::vector<float> mem3(even.range_bytes() / sizeof(float));
+  bool refused = false;
+  for (int r = 0; r < 3; ++r) {
+    try {
+      distributed_sources(slab3d(n, Axis::y, 4, 3, r), even.lookup(), mem3.data());
+    } catch (const gpsm::Error& e) {
+      refused = refused || std::string(e.what()).find("build the map with slab_blocks") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(refused);
+}
+
+// The app as gpsm bench sees it: sizes, default iterations, paradigms, memory per GPU, and the
+// requests it refuses before touching a GPU.
+TEST(FdApp, SizesIterationsParadigmsAndRefusals) {
+  std::unique_ptr<App> app;
+  for (auto& a : make_apps())
+    if (std::string(a->name()) == "fd3d") app = std::move(a);
+  ASSERT_NE(app, nullptr);
+  EXPECT_EQ(app->default_sizes(), "512:h4,768:h16");
+  EXPECT_EQ(app->expand_size("table1:z").size(), 12u);
+  const Problem p = app->problem("512:h4:x", 0);
+  EXPECT_EQ(p.label(), "512:h4:x");
+  EXPECT_EQ(p.iters, 32);                                 // 2^32 / 512^3
+  EXPECT_EQ(app->problem("768:h16", 0).iters, 10);        // the floor
+  EXPECT_EQ(app->problem("128:h2", 0).iters, 100);        // the cap
+  EXPECT_EQ(app->problem("128:h2", 7).iters, 7);
+  EXPECT_THROW(app->problem("128:h5", 0), std::invalid_argument);
+  for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::infinite})
+    EXPECT_TRUE(app->has(par)) << paradigm_name(par);
+  for (Paradigm par : {Paradigm::um, Paradigm::gps, Paradigm::nccl, Paradigm::cpu_free, Paradigm::proact})
+    EXPECT_FALSE(app->has(par)) << paradigm_name(par);
+  // Split along x (the size's axis, whatever --axis says): 504 interior columns, 252 a GPU, each
+  // box 252 + 2 x 4 columns wide, two buffers.
+  Problem q = p;
+  q.axis = Axis::z;
+  EXPECT_EQ(app->gpu_bytes_per_gpu(q, 2), 2.0 * 4 * 260 * 512 * 512);
+
+  RunRequest r;
+  r.devices = {0, 1};
+  r.problem = app->problem("64x64x40:h16:z", 2);
+  r.paradigm = Paradigm::single;
+  RunOutcome o = app->run(r);
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  EXPECT_EQ(o.reason, "single runs on one GPU");
+  r.paradigm = Paradigm::rdl;
+  o = app->run(r);
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  EXPECT_EQ(o.reason, "8 interior planes along z leave a GPU fewer than 16 (the halo)");
+  r.paradigm = Paradigm::gps;
+  o = app->run(r);
+  EXPECT_EQ(o.status, RunStatus::unsupported);
+  EXPECT_NE(o.reason.find("not implemented for fd3d"), std::string::npos) << o.reason;
+}
