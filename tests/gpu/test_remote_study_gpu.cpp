@@ -107,13 +107,17 @@ TEST(RemoteStudyGpu, BandwidthIsPositiveAndUnderTheLinksPeak) {
   const auto r = run_named(kBandwidth);
   if (r.status == Status::waived) GTEST_SKIP() << r.reason;
   ASSERT_EQ(r.status, Status::ok) << r.reason;
+  // without NVML the topology knows no NVLink and its only estimate is PCIe's: no bound to test
+  const auto topo = discover_topology();
+  const bool links_known = std::none_of(topo.notes.begin(), topo.notes.end(),
+                                        [](const std::string& n) { return n.rfind("NVML", 0) == 0; });
   for (const auto& s : r.series) {
     ASSERT_EQ(s.points.size(), 1u) << s.label;
     const double v = s.points[0].value.median;
     EXPECT_GT(v, 1.0) << s.label;  // GB/s: anything slower is not a link
     if (param(s, "pattern") == "one" && param(s, "access") != "read+write") {
       const double peak = std::stod(param(s, "link_peak_GBps"));
-      if (peak > 0) EXPECT_LT(v, 1.02 * peak) << s.label << ": over the link's per-direction peak";
+      if (peak > 0 && links_known) EXPECT_LT(v, 1.02 * peak) << s.label << ": over the link's per-direction peak";
     }
   }
 }
@@ -148,8 +152,11 @@ TEST(RemoteStudyGpu, TimelineAscendsAndItsRatesStayNearTheLink) {
   EXPECT_GT(st.spread_timeline_slowdown, 0.9);
   // remote bytes go both ways (reads in, writes out): at most twice the per-direction peak, and
   // twice that again for blocks ending in bursts within one tenth of the bytes
-  const double peak = link_peak_GBps(discover_topology(), 0, 1);
-  if (peak > 0) {
+  const auto topo = discover_topology();
+  const double peak = link_peak_GBps(topo, 0, 1);
+  const bool links_known = std::none_of(topo.notes.begin(), topo.notes.end(),
+                                        [](const std::string& n) { return n.rfind("NVML", 0) == 0; });
+  if (peak > 0 && links_known) {
     EXPECT_LT(st.batch_peak_remote_GBps, 4 * peak);
     EXPECT_LT(st.spread_peak_remote_GBps, 4 * peak);
   }
@@ -175,7 +182,9 @@ TEST(RemoteStudyGpu, CacheCheckCatchesAStructureWithOtherData) {
     c.ldg = ldg;
     cache_launch(c, 0, nullptr);
     EXPECT_EQ(cache_check(c, 77, nullptr), 0u);
-    EXPECT_EQ(cache_check(c, 78, nullptr), 256u * 256u);  // another structure's values
+    // another structure's values: every output differs but for the rare pair of inputs that the
+    // contracting FMAs round together
+    EXPECT_GT(cache_check(c, 78, nullptr), 256u * 256u * 99 / 100);
   }
 }
 
