@@ -225,32 +225,6 @@ void from_slowdowns(const TestResult& t, model::RemoteStudy& st) {
   }
 }
 
-void summarize_curves(model::RemoteStudy& st) {
-  // H3: over the FLOPs measured at the highest occupancy, the share hidden at every one of them
-  double top = 0;
-  for (const auto& c : st.curves)
-    if (c.test == kIntensity) top = std::max(top, c.occupancy);
-  for (const char* d : {"batch", "spread"}) {
-    double hidden = -1;
-    for (const auto& c : st.curves)
-      if (c.test == kIntensity && c.distribution == d && c.occupancy == top)
-        hidden = hidden < 0 ? c.hidden_percent : std::min(hidden, c.hidden_percent);
-    (std::string(d) == "batch" ? st.batch_hidden_percent : st.spread_hidden_percent) = std::max(0.0, hidden);
-  }
-  // H4: the lowest occupancy whose spread curve hides as much as the highest occupancy's
-  std::map<double, double> hidden_at;  // occupancy -> spread hidden %
-  for (const auto& c : st.curves)
-    if (c.test == kOccupancy && c.distribution == "spread") hidden_at[c.occupancy] = c.hidden_percent;
-  st.occupancy_to_hide = 0;
-  if (!hidden_at.empty() && hidden_at.rbegin()->second > 0) {
-    const double target = hidden_at.rbegin()->second;
-    for (const auto& [occ, h] : hidden_at)
-      if (h >= target) {
-        st.occupancy_to_hide = occ;
-        break;
-      }
-  }
-}
 
 void from_cache(const TestResult& t, model::RemoteStudy& st) {
   // (occupancy, bytes) -> point
@@ -286,6 +260,33 @@ void from_cache(const TestResult& t, model::RemoteStudy& st) {
 }
 
 }  // namespace
+
+void summarize_curves(model::RemoteStudy& st) {
+  // H3: over the FLOPs measured at the highest occupancy, the share hidden at every one of them
+  double top = 0;
+  for (const auto& c : st.curves)
+    if (c.test == kIntensity) top = std::max(top, c.occupancy);
+  for (const char* d : {"batch", "spread"}) {
+    double hidden = -1;
+    for (const auto& c : st.curves)
+      if (c.test == kIntensity && c.distribution == d && c.occupancy == top)
+        hidden = hidden < 0 ? c.hidden_percent : std::min(hidden, c.hidden_percent);
+    (std::string(d) == "batch" ? st.batch_hidden_percent : st.spread_hidden_percent) = std::max(0.0, hidden);
+  }
+  // H4: the lowest occupancy whose spread curve hides as much as the highest occupancy's
+  std::map<double, double> hidden_at;  // occupancy -> spread hidden %
+  for (const auto& c : st.curves)
+    if (c.test == kOccupancy && c.distribution == "spread") hidden_at[c.occupancy] = c.hidden_percent;
+  st.occupancy_to_hide = 0;
+  if (!hidden_at.empty() && hidden_at.rbegin()->second > 0) {
+    const double target = hidden_at.rbegin()->second;
+    for (const auto& [occ, h] : hidden_at)
+      if (h >= target) {
+        st.occupancy_to_hide = occ;
+        break;
+      }
+  }
+}
 
 std::vector<double> slowdowns(const Series& s) {
   double base = 0;

@@ -98,6 +98,10 @@ std::vector<double> slowdowns(const Series& s);
 // The largest percent p among `pts` such that every point at or below p is below 1 + tolerance.
 double hidden_percent(const std::vector<model::RemoteSlowdownPoint>& pts, double tolerance);
 
+// From st.curves: the H3 hidden shares (the smallest over the FLOPs at the highest occupancy) and
+// H4's occupancy_to_hide (derive_study calls it; so does the simulator's prediction).
+void summarize_curves(model::RemoteStudy& st);
+
 // The study from the results (tests not ok, or absent, contribute nothing; only verified points
 // count). Series params read: H1 "access" (read | write | read+write | copy), "pattern" (one |
 // ring), "gpus", "initiator", "target"; H2 "distribution", "traffic" (remote | all),

@@ -29,6 +29,7 @@
 #include "sim/bound.hpp"
 #include "sim/engine.hpp"
 #include "sim/explain.hpp"
+#include "sim/remote_study_sim.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
 #include "common/memory_budget.hpp"
@@ -80,6 +81,9 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
       ->check(CLI::IsMember({"graph", "stream"}))
       ->capture_default_str();
   c->add_flag("--list", a.list, "List the system presets and paradigms, then exit");
+  c->add_flag("--remote-study", a.remote_study,
+              "Price GPU-SM's remote-access study (gpsm scope's remote.* tests: H1 rates, H3/H4 slowdown curves) on "
+              "--system instead of running apps, and print it");
   c->add_flag("--explain", a.explain,
               "After each table, per run and kernel of the last traced iteration: the bound that set its time "
               "(dram, l2, flops, serial march steps, chained loads, instruction issue or chain+issue) and every "
@@ -632,6 +636,12 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
   if (a.list) {
     print_list();
     return 0;
+  }
+  if (a.remote_study) {
+    const bool from_file = a.system.size() > 5 && a.system.substr(a.system.size() - 5) == ".json";
+    const sim::System sys = from_file ? sim::from_machine_model(a.system) : sim::preset(a.system);
+    std::cout << sim::render_remote_study(sim::predict_remote_study(sys), sys.name);
+    return kExitOk;
   }
   SimRun run;
   parse_run(a, run);  // bad arguments fail before any work
