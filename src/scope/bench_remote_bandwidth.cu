@@ -121,9 +121,10 @@ class RemoteBandwidth : public Test {
     const int blocks = blocks_[w];
     const std::uint32_t seed = kWriteSeed + w;
     return {{w, streams_[w][stream]->s, [=](cudaStream_t st) { write_pattern_launch(d->p, n, blocks, seed, st); }},
-            [d] {
+            [d] {  // finished before the non-blocking timed streams start
               DeviceGuard g(d->device);
               GPSM_CUDA(cudaMemset(d->p, 0, d->bytes));
+              GPSM_CUDA(cudaDeviceSynchronize());
             },
             [d, n, seed] {
               DeviceGuard g(d->device);
@@ -137,9 +138,10 @@ class RemoteBandwidth : public Test {
     const std::size_t n = bytes_;
     const std::uint32_t seed = kReadSeed + q;
     return {{r, streams_[r][0]->s, [=](cudaStream_t st) { GPSM_CUDA(cudaMemcpyPeerAsync(d->p, r, s->p, q, n, st)); }},
-            [d] {
+            [d] {  // finished before the non-blocking timed streams start
               DeviceGuard g(d->device);
               GPSM_CUDA(cudaMemset(d->p, 0, d->bytes));
+              GPSM_CUDA(cudaDeviceSynchronize());
             },
             [d, n, seed] {
               DeviceGuard g(d->device);

@@ -54,10 +54,13 @@ struct Matrices {
     m.flops = flops;
     return m;
   }
+  // Zeroed and finished: cudaMemset may return early, and the timed kernels run on non-blocking
+  // streams that do not wait for it.
   void poison() {
     for (DeviceBuffer* b : {&out_a, &out_b}) {
       DeviceGuard g(b->device);
       GPSM_CUDA(cudaMemset(b->p, 0, b->bytes));
+      GPSM_CUDA(cudaDeviceSynchronize());
     }
   }
 };
