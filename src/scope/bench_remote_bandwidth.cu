@@ -108,7 +108,11 @@ class RemoteBandwidth : public Test {
     const std::uint32_t want = expected_xor(q);
     cudaStream_t s = streams_[r][stream]->s;
     return {{r, s, [=](cudaStream_t st) { xor_read_launch(src, n, blocks, out, st); }},
-            [] {},
+            [=] {  // an earlier measurement's XORs must not pass for this one's
+              DeviceGuard g(r);
+              GPSM_CUDA(cudaMemset(out, 0, blocks * sizeof(std::uint32_t)));
+              GPSM_CUDA(cudaDeviceSynchronize());
+            },
             [=] {
               DeviceGuard g(r);
               return xor_of(out, blocks, s) == want;
