@@ -103,6 +103,45 @@ model::RemoteStudy predict_remote_study(const System& s, bool quick) {
   return st;
 }
 
+std::vector<scope::TestResult> predict_remote_study_tests(const System& s, bool quick) {
+  using namespace gpsm::scope::remote;
+  std::vector<scope::TestResult> out;
+  auto test = [&](const char* name, const char* description, const MixSweep& sw) {
+    scope::TestResult t;
+    t.name = name;
+    t.group = kGroup;
+    t.description = description;
+    t.unit = "us";
+    t.x_name = "remote_percent";
+    const double n = double(sw.n) * sw.n;
+    const int full = 2048 / kThreads;
+    for (bool batch : {true, false})
+      for (int k : sw.blocks_per_sm)
+        for (int f : sw.flops) {
+          const double occ = double(std::min(k, full)) / full;
+          scope::Series se;
+          se.label = fmt::format("{}, {} FLOPs/datum, occupancy {:g}", batch ? "batch" : "spread", f, occ);
+          se.params = {{"distribution", batch ? "batch" : "spread"},
+                       {"flops_per_datum", std::to_string(f)},
+                       {"occupancy", fmt::format("{:g}", occ)},
+                       {"blocks_per_sm", std::to_string(k)},
+                       {"n", std::to_string(sw.n)},
+                       {"system", s.name}};
+          for (double p : sw.percents) {
+            const double t_s = remote_kernel_cost(s, n, p / 100, f, k, batch).total_s;
+            se.points.push_back(scope::make_point(p, 8 * n, {t_s}, "us", false));
+          }
+          t.series.push_back(std::move(se));
+        }
+    out.push_back(std::move(t));
+  };
+  test(kIntensity, "GPU-SM H2-H3 (Fig 7), simulated: kernel time vs % remote, batch and spread, per FLOPs per datum",
+       intensity_sweep(quick));
+  test(kOccupancy, "GPU-SM H4 (Fig 8), simulated: kernel time vs % remote at 10 FLOPs/datum per occupancy",
+       occupancy_sweep(quick));
+  return out;
+}
+
 std::string render_remote_study(const model::RemoteStudy& st, const std::string& system_name) {
   std::string out = fmt::format(
       "GPU-SM's remote-access study on {} (simulated: docs/remote-study.md)\n"

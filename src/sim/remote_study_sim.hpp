@@ -19,8 +19,10 @@
 // batch (remote rows): the remote blocks run first, then the local ones: remote x the all-remote
 // kernel + (1 - remote) x the all-local kernel.
 #include <string>
+#include <vector>
 
 #include "gpsm/remote_study.hpp"
+#include "scope/results.hpp"
 #include "sim/system.hpp"
 
 namespace gpsm::sim {
@@ -38,6 +40,11 @@ RemoteKernelCost remote_kernel_cost(const System& s, double n, double remote, in
 // as derive_study does (hidden shares, the occupancy that hides them). H2 and H5 need a block
 // schedule and a cache the model does not have: their fields stay 0.
 model::RemoteStudy predict_remote_study(const System& s, bool quick = false);
+
+// The same H3 and H4 kernels as `gpsm scope`'s results (tests remote.h3_intensity and
+// remote.h4_occupancy, their series, x and params), one sample per point, the predicted time;
+// points unverified (nothing ran), so `gpsm report` overlays a preset's curves on a measured run's.
+std::vector<scope::TestResult> predict_remote_study_tests(const System& s, bool quick = false);
 
 // The terminal table: the rates, then each curve's slowdowns and hidden share.
 std::string render_remote_study(const model::RemoteStudy& st, const std::string& system_name);

@@ -88,3 +88,29 @@ TEST(RemoteStudySim, NvlinkHidesMoreThanPcie) {
   EXPECT_NE(text.find("remote.h3_intensity"), std::string::npos) << text;
   EXPECT_NE(text.find("hidden: spread"), std::string::npos) << text;
 }
+
+TEST(RemoteStudySim, TestsCarryTheSameCurvesAsScopesResults) {
+  const System s = k40_pcie3();
+  const auto st = predict_remote_study(s, true);
+  const auto tests = predict_remote_study_tests(s, true);
+  ASSERT_EQ(tests.size(), 2u);
+  std::size_t series = 0;
+  for (const auto& t : tests) {
+    EXPECT_EQ(t.group, gpsm::scope::remote::kGroup);
+    EXPECT_EQ(t.x_name, "remote_percent");
+    for (const auto& se : t.series) {
+      ++series;
+      ASSERT_FALSE(se.points.empty());
+      ASSERT_EQ(se.points.front().x, 0);
+      const double base = se.points.front().value.median;
+      const auto& c = curve(st, t.name, se.params.at("distribution"), std::stod(se.params.at("flops_per_datum")),
+                            std::stod(se.params.at("occupancy")));
+      ASSERT_EQ(c.points.size(), se.points.size()) << se.label;
+      for (std::size_t i = 0; i < se.points.size(); ++i) {
+        EXPECT_FALSE(se.points[i].verified);  // nothing ran
+        EXPECT_NEAR(se.points[i].value.median / base, c.points[i].slowdown, 1e-9) << se.label;
+      }
+    }
+  }
+  EXPECT_EQ(series, st.curves.size());
+}

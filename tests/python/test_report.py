@@ -387,6 +387,16 @@ def test_remote_study(report, tmp):
           str(rep.remote_slowdowns(s)))
     s["points"][0]["verified"] = False
     check(rep.remote_slowdowns(s) == [], "remote: no slowdowns without a verified 0 % point")
+    check(rep.remote_slowdowns(s, simulated=True)[1] == (10, 1.04), "remote: a simulated run's 0 % point counts")
+    # `gpsm sim --remote-study --json` beside a measured run: one Fig 7 with both
+    sim = os.path.join(HERE, "..", "fixtures", "results", "remote_study_sim_sample.json")
+    out2 = os.path.join(tmp, "remote_overlay")
+    rc, so, se = run(report, fixture, sim, "--out", out2, "-t", "remote\\.h3")
+    check(rc == 0 and png_ok(os.path.join(out2, "remote.h3_intensity_fig7_slowdown.png")),
+          "remote: measured and simulated runs overlaid in Fig 7", se)
+    with open(os.path.join(out2, "index.md")) as f:
+        index = f.read()
+    check("simulated v100-pcie3" in index, "remote: the index names the simulated run", index)
 
 
 def write_ct_slices(tmp, name, truncate=False):

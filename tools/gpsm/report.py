@@ -889,10 +889,11 @@ def draw_proact(plt, ticker, name, entries, out_file, out):
 REMOTE_TOLERANCE = 0.10  # GPU-SM counts a remote share as hidden below 10 % slowdown
 
 
-def remote_slowdowns(series):
-    """[(x, median / median at x == 0)] of one series, or [] without a verified 0 % point."""
+def remote_slowdowns(series, simulated=False):
+    """[(x, median / median at x == 0)] of one series, or [] without a verified 0 % point (a
+    simulated run's points are unverified: nothing ran, its 0 % point is the model's)."""
     pts = [p for p in series["points"] if _finite(p.get("median")) and _finite(p.get("x"))]
-    base = [p["median"] for p in pts if p["x"] == 0 and p.get("verified")]
+    base = [p["median"] for p in pts if p["x"] == 0 and (p.get("verified") or simulated)]
     if not base or not base[0] > 0:
         return []
     return sorted((p["x"], p["median"] / base[0]) for p in pts)
@@ -906,7 +907,7 @@ def draw_remote_slowdown(plt, title, entries, runs, out_path):
                  if sr.get("params", {}).get("distribution") == dist]
         cols = colors_for(max(len(lines), 1))
         for k, (run, sr) in enumerate(lines):
-            pts = remote_slowdowns(sr)
+            pts = remote_slowdowns(sr, run.simulated)
             if not pts:
                 continue
             label = sr["label"].split(", ", 1)[-1]

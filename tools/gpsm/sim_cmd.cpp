@@ -630,6 +630,32 @@ void write_results(const SimArgs& a, const SimRun& run, nlohmann::json tests, in
   gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
   std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
 }
+// --remote-study: GPU-SM's remote-access study priced on --system; --json: its H3 and H4 kernels
+// as `gpsm scope`'s tests (tool sim, simulated), for `gpsm report` to overlay on a measured run.
+int run_remote_study(const SimArgs& a, int argc, char** argv) {
+  const bool from_file = a.system.size() > 5 && a.system.substr(a.system.size() - 5) == ".json";
+  std::vector<gpsm::InputPath> inputs;
+  if (from_file) inputs.push_back({"--system", a.system});
+  gpsm::check_outputs({{"--json", a.json_path}}, inputs);  // before any work
+  const sim::System sys = from_file ? sim::from_machine_model(a.system) : sim::preset(a.system);
+  std::cout << sim::render_remote_study(sim::predict_remote_study(sys), sys.name);
+  if (a.json_path.empty()) return kExitOk;
+  scope::RunMeta m;
+  for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);
+  m.created = gpsm::scope::utc_now_iso8601();
+  m.cpu_model = gpsm::scope::cpu_model_name();
+  gpsm::topo::Topology topo;
+  topo.notes.push_back("simulated: no GPU was used");
+  nlohmann::json j = scope::results_document(m, topo, sim::predict_remote_study_tests(sys), gpsm::model::MachineModel{});
+  j["tool"] = "sim";
+  j["simulated"] = true;
+  j.erase("model");
+  j["system"] = system_json(sys);
+  j["options"] = {{"remote_study", true}, {"system", a.system}};
+  gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
+  std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
+  return kExitOk;
+}
 }  // namespace
 
 int run_sim(const SimArgs& a, int argc, char** argv) {
@@ -637,12 +663,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     print_list();
     return 0;
   }
-  if (a.remote_study) {
-    const bool from_file = a.system.size() > 5 && a.system.substr(a.system.size() - 5) == ".json";
-    const sim::System sys = from_file ? sim::from_machine_model(a.system) : sim::preset(a.system);
-    std::cout << sim::render_remote_study(sim::predict_remote_study(sys), sys.name);
-    return kExitOk;
-  }
+  if (a.remote_study) return run_remote_study(a, argc, argv);
   SimRun run;
   parse_run(a, run);  // bad arguments fail before any work
   {  // and the output: writable, and neither the machine model nor a graph file it reads
