@@ -38,6 +38,9 @@ std::vector<std::unique_ptr<Test>> make_all_tests() {
   register_latency_tests(v);
   register_host_call_tests(v);
   register_all_to_all_tests(v);
+  register_remote_bandwidth_tests(v);
+  register_remote_mix_tests(v);
+  register_remote_cache_tests(v);
   return v;
 }
 

@@ -39,5 +39,10 @@ void register_sm_stream_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_sm_l2_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_sm_hot_word_tests(std::vector<std::unique_ptr<Test>>& v);
 void register_all_to_all_tests(std::vector<std::unique_ptr<Test>>& v);
+// The remote-access study (GPU-SM's H1-H5): bench_remote_bandwidth.cu, bench_remote_mix.cu,
+// bench_remote_cache.cu.
+void register_remote_bandwidth_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_remote_mix_tests(std::vector<std::unique_ptr<Test>>& v);
+void register_remote_cache_tests(std::vector<std::unique_ptr<Test>>& v);
 
 }  // namespace gpsm::scope

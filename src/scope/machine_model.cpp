@@ -434,6 +434,7 @@ nlohmann::json to_json(const MachineModel& m) {
       jc["points"].push_back({{"footprint_bytes", num(pt.footprint_bytes)}, {"GBps", pt.GBps}});
     j["local"].push_back(std::move(jc));
   }
+  if (!m.remote_study.empty()) j["remote_study"] = to_json(m.remote_study);
   return j;
 }
 
@@ -589,6 +590,7 @@ MachineModel model_from_json(const nlohmann::json& j) {
     }
     m.local.push_back(std::move(c));
   }
+  if (const json* rs = field(j, "remote_study", "", false)) m.remote_study = remote_study_from_json(*rs);
   return m;
 }
 

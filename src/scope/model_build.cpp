@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "scope/remote_study.hpp"
+
 namespace gpsm::scope {
 
 namespace {
@@ -52,6 +54,7 @@ gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
 
   for (const auto& t : tests) {
     if (t.status != Status::ok) continue;
+    if (t.group == remote::kGroup) continue;  // the study's times are not latencies: derived below
     const size_t first_latency = model.latencies.size();
     std::vector<std::string> latency_labels;  // series label of each latency of this test
     for (const auto& s : t.series) {
@@ -149,6 +152,7 @@ gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
     for (size_t i : latency_dups)
       model.latencies[i].name += ":" + latency_labels[i - first_latency];
   }
+  model.remote_study = remote::derive_study(tests);
   return model;
 }
 

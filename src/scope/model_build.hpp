@@ -26,6 +26,8 @@ namespace gpsm::scope {
 //  - unit "GB/s", x_name "footprint_bytes", src == dst (the GPU's own memory: sm_stream_local,
 //    sm_gather_local): one LocalCurve per series (point medians, ascending footprint).
 //  - anything else (e.g. x "vector_bytes", "gpus") does not enter the model.
+//  - tests of group "remote" (the remote-access study) take none of the rules above: they become
+//    the model's remote_study (scope/remote_study.hpp, derive_study).
 // With `topo`, every GPU CUDA described (an SM count and an L2 size) becomes a GpuInfo, "gpu<index>".
 gpsm::model::MachineModel build_model(const std::vector<TestResult>& tests,
                                       const std::string& machine, const std::string& created,

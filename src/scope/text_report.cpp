@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "scope/remote_study.hpp"
+
 namespace gpsm::scope {
 
 int gpu_index(const std::string& node) {
@@ -76,9 +78,7 @@ std::string matrix(const TestResult& t, const std::string& direction, double x) 
   return out;
 }
 
-}  // namespace
-
-std::string render_test(const TestResult& t, double peak_x) {
+std::string render_generic(const TestResult& t, double peak_x) {
   std::string out = fmt::format("{} [{}] {}\n", t.name, t.group, t.description);
   if (t.status != Status::ok) {
     out += fmt::format("  {}: {}\n", t.status == Status::waived ? "WAIVED" : "FAILED", t.reason);
@@ -127,6 +127,13 @@ std::string render_test(const TestResult& t, double peak_x) {
     out += "\n";
   }
   return out;
+}
+
+}  // namespace
+
+// The generic table, then a study test's own (the slowdowns the GPU-SM paper plots).
+std::string render_test(const TestResult& t, double peak_x) {
+  return render_generic(t, peak_x) + remote::render_study_table(t);
 }
 
 }  // namespace gpsm::scope

@@ -2,6 +2,7 @@
 // registered benchmark run end to end on small sizes with its data verified.
 #include <cuda_runtime.h>
 
+#include <cctype>
 #include <cstring>
 
 #include "gpu_test_util.hpp"
@@ -128,5 +129,10 @@ std::vector<std::string> all_test_names() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTests, GpuScopeTest, ::testing::ValuesIn(all_test_names()),
-                         [](const auto& info) { return info.param; });
+// GoogleTest names take letters, digits and '_': "remote.h1_bandwidth" runs as remote_h1_bandwidth
+INSTANTIATE_TEST_SUITE_P(AllTests, GpuScopeTest, ::testing::ValuesIn(all_test_names()), [](const auto& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});

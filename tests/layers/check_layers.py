@@ -50,6 +50,7 @@ PUBLIC_OWNER = {
     "gpsm/error.hpp": "common",
     "gpsm/build_info.hpp": "common",
     "gpsm/machine_model.hpp": "scope",
+    "gpsm/remote_study.hpp": "scope",
     "gpsm/topology.hpp": "scope",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')

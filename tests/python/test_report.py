@@ -366,6 +366,39 @@ def test_proact(report, tmp):
           "proact: a failed sweep still draws its ok configurations", se)
 
 
+def test_remote_study(report, tmp):
+    """The remote-access study (synthetic fixture): each test's plot plus GPU-SM's Figs 6, 7, 8."""
+    fixture = os.path.join(HERE, "..", "fixtures", "results", "remote_study_sample.json")
+    out = os.path.join(tmp, "remote")
+    rc, so, se = run(report, fixture, "--out", out)
+    check(rc == 0, "remote: report exits 0", se)
+    for name in ("remote.h1_bandwidth.png", "remote.h2_timeline.png", "remote.h3_intensity.png",
+                 "remote.h4_occupancy.png", "remote.h5_readonly_cache.png", "remote.h2_timeline_fig6_rate.png",
+                 "remote.h3_intensity_fig7_slowdown.png", "remote.h4_occupancy_fig8_slowdown.png"):
+        check(png_ok(os.path.join(out, name)), "remote: %s is a PNG" % name)
+    with open(os.path.join(out, "index.md")) as f:
+        index = f.read()
+    check("Fig 6" in index and "Fig 7" in index and "Fig 8" in index, "remote: index lists the figures", index)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(report)))
+    import report as rep  # noqa: E402
+    s = {"points": [{"x": 0, "median": 100.0, "verified": True}, {"x": 50, "median": 150.0, "verified": True},
+                    {"x": 10, "median": 104.0, "verified": True}]}
+    check(rep.remote_slowdowns(s) == [(0, 1.0), (10, 1.04), (50, 1.5)], "remote: slowdowns against the 0 % point",
+          str(rep.remote_slowdowns(s)))
+    s["points"][0]["verified"] = False
+    check(rep.remote_slowdowns(s) == [], "remote: no slowdowns without a verified 0 % point")
+    check(rep.remote_slowdowns(s, simulated=True)[1] == (10, 1.04), "remote: a simulated run's 0 % point counts")
+    # `gpsm sim --remote-study --json` beside a measured run: one Fig 7 with both
+    sim = os.path.join(HERE, "..", "fixtures", "results", "remote_study_sim_sample.json")
+    out2 = os.path.join(tmp, "remote_overlay")
+    rc, so, se = run(report, fixture, sim, "--out", out2, "-t", "remote\\.h3")
+    check(rc == 0 and png_ok(os.path.join(out2, "remote.h3_intensity_fig7_slowdown.png")),
+          "remote: measured and simulated runs overlaid in Fig 7", se)
+    with open(os.path.join(out2, "index.md")) as f:
+        index = f.read()
+    check("simulated v100-pcie3" in index, "remote: the index names the simulated run", index)
+
+
 def write_ct_slices(tmp, name, truncate=False):
     """A CT slices index and raw file as `gpsm bench --app ct --pictures` writes them (ct_slices.hpp):
     three images x three planes of a 6x5x4 volume, the phantom coded by position."""
@@ -417,6 +450,7 @@ def main():
         test_bench(report, tmp)
         test_graph_bench(report, tmp)
         test_proact(report, tmp)
+        test_remote_study(report, tmp)
         test_sim(report, tmp)
         test_publish_shape(report, tmp)
         test_bad_inputs(report, tmp)

@@ -83,6 +83,7 @@ struct SimArgs {
   int run_iters = -1;  // -1: the app's gpsm bench default (jacobi2d 1000, 3D 100); 0: the traced ones
   bool list = false;
   bool explain = false;  // after each table, what set each kernel's time (sim/explain.hpp)
+  bool remote_study = false;  // GPU-SM's remote-access study priced on --system (sim/remote_study_sim.hpp)
 };
 CLI::App* add_sim_command(CLI::App& app, SimArgs& a);
 int run_sim(const SimArgs& a, int argc, char** argv);

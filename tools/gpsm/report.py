@@ -23,7 +23,7 @@ CACHE_SCHEMA = "gpsm.proact_cache"
 SUPPORTED_VERSIONS = (1,)
 
 # x kinds whose values are byte counts: log2 axis, tick labels 4B, 1KiB, 1MiB, ...
-BYTE_X = ("bytes", "bytes_per_line", "vector_bytes", "chunk_bytes")
+BYTE_X = ("bytes", "bytes_per_line", "vector_bytes", "chunk_bytes", "structure_bytes")
 # x kinds whose values are counts: linear axis when the range is small, log2 otherwise
 COUNT_X = ("blocks",)
 X_LABELS = {
@@ -33,6 +33,9 @@ X_LABELS = {
     "blocks": "thread blocks",
     "vector_bytes": "vector width (bytes per access)",
     "gpus": "GPUs",
+    "remote_percent": "% of reads and writes to another GPU's memory",
+    "bytes_done_percent": "% of the bytes moved (blocks counted when they end)",
+    "structure_bytes": "size of the remotely read structure",
 }
 # a count axis stays linear while max/min is at most this
 LINEAR_COUNT_RATIO = 16
@@ -879,6 +882,93 @@ def draw_proact(plt, ticker, name, entries, out_file, out):
 
 
 
+# ----------------------------------------------------------------------------------------------
+# The remote-access study (group "remote", GPU-SM's H1-H5): the figures the paper draws from it
+# ----------------------------------------------------------------------------------------------
+
+REMOTE_TOLERANCE = 0.10  # GPU-SM counts a remote share as hidden below 10 % slowdown
+
+
+def remote_slowdowns(series, simulated=False):
+    """[(x, median / median at x == 0)] of one series, or [] without a verified 0 % point (a
+    simulated run's points are unverified: nothing ran, its 0 % point is the model's)."""
+    pts = [p for p in series["points"] if _finite(p.get("median")) and _finite(p.get("x"))]
+    base = [p["median"] for p in pts if p["x"] == 0 and (p.get("verified") or simulated)]
+    if not base or not base[0] > 0:
+        return []
+    return sorted((p["x"], p["median"] / base[0]) for p in pts)
+
+
+def draw_remote_slowdown(plt, title, entries, runs, out_path):
+    """Figs 7-8: slowdown vs % remote, one panel per distribution (batch, spread)."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
+    for ax, dist in zip(axes, ("batch", "spread")):
+        lines = [(run, sr) for run, t in entries for sr in t["series"]
+                 if sr.get("params", {}).get("distribution") == dist]
+        cols = colors_for(max(len(lines), 1))
+        for k, (run, sr) in enumerate(lines):
+            pts = remote_slowdowns(sr, run.simulated)
+            if not pts:
+                continue
+            label = sr["label"].split(", ", 1)[-1]
+            ax.plot([x for x, _y in pts], [y for _x, y in pts], marker="o", ms=3.5, lw=1.4, color=cols[k],
+                    label=("%s: %s" % (run.prefix, label)) if run.prefix else label)
+        ax.axhline(1 + REMOTE_TOLERANCE, color="0.3", lw=0.8, ls="--", label="+10 % (GPU-SM's bound)")
+        ax.set_title("%s (%s)" % (dist, "remote rows: first blocks" if dist == "batch" else "remote columns"),
+                     fontsize=10)
+        ax.set_xlabel(X_LABELS["remote_percent"])
+        ax.grid(True, alpha=0.3)
+        ax.set_axisbelow(True)
+        ax.legend(fontsize=7, frameon=False)
+    axes[0].set_ylabel("slowdown (time / all-local time)")
+    fig.suptitle(title, fontsize=11)
+    finish(plt, fig, axes[0], runs, out_path)
+
+
+def draw_remote_rate(plt, title, entries, runs, out_path):
+    """Fig 6: the rate at which the kernel moved its remote bytes against time since its start."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    lines = [(run, sr) for run, t in entries for sr in t["series"] if sr.get("params", {}).get("traffic") == "remote"]
+    cols = colors_for(max(len(lines), 1))
+    for k, (run, sr) in enumerate(lines):
+        pts = sorted((p["median"], p["bytes"]) for p in sr["points"] if _finite(p.get("median")))
+        xs, ys, t0, b0 = [], [], 0.0, 0.0
+        for t, b in pts:
+            if t > t0:
+                xs += [t0, t]
+                ys += [(b - b0) / (t - t0) * 1e-3] * 2  # bytes per us -> GB/s
+            t0, b0 = max(t0, t), b
+        label = sr["label"].split(":")[0]
+        ax.plot(xs, ys, lw=1.6, color=cols[k], label=("%s: %s" % (run.prefix, label)) if run.prefix else label)
+    ax.set_xlabel("time since the kernel's first block started (us)")
+    ax.set_ylabel("remote bytes moved (GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(title, fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_remote(plt, name, entries, out_file, out):
+    """The study's own figures of one test; returns [(png name, description)]."""
+    runs = [r for r, _t in entries]
+    made = []
+    if name in ("remote.h3_intensity", "remote.h4_occupancy"):
+        fig = "fig7" if name == "remote.h3_intensity" else "fig8"
+        desc = ("GPU-SM Fig %s: slowdown from remote accesses, batched vs spread, per %s"
+                % (fig[3:], "FLOPs per datum" if fig == "fig7" else "occupancy"))
+        fname = out_file(name + "_" + fig + "_slowdown")
+        draw_remote_slowdown(plt, desc, entries, runs, os.path.join(out, fname))
+        made.append((fname, desc))
+    if name == "remote.h2_timeline":
+        desc = "GPU-SM Fig 6: remote bandwidth the kernel asks for over its run, remote rows vs remote columns"
+        fname = out_file(name + "_fig6_rate")
+        draw_remote_rate(plt, desc, entries, runs, os.path.join(out, fname))
+        made.append((fname, desc))
+    return made
+
+
 def has_speedups(entries):
     return any(_finite(pt.get("speedup")) for _r, t in entries for sr in t["series"] for pt in sr["points"])
 
@@ -1074,6 +1164,10 @@ def main(argv=None):
             draw_subscribers(plt, name, entries, used_runs, ppath)
             produced.append((pname, [name], "pages by subscriber count (GPS paper Fig 9)", "bars"))
             print(ppath)
+        if entries[0][1].get("group") == "remote":
+            for pname, pdesc in draw_remote(plt, name, entries, out_file, out):
+                produced.append((pname, [name], pdesc, "line"))
+                print(os.path.join(out, pname))
         if entries[0][1].get("group") == "proact":
             for pname, pdesc in draw_proact(plt, ticker, name, entries, out_file, out):
                 produced.append((pname, [name], pdesc, "line"))

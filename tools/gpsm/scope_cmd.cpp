@@ -70,7 +70,7 @@ int run_scope(const ScopeArgs& a, int argc, char** argv) {
   auto all = gpsm::scope::make_all_tests();
   if (a.list) {
     for (const auto& t : all)
-      std::cout << fmt::format("{:<22} {:<11} {}\n", t->name(), t->group(), t->description());
+      std::cout << fmt::format("{:<25} {:<11} {}\n", t->name(), t->group(), t->description());
     return 0;
   }
   auto selected = gpsm::scope::select_tests(all, a.filters);  // unknown names fail before any GPU work

@@ -29,6 +29,7 @@
 #include "sim/bound.hpp"
 #include "sim/engine.hpp"
 #include "sim/explain.hpp"
+#include "sim/remote_study_sim.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
 #include "common/memory_budget.hpp"
@@ -80,6 +81,9 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
       ->check(CLI::IsMember({"graph", "stream"}))
       ->capture_default_str();
   c->add_flag("--list", a.list, "List the system presets and paradigms, then exit");
+  c->add_flag("--remote-study", a.remote_study,
+              "Price GPU-SM's remote-access study (gpsm scope's remote.* tests: H1 rates, H3/H4 slowdown curves) on "
+              "--system instead of running apps, and print it");
   c->add_flag("--explain", a.explain,
               "After each table, per run and kernel of the last traced iteration: the bound that set its time "
               "(dram, l2, flops, serial march steps, chained loads, instruction issue or chain+issue) and every "
@@ -626,6 +630,32 @@ void write_results(const SimArgs& a, const SimRun& run, nlohmann::json tests, in
   gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
   std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
 }
+// --remote-study: GPU-SM's remote-access study priced on --system; --json: its H3 and H4 kernels
+// as `gpsm scope`'s tests (tool sim, simulated), for `gpsm report` to overlay on a measured run.
+int run_remote_study(const SimArgs& a, int argc, char** argv) {
+  const bool from_file = a.system.size() > 5 && a.system.substr(a.system.size() - 5) == ".json";
+  std::vector<gpsm::InputPath> inputs;
+  if (from_file) inputs.push_back({"--system", a.system});
+  gpsm::check_outputs({{"--json", a.json_path}}, inputs);  // before any work
+  const sim::System sys = from_file ? sim::from_machine_model(a.system) : sim::preset(a.system);
+  std::cout << sim::render_remote_study(sim::predict_remote_study(sys), sys.name);
+  if (a.json_path.empty()) return kExitOk;
+  scope::RunMeta m;
+  for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);
+  m.created = gpsm::scope::utc_now_iso8601();
+  m.cpu_model = gpsm::scope::cpu_model_name();
+  gpsm::topo::Topology topo;
+  topo.notes.push_back("simulated: no GPU was used");
+  nlohmann::json j = scope::results_document(m, topo, sim::predict_remote_study_tests(sys), gpsm::model::MachineModel{});
+  j["tool"] = "sim";
+  j["simulated"] = true;
+  j.erase("model");
+  j["system"] = system_json(sys);
+  j["options"] = {{"remote_study", true}, {"system", a.system}};
+  gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
+  std::cerr << "gpsm sim: wrote " << a.json_path << "\n";
+  return kExitOk;
+}
 }  // namespace
 
 int run_sim(const SimArgs& a, int argc, char** argv) {
@@ -633,6 +663,7 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     print_list();
     return 0;
   }
+  if (a.remote_study) return run_remote_study(a, argc, argv);
   SimRun run;
   parse_run(a, run);  // bad arguments fail before any work
   {  // and the output: writable, and neither the machine model nor a graph file it reads

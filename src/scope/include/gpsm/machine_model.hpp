@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpsm/remote_study.hpp"
+
 namespace gpsm::model {
 
 // One measured transfer: `bytes` moved in `seconds`.
@@ -139,6 +141,7 @@ struct MachineModel {
   std::vector<Latency> latencies;
   std::vector<GpuInfo> gpus;         // optional: absent from models written before 2026-11-22
   std::vector<LocalCurve> local;     // optional, as gpus
+  RemoteStudy remote_study;          // optional: the remote-access study (empty() when not run)
 
   // The path with these names, or nullptr.
   const PathModel* find(const std::string& src, const std::string& dst,
