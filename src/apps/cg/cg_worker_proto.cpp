@@ -12,6 +12,7 @@
 
 #include "apps/cg/rank_solves.hpp"
 #include "common/atomic_file.hpp"
+#include "common/byte_record.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
@@ -21,33 +22,9 @@ constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'N', 'V', 'C', 'G'};
 constexpr std::uint32_t kVersion = 1;
 constexpr std::size_t kHeaderBytes = 48;
 
-template <class T>
-void put(std::string& b, const T& v) {
-  b.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <class T>
-void put_array(std::string& b, const std::vector<T>& v) {
-  if (!v.empty()) b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-
-struct Reader {
-  const std::string& b;
-  std::size_t at = 0;
-  template <class T>
-  T get() {
-    T v;
-    std::memcpy(&v, b.data() + at, sizeof(T));
-    at += sizeof(T);
-    return v;
-  }
-  template <class T>
-  std::vector<T> get_array(std::size_t n) {
-    std::vector<T> v(n);
-    if (n > 0) std::memcpy(v.data(), b.data() + at, n * sizeof(T));
-    at += n * sizeof(T);
-    return v;
-  }
-};
+using byte_record::put;
+using byte_record::put_array;
+using byte_record::Reader;
 
 [[noreturn]] void io_fail(const std::string& path, const std::string& what) {
   throw gpsm::Error("gpsm: cg nvshmem result file " + path + ": " + what);
@@ -120,10 +97,7 @@ void write_cg_result(const std::string& path, const CgWorkerResult& r) {
 }
 
 CgWorkerResult read_cg_result(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) io_fail(path, std::string("cannot open (") + std::strerror(errno) + ")");
-  const std::string b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) io_fail(path, "read error");
+  const std::string b = byte_record::read_all(path, "cg nvshmem result file");
   if (b.size() < kHeaderBytes) io_fail(path, fmt::format("{} bytes, shorter than the header", b.size()));
   if (std::memcmp(b.data(), kMagic, sizeof(kMagic)) != 0) io_fail(path, "not a gpsm cg nvshmem result (bad magic)");
   Reader rd{b, sizeof(kMagic)};

@@ -16,6 +16,7 @@
 
 #include "apps/stencil/decomp.hpp"
 #include "common/atomic_file.hpp"
+#include "common/byte_record.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::jacobi {
@@ -26,46 +27,16 @@ constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'N', 'V', 'J', '1'};
 constexpr std::uint32_t kVersion = 2;
 constexpr std::size_t kHeaderBytes = 88;
 
-// Field-by-field (de)serialization at fixed offsets: no struct padding in the file format.
-template <class T>
-void put(std::string& b, const T& v) {
-  b.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <class T>
-void put_array(std::string& b, const std::vector<T>& v) {
-  if (!v.empty()) b.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-
-struct Reader {
-  const std::string& b;
-  std::size_t at = 0;
-  template <class T>
-  T get() {
-    T v;
-    std::memcpy(&v, b.data() + at, sizeof(T));
-    at += sizeof(T);
-    return v;
-  }
-  template <class T>
-  std::vector<T> get_array(std::size_t n) {
-    std::vector<T> v(n);
-    if (n > 0) std::memcpy(v.data(), b.data() + at, n * sizeof(T));
-    at += n * sizeof(T);
-    return v;
-  }
-};
+// Field-by-field (de)serialization at fixed offsets (common/byte_record.hpp).
+using byte_record::put;
+using byte_record::put_array;
+using byte_record::Reader;
 
 [[noreturn]] void io_fail(const std::string& path, const std::string& what) {
   throw gpsm::Error("gpsm: nvshmem result file " + path + ": " + what);
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) io_fail(path, std::string("cannot open (") + std::strerror(errno) + ")");
-  std::string b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) io_fail(path, "read error");
-  return b;
-}
+std::string read_all(const std::string& path) { return byte_record::read_all(path, "nvshmem result file"); }
 
 constexpr WorkerApp kApps[] = {WorkerApp::jacobi2d, WorkerApp::heat3d, WorkerApp::wave3d};
 
