@@ -12,6 +12,7 @@
 #include "apps/fd3d/fd3d_kernels.hpp"
 #include "apps/fd3d/fd3d_layout.hpp"
 #include "apps/stencil3d/stencil3d_kernels.hpp"  // launch_init, launch_box_copy
+#include "apps/stencil3d/stencil3d_halo_copies.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
@@ -25,24 +26,17 @@ using stencil3d::Kind;
 using stencil3d::Slabs;
 
 // single, memcpy, p2p_inline, infinite: a box per GPU with R halo planes on each side of the
-// split (Slabs: heat3d's initial values, fd3d's halo). The copies of memcpy are stencil3d's
-// SlabRun's: contiguous planes along z straight into the neighbour's halo; along x or y packed
-// into a send buffer, copied into the neighbour's receive buffer for that buffer index, unpacked
-// by the neighbour before its next step.
+// split (Slabs: heat3d's initial values, fd3d's halo). memcpy's copies are stencil3d's
+// (HaloCopies: contiguous planes along z straight into the neighbour's halo, packed along x or y).
 class LocalRun final : public FdRun {
  public:
   LocalRun(gps::Context& ctx, Paradigm par, const Problem& p, int radius)
-      : FdRun(ctx, p, true), slabs_(ctx, Kind::heat, p, radius), par_(par), w_(fd_weights(radius)) {
+      : FdRun(ctx, p, true),
+        slabs_(ctx, Kind::heat, p, radius),
+        par_(par),
+        w_(fd_weights(radius)),
+        copies_(ctx, slabs_, par == Paradigm::memcpy) {
     if (par == Paradigm::single && n_ != 1) throw gpsm::Error("gpsm: fd3d: single runs on one GPU");
-    send_.resize(n_);
-    recv_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
-      if (!packed()) continue;
-      const auto cells = slabs_.halo_cells(r);
-      for (auto& s : send_[r]) s.alloc(ctx.device(r), cells);
-      for (auto& b : recv_[r])
-        for (auto& s : b) s.alloc(ctx.device(r), cells);
-    }
   }
   // The halo planes the first step writes (buffer 1) start as NaN where a neighbour must fill
   // them; infinite never fills them, so they keep plausible values there.
@@ -61,13 +55,11 @@ class LocalRun final : public FdRun {
  private:
   bool graph_ok() const override { return true; }  // kernels and peer copies only
   bool linked() const { return n_ > 1 && par_ != Paradigm::infinite; }
-  bool packed() const { return par_ == Paradigm::memcpy && n_ > 1 && slabs_.slab(0).axis != Axis::z; }
-
   void before_step(int r, int it) override {
-    if (packed() && it > 0) unpack(r, it & 1);
+    if (copies_.packed() && it > 0) copies_.unpack(r, it & 1, ctx_.stream(r));
   }
   void after_step(int r, int it) override {
-    if (par_ == Paradigm::memcpy && linked()) send(r, 1 - (it & 1));
+    if (par_ == Paradigm::memcpy && linked()) copies_.send(r, 1 - (it & 1), ctx_.stream(r));
   }
   void step(int r, int it) override {
     const int c = it & 1;
@@ -85,40 +77,10 @@ class LocalRun final : public FdRun {
     launch_fd_step(st, ctx_.stream(r));
   }
 
-  // After the step that wrote buffer b: rank r's first and last R owned planes to its neighbours'
-  // halos (cudaMemcpyAsync between the GPUs' pointers: a peer copy that stream capture accepts).
-  void send(int r, int b) {
-    const Slab3D& s = slabs_.slab(r);
-    cudaStream_t st = ctx_.stream(r);
-    const std::size_t bytes = slabs_.halo_cells(r) * sizeof(float);
-    for (int side = 0; side < 2; ++side) {
-      if (side == 0 ? !s.has_lower() : !s.has_upper()) continue;
-      const int nb = side == 0 ? r - 1 : r + 1;
-      const std::int64_t from = slabs_.edge_planes(r, side);
-      if (packed()) {
-        stencil3d::launch_box_copy(slabs_.region(r, b, from, send_[r][side].p, true), st);
-        GPSM_CUDA(cudaMemcpyAsync(recv_[nb][b][1 - side].p, send_[r][side].p, bytes, cudaMemcpyDefault, st));
-      } else {
-        GPSM_CUDA(cudaMemcpyAsync(slabs_.planes(nb, b, slabs_.halo_planes(nb, 1 - side)), slabs_.planes(r, b, from),
-                                  bytes, cudaMemcpyDefault, st));
-      }
-    }
-  }
-  // Before the step reading buffer c: the planes the neighbours sent into c's receive buffers go
-  // into c's halos (the receive buffers alternate with the buffer index, as stencil3d's do).
-  void unpack(int r, int c) {
-    const Slab3D& s = slabs_.slab(r);
-    cudaStream_t st = ctx_.stream(r);
-    for (int side = 0; side < 2; ++side)
-      if (side == 0 ? s.has_lower() : s.has_upper())
-        stencil3d::launch_box_copy(slabs_.region(r, c, slabs_.halo_planes(r, side), recv_[r][c][side].p, false), st);
-  }
-
   Slabs slabs_;
   Paradigm par_;
   FdWeights w_;
-  std::vector<std::array<DevBuf<float>, 2>> send_;                 // [rank][side: lower, upper]
-  std::vector<std::array<std::array<DevBuf<float>, 2>, 2>> recv_;  // [rank][buffer][halo: lower, upper]
+  stencil3d::HaloCopies copies_;  // memcpy's copies (stencil3d_halo_copies.hpp)
 };
 
 // rdl: both volumes distributed arrays of the runtime, one slab per GPU (slab_blocks), every

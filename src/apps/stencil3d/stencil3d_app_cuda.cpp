@@ -28,6 +28,7 @@
 #include "apps/stencil3d/stencil3d_host_loop.hpp"
 #include "apps/stencil3d/stencil3d_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
+#include "apps/stencil3d/stencil3d_halo_copies.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "apps/harness/nccl_comms.hpp"
 #include "gpsm/error.hpp"
@@ -77,20 +78,17 @@ bool parse_extents(const std::string& size, std::int64_t n[3]) {
 class SlabRun final : public stencil3d::HostLoop {
  public:
   SlabRun(gps::Context& ctx, Kind kind, const Problem& p, Paradigm par, bool elide = false)
-      : HostLoop(ctx, p, true), slabs_(ctx, kind, p), kind_(kind), par_(par), elide_(elide) {
+      : HostLoop(ctx, p, true),
+        slabs_(ctx, kind, p),
+        kind_(kind),
+        par_(par),
+        elide_(elide),
+        copies_(ctx, slabs_, par == Paradigm::memcpy) {
     if (elide_ && par_ != Paradigm::p2p_inline) throw gpsm::Error("gpsm: only p2p_inline's host loop runs elided");
-    send_.resize(n_);
-    recv_.resize(n_);
     scratch_.resize(n_);
-    for (int r = 0; r < n_; ++r) {
+    for (int r = 0; r < n_; ++r)
       if (elide_)
         for (auto& s : scratch_[r]) s.alloc(ctx.device(r), slabs_.scratch_cells(r));
-      if (!packed()) continue;
-      const auto cells = slabs_.halo_cells(r);
-      for (auto& s : send_[r]) s.alloc(ctx.device(r), cells);
-      for (auto& b : recv_[r])
-        for (auto& s : b) s.alloc(ctx.device(r), cells);
-    }
   }
 
   // Elided halos are never filled: they keep plausible values, not poison.
@@ -105,13 +103,11 @@ class SlabRun final : public stencil3d::HostLoop {
   bool graph_ok() const override { return true; }  // kernels and peer copies only
   bool linked() const { return n_ > 1; }
   // memcpy along x or y: halo planes are strided, so they travel through contiguous buffers.
-  bool packed() const { return par_ == Paradigm::memcpy && n_ > 1 && slabs_.slab(0).axis != Axis::z; }
-
   void before_step(int r, int it) override {
-    if (packed() && it > 0) unpack(r, it & 1);
+    if (copies_.packed() && it > 0) copies_.unpack(r, it & 1, ctx_.stream(r));
   }
   void after_step(int r, int it) override {
-    if (par_ == Paradigm::memcpy && linked()) send(r, 1 - (it & 1));
+    if (par_ == Paradigm::memcpy && linked()) copies_.send(r, 1 - (it & 1), ctx_.stream(r));
   }
 
   void step(int r, int it) override {
@@ -128,51 +124,11 @@ class SlabRun final : public stencil3d::HostLoop {
     stencil3d::launch_step(kind_, k, ctx_.stream(r));
   }
 
-  // memcpy: after the step that wrote buffer b, rank r's first and last `radius` owned planes go
-  // to its neighbours by copy engine, in stream order after the step (and before this
-  // iteration's event, which the neighbours wait for). cudaMemcpyAsync between the two GPUs'
-  // pointers (peer access on: a direct peer copy) rather than cudaMemcpyPeerAsync, which stream
-  // capture refuses (cudaErrorStreamCaptureUnsupported on 4xH200, CUDA 13.0). Along z the
-  // planes are contiguous and land in the neighbours' halos directly; along x or y they are
-  // packed, copied into the neighbour's receive buffer for b, and unpacked by the neighbour next
-  // iteration (unpack).
-  void send(int r, int b) {
-    const Slab3D& s = slabs_.slab(r);
-    cudaStream_t st = ctx_.stream(r);
-    const std::size_t bytes = slabs_.halo_cells(r) * sizeof(float);
-    for (int side = 0; side < 2; ++side) {
-      if (side == 0 ? !s.has_lower() : !s.has_upper()) continue;
-      const int nb = side == 0 ? r - 1 : r + 1;
-      const std::int64_t from = slabs_.edge_planes(r, side);
-      if (packed()) {
-        stencil3d::launch_box_copy(slabs_.region(r, b, from, send_[r][side].p, true), st);
-        // The lower neighbour receives into its upper halo's buffer and vice versa.
-        GPSM_CUDA(cudaMemcpyAsync(recv_[nb][b][1 - side].p, send_[r][side].p, bytes, cudaMemcpyDefault, st));
-      } else {
-        GPSM_CUDA(cudaMemcpyAsync(slabs_.planes(nb, b, slabs_.halo_planes(nb, 1 - side)), slabs_.planes(r, b, from),
-                                  bytes, cudaMemcpyDefault, st));
-      }
-    }
-  }
-
-  // memcpy along x or y: the halo planes the neighbours sent last iteration (into buffer c, read
-  // now) go from the receive buffers into c's halos. The receive buffers alternate with the
-  // buffer index, so a neighbour's next send (into the other one) can't overwrite them first;
-  // its send into this one again waits for this rank's event, which follows this unpack.
-  void unpack(int r, int c) {
-    const Slab3D& s = slabs_.slab(r);
-    cudaStream_t st = ctx_.stream(r);
-    for (int side = 0; side < 2; ++side)
-      if (side == 0 ? s.has_lower() : s.has_upper())
-        stencil3d::launch_box_copy(slabs_.region(r, c, slabs_.halo_planes(r, side), recv_[r][c][side].p, false), st);
-  }
-
   Slabs slabs_;
   Kind kind_;
   Paradigm par_;
   bool elide_;
-  std::vector<std::array<DevBuf<float>, 2>> send_;                     // [rank][side: lower, upper]
-  std::vector<std::array<std::array<DevBuf<float>, 2>, 2>> recv_;      // [rank][buffer][halo: lower, upper]
+  stencil3d::HaloCopies copies_;  // memcpy's copies (stencil3d_halo_copies.hpp)
   std::vector<std::array<DevBuf<float>, 2>> scratch_;                  // [rank][side]: elided pushes land here
 };
 
