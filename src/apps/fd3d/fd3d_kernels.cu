@@ -32,6 +32,7 @@
 #include "apps/fd3d/fd3d_block.hpp"
 #include "apps/fd3d/fd3d_spec.hpp"
 #include "common/cuda_check.hpp"
+#include "common/resident_blocks.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::fd3d {
@@ -85,22 +86,8 @@ StepFn pick(const FdStep& s) {
   throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", s.radius, kHaloList));
 }
 
-// Blocks of `kernel` the current device holds at once; cached per device.
-i64 resident_blocks(const void* kernel) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, int>, i64> cache;
-  int dev = 0;
-  GPSM_CUDA(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find({kernel, dev});
-  if (it != cache.end()) return it->second;
-  int per_sm = 0, sms = 0;
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const i64 n = std::max<i64>(1, static_cast<i64>(per_sm) * sms);
-  cache.emplace(std::make_pair(kernel, dev), n);
-  return n;
-}
+// Blocks of `kernel` the current device holds at once; cached per device (common/resident_blocks.hpp).
+i64 resident_blocks(const void* kernel) { return gpsm::resident_blocks(kernel, kThreads); }
 
 std::pair<StepFn, Plan> step_launch(const FdStep& s) {
   const StepFn fn = pick(s);

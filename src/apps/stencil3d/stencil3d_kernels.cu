@@ -67,6 +67,7 @@
 #include "gpsm/error.hpp"
 #include "gpsm/gps/sync.hpp"
 #include "common/cuda_check.hpp"
+#include "common/resident_blocks.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {
@@ -591,22 +592,8 @@ bool cpu_free_vec(const CpuFree& c) {
   return ok;
 }
 
-// Blocks of `kernel` (kTx * kTy threads) the current device holds at once; cached per device.
-i64 resident_blocks(const void* kernel) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, int>, i64> cache;
-  int dev = 0;
-  GPSM_CUDA(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find({kernel, dev});
-  if (it != cache.end()) return it->second;
-  int per_sm = 0, sms = 0;
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTx * kTy, 0));
-  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const i64 n = std::max<i64>(1, static_cast<i64>(per_sm) * sms);
-  cache.emplace(std::make_pair(kernel, dev), n);
-  return n;
-}
+// Blocks of `kernel` (kTx * kTy threads) the current device holds at once; cached per device (common/resident_blocks.hpp).
+i64 resident_blocks(const void* kernel) { return gpsm::resident_blocks(kernel, kTx * kTy); }
 
 
 
