@@ -161,8 +161,12 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
 }
 
 // __grid_constant__: the views stay in parameter space; the steps take references to them.
+// Three resident blocks per SM (at most 80 registers), cpu_free_pipe's occupancy (78 registers,
+// sm_90): both variants launch with the GPS one's block count, and left alone ptxas gave the
+// plain variant 64 registers with spills (kL = 4: 92 bytes stored, 240 loaded) for a fourth block
+// it never gets; at 80 neither variant spills for kL = 2, and kL = 4 spills 44 bytes in the GPS one.
 template <int kL, bool kSole>
-__global__ void __launch_bounds__(kThreads) gps_pipe_kernel_impl(const __grid_constant__ GpsPipe g) {
+__global__ void __launch_bounds__(kThreads, 3) gps_pipe_kernel_impl(const __grid_constant__ GpsPipe g) {
   extern __shared__ double slots[];
   gps_pipe_iterate<kL, kSole>(g, slots);
 }
