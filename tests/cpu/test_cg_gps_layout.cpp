@@ -267,3 +267,56 @@ TEST(CgGpsLayout, EmulatedGpsMissingAPageFails) {
   ASSERT_EQ(got.size(), ref.rho.size());
   EXPECT_FALSE(got.back() == ref.rho.back());  // NaN or different bits
 }
+
+TEST(CgGpsLayout, InteriorFirstOrdersInteriorThenBoundaryAscending) {
+  const ChunkOrder co = interior_first(7, [](std::int64_t c) { return c % 3 != 1; });
+  EXPECT_EQ(co.order, (std::vector<std::int32_t>{0, 2, 3, 5, 6, 1, 4}));
+  EXPECT_EQ(co.boundary, 2);
+  EXPECT_TRUE(interior_first(0, [](std::int64_t) { return true; }).order.empty());
+  const ChunkOrder all = interior_first(3, [](std::int64_t) { return false; });
+  EXPECT_EQ(all.order, (std::vector<std::int32_t>{0, 1, 2}));
+  EXPECT_EQ(all.boundary, 3);
+  EXPECT_THROW(interior_first(-1, [](std::int64_t) { return true; }), gpsm::Error);
+}
+
+// gps_pipe's classification as the runtime answers it after tracking (the learned masks, asked
+// through SubscriptionTable::reach as Array::reach does): a chunk called interior reads only rows
+// its own GPU stores (so it may run before the fence's wait), and on a matrix with rows far from
+// the cut most chunks are interior.
+TEST(CgGpsLayout, ReachSoleChunksReadOnlyTheirOwnGpusRows) {
+  struct Case {
+    Matrix a;
+    int ranks;
+  };
+  std::vector<Case> cases;
+  cases.push_back({poisson2d(64, 256), 2});
+  cases.push_back({poisson2d(37, 290), 3});  // cuts inside pages
+  cases.push_back({arrow(3000, 7, 5), 4});   // a dense row and column
+  for (const Case& k : cases) {
+    SCOPED_TRACE(std::to_string(k.a.n) + " rows on " + std::to_string(k.ranks));
+    const Plan plan = make_plan(k.a, split_rows(k.a.n, k.ranks));
+    const std::uint64_t page = gps_page_bytes(plan);
+    gpsm::gps::SubscriptionTable t(gps_learned_masks(plan, page).size(), k.ranks);
+    t.assign(gps_learned_masks(plan, page));
+    const auto per_page = static_cast<std::uint64_t>(page / sizeof(double));
+    std::int64_t interior_total = 0, chunks_total = 0;
+    for (int r = 0; r < k.ranks; ++r) {
+      const RankPlan& p = plan.rank[r];
+      const std::vector<std::int32_t> cr = chunk_column_ranges(plan, r), g = global_columns(p);
+      const ChunkOrder co = interior_first(plan.chunks(r), [&](std::int64_t c) {
+        const auto lo = static_cast<std::uint64_t>(cr[2 * c]), hi = static_cast<std::uint64_t>(cr[2 * c + 1]);
+        return t.reach(PageRange{lo / per_page, hi / per_page + 1}, r) == gpsm::gps::Reach::sole;
+      });
+      ASSERT_EQ(co.order.size(), static_cast<std::size_t>(plan.chunks(r)));
+      for (std::size_t idx = 0; idx + co.boundary < co.order.size(); ++idx) {
+        const std::int64_t c = co.order[idx];
+        const std::int64_t b = c * plan.chunk(), e = std::min(p.local_rows(), b + plan.chunk());
+        for (std::int32_t j = p.row_ptr[b]; j < p.row_ptr[e]; ++j)
+          ASSERT_TRUE(g[j] >= p.rows.begin && g[j] < p.rows.end) << "rank " << r << " chunk " << c << " reads row " << g[j];
+      }
+      interior_total += plan.chunks(r) - co.boundary;
+      chunks_total += plan.chunks(r);
+    }
+    if (k.ranks == 2) EXPECT_GE(interior_total * 2, chunks_total);  // poisson2d:64x256: 2 chunks of 32 are near the cut
+  }
+}

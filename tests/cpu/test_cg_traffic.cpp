@@ -86,13 +86,18 @@ TEST(CgApp, SizesAndParadigms) {
   EXPECT_FLOAT_EQ(cg->problem("banded:1M:41@tol=1e-8", 50).tol, 1e-8f);
   EXPECT_THROW(cg->problem("poisson2d", 0), std::invalid_argument);
   for (Paradigm par : {Paradigm::single, Paradigm::cpu_ctrl_std, Paradigm::cpu_ctrl_pipe, Paradigm::cpu_free_std,
-                       Paradigm::cpu_free_pipe, Paradigm::gps, Paradigm::infinite})
+                       Paradigm::cpu_free_pipe, Paradigm::gps, Paradigm::gps_pipe, Paradigm::infinite})
     EXPECT_TRUE(cg->has(par)) << paradigm_name(par);
   for (Paradigm par : {Paradigm::memcpy, Paradigm::gps_all, Paradigm::nvshmem, Paradigm::cpu_free})
     EXPECT_FALSE(cg->has(par)) << paradigm_name(par);
   // The other apps do not claim the CG paradigms.
   for (auto& a : make_apps())
-    if (std::string(a->name()) != "cg") EXPECT_FALSE(a->has(Paradigm::cpu_free_pipe)) << a->name();
+    if (std::string(a->name()) != "cg") {
+      EXPECT_FALSE(a->has(Paradigm::cpu_free_pipe)) << a->name();
+      EXPECT_FALSE(a->has(Paradigm::gps_pipe)) << a->name();
+    }
   EXPECT_STREQ(paradigm_name(Paradigm::cpu_ctrl_pipe), "cpu_ctrl_pipe");
+  EXPECT_STREQ(paradigm_name(Paradigm::gps_pipe), "gps_pipe");
+  EXPECT_EQ(parse_paradigms("gps_pipe"), std::vector<Paradigm>{Paradigm::gps_pipe});
   EXPECT_EQ(parse_paradigms("cpu_free_std,cpu_ctrl_std").size(), 2u);
 }

@@ -4,7 +4,8 @@
 // and solution within 1e-10, the true residual within the gap bound). The checker is shown to catch
 // a wrong halo: the `infinite` bound, whose pushes are elided, must disagree with the reference.
 // The gps paradigm (r in a GPS array, subscriptions learned by tracking) runs in every one of them,
-// and its link bytes are checked against the pages the host predicts it learns. Every run goes
+// and its link bytes are checked against the pages the host predicts it learns; so does gps_pipe
+// (w in GPS arrays, the split-phase device fence), which must compute cpu_free_pipe's bits. Every run goes
 // through both SpMV layouts (CSR lanes and sliced ELL, GPSM_CG_SPMV) where the rows allow.
 // nvshmem_std and nvshmem_pipe (one gpsm-nvshmem-cg worker process per GPU) run in all of them
 // too; in a build without NVSHMEM they must say why they are unsupported.
@@ -32,7 +33,8 @@ using apptest::run;
 
 const Paradigm kAll[] = {Paradigm::single,        Paradigm::cpu_ctrl_std, Paradigm::cpu_ctrl_pipe,
                          Paradigm::cpu_free_std,  Paradigm::cpu_free_pipe, Paradigm::nvshmem_std,
-                         Paradigm::nvshmem_pipe,  Paradigm::gps,           Paradigm::infinite};
+                         Paradigm::nvshmem_pipe,  Paradigm::gps,           Paradigm::gps_pipe,
+                         Paradigm::infinite};
 
 bool needs_nccl(Paradigm p) { return p == Paradigm::cpu_ctrl_std || p == Paradigm::cpu_ctrl_pipe; }
 bool is_nvshmem(Paradigm p) { return p == Paradigm::nvshmem_std || p == Paradigm::nvshmem_pipe; }
@@ -162,7 +164,7 @@ TEST(CgGpu, SeveralRowsPerThread) {
   // 1.1 M rows: 2 rows per thread on one GPU (chunks of 512 rows), 1 on two; both layouts.
   for (int g : apptest::gpu_counts())
     for (Paradigm par : {Paradigm::single, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe, Paradigm::cpu_ctrl_pipe,
-                         Paradigm::nvshmem_std, Paradigm::nvshmem_pipe, Paradigm::gps})
+                         Paradigm::nvshmem_std, Paradigm::nvshmem_pipe, Paradigm::gps, Paradigm::gps_pipe})
       for (const char* layout : {"csr", "sell"}) {
         if ((par == Paradigm::single && g != 1) || unavailable(par, g)) continue;
         SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + layout);
@@ -218,6 +220,34 @@ TEST(CgGpu, GpsPublishesThePagesTheSpmvReads) {
       const RunOutcome f = run(*app, Paradigm::cpu_free_std, g, app->problem(size, 20));
       ASSERT_EQ(f.status, RunStatus::ok) << f.reason;
       EXPECT_GE(o.link_bytes_per_iter, f.link_bytes_per_iter);
+    }
+}
+
+// gps_pipe runs cpu_free_pipe's arithmetic in its order (the chunk partials, the GPU's sum over
+// them, the GPUs' in rank order): the same error against the reference to the last digit, the same
+// iterations, on uneven rows and a dense row (whose column every GPU reads: no chunk of the other
+// GPUs is interior). Its pages carry at least the packed halo: never fewer link bytes. And w's
+// pages are learned from the same gathers and stored by the same loop as gps's r, so per update
+// it publishes gps's bytes exactly; its one fence round carries two doubles per GPU pair where
+// gps's two rounds carry one each: R(R - 1) * 8 bytes fewer.
+TEST(CgGpu, GpsPipeComputesWhatCpuFreePipeComputes) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg_app();
+  for (int g : apptest::gpu_counts())
+    for (const std::string size : {"poisson2d:37x29", "arrow:3001:7@nnz", "poisson2d:300"}) {
+      SCOPED_TRACE("gps_pipe on " + std::to_string(g) + " GPUs, " + size);
+      const RunOutcome o = run(*app, Paradigm::gps_pipe, g, app->problem(size, 50));
+      const RunOutcome f = run(*app, Paradigm::cpu_free_pipe, g, app->problem(size, 50));
+      ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+      ASSERT_EQ(f.status, RunStatus::ok) << f.reason;
+      EXPECT_EQ(o.iterations, f.iterations);
+      EXPECT_EQ(o.error, f.error);
+      if (g > 1) {
+        EXPECT_GE(o.link_bytes_per_iter, f.link_bytes_per_iter);
+        const RunOutcome s = run(*app, Paradigm::gps, g, app->problem(size, 50));
+        ASSERT_EQ(s.status, RunStatus::ok) << s.reason;
+        EXPECT_EQ(o.link_bytes_per_iter, s.link_bytes_per_iter - 8.0 * g * (g - 1));
+      }
     }
 }
 

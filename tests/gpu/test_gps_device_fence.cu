@@ -166,6 +166,52 @@ __global__ void reduce_kernel(DeviceFence f, int rounds, double* part, double* o
   }
 }
 
+// The split phase (arrive, wait_local, wait), as Pipelined CG uses it. Round t, parity p = t & 1:
+// thread 0 of block b stores t + 1 into this GPU's local[p][b] (plain memory) and into element
+// (p, rank, b) of a GPS array every GPU subscribes to (published inline), and the reduce value of
+// (rank, b, t) into part[p][b]; arrive<1>; wait_local: every block's local[p][.] of this GPU must
+// hold t + 1 (no block writes parity p again before every block of every GPU finished wait_all(t));
+// wait_all<1>: the sum must be the GPUs' block-ordered sums in rank order, and this GPU's replica must
+// hold t + 1 at every (p, g, b). A block with stale data or a wrong sum counts it in *bad.
+__global__ void split_kernel(DeviceFence f, const __grid_constant__ View<std::uint32_t> pub, std::uint32_t* local,
+                             double* part, int rounds, unsigned long long* bad) {
+  const unsigned nb = gridDim.x;
+  const std::uint32_t* replica = pub.local();
+  unsigned long long miss = 0;
+  for (int t = 0; t < rounds; ++t) {
+    const int p = t & 1;
+    const auto stamp = static_cast<std::uint32_t>(t + 1);
+    if (threadIdx.x == 0) {
+      local[p * nb + blockIdx.x] = stamp;
+      pub.store((static_cast<std::uint64_t>(p) * f.ranks + f.rank) * nb + blockIdx.x, stamp);
+      part[p * nb + blockIdx.x] = reduce_value(f.rank, static_cast<int>(blockIdx.x), t, 0);
+    }
+    f.arrive<1>(t, true, [&](double* o) {
+      if (threadIdx.x == 0) {
+        double s = 0.0;
+        for (unsigned b = 0; b < nb; ++b) s = s + __ldcg(part + p * nb + b);
+        o[0] = s;
+      }
+    });
+    f.wait_local(t);
+    for (unsigned b = threadIdx.x; b < nb; b += blockDim.x) miss += local[p * nb + b] != stamp;  // plain loads
+    double got[1];
+    f.wait_all<1>(t, got);
+    const unsigned every = static_cast<unsigned>(f.ranks) * nb;
+    for (unsigned i = threadIdx.x; i < every; i += blockDim.x) miss += replica[p * every + i] != stamp;
+    if (threadIdx.x == 0) {
+      double want = 0.0;
+      for (int g = 0; g < f.ranks; ++g) {
+        double s = 0.0;
+        for (unsigned b = 0; b < nb; ++b) s = s + reduce_value(g, static_cast<int>(b), t, 0);
+        want = want + s;
+      }
+      miss += got[0] != want;
+    }
+  }
+  if (miss != 0) atomicAdd(bad, miss);
+}
+
 // Spans over [i, i + n): where loads read and whether a put applies.
 __global__ void span_probe(View<std::uint32_t> v, std::uint64_t i, std::uint64_t n, unsigned long long* out) {
   const auto s = v.span(i, n);
@@ -321,6 +367,32 @@ TEST(GpsDeviceFence, ReduceGivesTheSameBitsInRankOrderEverywhere) {
               << "rank " << r << " block " << b << " round " << t << " value " << k;
       }
   }
+}
+
+TEST(GpsDeviceFence, SplitPhaseSeesLocalThenEveryGpusStoresAndSum) {
+  GPSM_REQUIRE_GPUS(1);
+  Context ctx(gpstest::all_devices());
+  const int n = ctx.size();
+  const int rounds = static_cast<int>(gpstest::scaled(100000, 100));
+  auto pub = ctx.alloc<std::uint32_t>(2ull * n * kBlocks, with_mode(PublishMode::inline_store));
+  std::vector<DeviceVec<std::uint32_t>> local;
+  std::vector<DeviceVec<double>> part;
+  std::vector<DeviceVec<unsigned long long>> bad;
+  for (int r = 0; r < n; ++r) {
+    local.emplace_back(ctx.device(r), 2 * kBlocks);
+    part.emplace_back(ctx.device(r), 2 * kBlocks);
+    bad.emplace_back(ctx.device(r), 1);
+  }
+  ctx.check_coresident(reinterpret_cast<const void*>(&split_kernel), kBlocks, kThreads, 0);
+  const std::vector<DeviceFence> f = ctx.device_fences(kBlocks);
+  for (int r = 0; r < n; ++r) {
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    split_kernel<<<kBlocks, kThreads, 0, ctx.stream(r)>>>(f[r], pub.view(r), local[r].p, part[r].p, rounds, bad[r].p);
+    GPSM_CUDA_LAUNCH();
+  }
+  ctx.synchronize();
+  for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r].download()[0], 0ull) << "rank " << r << " saw stale data or a wrong sum";
+  std::printf("[split fence] %d GPUs x %d blocks x %d rounds: local, published and summed all fresh\n", n, kBlocks, rounds);
 }
 
 TEST(GpsDeviceFence, RefusesArraysThatWaitForTheHostDrain) {

@@ -38,9 +38,10 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--gpus", a.gpus, "GPU counts to run, comma-separated")->capture_default_str();
   c->add_option("--paradigm", a.paradigm,
                 "all, or a comma-separated list of: single, memcpy, um, um_hints, rdl, p2p_inline, gps, gps_all, "
-                "proact, nvshmem, nccl, cpu_free, cpu_ctrl_std, cpu_ctrl_pipe, cpu_free_std, cpu_free_pipe, nvshmem_std, "
+                "gps_pipe, proact, nvshmem, nccl, cpu_free, cpu_ctrl_std, cpu_ctrl_pipe, cpu_free_std, cpu_free_pipe, nvshmem_std, "
                 "nvshmem_pipe, infinite (cg: single, cpu_ctrl_*, cpu_free_*, nvshmem_* = cpu_free_*'s kernel in one "
-                "NVSHMEM process per GPU, gps = Standard CG on GPS memory, infinite; --list shows each app's)")
+                "NVSHMEM process per GPU, gps = Standard CG on GPS memory, gps_pipe = Pipelined CG on GPS memory, "
+                "infinite; --list shows each app's)")
       ->capture_default_str();
   c->add_option("--size", a.sizes,
                 "Problem size(s), comma-separated: jacobi2d N or NXxNY (default 4096,16384); 3D apps N or NXxNYxNZ; "

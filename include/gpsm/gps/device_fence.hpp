@@ -35,6 +35,25 @@
 // [p][rank] of every GPU's `values` before its tagged word, and every block adds the GPUs' values
 // in rank order. Both calls share the round numbering and the two parities.
 //
+// The split phase (arrive, wait_local, wait_all): arrive_and_reduce cut where a persistent kernel has
+// work that needs neither the reduction nor the peers' stores (Pipelined CG's SpMV over the rows
+// this GPU wrote itself), so the exchange across GPUs overlaps that work:
+//   f.arrive<N>(t, published, gpu_values);  // arrive_and_reduce's steps up to the tags (shared code)
+//   f.wait_local(t);     // every block of THIS GPU arrived at round t: its stores are visible here
+//   ...work on this GPU's own data...
+//   f.wait_all<N>(t, result);  // arrive_and_reduce's return: every GPU's values and published stores
+// arrive_and_reduce(t, ...) is exactly arrive(t, ...) then wait_all(t, ...). wait_local's word:
+// `local`, which the GPU's last block raises to t + 1 (atomicMax: monotonic, so rounds need no
+// parity) right after its acquire of every block's arrival and before gpu_values: a block that
+// reads local >= t + 1 (acquire) sees every store this GPU's blocks made before arriving at t
+// (each fenced, then counted itself; the last block's atomic read every count, fenced, and raised
+// the word: release-acquire through the counter, cumulative). It says nothing about other GPUs.
+// The parity argument above holds unchanged when other work separates arrive from wait: a GPU
+// publishes round t + 2 into parity p only after every one of its blocks arrived at t + 2, which
+// each did after its wait_all(t + 1), which needs every GPU's tag t + 2, which that GPU published only
+// after all its blocks arrived at t + 1, i.e. after each finished wait_all(t). A block must call
+// wait_all(t) before arrive(t + 1) (its values and the arrival counter of parity p are reused at t + 2).
+//
 // Every block of a GPU must be co-resident (Context::check_coresident, then a cooperative or
 // otherwise co-resident launch); waits are bounded (WaitPolicy, GPSM_WAIT_TIMEOUT_MS).
 #include <cstdint>
@@ -53,6 +72,7 @@ struct DeviceFenceState {
   unsigned int arrive[2];
   float acc[2];
   double values[2][kMaxDevices][kFenceValues];  // arrive_and_reduce: rank's values, stored before its tag
+  unsigned long long local;  // wait_local: t + 1 once every block of this GPU arrived at round t
 };
 
 struct DeviceFence {
@@ -120,10 +140,19 @@ struct DeviceFence {
   // in rank order: the same bits everywhere, whatever the arrival order.
   template <int N, class GpuValues>
   __device__ void arrive_and_reduce(int t, bool published, const GpuValues& gpu_values, double (&result)[N]) const {
+    arrive<N>(t, published, gpu_values);
+    wait_all<N>(t, result);
+  }
+
+  // The first half of arrive_and_reduce (block-collective, once per round t per block): counts the
+  // block in after its stores (system-scope fence when `published`); the GPU's last block to
+  // arrive raises `local` to t + 1, calls gpu_values(out) as arrive_and_reduce says, and stores
+  // the GPU's values and tag into slot [p][rank] of every GPU. Returns without waiting for peers.
+  template <int N, class GpuValues>
+  __device__ void arrive(int t, bool published, const GpuValues& gpu_values) const {
     static_assert(N >= 1 && N <= kFenceValues, "arrive_and_reduce: 1 to kFenceValues doubles");
     __shared__ int last;
     __shared__ double mine[kFenceValues];
-    __shared__ double total[kFenceValues];
     const int p = t & 1;
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __syncthreads();  // every thread's stores before thread 0's fence (cumulative)
@@ -136,6 +165,7 @@ struct DeviceFence {
       if (last) {
         __threadfence();  // every block's stores happen before gpu_values reads them
         atomicExch(&self->arrive[p], 0u);
+        atomicMax(&self->local, static_cast<unsigned long long>(t) + 1ull);  // wait_local's release
       }
     }
     __syncthreads();
@@ -153,6 +183,28 @@ struct DeviceFence {
         for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
       }
     }
+    // No barrier needed before `last` and `mine` are written again: the next round's arrive
+    // starts with one, after which thread 0 alone writes them.
+  }
+
+  // Block-collective: returns once every block of this GPU arrived at round t (called after this
+  // block's arrive(t)); every store they made before arriving is then visible to this block.
+  __device__ void wait_local(int t) const {
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    if (tid == 0)
+      wait_geq_sys<std::uint64_t>(reinterpret_cast<const std::uint64_t*>(&self->local),
+                                  static_cast<std::uint64_t>(t) + 1u, wait, "device fence local arrivals");
+    __syncthreads();  // the other threads read after thread 0's acquire
+  }
+
+  // The second half of arrive_and_reduce (block-collective, after this block's arrive(t)):
+  // result[k] = the GPUs' values of round t added in rank order, and every store any block of any
+  // GPU made before its arrive(t) (published ones included) is visible to every thread of this block.
+  template <int N>
+  __device__ void wait_all(int t, double (&result)[N]) const {
+    __shared__ double total[kFenceValues];
+    const int p = t & 1;
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     if (tid < 32) {
       const std::uint64_t tag = static_cast<std::uint64_t>(t + 1) << 32;
       double v[N];
@@ -171,7 +223,7 @@ struct DeviceFence {
       }
     }
     __syncthreads();  // the other threads read after warp 0's acquire
-    for (int k = 0; k < N; ++k) result[k] = total[k];
+    for (int k = 0; k < N; ++k) result[k] = total[k];  // rewritten only after the next arrive's barrier
   }
   // The fence alone.
   __device__ void sync(int t, bool published = true) const { (void)arrive_and_wait(t, 0.0f, false, published); }

@@ -34,7 +34,7 @@ namespace {
 struct Mode {
   std::vector<Variant> variants;
   bool host = false;
-  bool gps = false;  // the GPS-memory run (cg_gps_run_cuda.cpp)
+  bool gps = false;  // a GPS-memory run (cg_gps_run_cuda.cpp; Pipelined: cg_gps_pipe_run_cuda.cpp)
   bool nvshmem = false;  // one NVSHMEM worker process per GPU (cg_nvshmem_run.hpp)
 };
 Mode mode_of(Paradigm p) {
@@ -46,6 +46,7 @@ Mode mode_of(Paradigm p) {
     case Paradigm::cpu_free_pipe: return {{Variant::pipelined}, false};
     case Paradigm::infinite: return {{Variant::standard, Variant::pipelined}, false};
     case Paradigm::gps: return {{Variant::standard}, false, true};
+    case Paradigm::gps_pipe: return {{Variant::pipelined}, false, true};
     case Paradigm::nvshmem_std: return {{Variant::standard}, false, false, true};
     case Paradigm::nvshmem_pipe: return {{Variant::pipelined}, false, false, true};
     default: return {};
@@ -70,7 +71,7 @@ class CgApp final : public App {
   const char* name() const override { return "cg"; }
   const char* description() const override {
     return "Conjugate gradient, double: Standard and Pipelined, CPU-controlled and CPU-free (one process, or one "
-           "NVSHMEM process per GPU), and Standard on GPS "
+           "NVSHMEM process per GPU), and Standard and Pipelined on GPS "
            "memory; generated (Poisson, "
            "elasticity-like, banded) or Matrix Market SPD matrices, b = A*1, x0 = 0, rows split in blocks";
   }
@@ -165,7 +166,8 @@ const Solve& CgApp::reference(const std::string& plan_key, const Plan& p, const 
 Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v, const Mode& m, bool elided, int iters,
                    const RunRequest& req, const std::string& what) {
   say(req, what + "setting up");
-  std::unique_ptr<CgRun> run = m.gps    ? make_gps_run(ctx, p, st, iters)
+  std::unique_ptr<CgRun> run = m.gps    ? (v == Variant::pipelined ? make_gps_pipe_run(ctx, p, st, iters)
+                                                                   : make_gps_run(ctx, p, st, iters))
                                : m.host ? make_host_run(ctx, p, st, v, iters)
                                         : make_free_run(ctx, p, st, v, iters, elided);
   Timed t;
@@ -204,7 +206,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
   if (mode.variants.empty())
     return unsupported(std::string("the ") + paradigm_name(req.paradigm) +
                        " paradigm is not implemented for cg (its paradigms: single, cpu_ctrl_std, cpu_ctrl_pipe, "
-                       "cpu_free_std, cpu_free_pipe, nvshmem_std, nvshmem_pipe, gps, infinite; docs/cg.md)");
+                       "cpu_free_std, cpu_free_pipe, nvshmem_std, nvshmem_pipe, gps, gps_pipe, infinite; docs/cg.md)");
   if (req.paradigm == Paradigm::single && n != 1) return unsupported("single runs on one GPU");
   if (mode.host && n > 1 && !nccl_built()) return unsupported(kNcclMissing);
   if (n > kMaxRanks) return unsupported(fmt::format("cg runs on at most {} GPUs", kMaxRanks));

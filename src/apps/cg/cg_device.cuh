@@ -207,6 +207,10 @@ __device__ __forceinline__ bool std_update_step(const DevMatrix& a, const StdVec
 }
 
 // ---- Pipelined CG --------------------------------------------------------------------------
+// Chunks the Pipelined persistent kernels (cpu_free_pipe, gps_pipe) stage (A w in shared memory)
+// before they need the reduction's scalars.
+__host__ __device__ constexpr int pipe_slots(int rows_per_thread) { return rows_per_thread >= 4 ? 1 : 4 / rows_per_thread; }
+
 // n = A w (w: w[par] of iteration i) for chunk c, through out(offset, value).
 template <int kL, class Out>
 __device__ __forceinline__ void pipe_spmv_step(const DevMatrix& a, const double* w, std::int64_t c, const Out& out) {

@@ -17,9 +17,6 @@
 namespace gpsm::apps::cg {
 namespace {
 
-// Chunks the Pipelined kernel stages (A w in shared memory) before it needs the reduction's scalars.
-__host__ __device__ constexpr int pipe_slots(int rows_per_thread) { return rows_per_thread >= 4 ? 1 : 4 / rows_per_thread; }
-
 // Standard CG. Per iteration k: phase 2k, SpMV (q = A p_k, p_k formed on the fly, and the halo
 // slots' p_k) with the (p, q) partials -> reduction 2k; phase 2k + 1, x and r updates with the
 // (r, r) partials and r's halo pushes -> reduction 2k + 1, which also orders the pushes before the

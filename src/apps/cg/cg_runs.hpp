@@ -1,6 +1,6 @@
 #pragma once
 // The CG paradigms' solve loops over CgData (cg_host_run_cuda.cpp: single, cpu_ctrl_std,
-// cpu_ctrl_pipe; cg_free_run_cuda.cpp: cpu_free_std, cpu_free_pipe, infinite; cg_gps_run_cuda.cpp: gps).
+// cpu_ctrl_pipe; cg_free_run_cuda.cpp: cpu_free_std, cpu_free_pipe, infinite; cg_gps_run_cuda.cpp: gps; cg_gps_pipe_run_cuda.cpp: gps_pipe).
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +35,11 @@ std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const 
 // Standard CG on GPS memory (`gps`): r in a GPS array with subscriptions learned by tracking,
 // one persistent kernel per GPU with the runtime's device fence (cg_gps_run_cuda.cpp).
 std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters);
+// Pipelined CG on GPS memory (`gps_pipe`): w in two GPS arrays (one per parity) with learned
+// subscriptions, one persistent kernel per GPU with the runtime's split-phase device fence
+// overlapping the reduction with the SpMV of chunks that read no other GPU's pages
+// (cg_gps_pipe_run_cuda.cpp).
+std::unique_ptr<CgRun> make_gps_pipe_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters);
 std::unique_ptr<CgRun> make_free_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
                                      bool elided);
 

@@ -47,6 +47,18 @@ std::uint64_t gps_page_bytes(const Plan& plan) {
   return bytes;
 }
 
+ChunkOrder interior_first(std::int64_t chunks, const std::function<bool(std::int64_t)>& interior) {
+  if (chunks < 0) throw gpsm::Error("gpsm: cg: a negative chunk count");
+  ChunkOrder out;
+  std::vector<char> inner(static_cast<std::size_t>(chunks));
+  for (std::int64_t c = 0; c < chunks; ++c) inner[static_cast<std::size_t>(c)] = interior(c) ? 1 : 0;
+  for (const char pass : {1, 0})
+    for (std::int64_t c = 0; c < chunks; ++c)
+      if (inner[static_cast<std::size_t>(c)] == pass) out.order.push_back(static_cast<std::int32_t>(c));
+  out.boundary = chunks - std::count(inner.begin(), inner.end(), 1);
+  return out;
+}
+
 std::int64_t Pieces::entries() const {
   std::int64_t n = 0;
   for (std::size_t k = 0; k < begin.size(); ++k) n += end[k] - begin[k];

@@ -8,6 +8,7 @@
 // device fence per iteration); each GPU forms p for its own rows and for every entry of the
 // pages of r it subscribes to beyond them: the pages the runtime says it reads.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "apps/cg/partition.hpp"
@@ -25,6 +26,16 @@ std::vector<std::int32_t> chunk_column_ranges(const Plan& plan, int r);
 // The page size of the r array: one chunk of rows (chunk_rows(E) doubles), so a chunk's stores
 // cover at most two pages and a page published to a peer carries at most a chunk more than it reads.
 std::uint64_t gps_page_bytes(const Plan& plan);
+
+// Pipelined CG on GPS memory (gps_pipe): the chunks in the order its blocks take them, those whose
+// SpMV reads only pages no other GPU holds (`interior(c)`: the runtime's Array::reach over the
+// chunk's column range is sole) first, each class ascending; `boundary` of them at the end may
+// read rows other GPUs store, so a block takes the reduction (and every GPU's stores) before them.
+struct ChunkOrder {
+  std::vector<std::int32_t> order;
+  std::int64_t boundary = 0;
+};
+ChunkOrder interior_first(std::int64_t chunks, const std::function<bool(std::int64_t)>& interior);
 
 // Element ranges [begin, end) of a vector of n doubles in pages of page_bytes: the pages `pages`
 // (a rank's subscribed runs) less the rank's own rows, cut into pieces of at most `piece` entries.

@@ -8,7 +8,7 @@ namespace gpsm::apps {
 
 namespace {
 constexpr const char* kNames[kParadigmCount] = {"single",  "memcpy", "um",      "um_hints", "rdl",  "p2p_inline", "gps",
-                                                "gps_all", "proact", "nvshmem", "nccl",     "cpu_free",
+                                                "gps_all", "gps_pipe", "proact", "nvshmem", "nccl",     "cpu_free",
                                                 "cpu_ctrl_std", "cpu_ctrl_pipe", "cpu_free_std", "cpu_free_pipe",
                                                 "nvshmem_std",  "nvshmem_pipe",  "infinite"};
 

@@ -15,6 +15,7 @@ enum class Paradigm : std::uint8_t {
   p2p_inline,  // halos pushed by peer stores as they are produced
   gps,         // GPS arrays, subscriptions learned by tracking, inline publish
   gps_all,     // GPS arrays with every GPU subscribed to every page (no tracking): GPS's default
+  gps_pipe,    // CG's Pipelined variant on GPS memory (split-phase device fence; docs/cg.md)
   proact,      // decoupled (PROACT): readiness flags on the edge rows, copy engines waiting on them
   nvshmem,     // NVSHMEM puts + signals
   nccl,        // NCCL send/recv for halos, allreduce for the norm
@@ -28,7 +29,7 @@ enum class Paradigm : std::uint8_t {
   nvshmem_pipe,   // cpu_free_pipe's kernel the same way
   infinite,    // the memcpy run with every transfer elided: the opportunity bound
 };
-constexpr int kParadigmCount = 19;
+constexpr int kParadigmCount = 20;
 
 const char* paradigm_name(Paradigm p);
 // "all" (every paradigm, canonical order) or a comma-separated list; duplicates collapse, the

@@ -1,0 +1,212 @@
+// CG's gps_pipe paradigm on the device (cg_gps_pipe_kernels.hpp): Pipelined CG in one persistent
+// kernel per GPU on GPS memory, cpu_free_pipe's structure (cg_persistent.cu) with the hand-written
+// pushes, halo lists and inbox replaced by the view's stores and the runtime's split-phase device
+// fence. Per iteration i (parity par = i & 1):
+//   arrive(i): the block's (r, r), (w, r) chunk partials and w[par] rows are stored; the GPU's last
+//              block sums the partials in cg_math.hpp's order and publishes them with its tag
+//   wait_local(i): every block of this GPU arrived, so its own rows of w[par] are complete
+//   SpMV on interior chunks (they read only pages no other GPU holds) while the fence's words
+//              travel; staged in shared memory (pipe_slots chunks)
+//   wait_all(i): gamma, delta summed over the GPUs in rank order, every GPU's w[par] stores visible;
+//              then the boundary chunks' SpMV and the updates: z, s, p, x, r and w[1 - par]'s own
+//              rows through the view (put: this replica and the page's subscribers, inline)
+// The communication block is the GPU's last block to arrive (as in the runtime's fence): it
+// reduces and publishes, then runs its own chunks; every block's warp 0 polls its own GPU's
+// fence words, in local memory. A block dedicated to polling (cpu_free_pipe's block 0) would add
+// nothing here: no one else needs to poll the peers for the others.
+#include <algorithm>
+#include <string>
+
+#include "apps/cg/cg_device.cuh"
+#include "apps/cg/cg_gps_pipe_kernels.hpp"
+#include "common/cuda_check.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::cg {
+namespace {
+
+using Span = gps::View<double>::Span;
+
+// n = A w for chunk c, through out(offset, value). While tracking, every gather is View::load, so
+// the runtime records exactly the pages the SpMV reads; else one subscriber check per chunk
+// (View::local_span over its column range), the loads then from this GPU's replica.
+template <int kL, bool kSole, class Out>
+__device__ __forceinline__ void gps_pipe_spmv(const GpsPipe& g, const gps::View<double>& w, std::int64_t c, const Out& out) {
+  const DevMatrix& a = g.a;
+  if constexpr (kSole) {
+    const double* wl = w.local();
+    spmv_rows<kL>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
+  } else {
+    const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
+    const double* span = g.tracking ? nullptr : w.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
+    if (span != nullptr) {  // block-uniform
+      const double* wl = span - lo;
+      spmv_rows<kL>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
+    } else {
+      spmv_rows<kL>(a, c, [&](std::int32_t j) { return w.load(static_cast<std::uint64_t>(j)); }, out);
+    }
+  }
+}
+
+// pipe_update_step (cg_device.cuh) with w read from and the next w stored through the views: the
+// same arithmetic in the same order. Returns whether a store may have reached another GPU.
+template <bool kSole, class N>
+__device__ __forceinline__ bool gps_pipe_update(const GpsPipe& g, const gps::View<double>& w, const gps::View<double>& wn,
+                                                double alpha, double beta, std::int64_t c, const N& n_at) {
+  const DevMatrix& a = g.a;
+  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
+  const auto b = static_cast<std::uint64_t>(g.first_row + first);
+  const auto len = static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(a.rows) - first));
+  const Span rs = kSole ? Span{} : w.span(b, len);
+  const Span ws = kSole ? Span{} : wn.span(b, len);
+  const double* wl = w.local();
+  double* wnl = wn.local();
+  double gs = 0.0, d = 0.0;
+  CG_FOR_MY_ROWS(a, c, e, i) {
+    const std::int64_t gi = g.first_row + i;
+    const double wi = kSole ? wl[gi] : rs.from != nullptr ? rs.from[gi] : w.load(static_cast<std::uint64_t>(gi));
+    const double z = fmad(beta, g.z[i], n_at(i));
+    const double s = fmad(beta, g.s[i], wi);
+    const double p = fmad(beta, g.p[i], g.r[i]);
+    g.x[i] = fmad(alpha, p, g.x[i]);
+    const double r = fmad(-alpha, s, g.r[i]);
+    const double wnext = fmad(-alpha, z, wi);
+    g.z[i] = z;
+    g.s[i] = s;
+    g.p[i] = p;
+    g.r[i] = r;
+    if constexpr (kSole) {
+      wnl[gi] = wnext;
+    } else {
+      if (ws.uniform)
+        wn.put(ws, static_cast<std::uint64_t>(gi), wnext);
+      else
+        wn.store(static_cast<std::uint64_t>(gi), wnext);  // the chunk's pages differ in subscribers
+    }
+    gs = fmad(r, r, gs);
+    d = fmad(wnext, r, d);
+  }
+  const double tg = block_sum(gs);
+  const double td = block_sum(d);
+  if (threadIdx.x == 0) {
+    g.part[2 * c] = tg;
+    g.part[2 * c + 1] = td;
+  }
+  return !kSole && (!ws.uniform || ws.others != 0u);
+}
+
+template <int kL, bool kSole>
+__device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots) {
+  const DevMatrix& a = g.a;
+  const int nslots = pipe_slots(a.rows_per_thread);
+  const std::int64_t chunk = chunk_rows(a.rows_per_thread);
+  const std::int32_t first_boundary = a.chunks - g.boundary_chunks;
+  const std::int32_t blocks = static_cast<std::int32_t>(gridDim.x);
+  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  double gamma_prev = 0.0, alpha_prev = 0.0;
+  bool published = false;
+  for (int i = 0;; ++i) {
+    const int par = i & 1;
+    const gps::View<double>& w = par == 0 ? g.w[0] : g.w[1];
+    const gps::View<double>& wn = par == 0 ? g.w[1] : g.w[0];
+    g.fence.arrive<2>(i, published, [&g, &a](double* out) {  // the GPU's gamma, delta partials
+      for (int k = 0; k < 2; ++k) {
+        const double t = gpu_partial(g.part, a.chunks, 2, k);
+        if (threadIdx.x == 0) out[k] = t;
+      }
+    });
+    g.fence.wait_local(i);
+    bool have = false, stop = false;
+    double vals[2] = {0.0, 0.0};
+    double alpha = 0.0, beta = 0.0;
+    auto learn = [&]() {  // block-collective; every block decides alike from the same bits
+      if (have) return;
+      have = true;
+      g.fence.wait_all<2>(i, vals);
+      stop = i == g.iters || cg_done(vals[0], g.threshold);
+      if (!stop) stop = !pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, alpha, beta);
+      if (lead) {
+        g.hist[i] = vals[0];
+        if (stop) *g.iterations = i;
+      }
+    };
+    published = false;
+    for (std::int32_t idx = static_cast<std::int32_t>(blockIdx.x); idx < a.chunks;) {
+      std::int32_t mine[4];
+      int got = 0;
+      for (; got < nslots && idx < a.chunks; ++got, idx += blocks) {
+        if (idx >= first_boundary) learn();  // other GPUs' rows of w have landed
+        if (stop) break;
+        const std::int32_t c = __ldg(g.order + idx);
+        double* slot = slots + got * chunk;
+        gps_pipe_spmv<kL, kSole>(g, w, c, [&](std::int64_t off, double v) { slot[off] = v; });
+        mine[got] = c;
+      }
+      learn();
+      if (stop) break;
+      __syncthreads();  // the lanes' n values in shared memory
+      for (int k = 0; k < got; ++k) {
+        const double* slot = slots + k * chunk;
+        const std::int64_t first = static_cast<std::int64_t>(mine[k]) * chunk;
+        published = gps_pipe_update<kSole>(g, w, wn, alpha, beta, mine[k], [&](std::int64_t row) { return slot[row - first]; }) ||
+                    published;
+      }
+      __syncthreads();  // before the slots are refilled
+    }
+    learn();  // a block without chunks, or past its last
+    if (stop) break;
+    gamma_prev = vals[0];
+    alpha_prev = alpha;
+  }
+}
+
+// __grid_constant__: the views stay in parameter space; the steps take references to them.
+// Three resident blocks per SM (at most 80 registers), cpu_free_pipe's occupancy (78 registers,
+// sm_90): both variants launch with the GPS one's block count, and left alone ptxas gave the
+// plain variant 64 registers with spills (kL = 4: 92 bytes stored, 240 loaded) for a fourth block
+// it never gets; at 80 neither variant spills for kL = 2, and kL = 4 spills 44 bytes in the GPS one.
+template <int kL, bool kSole>
+__global__ void __launch_bounds__(kThreads, 3) gps_pipe_kernel_impl(const __grid_constant__ GpsPipe g) {
+  extern __shared__ double slots[];
+  gps_pipe_iterate<kL, kSole>(g, slots);
+}
+
+}  // namespace
+
+const void* gps_pipe_kernel(int lanes, bool sole) {
+  const void* k = nullptr;
+  with_lanes(lanes, [&](auto l) {
+    constexpr int kL = decltype(l)::value;
+    k = sole ? reinterpret_cast<const void*>(gps_pipe_kernel_impl<kL, true>)
+             : reinterpret_cast<const void*>(gps_pipe_kernel_impl<kL, false>);
+  });
+  return k;
+}
+
+std::size_t gps_pipe_smem(int rows_per_thread) {
+  return static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double) *
+         static_cast<std::size_t>(pipe_slots(rows_per_thread));
+}
+
+int gps_pipe_blocks(int device, int lanes, int rows_per_thread) {
+  int per_sm = 0, sms = 0;
+  GPSM_CUDA(cudaSetDevice(device));
+  for (const bool sole : {false, true}) {
+    int n = 0;
+    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gps_pipe_kernel(lanes, sole), kThreads,
+                                                            gps_pipe_smem(rows_per_thread)));
+    per_sm = sole ? std::min(per_sm, n) : n;
+  }
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (per_sm < 1) throw gpsm::Error("gpsm: cg: the gps_pipe kernel does not fit on an SM of device " + std::to_string(device));
+  return per_sm * sms;
+}
+
+void launch_gps_pipe(const GpsPipe& g, int blocks, cudaStream_t st) {
+  GpsPipe arg = g;
+  void* args[] = {&arg};
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_pipe_kernel(g.a.lanes, g.sole), dim3(static_cast<unsigned>(blocks)),
+                                        dim3(kThreads), args, gps_pipe_smem(g.a.rows_per_thread), st));
+}
+
+}  // namespace gpsm::apps::cg
