@@ -84,6 +84,7 @@ struct SimArgs {
   bool list = false;
   bool explain = false;  // after each table, what set each kernel's time (sim/explain.hpp)
   bool remote_study = false;  // GPU-SM's remote-access study priced on --system (sim/remote_study_sim.hpp)
+  bool ct_scaling = false;  // print the CT scalability model instead of running apps
 };
 CLI::App* add_sim_command(CLI::App& app, SimArgs& a);
 int run_sim(const SimArgs& a, int argc, char** argv);

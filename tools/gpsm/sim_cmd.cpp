@@ -29,6 +29,7 @@
 #include "sim/bound.hpp"
 #include "sim/engine.hpp"
 #include "sim/explain.hpp"
+#include "sim/ct_scaling.hpp"
 #include "sim/remote_study_sim.hpp"
 #include "sim/system.hpp"
 #include "sim/trace_gen.hpp"
@@ -84,6 +85,10 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   c->add_flag("--remote-study", a.remote_study,
               "Price GPU-SM's remote-access study (gpsm scope's remote.* tests: H1 rates, H3/H4 slowdown curves) on "
               "--system instead of running apps, and print it");
+  c->add_flag("--ct-scaling", a.ct_scaling,
+              "Print the CT scalability model (PROACT dissertation sec. 3.4, Fig 3.6; docs/ct.md): speedup over one "
+              "GPU of memcpy, proact and infinite at G = 1, 2, 4, 8, 16 on the NVLink node and the PCIe presets, "
+              "medium and seed sizes, calibrated on the committed 2xH200 runs, instead of running apps");
   c->add_flag("--explain", a.explain,
               "After each table, per run and kernel of the last traced iteration: the bound that set its time "
               "(dram, l2, flops, serial march steps, chained loads, instruction issue or chain+issue) and every "
@@ -664,6 +669,10 @@ int run_sim(const SimArgs& a, int argc, char** argv) {
     return 0;
   }
   if (a.remote_study) return run_remote_study(a, argc, argv);
+  if (a.ct_scaling) {
+    std::cout << sim::ct_scaling_report();
+    return kExitOk;
+  }
   SimRun run;
   parse_run(a, run);  // bad arguments fail before any work
   {  // and the output: writable, and neither the machine model nor a graph file it reads
