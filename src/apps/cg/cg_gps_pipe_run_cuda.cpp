@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "apps/cg/cg_data.hpp"
+#include "apps/cg/cg_gps_run_common.hpp"
 #include "apps/cg/cg_gps_pipe_kernels.hpp"
 #include "apps/cg/cg_runs.hpp"
 #include "apps/cg/gps_layout.hpp"
@@ -33,11 +34,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-template <class T>
-void put(DevBuf<T>& b, int dev, const std::vector<T>& v) {
-  b.alloc(dev, v.size());
-  if (!v.empty()) GPSM_CUDA(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
 
 class GpsPipeRun final : public CgRun {
  public:
@@ -56,18 +52,7 @@ class GpsPipeRun final : public CgRun {
       const RankPlan& p = plan.rank[r];
       Rank& d = d_[r];
       const int dev = ctx.device(r);
-      if (plan.spmv.layout == SpmvLayout::sell) {  // padding at the row's own global column
-        const Sell sell = make_sell(p.row_ptr, global_columns(p), p.val, p.rows.begin);
-        put(d.slice_ptr, dev, sell.slice_ptr);
-        put(d.col, dev, sell.col);
-        put(d.val, dev, sell.val);
-      } else {
-        put(d.row_ptr, dev, p.row_ptr);
-        put(d.col, dev, global_columns(p));
-        put(d.val, dev, p.val);
-      }
-      d.ranges = chunk_column_ranges(plan, r);
-      put(d.col_range, dev, d.ranges);
+      d.ranges = upload_gps_matrix(d, plan, r, dev);
       const auto rows = static_cast<std::size_t>(p.local_rows()), chunks = static_cast<std::size_t>(plan.chunks(r));
       for (DevBuf<double>* b : {&d.x, &d.r, &d.z, &d.s, &d.p}) b->alloc(dev, rows);
       d.part.alloc(dev, 2 * chunks);
@@ -109,18 +94,7 @@ class GpsPipeRun final : public CgRun {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
-  Solve result() override {
-    std::vector<const double*> hist, x;
-    for (const Rank& d : d_) {
-      hist.push_back(d.hist.p);
-      x.push_back(d.x.p);
-    }
-    return gather_solve(ctx_, plan_, iters_, hist, x, [&](int r) {
-      std::int32_t it = -1;
-      GPSM_CUDA(cudaMemcpy(&it, d_[r].iters.p, sizeof(it), cudaMemcpyDeviceToHost));
-      return it;
-    });
-  }
+  Solve result() override { return gather_gps_solve(ctx_, plan_, iters_, d_); }
 
   // One more solve of up to two iterations with counting views: what the runtime put on the
   // links for w (inline stores), per update, plus the fence's one round per iteration of a tag

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/cg/cg_data.hpp"
+#include "apps/cg/cg_gps_run_common.hpp"
 #include "apps/cg/cg_gps_kernels.hpp"
 #include "apps/cg/cg_runs.hpp"
 #include "apps/cg/gps_layout.hpp"
@@ -30,11 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-template <class T>
-void put(DevBuf<T>& b, int dev, const std::vector<T>& v) {
-  b.alloc(dev, v.size());
-  if (!v.empty()) GPSM_CUDA(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
 
 class GpsRun final : public CgRun {
  public:
@@ -52,17 +48,7 @@ class GpsRun final : public CgRun {
       const RankPlan& p = plan.rank[r];
       Rank& d = d_[r];
       const int dev = ctx.device(r);
-      if (plan.spmv.layout == SpmvLayout::sell) {  // padding at the row's own global column
-        const Sell sell = make_sell(p.row_ptr, global_columns(p), p.val, p.rows.begin);
-        put(d.slice_ptr, dev, sell.slice_ptr);
-        put(d.col, dev, sell.col);
-        put(d.val, dev, sell.val);
-      } else {
-        put(d.row_ptr, dev, p.row_ptr);
-        put(d.col, dev, global_columns(p));
-        put(d.val, dev, p.val);
-      }
-      put(d.col_range, dev, chunk_column_ranges(plan, r));
+      upload_gps_matrix(d, plan, r, dev);
       d.p[0].alloc(dev, n);
       d.p[1].alloc(dev, n);
       d.x.alloc(dev, static_cast<std::size_t>(p.local_rows()));
@@ -104,18 +90,7 @@ class GpsRun final : public CgRun {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
-  Solve result() override {
-    std::vector<const double*> hist, x;
-    for (const Rank& d : d_) {
-      hist.push_back(d.hist.p);
-      x.push_back(d.x.p);
-    }
-    return gather_solve(ctx_, plan_, iters_, hist, x, [&](int r) {
-      std::int32_t it = -1;
-      GPSM_CUDA(cudaMemcpy(&it, d_[r].iters.p, sizeof(it), cudaMemcpyDeviceToHost));
-      return it;
-    });
-  }
+  Solve result() override { return gather_gps_solve(ctx_, plan_, iters_, d_); }
 
   // One more solve of up to two iterations with counting views: what the runtime put on the
   // links for r (inline stores: 32-byte sectors per warp and destination), per iteration, plus the
@@ -157,8 +132,8 @@ class GpsRun final : public CgRun {
   void set_pieces(int r, const std::vector<gps::PageRange>& pages) {
     const Pieces pc = remote_pieces(pages, page_, plan_.n, plan_.rank[r].rows, kThreads);
     Rank& d = d_[r];
-    put(d.piece_begin, ctx_.device(r), pc.begin);
-    put(d.piece_end, ctx_.device(r), pc.end);
+    put_device(d.piece_begin, ctx_.device(r), pc.begin);
+    put_device(d.piece_end, ctx_.device(r), pc.end);
     d.pieces = static_cast<std::int32_t>(pc.begin.size());
   }
 

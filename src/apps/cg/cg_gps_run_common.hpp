@@ -1,0 +1,61 @@
+#pragma once
+// What CG's two GPS runs (gps: Standard, cg_gps_run_cuda.cpp; gps_pipe: Pipelined,
+// cg_gps_pipe_run_cuda.cpp) do alike on the host: a GPU's rows uploaded with global column
+// indices (the GPS arrays hold the whole vector, so the SpMV gathers by global column), sliced or
+// CSR as the plan says, with each chunk's column range; and the solve gathered from the GPUs.
+// Each run's per-GPU state is its own struct; both name these buffers the same.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "apps/cg/cg_data.hpp"
+#include "apps/cg/gps_layout.hpp"
+#include "apps/cg/sell.hpp"
+#include "common/cuda_check.hpp"
+#include "common/dev_buf.hpp"
+
+namespace gpsm::apps::cg {
+
+template <class T>
+void put_device(DevBuf<T>& b, int dev, const std::vector<T>& v) {
+  b.alloc(dev, v.size());
+  if (!v.empty()) GPSM_CUDA(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+// Rank r's matrix into d.slice_ptr / d.row_ptr, d.col, d.val and its chunks' column ranges into
+// d.col_range on device dev; returns the ranges (host copy).
+template <class Rank>
+std::vector<std::int32_t> upload_gps_matrix(Rank& d, const Plan& plan, int r, int dev) {
+  const RankPlan& p = plan.rank[r];
+  if (plan.spmv.layout == SpmvLayout::sell) {  // padding at the row's own global column
+    const Sell sell = make_sell(p.row_ptr, global_columns(p), p.val, p.rows.begin);
+    put_device(d.slice_ptr, dev, sell.slice_ptr);
+    put_device(d.col, dev, sell.col);
+    put_device(d.val, dev, sell.val);
+  } else {
+    put_device(d.row_ptr, dev, p.row_ptr);
+    put_device(d.col, dev, global_columns(p));
+    put_device(d.val, dev, p.val);
+  }
+  std::vector<std::int32_t> ranges = chunk_column_ranges(plan, r);
+  put_device(d.col_range, dev, ranges);
+  return ranges;
+}
+
+// The solve from every GPU's d.hist, d.x and d.iters (gather_solve).
+template <class Rank>
+Solve gather_gps_solve(gps::Context& ctx, const Plan& plan, int iters, const std::vector<Rank>& ranks) {
+  std::vector<const double*> hist, x;
+  for (const Rank& d : ranks) {
+    hist.push_back(d.hist.p);
+    x.push_back(d.x.p);
+  }
+  return gather_solve(ctx, plan, iters, hist, x, [&](int r) {
+    std::int32_t it = -1;
+    GPSM_CUDA(cudaMemcpy(&it, ranks[r].iters.p, sizeof(it), cudaMemcpyDeviceToHost));
+    return it;
+  });
+}
+
+}  // namespace gpsm::apps::cg
