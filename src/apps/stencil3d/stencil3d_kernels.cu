@@ -701,10 +701,10 @@ struct GpsLaunch {
   GpsStepFn fn = nullptr;
   Plan p;
 };
-GpsLaunch gps_launch(Kind k, const GpsStep& g) {
+// The kernel arguments alone: what the sole path (the hand-written step) needs.
+GpsStepArgs gps_args(const GpsStep& g) {
   const SubBox sb = sub_box(g.slab);
-  GpsLaunch l;
-  GpsStepArgs& a = l.a;
+  GpsStepArgs a;
   a.in = g.in;
   a.out.view = g.out;
   a.out.base = g.out.local();
@@ -714,14 +714,18 @@ GpsLaunch gps_launch(Kind k, const GpsStep& g) {
   a.s.sy = sb.sy;
   a.s.sz = sb.sz;
   a.lift[static_cast<int>(g.slab.axis)] = g.slab.first - g.slab.radius;
-  l.vec = step_vec(a.s);
-  l.m = march_axis(sb.box);
+  return a;
+}
+GpsLaunch gps_launch(Kind k, const GpsStep& g) {
+  GpsLaunch l;
+  l.a = gps_args(g);
+  l.vec = step_vec(l.a.s);
+  l.m = march_axis(l.a.s.box);
   l.fn = k == Kind::heat ? gps_step_fn<Kind::heat>(l.vec, l.m) : gps_step_fn<Kind::wave>(l.vec, l.m);
-  l.p = cached_plan(radius_of(k), l.vec ? 4 : 1, sb.box, g.edges_first,
+  l.p = cached_plan(radius_of(k), l.vec ? 4 : 1, l.a.s.box, g.edges_first,
                     resident_blocks(reinterpret_cast<const void*>(l.fn)));
   return l;
 }
-unsigned list_grid(int n) { return static_cast<unsigned>(std::max(n, 1)); }
 }  // namespace
 
 GpsStepShape gps_step_shape(Kind k, const GpsStep& g) {
@@ -730,11 +734,11 @@ GpsStepShape gps_step_shape(Kind k, const GpsStep& g) {
 }
 
 void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
-  GpsLaunch l = gps_launch(k, g);
-  if (g.sole) {  // the hand-written step on the replicas (GpsStep::sole)
-    launch_step(k, l.a.s, st);
+  if (g.sole) {  // the hand-written step on the replicas (GpsStep::sole): no GPS kernel, no plan of its own
+    launch_step(k, gps_args(g).s, st);
     return;
   }
+  const GpsLaunch l = gps_launch(k, g);
   if (g.plain_items == nullptr) {
     const auto grid = static_cast<unsigned>(std::clamp<i64>(l.p.items, 1, INT_MAX));
     l.fn<<<grid, dim3(kTx, kTy), 0, st>>>(l.a, l.p);
@@ -747,7 +751,7 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   if (g.n_gps > 0) {
     const cudaStream_t gs = side ? g.side->fork(st) : st;
     const ListedFn fn = k == Kind::heat ? gps_listed_fn<Kind::heat>(l.vec, l.m) : gps_listed_fn<Kind::wave>(l.vec, l.m);
-    fn<<<list_grid(g.n_gps), dim3(kTx, kTy), 0, gs>>>(l.a, l.p, g.gps_items, g.n_gps);
+    fn<<<static_cast<unsigned>(g.n_gps), dim3(kTx, kTy), 0, gs>>>(l.a, l.p, g.gps_items, g.n_gps);
     GPSM_CUDA_LAUNCH();
   }
   if (g.n_plain > 0) {
@@ -756,7 +760,7 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
     e.sz = plane_stride(e.box, e.sz);
     const PlainListedFn fn =
         k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
-    fn<<<list_grid(g.n_plain), dim3(kTx, kTy), 0, st>>>(e, l.p, g.plain_items, g.n_plain);
+    fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e, l.p, g.plain_items, g.n_plain);
     GPSM_CUDA_LAUNCH();
   }
   if (side) g.side->join(st);
