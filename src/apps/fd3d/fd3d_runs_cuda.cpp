@@ -55,12 +55,8 @@ class LocalRun final : public FdRun {
  private:
   bool graph_ok() const override { return true; }  // kernels and peer copies only
   bool linked() const { return n_ > 1 && par_ != Paradigm::infinite; }
-  void before_step(int r, int it) override {
-    if (copies_.packed() && it > 0) copies_.unpack(r, it & 1, ctx_.stream(r));
-  }
-  void after_step(int r, int it) override {
-    if (par_ == Paradigm::memcpy && linked()) copies_.send(r, 1 - (it & 1), ctx_.stream(r));
-  }
+  void before_step(int r, int it) override { copies_.before_step(r, it, ctx_.stream(r)); }
+  void after_step(int r, int it) override { copies_.after_step(r, it, ctx_.stream(r)); }
   void step(int r, int it) override {
     const int c = it & 1;
     const Slab3D& s = slabs_.slab(r);

@@ -28,9 +28,18 @@ class HaloCopies {
   bool packed() const { return packed_; }
   void send(int r, int b, cudaStream_t st) const;    // after the step that wrote buffer b
   void unpack(int r, int c, cudaStream_t st) const;  // before the step reading buffer c (packed only)
+  // The host loop's hooks of iteration `it` (it reads buffer it % 2, writes the other): unpack
+  // what the neighbours sent before the step, send after it; nothing unless the copies are on.
+  void before_step(int r, int it, cudaStream_t st) const {
+    if (packed_ && it > 0) unpack(r, it & 1, st);
+  }
+  void after_step(int r, int it, cudaStream_t st) const {
+    if (on_) send(r, 1 - (it & 1), st);
+  }
 
  private:
   const Slabs& slabs_;
+  bool on_;  // copies on and more than one rank
   bool packed_;
   std::vector<std::array<DevBuf<float>, 2>> send_;                 // [rank][side: lower, upper]
   std::vector<std::array<std::array<DevBuf<float>, 2>, 2>> recv_;  // [rank][buffer][halo: lower, upper]

@@ -5,7 +5,7 @@
 namespace gpsm::apps::stencil3d {
 
 HaloCopies::HaloCopies(gps::Context& ctx, const Slabs& slabs, bool on)
-    : slabs_(slabs), packed_(on && slabs.ranks() > 1 && slabs.slab(0).axis != Axis::z) {
+    : slabs_(slabs), on_(on && slabs.ranks() > 1), packed_(on_ && slabs.slab(0).axis != Axis::z) {
   const int n = slabs.ranks();
   send_.resize(n);
   recv_.resize(n);
