@@ -118,6 +118,22 @@ class RemoteBandwidth : public Test {
               return xor_of(out, blocks, s) == want;
             }};
   }
+  // A destination zeroed before the timed run (finished before the non-blocking timed streams
+  // start), and checked after it for the pattern of `seed` over its first n bytes.
+  static std::function<void()> cleared(DeviceBuffer* d) {
+    return [d] {
+      DeviceGuard g(d->device);
+      GPSM_CUDA(cudaMemset(d->p, 0, d->bytes));
+      GPSM_CUDA(cudaDeviceSynchronize());
+    };
+  }
+  static std::function<bool()> holds_pattern(DeviceBuffer* d, std::size_t n, std::uint32_t seed) {
+    return [d, n, seed] {
+      DeviceGuard g(d->device);
+      return check_pattern_device(d->p, n, seed, nullptr) == 0;
+    };
+  }
+
   // GPU w stores the pattern into all of q's destination buffer.
   Op write(int w, int q, int stream) {
     DeviceBuffer* d = dst_[q].get();
@@ -125,15 +141,7 @@ class RemoteBandwidth : public Test {
     const int blocks = blocks_[w];
     const std::uint32_t seed = kWriteSeed + w;
     return {{w, streams_[w][stream]->s, [=](cudaStream_t st) { write_pattern_launch(d->p, n, blocks, seed, st); }},
-            [d] {  // finished before the non-blocking timed streams start
-              DeviceGuard g(d->device);
-              GPSM_CUDA(cudaMemset(d->p, 0, d->bytes));
-              GPSM_CUDA(cudaDeviceSynchronize());
-            },
-            [d, n, seed] {
-              DeviceGuard g(d->device);
-              return check_pattern_device(d->p, n, seed, nullptr) == 0;
-            }};
+            cleared(d), holds_pattern(d, n, seed)};
   }
   // q's source copied into r's destination by the copy engines, issued by r.
   Op copy(int r, int q) {
@@ -142,15 +150,7 @@ class RemoteBandwidth : public Test {
     const std::size_t n = bytes_;
     const std::uint32_t seed = kReadSeed + q;
     return {{r, streams_[r][0]->s, [=](cudaStream_t st) { GPSM_CUDA(cudaMemcpyPeerAsync(d->p, r, s->p, q, n, st)); }},
-            [d] {  // finished before the non-blocking timed streams start
-              DeviceGuard g(d->device);
-              GPSM_CUDA(cudaMemset(d->p, 0, d->bytes));
-              GPSM_CUDA(cudaDeviceSynchronize());
-            },
-            [d, n, seed] {
-              DeviceGuard g(d->device);
-              return check_pattern_device(d->p, n, seed, nullptr) == 0;
-            }};
+            cleared(d), holds_pattern(d, n, seed)};
   }
 
   // Streams first (their destructors wait for the work on them), then the buffers.
