@@ -1,0 +1,22 @@
+#!/usr/bin/env python3
+"""gps time / best hand-written time per app, size and GPU count, from gpsm.results documents."""
+import json, sys, collections
+HAND = {'single','memcpy','um','um_hints','rdl','p2p_inline','nccl','nvshmem','cpu_free',
+        'cpu_ctrl_std','cpu_ctrl_pipe','cpu_free_std','cpu_free_pipe'}
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    if not isinstance(d, dict) or not isinstance(d.get('tests'), list):
+        continue  # not a gpsm.results document (provenance.json and the like)
+    for t in d['tests']:
+        by = collections.defaultdict(dict)
+        for s in t['series']:
+            p = s['label']
+            for pt in s.get('points', s.get('data', [])):
+                g = int(pt['x'])
+                v = pt['median'] if pt.get('verified') else None
+                by[g][p] = v
+        for g in sorted(by):
+            h = {p: v for p, v in by[g].items() if p in HAND and v}
+            if 'gps' not in by[g] or not h: continue
+            bp = min(h, key=h.get)
+            print(f"{t['app']:9s} {t['problem']['label']:22s} {g} gps {by[g]['gps']:9.2f} best {bp:13s} {h[bp]:9.2f} ratio {by[g]['gps']/h[bp]:.3f}")
