@@ -13,6 +13,7 @@
 #include "runtime/peer_atomics.hpp"
 #include "runtime/tracking.hpp"
 #include "runtime/runtime_state.hpp"
+#include "common/capture_join.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device.hpp"
 
@@ -141,17 +142,23 @@ void ContextImpl::require_inline(const char* what) const {
 // Inline arrays have nothing pending once the kernels that stored end (every store went to every
 // subscriber as it was issued), so the fence is a cross-GPU barrier on the streams: each rank's
 // next work waits for every rank's earlier work. No host wait, no drain (docs/gps.md).
+//
+// Captured into a CUDA graph (the 3D apps' host loop), each side of the barrier is joined into one
+// node per GPU (join_capture_dependencies): n (n - 1) cross-GPU edges per fence, not that times
+// the number of branches each GPU's work ended in and the next work starts with.
 void ContextImpl::fence_async() {
   const int n = size();
   require_inline("fence_async()");
   for (int r = 0; r < n; ++r) {
     set(r);
+    join_capture_dependencies(streams[r]);
     GPSM_CUDA(cudaEventRecord(events[r], streams[r]));
   }
   for (int d = 0; d < n; ++d) {
     set(d);
     for (int s = 0; s < n; ++s)
       if (s != d) GPSM_CUDA(cudaStreamWaitEvent(streams[d], events[s], 0));
+    join_capture_dependencies(streams[d]);
   }
   ++async_fences;
 }

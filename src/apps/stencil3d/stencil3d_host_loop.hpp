@@ -6,10 +6,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "apps/harness/app.hpp"
+#include "apps/harness/loop_launch.hpp"
+#include "common/multi_gpu_graph.hpp"
 #include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::stencil3d {
@@ -45,9 +48,7 @@ class Run {
 // into one CUDA graph (untimed, like the rest of setup) and each solve() is one graph launch.
 // One host thread launching a kernel per GPU per iteration is otherwise what a short iteration
 // costs: at 256^3 on 4 GPUs the stream loop measured bimodal, 25 or 35 us per iteration for the
-// same run. GPSM_HOST_LOOP=stream keeps the per-iteration launches (for comparison).
-enum class LoopLaunch : std::uint8_t { graph, stream };
-LoopLaunch loop_launch_from_env();  // GPSM_HOST_LOOP: graph (default) | stream; throws on others
+// same run. GPSM_HOST_LOOP=stream keeps the per-iteration launches (apps/harness/loop_launch.hpp).
 
 class HostLoop : public Run {
  public:
@@ -72,15 +73,11 @@ class HostLoop : public Run {
  private:
   void enqueue_iterations();  // the loop body: every iteration's hooks, waits and records
   bool use_graph() const;
-  void capture();
 
   bool events_;
   LoopLaunch launch_;
   std::vector<std::array<cudaEvent_t, 2>> ev_;  // [rank][iteration parity]
-  cudaEvent_t fork_ = nullptr;                   // rank 0's capture start, waited by the others
-  std::vector<cudaEvent_t> join_;                // [rank]: its end of the capture, waited by rank 0
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
+  std::unique_ptr<MultiGpuGraph> graph_;         // made at the first graph solve()
 };
 
 }  // namespace gpsm::apps::stencil3d

@@ -1,55 +1,31 @@
 #include "apps/stencil3d/stencil3d_host_loop.hpp"
 
 #include <chrono>
-#include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gpsm/error.hpp"
 #include "common/cuda_check.hpp"
 
 namespace gpsm::apps::stencil3d {
 
-LoopLaunch loop_launch_from_env() {
-  const char* v = std::getenv("GPSM_HOST_LOOP");
-  if (v == nullptr || *v == '\0' || std::string(v) == "graph") return LoopLaunch::graph;
-  if (std::string(v) == "stream") return LoopLaunch::stream;
-  throw gpsm::Error(std::string("gpsm: GPSM_HOST_LOOP='") + v +
-                    "' is not a host-loop launch mode; use graph (one CUDA graph of all iterations, the default) or "
-                    "stream (a launch per GPU per iteration)");
-}
-
 HostLoop::HostLoop(gps::Context& ctx, const Problem& p, bool events)
     : ctx_(ctx), p_(p), n_(ctx.size()), events_(events && ctx.size() > 1), launch_(loop_launch_from_env()) {
-  if (n_ == 1) return;
-  if (events_) ev_.resize(n_);
-  join_.resize(n_);
+  if (!events_) return;
+  ev_.resize(n_);
   for (int r = 0; r < n_; ++r) {
     GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-    if (events_)
-      for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    GPSM_CUDA(cudaEventCreateWithFlags(&join_[r], cudaEventDisableTiming));
+    for (auto& e : ev_[r]) GPSM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  GPSM_CUDA(cudaSetDevice(ctx.device(0)));
-  GPSM_CUDA(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
 }
 
 void HostLoop::drop_graph() {
-  if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
-  if (graph_ != nullptr) cudaGraphDestroy(graph_);
-  exec_ = nullptr;
-  graph_ = nullptr;
+  if (graph_) graph_->drop();
 }
 
 HostLoop::~HostLoop() {
-  drop_graph();
-  for (int r = 0; r < static_cast<int>(join_.size()); ++r) {
-    cudaSetDevice(ctx_.device(r));
-    if (join_[r] != nullptr) cudaEventDestroy(join_[r]);
-  }
-  if (fork_ != nullptr) {
-    cudaSetDevice(ctx_.device(0));
-    cudaEventDestroy(fork_);
-  }
+  graph_.reset();
   for (int r = 0; r < static_cast<int>(ev_.size()); ++r) {
     cudaSetDevice(ctx_.device(r));
     for (auto e : ev_[r])
@@ -88,53 +64,24 @@ void HostLoop::enqueue_iterations() {
   }
 }
 
-// Rank 0's stream starts the capture; the others join through fork_ and hand their end back to
-// rank 0 through join_, so one launch on rank 0's stream runs it all.
-void HostLoop::capture() {
-  cudaStream_t s0 = ctx_.stream(0);
-  GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
-  // Relaxed: the hooks may ask the runtime things (occupancy, the current device) while capturing.
-  GPSM_CUDA(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed));
-  try {
-    if (n_ > 1) {
-      GPSM_CUDA(cudaEventRecord(fork_, s0));
-      for (int r = 1; r < n_; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        GPSM_CUDA(cudaStreamWaitEvent(ctx_.stream(r), fork_, 0));
-      }
-    }
-    enqueue_iterations();
-    if (n_ > 1) {
-      GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
-      for (int r = 1; r < n_; ++r) {
-        GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-        GPSM_CUDA(cudaEventRecord(join_[r], ctx_.stream(r)));
-      }
-      GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
-      for (int r = 1; r < n_; ++r) GPSM_CUDA(cudaStreamWaitEvent(s0, join_[r], 0));
-    }
-  } catch (...) {
-    cudaGraph_t broken = nullptr;
-    cudaSetDevice(ctx_.device(0));
-    cudaStreamEndCapture(s0, &broken);
-    if (broken != nullptr) cudaGraphDestroy(broken);
-    throw;
-  }
-  GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
-  GPSM_CUDA(cudaStreamEndCapture(s0, &graph_));
-  GPSM_CUDA(cudaGraphInstantiate(&exec_, graph_, 0));
-  // Uploaded now, so the first timed launch does not pay for it.
-  GPSM_CUDA(cudaGraphUpload(exec_, s0));
-  ctx_.synchronize();
-}
-
 Timing HostLoop::solve() {
   const bool graph = use_graph() && p_.iters > 0;
-  if (graph && exec_ == nullptr) capture();
+  if (graph && !(graph_ && graph_->captured())) {
+    if (!graph_) {
+      std::vector<int> devices;
+      std::vector<cudaStream_t> streams;
+      for (int r = 0; r < n_; ++r) {
+        devices.push_back(ctx_.device(r));
+        streams.push_back(ctx_.stream(r));
+      }
+      graph_ = std::make_unique<MultiGpuGraph>(devices, streams);
+    }
+    graph_->capture([this] { enqueue_iterations(); });  // untimed, like the rest of setup
+    ctx_.synchronize();
+  }
   const auto t0 = std::chrono::steady_clock::now();
   if (graph) {
-    GPSM_CUDA(cudaSetDevice(ctx_.device(0)));
-    GPSM_CUDA(cudaGraphLaunch(exec_, ctx_.stream(0)));
+    graph_->launch();
   } else {
     enqueue_iterations();
   }
