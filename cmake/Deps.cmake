@@ -22,14 +22,20 @@ if(NOT CLI11_FOUND)
   add_library(CLI11::CLI11 ALIAS gpsm_cli11)
 endif()
 
-# fmt in header-only mode: no library to find on the GPU machine
+# fmt from its headers alone (no library to find on the GPU machine). fmt 9 (Debian 12's): its
+# implementation compiled once, in gpsm_common (src/common/fmt_impl.cpp), which every layer links;
+# header-only mode compiled it again in each of ~70 files. Any other version: header-only.
 find_path(GPSM_FMT_INCLUDE fmt/format.h HINTS ${GPSM_DEPS_DIR}/fmt/include)
 if(NOT GPSM_FMT_INCLUDE)
   message(FATAL_ERROR "gpsm: fmt not found; run scripts/setup.sh")
 endif()
+file(STRINGS ${GPSM_FMT_INCLUDE}/fmt/core.h GPSM_FMT_VERSION_LINE REGEX "^#define FMT_VERSION [0-9]+")
+string(REGEX MATCH "[0-9]+" GPSM_FMT_VERSION "${GPSM_FMT_VERSION_LINE}")
 add_library(gpsm_fmt INTERFACE)
 target_include_directories(gpsm_fmt SYSTEM INTERFACE ${GPSM_FMT_INCLUDE})
-target_compile_definitions(gpsm_fmt INTERFACE FMT_HEADER_ONLY=1)
+if(NOT (GPSM_FMT_VERSION GREATER_EQUAL 90000 AND GPSM_FMT_VERSION LESS 100000))
+  target_compile_definitions(gpsm_fmt INTERFACE FMT_HEADER_ONLY=1)
+endif()
 
 # stb_image / stb_image_write (PNG for image filtering, src/apps/filter/png_io.cpp): headers only,
 # Debian's libstb-dev (/usr/include/stb) or its staged copy.

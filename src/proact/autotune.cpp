@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
 #include "gpsm/error.hpp"

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/error.hpp"
 #include "gpsm/gps/config.hpp"

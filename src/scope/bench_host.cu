@@ -1,5 +1,7 @@
 // CPU<->GPU copies from pageable, pinned and write-combined host memory, with the driving thread
 // and the host pages bound to each NUMA node (Comm|Scope thesis ch. 4: affinity and anisotropy).
+#include <cstring>
+
 #include "scope/bench_common.cuh"
 #include "scope/numa_bind.hpp"
 

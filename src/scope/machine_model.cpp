@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <utility>
+#include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
 

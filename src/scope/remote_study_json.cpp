@@ -1,6 +1,7 @@
 // The machine model's "remote_study" object: written whole, read back with every field checked.
 #include <cmath>
 #include <stdexcept>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/remote_study.hpp"
 

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
+#include <nlohmann/json.hpp>
 
 namespace gpsm::scope {
 

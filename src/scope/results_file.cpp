@@ -4,6 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/build_info.hpp"
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <utility>
+#include <nlohmann/json.hpp>
 
 #include "scope/sysfs_probe.hpp"
 

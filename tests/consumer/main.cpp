@@ -1,6 +1,8 @@
 // Reads a machine model through the installed public API and predicts a transfer time.
 #include <iostream>
 
+#include <nlohmann/json.hpp>  // the public headers declare their JSON functions with json_fwd.hpp
+
 #include "gpsm/build_info.hpp"
 #include "gpsm/machine_model.hpp"
 #include "gpsm/topology.hpp"

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/error.hpp"
 #include "proact/agent.hpp"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/error.hpp"
 #include "gpsm/topology.hpp"

@@ -1,6 +1,7 @@
 // Host logic of `gpsm scope`: sizes, points, results JSON, the registry's selection and failure
 // rules, the terminal matrices.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/error.hpp"
 #include "scope/registry.hpp"

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <nlohmann/json.hpp>
 
 #include "gpsm/topology.hpp"
 #include "scope/nvml_probe.hpp"
