@@ -5,7 +5,6 @@
 // their plain part: heat3d / wave3d's items, the filter's rows).
 #include <cuda_runtime.h>
 
-#include "common/capture_join.hpp"
 #include "common/cuda_check.hpp"
 
 namespace gpsm {
@@ -39,12 +38,10 @@ class ForkJoin {
     GPSM_CUDA(cudaStreamWaitEvent(side_, fork_, 0));
     return side_;
   }
-  // `main` waits for everything enqueued on the side stream so far. Captured, the two branches
-  // end in one node (join_capture_dependencies), so what follows depends on it alone.
+  // `main` waits for everything enqueued on the side stream so far.
   void join(cudaStream_t main) const {
     GPSM_CUDA(cudaEventRecord(join_, side_));
     GPSM_CUDA(cudaStreamWaitEvent(main, join_, 0));
-    join_capture_dependencies(main);
   }
 
  private:

@@ -13,7 +13,6 @@
 #include "runtime/peer_atomics.hpp"
 #include "runtime/tracking.hpp"
 #include "runtime/runtime_state.hpp"
-#include "common/capture_join.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device.hpp"
 
@@ -143,24 +142,41 @@ void ContextImpl::require_inline(const char* what) const {
 // subscriber as it was issued), so the fence is a cross-GPU barrier on the streams: each rank's
 // next work waits for every rank's earlier work. No host wait, no drain (docs/gps.md).
 //
-// Captured into a CUDA graph (the 3D apps' host loop), each side of the barrier is joined into one
-// node per GPU (join_capture_dependencies): n (n - 1) cross-GPU edges per fence, not that times
-// the number of branches each GPU's work ended in and the next work starts with.
+// AsyncFence::kernel (the default): a one-block kernel per GPU meeting the others through the
+// context's counters (the device barrier, with its own counter words and one participant per GPU).
+// Every dependency stays on its GPU: stream-launched, a fence is one launch per GPU instead of
+// n - 1 waits and a record; captured into a graph, it adds no edges between GPUs.
+// AsyncFence::events: each stream waits on every other GPU's event (n (n - 1) cross-GPU edges).
 void ContextImpl::fence_async() {
   const int n = size();
   require_inline("fence_async()");
+  ++async_fences;
+  if (n == 1) return;  // one stream: its own order is the fence
+  if (settings.async_fence == AsyncFence::kernel) {
+    for (int r = 0; r < n; ++r) {
+      set(r);
+      BarrierHandle h;
+      for (int d = 0; d < n; ++d) h.counters[d] = barrier_counters[d] + 2;
+      h.base = 0;
+      h.participants = static_cast<std::uint32_t>(n);
+      h.armed = barrier_counters[r] + 3;  // always 0: this barrier is armed once, for good
+      h.arming = 0;
+      h.devices = n;
+      h.self = r;
+      h.wait = wait_policy(r);
+      launch_async_fence(h, streams[r]);
+    }
+    return;
+  }
   for (int r = 0; r < n; ++r) {
     set(r);
-    join_capture_dependencies(streams[r]);
     GPSM_CUDA(cudaEventRecord(events[r], streams[r]));
   }
   for (int d = 0; d < n; ++d) {
     set(d);
     for (int s = 0; s < n; ++s)
       if (s != d) GPSM_CUDA(cudaStreamWaitEvent(streams[d], events[s], 0));
-    join_capture_dependencies(streams[d]);
   }
-  ++async_fences;
 }
 
 }  // namespace detail
@@ -216,8 +232,8 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
       }
     // Barrier counters and arming words: zeroed and the zeroing complete before any peer is
     // handed a pointer.
-    GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], 2 * sizeof(std::uint64_t)));
-    GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, 2 * sizeof(std::uint64_t)));
+    GPSM_CUDA(cudaMalloc(&c.barrier_counters[r], 4 * sizeof(std::uint64_t)));
+    GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, 4 * sizeof(std::uint64_t)));
     GPSM_CUDA(cudaMalloc(&c.fence_states[r], sizeof(DeviceFenceState)));
     GPSM_CUDA(cudaMemset(c.fence_states[r], 0, sizeof(DeviceFenceState)));
   }

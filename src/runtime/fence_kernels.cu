@@ -198,6 +198,19 @@ void launch_drain(const DrainArgs& a, cudaStream_t s) {
   GPSM_CUDA_LAUNCH();
 }
 
+// fence_async's barrier: the previous kernels on this stream have ended (stream order), the
+// barrier's release (a system-scope fence before the arrival) covers their stores, and the work
+// after it on this stream starts once every GPU arrived.
+__global__ void async_fence_kernel(const BarrierHandle h) {
+  std::uint64_t round = 0;
+  h.sync(round);
+}
+
+void launch_async_fence(const BarrierHandle& h, cudaStream_t s) {
+  async_fence_kernel<<<1, 32, 0, s>>>(h);
+  GPSM_CUDA_LAUNCH();
+}
+
 void launch_reset_control(Control* c, cudaStream_t s) {
   reset_control_kernel<<<1, 1, 0, s>>>(c);
   GPSM_CUDA_LAUNCH();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpsm/gps/barrier.hpp"
 #include "gpsm/gps/context.hpp"
 #include "runtime/decoupled_plan.hpp"
 #include "runtime/finepack.hpp"
@@ -35,7 +36,8 @@ struct ContextImpl {
   std::vector<cudaEvent_t> prof[3];            // GPSM_PROFILE_FENCE: before drain, after drain, after unpack
   WaitRecord* record = nullptr;               // host-mapped, shared by all devices
   Control* staging = nullptr;                 // pinned: one control block per rank (fence reads/resets)
-  std::vector<std::uint64_t*> barrier_counters;  // per device, on that device: {arrivals, current arming}
+  // Per device, on that device: {barrier() arrivals, its current arming, fence_async arrivals, 0}.
+  std::vector<std::uint64_t*> barrier_counters;
   std::uint64_t barrier_arming = 0;              // bumped when barrier() changes the participant count
   std::uint32_t barrier_participants = 0;        // of the current arming (0: never armed)
   std::uint64_t barrier_base = 0;                // arrival count when the current arming began
@@ -175,6 +177,8 @@ struct UnpackArgs {
 void launch_drain(const DrainArgs& a, cudaStream_t s);
 void launch_unpack(const UnpackArgs& a, cudaStream_t s);
 void launch_reset_control(Control* c, cudaStream_t s);
+// fence_async (AsyncFence::kernel): one block on s meets every GPU's at h (one block per GPU).
+void launch_async_fence(const BarrierHandle& h, cudaStream_t s);
 
 // decoupled_kernels.cu
 struct SettleArgs {

@@ -23,6 +23,7 @@ constexpr const char* kCountLinkBytes = "GPSM_COUNT_LINK_BYTES";
 constexpr const char* kProfileFence = "GPSM_PROFILE_FENCE";
 constexpr const char* kDecoupledAgent = "GPSM_DECOUPLED_AGENT";
 constexpr const char* kDecoupledChunk = "GPSM_DECOUPLED_CHUNK";
+constexpr const char* kAsyncFence = "GPSM_ASYNC_FENCE";
 
 std::string trim(const std::string& s) {
   std::size_t b = 0, e = s.size();
@@ -109,6 +110,20 @@ void check_publish_mode(PublishMode m) {
               " names no mode (inline, combine, bulk or decoupled)");
 }
 
+const char* async_fence_name(AsyncFence f) {
+  switch (f) {
+    case AsyncFence::kernel: return "kernel";
+    case AsyncFence::events: return "events";
+  }
+  return "unknown";
+}
+
+AsyncFence parse_async_fence(const std::string& s) {
+  if (s == "kernel") return AsyncFence::kernel;
+  if (s == "events") return AsyncFence::events;
+  throw Error("gpsm: unknown async fence '" + s + "' (expected kernel or events)");
+}
+
 const char* agent_name(DecoupledAgent a) {
   switch (a) {
     case DecoupledAgent::inline_warp: return "inline";
@@ -181,6 +196,13 @@ Settings Settings::from_env() {
       bad(kDecoupledChunk, v, "must be a power of two of at least " + std::to_string(kLineBytes) + " bytes (e.g. 4K, 16K)");
     s.decoupled_chunk = b;
   }
+  if (env(kAsyncFence, v)) {
+    try {
+      s.async_fence = parse_async_fence(lower(v));
+    } catch (const Error&) {
+      bad(kAsyncFence, v, "is not an async fence (use kernel or events)");
+    }
+  }
   return s;
 }
 
@@ -210,6 +232,10 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "(a block of polling warps per device, launched when a decoupled view is taken)."},
       {kDecoupledChunk, gpsm::format_size(s.decoupled_chunk), gpsm::format_size(d.decoupled_chunk),
        "Readiness-counter granularity of decoupled arrays (power of two >= 128 B; capped at the page size)."},
+      {kAsyncFence, async_fence_name(s.async_fence), async_fence_name(d.async_fence),
+       "How fence_async orders the GPUs (inline arrays): kernel (a one-block barrier kernel per GPU on its "
+       "stream, counters in GPU memory; a captured loop has no cross-GPU graph edges) or events (each GPU's "
+       "stream waits on every other GPU's event)."},
   };
 }
 

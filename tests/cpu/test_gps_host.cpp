@@ -686,7 +686,8 @@ TEST(GpsBulkPlan, RandomAgainstReference) {
 namespace {
 const char* const kVars[] = {"GPSM_PAGE_SIZE",       "GPSM_PUBLISH_MODE", "GPSM_WAIT_TIMEOUT_MS",
                              "GPSM_INBOUND_ENTRIES", "GPSM_VERIFY_P2P",   "GPSM_COUNT_LINK_BYTES",
-                             "GPSM_PROFILE_FENCE",   "GPSM_DECOUPLED_AGENT", "GPSM_DECOUPLED_CHUNK"};
+                             "GPSM_PROFILE_FENCE",   "GPSM_DECOUPLED_AGENT", "GPSM_DECOUPLED_CHUNK",
+                             "GPSM_ASYNC_FENCE"};
 
 // Clears the GPSM_* settings for the test and restores what the process had afterwards.
 class GpsSettings : public ::testing::Test {
@@ -756,6 +757,14 @@ TEST_F(GpsSettings, PublishMode) {
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "bulk").mode, PublishMode::bulk);
   EXPECT_EQ(with("GPSM_PUBLISH_MODE", "decoupled").mode, PublishMode::decoupled);
   bad("GPSM_PUBLISH_MODE", "fast", {"inline", "combine", "bulk", "decoupled"});
+}
+
+TEST_F(GpsSettings, AsyncFence) {
+  EXPECT_EQ(Settings::from_env().async_fence, AsyncFence::kernel);
+  EXPECT_EQ(with("GPSM_ASYNC_FENCE", "events").async_fence, AsyncFence::events);
+  EXPECT_EQ(with("GPSM_ASYNC_FENCE", " Kernel ").async_fence, AsyncFence::kernel);
+  bad("GPSM_ASYNC_FENCE", "host", {"kernel", "events"});
+  EXPECT_STREQ(async_fence_name(parse_async_fence("events")), "events");
 }
 
 TEST_F(GpsSettings, DecoupledAgentAndChunk) {
@@ -845,7 +854,7 @@ TEST_F(GpsSettings, Describe) {
   s.verify_p2p = false;
   s.count_link_bytes = true;
   const auto docs = describe(s);
-  ASSERT_EQ(docs.size(), 9u);
+  ASSERT_EQ(docs.size(), 10u);
   std::map<std::string, SettingDoc> by;
   for (const auto& d : docs) {
     EXPECT_FALSE(d.doc.empty()) << d.name;

@@ -19,6 +19,12 @@ constexpr std::uint64_t wait_timeout_ns(std::uint64_t ms) {
   return (ms > kMaxWaitTimeoutMs ? kMaxWaitTimeoutMs : ms) * 1000ull * 1000ull;
 }
 
+// How Context::fence_async orders the GPUs' streams (inline arrays): a one-block kernel per GPU
+// that meets the others through counters in each GPU's memory (kernel), or every GPU's stream
+// waiting on every other GPU's event (events). The kernel keeps every dependency on one GPU, so
+// a loop captured into a CUDA graph has no edges between GPUs.
+enum class AsyncFence : std::uint8_t { kernel, events };
+
 struct Settings {
   std::uint64_t page_bytes = kDefaultPageBytes;      // GPSM_PAGE_SIZE
   PublishMode mode = PublishMode::combine;            // GPSM_PUBLISH_MODE
@@ -29,6 +35,7 @@ struct Settings {
   bool profile_fence = false;                         // GPSM_PROFILE_FENCE
   DecoupledAgent decoupled_agent = DecoupledAgent::inline_warp;  // GPSM_DECOUPLED_AGENT
   std::uint64_t decoupled_chunk = kDefaultDecoupledChunk;       // GPSM_DECOUPLED_CHUNK
+  AsyncFence async_fence = AsyncFence::kernel;                  // GPSM_ASYNC_FENCE
 
   // Reads the environment; a malformed value throws gpsm::Error naming the variable.
   static Settings from_env();
@@ -45,6 +52,10 @@ PublishMode parse_mode(const std::string& s);
 // Throws gpsm::Error for a value that names no publish mode (a cast from a bad integer). Every
 // entry point that takes a mode (settings, allocation, set_mode, view) asks here.
 void check_publish_mode(PublishMode m);
+
+const char* async_fence_name(AsyncFence f);  // "kernel" | "events"
+// "kernel" | "events"; throws gpsm::Error otherwise.
+AsyncFence parse_async_fence(const std::string& s);
 
 const char* agent_name(DecoupledAgent a);  // "inline" | "persistent"
 // "inline" | "persistent"; throws gpsm::Error otherwise.
