@@ -19,6 +19,7 @@
 #include "apps/filter/filter_kernels.hpp"
 #include "apps/filter/filter_plan.hpp"
 #include "apps/filter/filter_slab.hpp"
+#include "apps/harness/context_graph.hpp"
 #include "apps/harness/loop_launch.hpp"
 #include "apps/stencil/row_pages.hpp"
 #include "common/cuda_check.hpp"
@@ -303,15 +304,7 @@ class GpsRun final : public FilterRun {
     const bool graph = launch_ == LoopLaunch::graph && n_ > 1 && iters > 0;
     if (graph) {
       const std::array<std::uint64_t, 2> v{img_[0].subscription_version(), img_[1].subscription_version()};
-      if (!graph_) {
-        std::vector<int> devices;
-        std::vector<cudaStream_t> streams;
-        for (int r = 0; r < n_; ++r) {
-          devices.push_back(ctx_.device(r));
-          streams.push_back(ctx_.stream(r));
-        }
-        graph_ = std::make_unique<MultiGpuGraph>(devices, streams);
-      }
+      if (!graph_) graph_ = context_graph(ctx_);
       if (!graph_->captured() || graph_iters_ != iters || graph_for_ != v) {
         graph_->capture([&] { passes(iters); });  // untimed, like the rest of setup
         ctx_.synchronize();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/harness/context_graph.hpp"
 #include "gpsm/error.hpp"
 #include "common/cuda_check.hpp"
 
@@ -67,15 +68,7 @@ void HostLoop::enqueue_iterations() {
 Timing HostLoop::solve() {
   const bool graph = use_graph() && p_.iters > 0;
   if (graph && !(graph_ && graph_->captured())) {
-    if (!graph_) {
-      std::vector<int> devices;
-      std::vector<cudaStream_t> streams;
-      for (int r = 0; r < n_; ++r) {
-        devices.push_back(ctx_.device(r));
-        streams.push_back(ctx_.stream(r));
-      }
-      graph_ = std::make_unique<MultiGpuGraph>(devices, streams);
-    }
+    if (!graph_) graph_ = context_graph(ctx_);
     graph_->capture([this] { enqueue_iterations(); });  // untimed, like the rest of setup
     ctx_.synchronize();
   }
