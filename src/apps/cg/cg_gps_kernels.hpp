@@ -37,6 +37,12 @@ struct GpsStd {
   // This GPU alone holds r (Array::sole: one GPU): the launch is the kernel's plain variant, which
   // reads and writes r's replica directly, with no span, load fallback or publish in its code.
   bool sole = false;
+  // Per chunk, 1 where the chunk runs the plain variant's code within the GPS one: this GPU alone
+  // holds every page of r the chunk reads and stores (Array::reach over its column range, which
+  // covers its own rows, is sole), so its gathers and stores go straight to the replica; the
+  // other chunks (those at another GPU's rows) keep the spans and the publishing. nullptr: none
+  // (tracking, or the plain variant launched).
+  const std::uint8_t* plain = nullptr;
 };
 
 // Resident blocks per GPU of the kernel for this matrix's lanes and rows per thread (the smaller

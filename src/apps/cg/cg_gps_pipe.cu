@@ -10,6 +10,8 @@
 //   wait_all(i): gamma, delta summed over the GPUs in rank order, every GPU's w[par] stores visible;
 //              then the boundary chunks' SpMV and the updates: z, s, p, x, r and w[1 - par]'s own
 //              rows through the view (put: this replica and the page's subscribers, inline)
+// Interior chunks run the plain variant's code (no span, no publish): their pages are this GPU's
+// alone for as long as the subscriptions hold, which the host's classification follows.
 // The communication block is the GPU's last block to arrive (as in the runtime's fence): it
 // reduces and publishes, then runs its own chunks; every block's warp 0 polls its own GPU's
 // fence words, in local memory. A block dedicated to polling (cpu_free_pipe's block 0) would add
@@ -133,13 +135,19 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
     published = false;
     for (std::int32_t idx = static_cast<std::int32_t>(blockIdx.x); idx < a.chunks;) {
       std::int32_t mine[4];
+      bool inner[4];  // an interior chunk runs the plain variant's code: this GPU alone holds its pages
       int got = 0;
       for (; got < nslots && idx < a.chunks; ++got, idx += blocks) {
         if (idx >= first_boundary) learn();  // other GPUs' rows of w have landed
         if (stop) break;
         const std::int32_t c = __ldg(g.order + idx);
         double* slot = slots + got * chunk;
-        gps_pipe_spmv<kL, kSole>(g, w, c, [&](std::int64_t off, double v) { slot[off] = v; });
+        auto out = [&](std::int64_t off, double v) { slot[off] = v; };
+        inner[got] = kSole || idx < first_boundary;
+        if (inner[got])
+          gps_pipe_spmv<kL, true>(g, w, c, out);
+        else
+          gps_pipe_spmv<kL, kSole>(g, w, c, out);
         mine[got] = c;
       }
       learn();
@@ -148,7 +156,9 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
       for (int k = 0; k < got; ++k) {
         const double* slot = slots + k * chunk;
         const std::int64_t first = static_cast<std::int64_t>(mine[k]) * chunk;
-        published = gps_pipe_update<kSole>(g, w, wn, alpha, beta, mine[k], [&](std::int64_t row) { return slot[row - first]; }) ||
+        auto n = [&](std::int64_t row) { return slot[row - first]; };
+        published = (inner[k] ? gps_pipe_update<true>(g, w, wn, alpha, beta, mine[k], n)
+                              : gps_pipe_update<kSole>(g, w, wn, alpha, beta, mine[k], n)) ||
                     published;
       }
       __syncthreads();  // before the slots are refilled

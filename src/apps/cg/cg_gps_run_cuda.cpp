@@ -48,7 +48,8 @@ class GpsRun final : public CgRun {
       const RankPlan& p = plan.rank[r];
       Rank& d = d_[r];
       const int dev = ctx.device(r);
-      upload_gps_matrix(d, plan, r, dev);
+      d.ranges = upload_gps_matrix(d, plan, r, dev);
+      d.plain.alloc(dev, static_cast<std::size_t>(plan.chunks(r)));
       d.p[0].alloc(dev, n);
       d.p[1].alloc(dev, n);
       d.x.alloc(dev, static_cast<std::size_t>(p.local_rows()));
@@ -127,7 +128,29 @@ class GpsRun final : public CgRun {
     DevBuf<std::int64_t> piece_begin, piece_end;
     std::int32_t pieces = 0;
     std::int64_t most_items = 0;
+    std::vector<std::int32_t> ranges;  // per chunk: the lowest and highest column it reads
+    DevBuf<std::uint8_t> plain;        // GpsStd::plain
   };
+
+  // GpsStd::plain for every rank, from the runtime, when r's subscriptions changed since the last
+  // time: a chunk runs plain where this rank alone holds every page its column range (its own rows
+  // included) covers. False everywhere while tracking (reach says checked).
+  void classify() {
+    const std::uint64_t version = r_.subscription_version();
+    if (classified_ && version == version_) return;
+    for (int r = 0; r < plan_.ranks; ++r) {
+      Rank& d = d_[r];
+      std::vector<std::uint8_t> plain(static_cast<std::size_t>(plan_.chunks(r)));
+      for (std::size_t c = 0; c < plain.size(); ++c) {
+        const auto lo = static_cast<std::uint64_t>(d.ranges[2 * c]), hi = static_cast<std::uint64_t>(d.ranges[2 * c + 1]);
+        plain[c] = r_.reach(lo, hi - lo + 1, r) == gps::Reach::sole ? 1 : 0;
+      }
+      GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+      GPSM_CUDA(cudaMemcpy(d.plain.p, plain.data(), plain.size(), cudaMemcpyHostToDevice));
+    }
+    version_ = version;
+    classified_ = true;
+  }
 
   void set_pieces(int r, const std::vector<gps::PageRange>& pages) {
     const Pieces pc = remote_pieces(pages, page_, plan_.n, plan_.rank[r].rows, kThreads);
@@ -163,6 +186,7 @@ class GpsRun final : public CgRun {
   // Kernel arguments for a launch of `iters` iterations: views taken now (counting applies to views
   // taken after it is switched on), device fences zeroed, the same block count on every GPU.
   void arm(int iters, bool tracking) {
+    if (!tracking) classify();
     std::int64_t items = 1;
     for (int r = 0; r < plan_.ranks; ++r) items = std::max(items, plan_.chunks(r) + d_[r].pieces);
     blocks_ = static_cast<int>(std::min<std::int64_t>(resident_, items));
@@ -201,6 +225,7 @@ class GpsRun final : public CgRun {
       g.threshold = start_.threshold;
       g.tracking = tracking;
       g.sole = r_.sole(r);  // false while tracking
+      g.plain = tracking || g.sole ? nullptr : d.plain.p;
     }
   }
 
@@ -219,6 +244,8 @@ class GpsRun final : public CgRun {
   std::uint64_t page_;
   bool done_at_start_ = false;
   bool learned_ = false;
+  bool classified_ = false;
+  std::uint64_t version_ = 0;
   gps::Array<double> r_;
   std::vector<Rank> d_;
   std::vector<GpsStd> args_;

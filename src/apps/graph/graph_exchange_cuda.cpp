@@ -96,6 +96,13 @@ VecArg Exchange::arg(int r, int b) const {
     if (gps_[b].sole(r)) {
       a.kind = Access::local;
       a.local = a.view.local();
+    } else if (gps_[b].holds_every_page(r)) {
+      // Every page is here (a power-law graph's vector, which every rank gathers from almost
+      // everywhere): loads read the replica with no mask, as push's do, and only the stores go
+      // through the view. The checked loads' registers cost sssp a quarter of its occupancy
+      // (40 against 32 per thread: 6 blocks per SM instead of 8).
+      a.kind = Access::held;
+      a.local = a.view.local();
     }
   }
   return a;

@@ -42,6 +42,12 @@ struct Acc<Access::push> {
   }
 };
 template <>
+struct Acc<Access::held> {
+  static __device__ __forceinline__ float load(const VecArg& v, std::int64_t e) { return v.local[e]; }
+  static __device__ __forceinline__ const float* span(const VecArg& v, std::int64_t e, int) { return v.local + e; }
+  static __device__ __forceinline__ void store(const VecArg& v, std::int64_t e, float x) { v.view.store(e, x); }
+};
+template <>
 struct Acc<Access::gps> {
   static __device__ __forceinline__ float load(const VecArg& v, std::int64_t e) { return v.view.load(e); }
   static __device__ __forceinline__ const float* span(const VecArg& v, std::int64_t e, int n) {
@@ -250,7 +256,7 @@ __device__ __forceinline__ RowLane row_lane(int shift) {
 // invocation: gps 141.12 us against p2p_inline's 141.68 (unbounded: 152.0-152.6, 1.13x p2p_inline
 // in another). Not sssp: bounded, its GPS kind spills 26 bytes and ran 266.5 against 245-253.
 template <Access A>
-constexpr int kRowBlocksPerSm = A == Access::gps ? 2048 / kThreads : 1;
+constexpr int kRowBlocksPerSm = A == Access::gps || A == Access::held ? 2048 / kThreads : 1;
 
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
@@ -273,7 +279,8 @@ __global__ void __launch_bounds__(kThreads, kRowBlocksPerSm<A>) pagerank_kernel(
 
 // Rows mapped to blocks as pagerank_kernel's.
 template <Access A, bool kReady, int kGather>
-__global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane_shift, ReadyArg rd) {
+__device__ __forceinline__ void sssp_rows(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed,
+                                          int lane_shift, const ReadyArg& rd) {
   const std::uint32_t whole = whole_word_of<A>(x);
   const auto [row, lane, lanes] = row_lane(lane_shift);
   float d = __int_as_float(0x7f800000);  // +inf
@@ -285,6 +292,19 @@ __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane
     d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, static_cast<int>(lanes)));
   if (mine && lane == 0) store_distance<A>(x, y, a.first_slot + row, d, changed);
   if constexpr (kReady) block_rows_done(rd);
+}
+template <Access A, bool kReady, int kGather>
+__global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane_shift, ReadyArg rd) {
+  sssp_rows<A, kReady, kGather>(a, x, y, changed, lane_shift, rd);
+}
+// held, at full occupancy as pagerank's gps kind: unbounded, View::store's publishing paths take
+// 40 registers (6 blocks per SM, where push's 32 run 8); bounded, they spill 20 bytes around the
+// one store per row, not in the gather. A kernel of its own: bounds on the others would change
+// their allocation (push's went from 32 to 40 registers under (256, 1)).
+template <int kGather>
+__global__ void __launch_bounds__(kThreads, 2048 / kThreads)
+    sssp_held_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane_shift, ReadyArg rd) {
+  sssp_rows<Access::held, false, kGather>(a, x, y, changed, lane_shift, rd);
 }
 
 // One row's factor, updated in place: no other thread reads or writes it (als's rows are final
@@ -322,7 +342,7 @@ __device__ __forceinline__ void sgd_row(const CsrArg& a, const VecArg& own, cons
 // memory, consecutive threads on consecutive words: a thread storing its own 64-B row would put
 // one 4-B write per thread and word on the link, the staged rows go as whole 128-B lines.
 template <Access A>
-constexpr bool kStageRows = A == Access::push || A == Access::gps;
+constexpr bool kStageRows = A == Access::push || A == Access::gps || A == Access::held;
 constexpr int kTileStride = kSgdRank + 1;  // padded: the row-wise writes do not share banks
 
 // A thread per row: block b rows [b kThreads, (b + 1) kThreads), contiguous in `own`.
@@ -395,19 +415,24 @@ void dispatch(Access k, const ReadyArg& rd, std::int64_t rows_per_block, const c
     case Access::owner: f(Tag<Access::owner, false>{}); break;
     case Access::push: f(Tag<Access::push, false>{}); break;
     case Access::gps: f(Tag<Access::gps, false>{}); break;
+    case Access::held: f(Tag<Access::held, false>{}); break;
   }
 }
 
-// The kind a kernel reading x and writing y runs: theirs when they agree. A GPS vector this rank
-// alone holds comes as local (Exchange::arg); paired with one that is not, both run as GPS (the
-// local one keeps its view), so the other's stores are still published.
+// The kind a kernel reading x and writing y runs: theirs when they agree. A GPS vector comes as
+// local where this rank alone holds it (Array::sole) and as held where it holds every page
+// (Array::holds_every_page), both with the view kept, so that a mixed pair runs the kind that
+// serves both: gps if either needs the checked loads, else held if either's stores are
+// published (a sole vector's view stores locally), else local.
 Access common_kind(const VecArg& x, const VecArg& y, const char* kernel) {
   if (x.kind == y.kind) return x.kind;
-  const auto gps_or_sole = [](const VecArg& v) {
-    return v.kind == Access::gps || (v.kind == Access::local && v.view.local() != nullptr);
+  const auto is_gps = [](const VecArg& v) {
+    return v.kind == Access::gps || v.kind == Access::held || (v.kind == Access::local && v.view.local() != nullptr);
   };
-  if (gps_or_sole(x) && gps_or_sole(y)) return Access::gps;
-  throw Error(fmt::format("gpsm: {}: the read and written vectors are of different paradigms", kernel));
+  if (!is_gps(x) || !is_gps(y))
+    throw Error(fmt::format("gpsm: {}: the read and written vectors are of different paradigms", kernel));
+  if (x.kind == Access::gps || y.kind == Access::gps) return Access::gps;
+  return Access::held;  // one held, the other sole
 }
 
 }  // namespace
@@ -441,10 +466,14 @@ void launch_sssp(const CsrArg& a, const VecArg& x, const VecArg& y, int* changed
   dispatch(common_kind(x, y, "sssp"), ready, rows_per_block(lanes), "sssp", [&](auto tag) {
     using T = decltype(tag);
     if (a.nsegs > 0) sssp_segments<T::value><<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, changed);
-    if (four) {
-      sssp_kernel<T::value, T::ready, 4><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, shift, ready);
+    const unsigned blocks = blocks_for(a.rows * lanes);
+    if constexpr (T::value == Access::held) {
+      if (four) sssp_held_kernel<4><<<blocks, kThreads, 0, s>>>(a, x, y, changed, shift, ready);
+      else sssp_held_kernel<1><<<blocks, kThreads, 0, s>>>(a, x, y, changed, shift, ready);
+    } else if (four) {
+      sssp_kernel<T::value, T::ready, 4><<<blocks, kThreads, 0, s>>>(a, x, y, changed, shift, ready);
     } else {
-      sssp_kernel<T::value, T::ready, 1><<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, changed, shift, ready);
+      sssp_kernel<T::value, T::ready, 1><<<blocks, kThreads, 0, s>>>(a, x, y, changed, shift, ready);
     }
   });
   GPSM_CUDA(cudaGetLastError());

@@ -18,16 +18,18 @@ enum class Access : std::uint8_t {
   owner,  // element e read from its owner's copy over a peer pointer (rdl); writes stay local
   push,   // reads local; each write stored into every rank's copy (p2p_inline)
   gps,    // a GPS replicated array's view (gps, gps_all)
+  held,   // a GPS array this rank holds whole (Array::holds_every_page): loads from its replica with no
+          // mask, stores through the view (published to the other subscribers)
 };
 
 // One published vector as rank r's kernel sees one of its buffers.
 struct VecArg {
   Access kind = Access::local;
-  float* local = nullptr;                    // local, owner, push: this rank's copy
+  float* local = nullptr;                    // local, owner, push: this rank's copy; held: view.local()
   float* rep[gps::kMaxDevices] = {};         // owner, push: every rank's copy
   int ranks = 1;
   std::int64_t chunk_elems = 1;              // owner: element e lives on rank e / chunk_elems
-  gps::View<float> view{};                   // gps
+  gps::View<float> view{};                   // gps, held (and a sole GPS vector's, kind local)
 };
 
 // A rank's rows (a Slice on the device): columns are slot rows of the read vector.
