@@ -203,6 +203,43 @@ __device__ __forceinline__ void store_distance(const VecArg& x, const VecArg& y,
   if (v < old) *changed = 1;
 }
 
+// The GPS kinds (gps, held) store a block's rows as one run instead of one store per row thread:
+// a block's rows are contiguous in y (rows_per_block(lanes) from the block's first), so each
+// row's lane 0 leaves (value, whether it is this kernel's row) in shared memory and, after the
+// block's barrier, thread t finishes row t: one span (View::span: the run's subscriber check,
+// once per block), consecutive threads on consecutive words (whole lines on the link), and the
+// row loop holds neither a mask nor the publishing code. finish(slot, value, span) stores.
+// Measured why (Nsight Compute, 2xH200, sssp rmat:20, 2 GPUs): with one View::store per row
+// thread, bounded to push's 32 registers, the row kernel spilled inside its gather loop and took
+// 430-449 us against push's 349-361.
+template <Access A>
+constexpr bool kStagedRows = A == Access::gps || A == Access::held;
+template <class Finish>
+__device__ __forceinline__ void staged_rows(const CsrArg& a, const VecArg& y, int lane_shift, int lane, bool mine,
+                                            float value, Finish finish) {
+  __shared__ float vals[kThreads];
+  __shared__ bool keep[kThreads];
+  const int local = static_cast<int>(threadIdx.x) >> lane_shift;
+  if (lane == 0) {
+    vals[local] = value;
+    keep[local] = mine;
+  }
+  __syncthreads();
+  const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * kThreads) >> lane_shift;
+  const std::int64_t left = a.rows - first;  // >= 1: the grid has a block per rows_per_block rows
+  const int rows = static_cast<int>(left < (kThreads >> lane_shift) ? left : (kThreads >> lane_shift));
+  const auto s = y.view.span(static_cast<std::uint64_t>(a.first_slot + first), static_cast<std::uint64_t>(rows));
+  const int t = static_cast<int>(threadIdx.x);
+  if (t < rows && keep[t]) finish(a.first_slot + first + t, vals[t], s);
+}
+// A staged row's store: through the span when its pages agree on their subscribers, else one by one.
+__device__ __forceinline__ void put_row(const VecArg& y, std::int64_t slot, float v, const gps::View<float>::Span& s) {
+  if (s.uniform)
+    y.view.put(s, static_cast<std::uint64_t>(slot), v);
+  else
+    y.view.store(static_cast<std::uint64_t>(slot), v);
+}
+
 // One block per segment of a split row, four gathers in flight per thread (a segment is 4 edges
 // a thread). Rows as pagerank_kernel's.
 template <Access A>
@@ -273,7 +310,15 @@ __global__ void __launch_bounds__(kThreads, kRowBlocksPerSm<A>) pagerank_kernel(
                           [&](float v, float w) { sum += v * w; });
   for (int off = static_cast<int>(lanes) / 2; off > 0; off /= 2)
     sum += __shfl_down_sync(0xffffffffu, sum, off, static_cast<int>(lanes));
-  if (mine && lane == 0) store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
+  if constexpr (kStagedRows<A>) {
+    staged_rows(a, y, lane_shift, lane, mine, sum, [&](std::int64_t slot, float total, const auto& s) {
+      const float v = base + damping * total;
+      put_row(y, slot, v, s);
+      if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
+    });
+  } else if (mine && lane == 0) {
+    store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
+  }
   if constexpr (kReady) block_rows_done(rd);
 }
 
@@ -290,7 +335,16 @@ __device__ __forceinline__ void sssp_rows(const CsrArg& a, const VecArg& x, cons
                           [&](float v, float w) { d = fminf(d, v + w); });
   for (int off = static_cast<int>(lanes) / 2; off > 0; off /= 2)
     d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, static_cast<int>(lanes)));
-  if (mine && lane == 0) store_distance<A>(x, y, a.first_slot + row, d, changed);
+  if constexpr (kStagedRows<A>) {
+    staged_rows(a, y, lane_shift, lane, mine, d, [&](std::int64_t slot, float best, const auto& s) {
+      const float old = Acc<A>::load(x, slot);
+      const float v = fminf(old, best);
+      put_row(y, slot, v, s);
+      if (v < old) *changed = 1;
+    });
+  } else if (mine && lane == 0) {
+    store_distance<A>(x, y, a.first_slot + row, d, changed);
+  }
   if constexpr (kReady) block_rows_done(rd);
 }
 template <Access A, bool kReady, int kGather>
