@@ -209,9 +209,9 @@ __device__ __forceinline__ void store_distance(const VecArg& x, const VecArg& y,
 // block's barrier, thread t finishes row t: one span (View::span: the run's subscriber check,
 // once per block), consecutive threads on consecutive words (whole lines on the link), and the
 // row loop holds neither a mask nor the publishing code. finish(slot, value, span) stores.
-// Measured why (Nsight Compute, 2xH200, sssp rmat:20, 2 GPUs): with one View::store per row
-// thread, bounded to push's 32 registers, the row kernel spilled inside its gather loop and took
-// 430-449 us against push's 349-361.
+// Measured (Nsight Compute, 2xH200, sssp rmat:20, 2 GPUs, clocks locked): with one View::store per
+// row thread, bounded to push's 32 registers, the row kernel spilled inside its gather loop and
+// took 430-449 us against push's 349-361; staged, 258-274. sssp only: pagerank's is not staged.
 template <Access A>
 constexpr bool kStagedRows = A == Access::gps || A == Access::held;
 template <class Finish>
@@ -310,15 +310,9 @@ __global__ void __launch_bounds__(kThreads, kRowBlocksPerSm<A>) pagerank_kernel(
                           [&](float v, float w) { sum += v * w; });
   for (int off = static_cast<int>(lanes) / 2; off > 0; off /= 2)
     sum += __shfl_down_sync(0xffffffffu, sum, off, static_cast<int>(lanes));
-  if constexpr (kStagedRows<A>) {
-    staged_rows(a, y, lane_shift, lane, mine, sum, [&](std::int64_t slot, float total, const auto& s) {
-      const float v = base + damping * total;
-      put_row(y, slot, v, s);
-      if (change != nullptr) atomicAdd(change, static_cast<double>(fabsf(v - Acc<A>::load(x, slot))));
-    });
-  } else if (mine && lane == 0) {
-    store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
-  }
+  // Not staged (staged_rows): on 2xH200 that made pagerank's gps 1.14-1.24x p2p_inline (rmat:20,
+  // rmat:23, 2 GPUs, one invocation beside the unstaged 1.01-1.02x), where it made sssp's faster.
+  if (mine && lane == 0) store_rank<A>(x, y, a.first_slot + row, sum, base, damping, change);
   if constexpr (kReady) block_rows_done(rd);
 }
 
