@@ -99,8 +99,8 @@ VecArg Exchange::arg(int r, int b) const {
     } else if (gps_[b].holds_every_page(r)) {
       // Every page is here (a power-law graph's vector, which every rank gathers from almost
       // everywhere): loads read the replica with no mask, as push's do, and only the stores go
-      // through the view. The checked loads' registers cost sssp a quarter of its occupancy
-      // (40 against 32 per thread: 6 blocks per SM instead of 8).
+      // through the view (sssp: staged per block). 2xH200, 2 GPUs, against p2p_inline: sssp
+      // rmat:20 1.08 -> 0.97, als 1.03-1.05 -> 1.01; pagerank runs it as gps (launch_pagerank).
       a.kind = Access::held;
       a.local = a.view.local();
     }

@@ -293,7 +293,7 @@ __device__ __forceinline__ RowLane row_lane(int shift) {
 // invocation: gps 141.12 us against p2p_inline's 141.68 (unbounded: 152.0-152.6, 1.13x p2p_inline
 // in another). Not sssp: bounded, its GPS kind spills 26 bytes and ran 266.5 against 245-253.
 template <Access A>
-constexpr int kRowBlocksPerSm = A == Access::gps || A == Access::held ? 2048 / kThreads : 1;
+constexpr int kRowBlocksPerSm = A == Access::gps ? 2048 / kThreads : 1;
 
 // `lanes` consecutive threads per row, block b rows [b kThreads / lanes, (b + 1) kThreads / lanes)
 // (rows_per_block: the proact chunk split relies on it); every thread of a warp reaches the
@@ -490,17 +490,24 @@ void launch_pagerank(const CsrArg& a, const VecArg& x, const VecArg& y, const fl
   if (a.rows == 0) return;
   const bool four = gather_width() == 4;
   const int shift = lane_shift(lanes);
-  dispatch(common_kind(x, y, "pagerank"), ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
+  // held runs as gps here: pagerank's gps kind reads a held vector without masks too (whole_local),
+  // and on 2xH200 (rmat:23, 2 GPUs, two invocations each) the held kind ran 1.031-1.032x p2p_inline
+  // where the gps kind ran 1.008-1.009x; sssp and sgd gain from it (graph_exchange_cuda.cpp).
+  Access kind = common_kind(x, y, "pagerank");
+  if (kind == Access::held) kind = Access::gps;
+  dispatch(kind, ready, rows_per_block(lanes), "pagerank", [&](auto tag) {
     using T = decltype(tag);
-    if (a.nsegs > 0)  // before the row kernel: its blocks' proact counts then cover the split rows too
-      pagerank_segments<T::value>
-          <<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change);
-    if (four) {
-      pagerank_kernel<T::value, T::ready, 4>
-          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, shift, ready);
-    } else {
-      pagerank_kernel<T::value, T::ready, 1>
-          <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, shift, ready);
+    if constexpr (T::value != Access::held) {  // held runs as gps (no instance compiled)
+      if (a.nsegs > 0)  // before the row kernel: its blocks' proact counts then cover the split rows too
+        pagerank_segments<T::value>
+            <<<static_cast<unsigned>(a.nsegs), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change);
+      if (four) {
+        pagerank_kernel<T::value, T::ready, 4>
+            <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, shift, ready);
+      } else {
+        pagerank_kernel<T::value, T::ready, 1>
+            <<<blocks_for(a.rows * lanes), kThreads, 0, s>>>(a, x, y, inv_deg, base, damping, change, shift, ready);
+      }
     }
   });
   GPSM_CUDA(cudaGetLastError());
