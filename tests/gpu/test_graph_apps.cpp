@@ -64,6 +64,18 @@ void every_paradigm(const char* app_name, const std::vector<std::string>& sizes,
       }
 }
 
+// The exchange-layer tests' GPUs: up to four of the machine's.
+std::vector<int> up_to_four_devices() {
+  const std::vector<int> devices = gpstest::all_devices();
+  return std::vector<int>(devices.begin(), devices.begin() + std::min<std::size_t>(devices.size(), 4));
+}
+// 4 KiB GPS pages: the small graphs' vectors then span several, so subscriptions differ by page.
+gpsm::gps::Settings small_pages() {
+  gpsm::gps::Settings st = gpsm::gps::Settings::from_env();
+  st.page_bytes = 4096;
+  return st;
+}
+
 }  // namespace
 
 TEST(GraphAppsGpu, PageRankEveryParadigm) {
@@ -151,9 +163,8 @@ TEST(GraphAppsGpu, ProactWithTheSmallestChunks) {
 TEST(GraphAppsGpu, ProactCountersMatchTheChunkPlan) {
   GPSM_REQUIRE_GPUS(2);
   using namespace gpsm::apps::graph;
-  const std::vector<int> devices = gpstest::all_devices();
-  const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
-  const std::vector<int> use(devices.begin(), devices.begin() + n);
+  const std::vector<int> use = up_to_four_devices();
+  const int n = static_cast<int>(use.size());
   const GraphSpec gs = parse_graph_spec("rmat:12");
   const gpsm::graph_io::Csr g = build_graph(gs, false, 1);
   const gpsm::graph_io::Csr in = gpsm::graph_io::transpose(g);
@@ -251,17 +262,14 @@ TEST(GraphAppsGpu, UnimplementedParadigmsSayWhy) {
 TEST(GraphAppsGpu, TrackedSubscriptionsAreThePagesEachGpuTouches) {
   GPSM_REQUIRE_GPUS(2);
   using namespace gpsm::apps::graph;
-  const std::vector<int> devices = gpstest::all_devices();
-  const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
-  const std::vector<int> use(devices.begin(), devices.begin() + n);
+  const std::vector<int> use = up_to_four_devices();
+  const int n = static_cast<int>(use.size());
   for (const char* spec : {"rmat:14", "road:128x96@nnz"}) {
     SCOPED_TRACE(spec);
     const GraphSpec gs = parse_graph_spec(spec);
     const gpsm::graph_io::Csr g = build_graph(gs, false, 1);
     const gpsm::graph_io::Csr in = gpsm::graph_io::transpose(g);
-    gpsm::gps::Settings st = gpsm::gps::Settings::from_env();
-    st.page_bytes = 4096;
-    gpsm::gps::Context ctx(use, st);
+    gpsm::gps::Context ctx(use, small_pages());
     const VecLayout l = layout_for(in, n, gs.balance_nnz, 1);
     Exchange x(ctx, Paradigm::gps, l, 2, "tracked");
     std::vector<Slice> host(n);
@@ -309,9 +317,8 @@ TEST(GraphAppsGpu, TrackedSubscriptionsAreThePagesEachGpuTouches) {
 TEST(GraphAppsGpu, HeldKindWhereTheRankHoldsEveryPage) {
   GPSM_REQUIRE_GPUS(2);
   using namespace gpsm::apps::graph;
-  const std::vector<int> devices = gpstest::all_devices();
-  const int n = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
-  const std::vector<int> use(devices.begin(), devices.begin() + n);
+  const std::vector<int> use = up_to_four_devices();
+  const int n = static_cast<int>(use.size());
   for (const char* spec : {"rmat:14", "road:128x96@nnz"}) {
     SCOPED_TRACE(spec);
     const bool power_law = std::string(spec).rfind("rmat", 0) == 0;
@@ -319,9 +326,7 @@ TEST(GraphAppsGpu, HeldKindWhereTheRankHoldsEveryPage) {
     const gpsm::graph_io::Csr g = build_graph(gs, true, 1);
     const gpsm::graph_io::Csr in = gpsm::graph_io::transpose(g);
     const std::int64_t source = sssp_source(g);
-    gpsm::gps::Settings st = gpsm::gps::Settings::from_env();
-    st.page_bytes = 4096;
-    gpsm::gps::Context ctx(use, st);
+    gpsm::gps::Context ctx(use, small_pages());
     const int lanes = lanes_for(static_cast<double>(in.nnz()) / static_cast<double>(in.rows));
     const VecLayout l = layout_for(in, n, gs.balance_nnz, 1);
     Exchange x(ctx, Paradigm::gps, l, 2, "held");
