@@ -281,8 +281,8 @@ TEST(CgGpsLayout, InteriorFirstOrdersInteriorThenBoundaryAscending) {
 
 // gps_pipe's classification as the runtime answers it after tracking (the learned masks, asked
 // through SubscriptionTable::reach as Array::reach does): a chunk called interior reads only rows
-// its own GPU stores (so it may run before the fence's wait), and on a matrix with rows far from
-// the cut most chunks are interior.
+// its own GPU stores (so it may run before the fence's wait) and stores rows no other GPU holds
+// (so it may run the plain code), and on a matrix with rows far from the cut most chunks are interior.
 TEST(CgGpsLayout, ReachSoleChunksReadOnlyTheirOwnGpusRows) {
   struct Case {
     Matrix a;
@@ -313,6 +313,11 @@ TEST(CgGpsLayout, ReachSoleChunksReadOnlyTheirOwnGpusRows) {
         const std::int64_t b = c * plan.chunk(), e = std::min(p.local_rows(), b + plan.chunk());
         for (std::int32_t j = p.row_ptr[b]; j < p.row_ptr[e]; ++j)
           ASSERT_TRUE(g[j] >= p.rows.begin && g[j] < p.rows.end) << "rank " << r << " chunk " << c << " reads row " << g[j];
+        // and no other GPU subscribes to its own rows' pages, so the plain code that gps and
+        // gps_pipe run on such a chunk may store them without publishing
+        const auto first = static_cast<std::uint64_t>(p.rows.begin + b), last = static_cast<std::uint64_t>(p.rows.begin + e - 1);
+        for (std::uint64_t pg = first / per_page; pg <= last / per_page; ++pg)
+          ASSERT_EQ(t.mask(pg), 1u << r) << "rank " << r << " chunk " << c << " page " << pg;
       }
       interior_total += plan.chunks(r) - co.boundary;
       chunks_total += plan.chunks(r);
