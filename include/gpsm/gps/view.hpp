@@ -10,7 +10,8 @@
 //   v.ld_acquire_sys / st_release_sys   strong accesses at the home copy; the page is demoted to
 //                    that single copy at the next fence (GPS paper §5.3). Prefer flags outside GPS memory.
 //   v.span(i, n)     a run checked once: where its loads read, and v.put(span, i, x) stores with
-//                    no mask lookup (x may be a 16-byte vector such as float4)
+//                    no mask lookup (x may be a 16-byte vector such as float4) where the run is
+//                    uniform; v.store(span, i, x) stores into any run (put, else one mask per element)
 //   v.local()        this device's replica (host and device): initial values, copies, kernels
 //
 // Publish modes (config.hpp): inline_store writes every other subscriber at the store;
@@ -293,6 +294,15 @@ class View {
       *reinterpret_cast<V*>(reinterpret_cast<T*>(c.replica[d]) + i) = v;
       if (c.counters != nullptr) detail::count_inline(c.counters, d, i * sizeof(T), sizeof(V));
     }
+  }
+
+  // Stores v at element i of any span: put() where the run's pages agree on their subscribers,
+  // else store(i, v) (the page's mask read for this element).
+  __device__ __forceinline__ void store(const Span& s, std::uint64_t i, T v) const {
+    if (s.uniform)
+      put(s, i, v);
+    else
+      store(i, v);
   }
 
   __device__ __forceinline__ void store(std::uint64_t i, T v) const {

@@ -101,10 +101,7 @@ __device__ __forceinline__ bool gps_update_step(const GpsStd& g, int par, double
     } else {
       const double ri = s.from != nullptr ? s.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
       const double rn = fmad(-alpha, g.q[i], ri);
-      if (s.uniform)
-        g.r.put(s, static_cast<std::uint64_t>(gi), rn);
-      else
-        g.r.store(static_cast<std::uint64_t>(gi), rn);  // the chunk's pages differ in subscribers
+      g.r.store(s, static_cast<std::uint64_t>(gi), rn);
       d = fmad(rn, rn, d);
     }
   }

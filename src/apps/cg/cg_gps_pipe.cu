@@ -80,10 +80,7 @@ __device__ __forceinline__ bool gps_pipe_update(const GpsPipe& g, const gps::Vie
     if constexpr (kSole) {
       wnl[gi] = wnext;
     } else {
-      if (ws.uniform)
-        wn.put(ws, static_cast<std::uint64_t>(gi), wnext);
-      else
-        wn.store(static_cast<std::uint64_t>(gi), wnext);  // the chunk's pages differ in subscribers
+      wn.store(ws, static_cast<std::uint64_t>(gi), wnext);
     }
     gs = fmad(r, r, gs);
     d = fmad(wnext, r, d);

@@ -142,10 +142,8 @@ class GpsPipeRun final : public CgRun {
     if (classified_ && version[0] == version_[0] && version[1] == version_[1]) return;
     for (int r = 0; r < plan_.ranks; ++r) {
       Rank& d = d_[r];
-      const ChunkOrder co = interior_first(plan_.chunks(r), [&](std::int64_t c) {
-        const auto lo = static_cast<std::uint64_t>(d.ranges[2 * c]), hi = static_cast<std::uint64_t>(d.ranges[2 * c + 1]);
-        return w_[0].reach(lo, hi - lo + 1, r) == gps::Reach::sole && w_[1].reach(lo, hi - lo + 1, r) == gps::Reach::sole;
-      });
+      const ChunkOrder co =
+          interior_first(plan_.chunks(r), [&](std::int64_t c) { return chunk_interior(d.ranges, c, r, w_[0], w_[1]); });
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       GPSM_CUDA(cudaMemcpy(d.order.p, co.order.data(), co.order.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
       d.boundary = static_cast<std::int32_t>(co.boundary);

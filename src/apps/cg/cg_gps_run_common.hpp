@@ -14,6 +14,7 @@
 #include "apps/cg/sell.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
+#include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::cg {
 
@@ -41,6 +42,16 @@ std::vector<std::int32_t> upload_gps_matrix(Rank& d, const Plan& plan, int r, in
   std::vector<std::int32_t> ranges = chunk_column_ranges(plan, r);
   put_device(d.col_range, dev, ranges);
   return ranges;
+}
+
+// Whether rank r alone holds, in each of `arrays`, every page over chunk c's column range (ranges:
+// chunk_column_ranges, which covers the chunk's own rows): the chunk then reads only rows its GPU
+// stores and stores rows no other GPU holds, so it may run the plain code. The runtime answers
+// (Array::reach); false while tracking.
+template <class... Arrays>
+bool chunk_interior(const std::vector<std::int32_t>& ranges, std::int64_t c, int r, const Arrays&... arrays) {
+  const auto lo = static_cast<std::uint64_t>(ranges[2 * c]), hi = static_cast<std::uint64_t>(ranges[2 * c + 1]);
+  return ((arrays.reach(lo, hi - lo + 1, r) == gps::Reach::sole) && ...);
 }
 
 // The solve from every GPU's d.hist, d.x and d.iters (gather_solve).

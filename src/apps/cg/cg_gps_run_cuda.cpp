@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,19 +138,15 @@ class GpsRun final : public CgRun {
   // included) covers. False everywhere while tracking (reach says checked).
   void classify() {
     const std::uint64_t version = r_.subscription_version();
-    if (classified_ && version == version_) return;
+    if (classified_at_ == version) return;
     for (int r = 0; r < plan_.ranks; ++r) {
       Rank& d = d_[r];
       std::vector<std::uint8_t> plain(static_cast<std::size_t>(plan_.chunks(r)));
-      for (std::size_t c = 0; c < plain.size(); ++c) {
-        const auto lo = static_cast<std::uint64_t>(d.ranges[2 * c]), hi = static_cast<std::uint64_t>(d.ranges[2 * c + 1]);
-        plain[c] = r_.reach(lo, hi - lo + 1, r) == gps::Reach::sole ? 1 : 0;
-      }
+      for (std::size_t c = 0; c < plain.size(); ++c) plain[c] = chunk_interior(d.ranges, static_cast<std::int64_t>(c), r, r_) ? 1 : 0;
       GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
       GPSM_CUDA(cudaMemcpy(d.plain.p, plain.data(), plain.size(), cudaMemcpyHostToDevice));
     }
-    version_ = version;
-    classified_ = true;
+    classified_at_ = version;
   }
 
   void set_pieces(int r, const std::vector<gps::PageRange>& pages) {
@@ -244,8 +241,7 @@ class GpsRun final : public CgRun {
   std::uint64_t page_;
   bool done_at_start_ = false;
   bool learned_ = false;
-  bool classified_ = false;
-  std::uint64_t version_ = 0;
+  std::optional<std::uint64_t> classified_at_;  // r's subscription_version at the last classify()
   gps::Array<double> r_;
   std::vector<Rank> d_;
   std::vector<GpsStd> args_;

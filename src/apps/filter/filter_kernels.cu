@@ -231,8 +231,7 @@ struct GpsTileOut {
   std::uint64_t W;
   __device__ __forceinline__ void operator()(std::int64_t x, std::int64_t y, float v) const {
     const std::uint64_t i = static_cast<std::uint64_t>(y) * W + static_cast<std::uint64_t>(x);
-    if (s.uniform) out->put(s, i, v);
-    else out->store(i, v);
+    out->store(s, i, v);
   }
 };
 struct GpsSink {

@@ -232,14 +232,6 @@ __device__ __forceinline__ void staged_rows(const CsrArg& a, const VecArg& y, in
   const int t = static_cast<int>(threadIdx.x);
   if (t < rows && keep[t]) finish(a.first_slot + first + t, vals[t], s);
 }
-// A staged row's store: through the span when its pages agree on their subscribers, else one by one.
-__device__ __forceinline__ void put_row(const VecArg& y, std::int64_t slot, float v, const gps::View<float>::Span& s) {
-  if (s.uniform)
-    y.view.put(s, static_cast<std::uint64_t>(slot), v);
-  else
-    y.view.store(static_cast<std::uint64_t>(slot), v);
-}
-
 // One block per segment of a split row, four gathers in flight per thread (a segment is 4 edges
 // a thread). Rows as pagerank_kernel's.
 template <Access A>
@@ -333,7 +325,7 @@ __device__ __forceinline__ void sssp_rows(const CsrArg& a, const VecArg& x, cons
     staged_rows(a, y, lane_shift, lane, mine, d, [&](std::int64_t slot, float best, const auto& s) {
       const float old = Acc<A>::load(x, slot);
       const float v = fminf(old, best);
-      put_row(y, slot, v, s);
+      y.view.store(s, static_cast<std::uint64_t>(slot), v);
       if (v < old) *changed = 1;
     });
   } else if (mine && lane == 0) {
@@ -345,9 +337,9 @@ template <Access A, bool kReady, int kGather>
 __global__ void sssp_kernel(CsrArg a, VecArg x, VecArg y, int* changed, int lane_shift, ReadyArg rd) {
   sssp_rows<A, kReady, kGather>(a, x, y, changed, lane_shift, rd);
 }
-// held, at full occupancy as pagerank's gps kind: unbounded, View::store's publishing paths take
-// 40 registers (6 blocks per SM, where push's 32 run 8); bounded, they spill 20 bytes around the
-// one store per row, not in the gather. A kernel of its own: bounds on the others would change
+// held, at full occupancy as pagerank's gps kind: unbounded, its publishing code took 40 registers
+// (6 blocks per SM, where push's 32 run 8); bounded and staged (ptxas, sm_90) it holds 32 with 8
+// bytes spilled outside the gather loop. A kernel of its own: bounds on the others would change
 // their allocation (push's went from 32 to 40 registers under (256, 1)).
 template <int kGather>
 __global__ void __launch_bounds__(kThreads, 2048 / kThreads)
