@@ -463,6 +463,15 @@ Reach ArrayBase::reach_bytes(std::uint64_t begin, std::uint64_t end, int rank) c
   const Reach r = s_->table.reach(pages_of_bytes(s_->g, begin, end), rank);  // checks the rank
   return s_->ctx->tracking ? Reach::checked : r;
 }
+RangeSubscribers ArrayBase::subscribers_bytes(std::uint64_t begin, std::uint64_t end) const {
+  if (!s_) throw gpsm::Error("gpsm: subscribers_bytes() of an empty GPS array handle");
+  s_->check_live("subscribers_bytes()");
+  if (end > s_->g.bytes || begin > end)
+    throw gpsm::Error("gpsm: subscribers_bytes(" + std::to_string(begin) + ", " + std::to_string(end) +
+                      ") of array '" + s_->name + "' (" + std::to_string(s_->g.bytes) +
+                      " bytes): the range must lie in the array");
+  return s_->ctx->tracking ? RangeSubscribers{} : s_->table.subscribers(pages_of_bytes(s_->g, begin, end));
+}
 std::uint64_t ArrayBase::subscription_version() const {
   if (!s_) throw gpsm::Error("gpsm: subscription_version() of an empty GPS array handle");
   s_->check_live("subscription_version()");

@@ -166,6 +166,20 @@ Reach SubscriptionTable::reach(PageRange range, int device) const {
   return r;
 }
 
+RangeSubscribers SubscriptionTable::subscribers(PageRange range) const {
+  check_pages(range, masks_.size(), "ask the subscribers of");
+  RangeSubscribers s;
+  if (range.first >= range.last) return s;
+  s.mask = masks_[range.first];
+  s.uniform = true;
+  for (std::uint64_t p = range.first + 1; p < range.last; ++p) {
+    if (masks_[p] == s.mask) continue;
+    s.uniform = false;
+    s.mask &= masks_[p];
+  }
+  return s;
+}
+
 std::vector<std::uint32_t> same_mask_runs(const std::vector<std::uint32_t>& masks) {
   std::vector<std::uint32_t> runs(masks.size());
   std::uint64_t n = 0;  // pages after p with p's mask, counted from the end

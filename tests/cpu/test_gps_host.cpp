@@ -383,6 +383,34 @@ TEST(GpsSubscription, ReachOfARange) {
       }
 }
 
+// The subscribers of a range are what a kernel publishes a whole run to with View::span_with (the
+// 3D apps' published planes): uniform only where every page has the same mask, that mask then, and
+// the devices on every page otherwise; the same as a page-by-page walk on every range.
+TEST(GpsSubscription, SubscribersOfARange) {
+  SubscriptionTable t(6, 3);
+  t.assign({0b001, 0b001, 0b011, 0b011, 0b110, 0b001});
+  EXPECT_EQ(t.subscribers({0, 2}).mask, 0b001u);
+  EXPECT_TRUE(t.subscribers({0, 2}).uniform);
+  EXPECT_TRUE(t.subscribers({2, 4}).uniform);
+  EXPECT_EQ(t.subscribers({2, 4}).mask, 0b011u);
+  EXPECT_FALSE(t.subscribers({1, 3}).uniform);
+  EXPECT_EQ(t.subscribers({1, 3}).mask, 0b001u);  // device 0 holds both pages
+  EXPECT_FALSE(t.subscribers({3, 3}).uniform);    // empty: nothing to publish through
+  EXPECT_THROW(t.subscribers({0, 7}), gpsm::Error);
+  for (std::uint64_t a = 0; a < 6; ++a)
+    for (std::uint64_t b = a + 1; b <= 6; ++b) {
+      std::uint32_t all = 0b111;
+      bool same = true;
+      for (std::uint64_t p = a; p < b; ++p) {
+        all &= t.mask(p);
+        same = same && t.mask(p) == t.mask(a);
+      }
+      const RangeSubscribers got = t.subscribers({a, b});
+      EXPECT_EQ(got.uniform, same) << "pages [" << a << ", " << b << ")";
+      EXPECT_EQ(got.mask, all) << "pages [" << a << ", " << b << ")";
+    }
+}
+
 TEST(GpsSubscription, AddedRanges) {
   const std::vector<std::uint32_t> before{0b01, 0b01, 0b11, 0b01, 0b10, 0b10, 0b01};
   const std::vector<std::uint32_t> after{0b11, 0b11, 0b11, 0b11, 0b10, 0b01, 0b11};

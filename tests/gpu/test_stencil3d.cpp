@@ -17,6 +17,7 @@
 #include "apps/harness/app.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil3d/stencil3d_gps_items.hpp"
+#include "apps/stencil3d/stencil3d_gps_lists.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "app_test_util.hpp"
@@ -386,7 +387,7 @@ TEST(Stencil3DGpu, GpsStepReadsHomeWhereReplicaLacksThePages) {
       const int a = axis == Axis::z ? 2 : 1;
       gps::Context ctx({0, 1});
       Slab3D slab[2] = {slab3d(n, axis, R, 2, 0), slab3d(n, axis, R, 2, 1)};
-      gpsm::DevBuf<std::int32_t> lists[2];
+      stencil3d::GpsItemLists lists[2];
       const gpsm::ForkJoin side[2] = {gpsm::ForkJoin(ctx.device(0)), gpsm::ForkJoin(ctx.device(1))};
       // split: the host's split of the items by the runtime's reach (classify_gps_items), the gps
       // items on a side stream: must give the same cells as the checked step, cut or not.
@@ -454,24 +455,22 @@ TEST(Stencil3DGpu, GpsStepReadsHomeWhereReplicaLacksThePages) {
           if (split) {
             const stencil3d::GpsStepShape shape = stencil3d::gps_step_shape(kind, st);
             const stencil3d::SubBox sb = stencil3d::sub_box(slab[r]);
-            const auto reach = [&](const gps::Array<float>& arr) {
-              return [&arr, r](std::int64_t lo, std::int64_t hi) {
-                return arr.reach(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r);
-              };
+            const auto in_reach = [&](std::int64_t lo, std::int64_t hi) {
+              return in.reach(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r);
+            };
+            const auto out_subscribers = [&](std::int64_t lo, std::int64_t hi) {
+              return out.subscribers(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo));
             };
             const stencil3d::GpsItems items =
-                stencil3d::classify_gps_items(shape.plan, sb, R, shape.v, sb.offset, reach(in), reach(out));
-            EXPECT_FALSE(items.gps.empty());  // the edge planes a neighbour reads
+                stencil3d::classify_gps_items(shape.plan, sb, R, shape.v, sb.offset, r, in_reach, out_subscribers);
+            // The edge planes a neighbour reads are published; with the cut, rank 0's items that read
+            // the planes it lost (its upper halo) go through the checked GPS step.
+            if (!(cut && r == 0)) EXPECT_FALSE(items.published.empty());  // rank 0's edge items all read the cut
             EXPECT_FALSE(items.plain.empty());
-            std::vector<std::int32_t> all = items.plain;
-            all.insert(all.end(), items.gps.begin(), items.gps.end());
-            lists[r].alloc(ctx.device(r), all.size());
-            GPSM_CUDA(cudaMemcpy(lists[r].p, all.data(), all.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
-            st.plain_items = lists[r].p;
-            st.gps_items = lists[r].p + items.plain.size();
-            st.n_plain = static_cast<int>(items.plain.size());
-            st.n_gps = static_cast<int>(items.gps.size());
-            st.side = &side[r];
+            if (cut && r == 0) EXPECT_FALSE(items.gps.empty());
+            if (!cut) EXPECT_TRUE(items.gps.empty());
+            lists[r].upload(ctx.device(r), items);
+            lists[r].apply(st, &side[r]);
           }
           stencil3d::launch_gps_step(kind, st, ctx.stream(r));
         }

@@ -94,7 +94,12 @@ class ArrayBase {
   // published (shared) or whose pages rank lacks (checked). Like sole(), the answer holds until
   // the subscriptions change: subscription_version() tells when to ask again.
   Reach reach_bytes(std::uint64_t begin, std::uint64_t end, int rank) const;
-  // Changes whenever reach_bytes, sole or holds_every_page may answer differently (every mask
+  // The subscribers of the pages overlapping bytes [begin, end) (RangeSubscribers; not uniform
+  // while tracking is on, whose views must see every access): where a part of a launch stores into
+  // a shared run with one subscriber set, its kernel may publish through View::span_with(mask)
+  // with no mask read per item or store. Holds until subscription_version() changes.
+  RangeSubscribers subscribers_bytes(std::uint64_t begin, std::uint64_t end) const;
+  // Changes whenever reach_bytes, subscribers_bytes, sole or holds_every_page may answer differently (every mask
   // change: subscribe, unsubscribe, demotion, tracking start and stop). A launch that classifies its
   // work on the host keeps the classes while this stays the same.
   std::uint64_t subscription_version() const;
@@ -138,6 +143,9 @@ class Array : public ArrayBase {
   }
   Reach reach(std::uint64_t first, std::uint64_t count, int rank) const {
     return reach_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);
+  }
+  RangeSubscribers subscribers(std::uint64_t first, std::uint64_t count) const {
+    return subscribers_bytes(first * sizeof(T), (first + count) * sizeof(T));
   }
   void unsubscribe(std::uint64_t first, std::uint64_t count, int rank) {
     unsubscribe_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);

@@ -17,6 +17,15 @@ enum class Reach : std::uint8_t {
   sole,     // it alone holds every page: plain loads and stores on its replica, nothing published
 };
 
+// The subscribers of a run of pages, asked on the host (ArrayBase::subscribers_bytes): `mask` is
+// the devices holding every page of the run when all its pages have the same subscribers
+// (`uniform`), which is what a device's View::span finds for that run; a kernel given the mask
+// stores through View::span_with(mask) with no mask read of its own (the 3D apps' published planes).
+struct RangeSubscribers {
+  std::uint32_t mask = 0;
+  bool uniform = false;
+};
+
 class SubscriptionTable {
  public:
   SubscriptionTable() = default;
@@ -45,6 +54,8 @@ class SubscriptionTable {
   std::vector<PageRange> pages_of(int device) const;
   // How `device`'s accesses to the pages in range go (Reach; an empty range is sole).
   Reach reach(PageRange range, int device) const;
+  // The subscribers of the pages in range (RangeSubscribers; an empty range is not uniform).
+  RangeSubscribers subscribers(PageRange range) const;
 
   // Add `device` to the pages in range. Returns the pages it was not subscribed to before (whose
   // replica the runtime must fill from the home) as merged runs.

@@ -12,6 +12,8 @@
 //   v.span(i, n)     a run checked once: where its loads read, and v.put(span, i, x) stores with
 //                    no mask lookup (x may be a 16-byte vector such as float4) where the run is
 //                    uniform; v.store(span, i, x) stores into any run (put, else one mask per element)
+//   v.span_with(m)   the same span with no mask read, for a run whose subscribers m the host
+//                    asked once (Array::subscribers) until the subscriptions change
 //   v.local()        this device's replica (host and device): initial values, copies, kernels
 //
 // Publish modes (config.hpp): inline_store writes every other subscriber at the store;
@@ -267,6 +269,25 @@ class View {
       s.from = reinterpret_cast<const T*>(c.replica[__ffs(m0) - 1]);
     }
     s.others = uniform ? m0 & ~me : 0u;
+    return s;
+  }
+
+  // The span View::span returns for a run whose pages all have subscribers `mask`, with no mask
+  // read: the mask asked once on the host (Array::subscribers, uniform), so a launch resolves its
+  // published runs once per subscription change instead of once per item or store. Valid while
+  // the array's subscription_version() is the one the mask was asked at; marks nothing while
+  // tracking (the host answers not uniform then, so such a launch takes span() instead).
+  __device__ __forceinline__ Span span_with(std::uint32_t mask) const {
+    const std::uint32_t me = 1u << c.self;
+    Span s;
+    s.uniform = true;
+    if (mask & me) {
+      s.here = reinterpret_cast<T*>(c.mine);
+      s.from = s.here;
+    } else if (mask != 0u) {
+      s.from = reinterpret_cast<const T*>(c.replica[__ffs(mask) - 1]);
+    }
+    s.others = mask & ~me;
     return s;
   }
 

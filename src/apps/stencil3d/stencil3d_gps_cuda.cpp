@@ -7,10 +7,12 @@
 // Stores are published inline, so a stream-ordered fence (Context::fence_async: every GPU's next
 // step waits for every GPU's last one, no host wait) ends every iteration and no other ordering is
 // needed. Once the subscriptions are learned, each rank's work items are split on the host by what
-// the runtime says of their pages (Array::reach, classify_gps_items): the slab's interior, whose
-// pages no other GPU holds, runs the hand-written step with no checks, and only the items whose
-// stores are published (the planes a neighbour reads) run the GPS step, beside it on a side
-// stream; the split is made again whenever Array::subscription_version changes. The fastest hand-written forms of these apps are host-driven steps (p2p_inline, memcpy:
+// the runtime says of their pages (Array::reach, Array::subscribers, classify_gps_items): the
+// slab's interior, whose pages no other GPU holds, runs the hand-written step with no checks; the
+// items whose stores are published (the planes a neighbour reads) run the same march putting each
+// vector through View::span_with of the mask the host asked, in the same launch; anything else
+// (pages this GPU lacks) runs the checked GPS step beside it on a side stream. The split is made
+// again whenever Array::subscription_version changes. The fastest hand-written forms of these apps are host-driven steps (p2p_inline, memcpy:
 // the persistent cpu_free is 1.1-1.4x slower on 1 and 2 GPUs), so gps is one too, and like them it
 // runs its timed loop as one CUDA graph (kernels and the fence's event records and waits).
 #include <cuda_runtime.h>
@@ -24,6 +26,7 @@
 
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_gps_items.hpp"
+#include "apps/stencil3d/stencil3d_gps_lists.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
@@ -119,14 +122,7 @@ class GpsRun final : public HostLoop {
     const int c = it & 1;
     GpsStep s = base_step(r, c);
     s.sole = arr_[c].sole(r) && arr_[1 - c].sole(r);
-    if (!s.sole && split_current()) {
-      const Lists& l = lists_[r][c];
-      s.plain_items = l.items.p;
-      s.gps_items = l.items.p + l.n_plain;
-      s.n_plain = l.n_plain;
-      s.n_gps = l.n_gps;
-      s.side = &side_[r];
-    }
+    if (!s.sole && split_current()) lists_[r][c].apply(s, &side_[r]);
     launch_gps_step(kind_, s, ctx_.stream(r));
   }
   GpsStep base_step(int r, int c) const {
@@ -155,23 +151,25 @@ class GpsRun final : public HostLoop {
         const GpsStep g = base_step(r, c);
         const GpsStepShape shape = gps_step_shape(kind_, g);
         const SubBox sb = sub_box(slab_[r]);
-        const auto reach = [&](const gps::Array<float>& a, std::int64_t lo, std::int64_t hi) {
+        // Cells [lo, hi) clamped to the grid (an empty range is sole and has no subscribers).
+        const auto clamp = [&](std::int64_t& lo, std::int64_t& hi) {
           lo = std::max<std::int64_t>(lo, 0);
           hi = std::min(hi, cells);
-          return hi > lo ? a.reach(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r)
-                         : gps::Reach::sole;
+          return hi > lo;
         };
+        const gps::Array<float>& in = arr_[c];
+        const gps::Array<float>& out = arr_[1 - c];
         const GpsItems items = classify_gps_items(
-            shape.plan, sb, radius_of(kind_), shape.v, sb.offset,
-            [&](std::int64_t lo, std::int64_t hi) { return reach(arr_[c], lo, hi); },
-            [&](std::int64_t lo, std::int64_t hi) { return reach(arr_[1 - c], lo, hi); });
-        std::vector<std::int32_t> all = items.plain;
-        all.insert(all.end(), items.gps.begin(), items.gps.end());
-        Lists& l = lists_[r][c];
-        l.items.alloc(ctx_.device(r), all.size());
-        GPSM_CUDA(cudaMemcpy(l.items.p, all.data(), all.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice));
-        l.n_plain = static_cast<int>(items.plain.size());
-        l.n_gps = static_cast<int>(items.gps.size());
+            shape.plan, sb, radius_of(kind_), shape.v, sb.offset, r,
+            [&](std::int64_t lo, std::int64_t hi) {
+              return clamp(lo, hi) ? in.reach(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo), r)
+                                   : gps::Reach::sole;
+            },
+            [&](std::int64_t lo, std::int64_t hi) {
+              return clamp(lo, hi) ? out.subscribers(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo))
+                                   : gps::RangeSubscribers{};
+            });
+        lists_[r][c].upload(ctx_.device(r), items);
       }
     }
     split_for_ = {arr_[0].subscription_version(), arr_[1].subscription_version()};
@@ -225,12 +223,8 @@ class GpsRun final : public HostLoop {
   std::array<gps::Array<float>, 2> arr_;
   bool tracked_ = false;
   bool one_off_ = false;
-  // Per rank and parity (the iterations reading arr_[c]): the plain items, then the gps ones.
-  struct Lists {
-    gpsm::DevBuf<std::int32_t> items;
-    int n_plain = 0, n_gps = 0;
-  };
-  std::vector<std::array<Lists, 2>> lists_;
+  // Per rank and parity (the iterations reading arr_[c]): the host's split of the items.
+  std::vector<std::array<GpsItemLists, 2>> lists_;
   std::array<std::uint64_t, 2> split_for_{~std::uint64_t{0}, ~std::uint64_t{0}};
   std::vector<gpsm::ForkJoin> side_;  // per rank: the gps items' stream beside the plain ones
 };

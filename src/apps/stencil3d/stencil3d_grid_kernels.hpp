@@ -24,19 +24,24 @@ namespace gpsm::apps::stencil3d {
 // GPU), so the launch is the hand-written step itself on the replicas, none of the GPS path's
 // checks or registers in the kernel.
 //
-// plain_items (device memory, with gps_items): the host's split of the plan's items
-// (classify_gps_items over gps_step_shape's plan): the plain ones run the hand-written step with
-// no checks, the gps ones the GPS step, on `side`'s stream (forked from the launch's stream and
-// joined back) when given, so both run at once. Null: every item through the
-// GPS step with its per-item checks (tracking, whose views must see every access).
+// split_items (device memory): the host's split of the plan's items (classify_gps_items over
+// gps_step_shape's plan): plain items run the hand-written step; published ones the same march
+// putting each vector through View::span_with of their mask, and the gps ones the GPS step with
+// its checks, both on `side`'s stream (forked from the launch's stream and joined back) when
+// given. Null: every item through the GPS step with its per-item checks (tracking, whose views
+// must see every access).
 struct GpsStep {
   gps::View<float> in, out;
   Slab3D slab;
   bool edges_first = false;
   bool sole = false;
-  const std::int32_t* plain_items = nullptr;
+  // The host's split (classify_gps_items), when set: split_items = the published items, then the
+  // plain ones (published_masks: one per published item); gps_items through the checked GPS step.
+  // Unset (null): every item through the GPS step.
+  const std::int32_t* split_items = nullptr;
+  const std::uint32_t* published_masks = nullptr;
   const std::int32_t* gps_items = nullptr;
-  int n_plain = 0, n_gps = 0;
+  int n_published = 0, n_plain = 0, n_gps = 0;
   const gpsm::ForkJoin* side = nullptr;
 };
 void launch_gps_step(Kind k, const GpsStep& s, cudaStream_t st);

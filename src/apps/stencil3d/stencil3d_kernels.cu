@@ -58,6 +58,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -147,6 +148,15 @@ struct GpsOut {
   gps::View<float> view;
   const float* base = nullptr;  // view.local(): element 0 of the grid in this device's replica
 };
+// An item whose stored runs the host found uniform (classify_gps_items' published items): every
+// vector put through the span View::span_with made from the host's mask, no mask read per store.
+// The view is the kernel's __grid_constant__ parameter, referenced, not copied (a copy of its
+// device tables goes to the stack).
+struct SpanOut {
+  const gps::View<float>& view;
+  const float* base;  // view.local()
+  gps::View<float>::Span span;
+};
 // A thread's cells of work item w: column col (V cells from x = p.x0 + col * V), coordinate co
 // along the other axis, march coordinates [m0, m1). Computed once per item (item_tiles and
 // chunk_range divide 64-bit integers, about a hundred instructions each time); `valid` is false
@@ -180,6 +190,7 @@ __device__ __forceinline__ bool run_item(const Step& s, const Plan& p, i64 w, co
 
 template <Kind K, int V, int M, int kRemote, class Out>
 __device__ __forceinline__ bool run_cells(const Step& s, const Plan& p, const ItemCells& ic, const Out& out) {
+  constexpr bool kSpan = std::is_same_v<Out, SpanOut>;
   constexpr bool kGps = std::is_same_v<Out, GpsOut>;
   constexpr int R = radius_of(K);
   constexpr int O = 3 - M;  // the other axis that is not x (M = 2 -> y, M = 1 -> z)
@@ -283,7 +294,19 @@ __device__ __forceinline__ bool run_cells(const Step& s, const Plan& p, const It
         v[k] = M == 2 ? wave_point(pv[k], c, lx, lo_, lm) : wave_point(pv[k], c, lx, lm, lo_);
       }
     }
-    if constexpr (kGps) {
+    if constexpr (kSpan) {
+      const auto i = static_cast<std::uint64_t>(op - out.base);
+      if (!edge) {
+        if constexpr (V == 4)
+          out.view.put(out.span, i, make_float4(v[0], v[1], v[2], v[3]));
+        else
+          out.view.put(out.span, i, v[0]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          if (lane_ok(k)) out.view.put(out.span, i + k, v[k]);
+      }
+    } else if constexpr (kGps) {
       const auto i = static_cast<std::uint64_t>(op - out.base);
       const gps::View<float>::Span sp = out.view.span(i, V);
       if (!edge) {
@@ -514,13 +537,27 @@ __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) gps_step_k
   for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) gps_item<K, V, M>(a, p, w);
 }
 
-// The host's split of the items (GpsStep::plain_items, stencil3d_gps_items.hpp): the gps items
-// through the checks above, the plain ones through the hand-written march with nothing else
-// compiled in (its registers and blocks per SM are step_kernel's).
+// The host's split of the items (GpsStep::split_items, stencil3d_gps_items.hpp): the gps items
+// through the checks above; the published and plain ones in the two kernels below.
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
     gps_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items, int n) {
   for (int i = blockIdx.x; i < n; i += gridDim.x) gps_item<K, V, M>(a, p, items[i]);
+}
+// The host's split (GpsStep::split_items): the published items, each vector put through the span
+// View::span_with makes of the item's host-asked mask (no mask read per item or store), launched
+// first on the side stream so that their stores, which travel, start in the first wave as the
+// hand-written steps' pushed planes do; the plain items beside them on the launch's stream,
+// with nothing of the GPS path compiled in (step_kernel's registers and blocks per SM). Two
+// kernels, not one: with both paths in one kernel bounded to the plain step's blocks per SM, ptxas
+// (sm_90) spilled 140 bytes in heat3d's float4 step and the plain items ran 86.6 us instead of
+// 75.5 (4xH200, 512^3, Nsight Compute).
+template <Kind K, int V, int M, bool kBounded>
+__global__ void __launch_bounds__(kTx* kTy, kBounded ? step_blocks_per_sm(K, V) : 1)
+    published_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items,
+                            const std::uint32_t* masks, int n) {
+  for (int i = blockIdx.x; i < n; i += gridDim.x)
+    run_item<K, V, M, kNone, SpanOut>(a.s, p, items[i], SpanOut{a.out.view, a.out.base, a.out.view.span_with(masks[i])});
 }
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy) plain_listed_kernel(Step s, Plan p, const std::int32_t* items, int n) {
@@ -650,6 +687,17 @@ ListedFn gps_listed_fn(bool vec, int m) {
   if (vec) return m == 1 ? gps_listed_kernel<K, 4, 1> : gps_listed_kernel<K, 4, 2>;
   return m == 1 ? gps_listed_kernel<K, 1, 1> : gps_listed_kernel<K, 1, 2>;
 }
+using PublishedListedFn = void (*)(GpsStepArgs, Plan, const std::int32_t*, const std::uint32_t*, int);
+template <Kind K, bool B>
+PublishedListedFn published_listed_fn(bool vec, int m) {
+  if (vec) return m == 1 ? published_listed_kernel<K, 4, 1, B> : published_listed_kernel<K, 4, 2, B>;
+  return m == 1 ? published_listed_kernel<K, 1, 1, B> : published_listed_kernel<K, 1, 2, B>;
+}
+template <Kind K>
+PublishedListedFn published_listed_fn(bool vec, int m) {
+  static const bool bounded = [] { const char* e = std::getenv("GPSM_X3D"); return e && std::atoi(e) == 3; }();  // EXPERIMENT
+  return bounded ? published_listed_fn<K, true>(vec, m) : published_listed_fn<K, false>(vec, m);
+}
 using PlainListedFn = void (*)(Step, Plan, const std::int32_t*, int);
 template <Kind K>
 PlainListedFn plain_listed_fn(bool vec, int m) {
@@ -739,28 +787,35 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
     return;
   }
   const GpsLaunch l = gps_launch(k, g);
-  if (g.plain_items == nullptr) {
+  if (g.split_items == nullptr) {
     const auto grid = static_cast<unsigned>(std::clamp<i64>(l.p.items, 1, INT_MAX));
     l.fn<<<grid, dim3(kTx, kTy), 0, st>>>(l.a, l.p);
     GPSM_CUDA_LAUNCH();
     return;
   }
-  // The host's split: the gps items on the side stream (launched first, so their blocks, whose
-  // stores travel to the neighbours, start first), the plain ones beside them on st, joined.
-  const bool side = g.n_gps > 0 && g.side != nullptr;
+  // The host's split: the checked (gps) items, rare after tracking, and the published ones on the
+  // side stream, launched first (their stores travel); the plain ones beside them on st; joined.
+  const bool side = (g.n_gps > 0 || g.n_published > 0) && g.side != nullptr;
+  const cudaStream_t gs = side ? g.side->fork(st) : st;
   if (g.n_gps > 0) {
-    const cudaStream_t gs = side ? g.side->fork(st) : st;
     const ListedFn fn = k == Kind::heat ? gps_listed_fn<Kind::heat>(l.vec, l.m) : gps_listed_fn<Kind::wave>(l.vec, l.m);
     fn<<<static_cast<unsigned>(g.n_gps), dim3(kTx, kTy), 0, gs>>>(l.a, l.p, g.gps_items, g.n_gps);
     GPSM_CUDA_LAUNCH();
   }
+  GpsStepArgs e = l.a;  // the strides made explicit, as launch_step does
+  e.s.sy = row_stride(e.s.box, e.s.sy);
+  e.s.sz = plane_stride(e.s.box, e.s.sz);
+  if (g.n_published > 0) {
+    const PublishedListedFn fn = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
+                                                 : published_listed_fn<Kind::wave>(l.vec, l.m);
+    fn<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, gs>>>(e, l.p, g.split_items, g.published_masks,
+                                                                        g.n_published);
+    GPSM_CUDA_LAUNCH();
+  }
   if (g.n_plain > 0) {
-    Step e = l.a.s;
-    e.sy = row_stride(e.box, e.sy);
-    e.sz = plane_stride(e.box, e.sz);
     const PlainListedFn fn =
         k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
-    fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e, l.p, g.plain_items, g.n_plain);
+    fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e.s, l.p, g.split_items + g.n_published, g.n_plain);
     GPSM_CUDA_LAUNCH();
   }
   if (side) g.side->join(st);
