@@ -556,12 +556,14 @@ template <Kind K, int V, int M, bool kBounded>
 __global__ void __launch_bounds__(kTx* kTy, kBounded ? step_blocks_per_sm(K, V) : 1)
     published_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items,
                             const std::uint32_t* masks, int n) {
+  asm volatile("griddepcontrol.launch_dependents;");  // EXPERIMENT X=4: the plain kernel may start now
   for (int i = blockIdx.x; i < n; i += gridDim.x)
     run_item<K, V, M, kNone, SpanOut>(a.s, p, items[i], SpanOut{a.out.view, a.out.base, a.out.view.span_with(masks[i])});
 }
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy) plain_listed_kernel(Step s, Plan p, const std::int32_t* items, int n) {
   for (int i = blockIdx.x; i < n; i += gridDim.x) run_item<K, V, M>(s, p, items[i]);
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // EXPERIMENT X=4: end after the published kernel
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
@@ -695,7 +697,7 @@ PublishedListedFn published_listed_fn(bool vec, int m) {
 }
 template <Kind K>
 PublishedListedFn published_listed_fn(bool vec, int m) {
-  static const bool bounded = [] { const char* e = std::getenv("GPSM_X3D"); return e && std::atoi(e) == 3; }();  // EXPERIMENT
+  static const bool bounded = [] { const char* e = std::getenv("GPSM_X3D"); return e && std::atoi(e) >= 3; }();  // EXPERIMENT
   return bounded ? published_listed_fn<K, true>(vec, m) : published_listed_fn<K, false>(vec, m);
 }
 using PlainListedFn = void (*)(Step, Plan, const std::int32_t*, int);
@@ -795,6 +797,30 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   }
   // The host's split: the checked (gps) items, rare after tracking, and the published ones on the
   // side stream, launched first (their stores travel); the plain ones beside them on st; joined.
+  static const bool pdl = [] { const char* e = std::getenv("GPSM_X3D"); return e && std::atoi(e) == 4; }();  // EXPERIMENT
+  if (pdl && g.n_gps == 0 && g.n_published > 0 && g.n_plain > 0) {
+    GpsStepArgs e = l.a;
+    e.s.sy = row_stride(e.s.box, e.s.sy);
+    e.s.sz = plane_stride(e.s.box, e.s.sz);
+    const PublishedListedFn pf = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
+                                                 : published_listed_fn<Kind::wave>(l.vec, l.m);
+    pf<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, st>>>(e, l.p, g.split_items, g.published_masks,
+                                                                        g.n_published);
+    GPSM_CUDA_LAUNCH();
+    const PlainListedFn fn =
+        k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(g.n_plain));
+    cfg.blockDim = dim3(kTx, kTy);
+    cfg.stream = st;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    GPSM_CUDA(cudaLaunchKernelEx(&cfg, fn, e.s, l.p, static_cast<const std::int32_t*>(g.split_items + g.n_published), g.n_plain));
+    return;
+  }
   const bool side = (g.n_gps > 0 || g.n_published > 0) && g.side != nullptr;
   const cudaStream_t gs = side ? g.side->fork(st) : st;
   if (g.n_gps > 0) {
