@@ -58,7 +58,6 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -548,22 +547,26 @@ __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
 // View::span_with makes of the item's host-asked mask (no mask read per item or store), launched
 // first on the side stream so that their stores, which travel, start in the first wave as the
 // hand-written steps' pushed planes do; the plain items beside them on the launch's stream,
-// with nothing of the GPS path compiled in (step_kernel's registers and blocks per SM). Two
-// kernels, not one: with both paths in one kernel bounded to the plain step's blocks per SM, ptxas
-// (sm_90) spilled 140 bytes in heat3d's float4 step and the plain items ran 86.6 us instead of
-// 75.5 (4xH200, 512^3, Nsight Compute).
-template <Kind K, int V, int M, bool kBounded>
-__global__ void __launch_bounds__(kTx* kTy, kBounded ? step_blocks_per_sm(K, V) : 1)
+// with nothing of the GPS path compiled in (step_kernel's registers and blocks per SM).
+// Measured on 4xH200 (Nsight Compute, serialized, 512^3 heat3d; results/nvidia-h200-x4/
+// 2026-11-28_d855a96_issue28-published): with both paths in one kernel bounded to the plain
+// step's blocks per SM, ptxas (sm_90) spilled 140 bytes and the plain items ran 86.6 us instead of
+// 75.5. The published kernel is bounded to the plain step's blocks per SM too (ptxas: heat3d
+// float4 48 registers and 124 bytes spilled, wave3d 64 and 112, against 69 / 82 unbounded), so
+// that each of its blocks takes one plain block's place while they run side by side: across the
+// 2- and 4-GPU 3D cells the bounded kernel's geometric mean over the best hand-written paradigm
+// was 1.042 against 1.054 unbounded (same call). Programmatic dependent launch on one stream,
+// instead of the side stream, was no faster (4xH200: 1.6-5 % slower at 256^3).
+template <Kind K, int V, int M>
+__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
     published_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items,
                             const std::uint32_t* masks, int n) {
-  asm volatile("griddepcontrol.launch_dependents;");  // EXPERIMENT X=4: the plain kernel may start now
   for (int i = blockIdx.x; i < n; i += gridDim.x)
     run_item<K, V, M, kNone, SpanOut>(a.s, p, items[i], SpanOut{a.out.view, a.out.base, a.out.view.span_with(masks[i])});
 }
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy) plain_listed_kernel(Step s, Plan p, const std::int32_t* items, int n) {
   for (int i = blockIdx.x; i < n; i += gridDim.x) run_item<K, V, M>(s, p, items[i]);
-  asm volatile("griddepcontrol.wait;" ::: "memory");  // EXPERIMENT X=4: end after the published kernel
 }
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
@@ -690,15 +693,10 @@ ListedFn gps_listed_fn(bool vec, int m) {
   return m == 1 ? gps_listed_kernel<K, 1, 1> : gps_listed_kernel<K, 1, 2>;
 }
 using PublishedListedFn = void (*)(GpsStepArgs, Plan, const std::int32_t*, const std::uint32_t*, int);
-template <Kind K, bool B>
-PublishedListedFn published_listed_fn(bool vec, int m) {
-  if (vec) return m == 1 ? published_listed_kernel<K, 4, 1, B> : published_listed_kernel<K, 4, 2, B>;
-  return m == 1 ? published_listed_kernel<K, 1, 1, B> : published_listed_kernel<K, 1, 2, B>;
-}
 template <Kind K>
 PublishedListedFn published_listed_fn(bool vec, int m) {
-  static const bool bounded = [] { const char* e = std::getenv("GPSM_X3D"); return e && std::atoi(e) >= 3; }();  // EXPERIMENT
-  return bounded ? published_listed_fn<K, true>(vec, m) : published_listed_fn<K, false>(vec, m);
+  if (vec) return m == 1 ? published_listed_kernel<K, 4, 1> : published_listed_kernel<K, 4, 2>;
+  return m == 1 ? published_listed_kernel<K, 1, 1> : published_listed_kernel<K, 1, 2>;
 }
 using PlainListedFn = void (*)(Step, Plan, const std::int32_t*, int);
 template <Kind K>
@@ -797,30 +795,6 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   }
   // The host's split: the checked (gps) items, rare after tracking, and the published ones on the
   // side stream, launched first (their stores travel); the plain ones beside them on st; joined.
-  static const bool pdl = [] { const char* e = std::getenv("GPSM_X3D"); return e && std::atoi(e) == 4; }();  // EXPERIMENT
-  if (pdl && g.n_gps == 0 && g.n_published > 0 && g.n_plain > 0) {
-    GpsStepArgs e = l.a;
-    e.s.sy = row_stride(e.s.box, e.s.sy);
-    e.s.sz = plane_stride(e.s.box, e.s.sz);
-    const PublishedListedFn pf = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
-                                                 : published_listed_fn<Kind::wave>(l.vec, l.m);
-    pf<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, st>>>(e, l.p, g.split_items, g.published_masks,
-                                                                        g.n_published);
-    GPSM_CUDA_LAUNCH();
-    const PlainListedFn fn =
-        k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(static_cast<unsigned>(g.n_plain));
-    cfg.blockDim = dim3(kTx, kTy);
-    cfg.stream = st;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    GPSM_CUDA(cudaLaunchKernelEx(&cfg, fn, e.s, l.p, static_cast<const std::int32_t*>(g.split_items + g.n_published), g.n_plain));
-    return;
-  }
   const bool side = (g.n_gps > 0 || g.n_published > 0) && g.side != nullptr;
   const cudaStream_t gs = side ? g.side->fork(st) : st;
   if (g.n_gps > 0) {
