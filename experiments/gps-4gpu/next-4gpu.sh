@@ -14,9 +14,9 @@ set -u
 cd "$(dirname "$0")/../.."
 G=${G:?} T=${T:?}
 NV=$(python3 -c 'import nvidia;print(list(nvidia.__path__)[0])'); export LD_LIBRARY_PATH=$NV/nvshmem/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}
-NCU="ncu --target-processes all --launch-skip 200 --launch-count 24 --section SpeedOfLight --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --metrics smsp__inst_executed.sum --csv --page details"
+NCU="ncu --target-processes all --devices 1 --clock-control none --cache-control none --metrics gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active --csv --page raw"
 GPSM_COMMIT=${COMMIT:-unknown} bash scripts/device-batch.sh --budget 580 \
- "ncu3d:150:for p in p2p_inline gps; do GPSM_ASYNC_FENCE=events $NCU $G bench --app heat3d --size 256 --gpus 4 --reps 1 --paradigm \$p > \$STEP_OUT/ncu-heat3d-\$p.csv 2> \$STEP_OUT/ncu-heat3d-\$p.err; done" \
+ "ncu3d:150:for s in 256 512; do GPSM_ASYNC_FENCE=events $NCU -k regex:step_kernel --launch-skip 40 --launch-count 6 $G bench --app heat3d --size \$s --gpus 4 --reps 1 --paradigm p2p_inline > \$STEP_OUT/ncu-\$s-p2p.csv 2>&1; GPSM_ASYNC_FENCE=events $NCU -k regex:'listed' --launch-skip 60 --launch-count 12 $G bench --app heat3d --size \$s --gpus 4 --reps 1 --paradigm gps > \$STEP_OUT/ncu-\$s-gps.csv 2>&1; done" \
  "loop:90:for a in heat3d wave3d; do $G bench --app \$a --size 256,512 --gpus 4 --reps 5 --paradigm um_hints,p2p_inline,gps --json \$STEP_OUT/\$a.json; GPSM_HOST_LOOP=stream $G bench --app \$a --size 256,512 --gpus 4 --reps 5 --paradigm gps --json \$STEP_OUT/\$a-stream.json; done" \
  "t31:200:$G bench --app cg --size table3.1:9-18 --iters 200 --gpus 4 --reps 5 --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --json \$STEP_OUT/t31-9-18-4gpu.json" \
- "memcheck:100:compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 $T --gtest_filter='GraphAppsGpu.HeldKindWhereTheRankHoldsEveryPage:GraphAppsGpu.SplitRowsEveryParadigm:CgGpu.Gps*' > \$STEP_OUT/memcheck.log 2>&1; echo rc=\$?; tail -3 \$STEP_OUT/memcheck.log"
+ "memcheck:100:compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 $T --gtest_filter='GraphAppsGpu.HeldKindWhereTheRankHoldsEveryPage:GraphAppsGpu.SplitRowsEveryParadigm:CgGpu.Gps*' > \$STEP_OUT/sanitizer-memcheck.log 2>&1; echo rc=\$?; tail -3 \$STEP_OUT/sanitizer-memcheck.log"
