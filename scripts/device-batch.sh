@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call that runs several steps under one wall-clock budget, so the call always ends
 # (and its results come back) inside the device tool's limit. Each step gets
-# min(its own limit, what is left of the budget - 25 s); its output goes to $OUT/steps/<n>.log and
-# its files to $OUT/steps/. At the end everything except logs.txt is packed into
+# min(its own limit, what is left of the budget - 25 s); its output goes to $OUT/steps/<n>.step.log
+# and its files to $OUT/steps/ (the log's own suffix, so a step's file named <n>.log is not
+# overwritten by the step's output). At the end everything except logs.txt is packed into
 # $OUT/results.tgz: the device tool returns at most 8 files.
 # Usage: GPSM_COMMIT=<sha> scripts/device-batch.sh --budget 570 \
 #          'suite:300:scripts/device-run.sh --kind nvidia-h200-x4 --tests quick --bench none' \
@@ -22,10 +23,10 @@ for step in "$@"; do
   if [ "$limit" -le 5 ]; then echo "device-batch: $name skipped (budget spent)" | tee -a "$summary"; rc=1; continue; fi
   t0=$(date +%s)
   echo "== $name (limit ${limit} s): $cmd" | tee -a "$summary"
-  OUT="$out/steps" STEP_OUT="$out/steps" timeout --kill-after=10 "$limit" bash -c "$cmd" >"$out/steps/$name.log" 2>&1
+  OUT="$out/steps" STEP_OUT="$out/steps" timeout --kill-after=10 "$limit" bash -c "$cmd" >"$out/steps/$name.step.log" 2>&1
   s=$?
   echo "device-batch: $name rc=$s in $(( $(date +%s) - t0 )) s" | tee -a "$summary"
-  tail -15 "$out/steps/$name.log" | tr '\r' '\n' | grep -v '^$' | tail -15 >>"$summary"
+  tail -15 "$out/steps/$name.step.log" | tr '\r' '\n' | grep -v '^$' | tail -15 >>"$summary"
   [ $s -eq 0 ] || rc=1
 done
 # device-run.sh writes its own logs.txt into the steps folder: keep it inside the tarball

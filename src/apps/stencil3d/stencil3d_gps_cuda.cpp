@@ -151,7 +151,8 @@ class GpsRun final : public HostLoop {
         const GpsStep g = base_step(r, c);
         const GpsStepShape shape = gps_step_shape(kind_, g);
         const SubBox sb = sub_box(slab_[r]);
-        // Cells [lo, hi) clamped to the grid (an empty range is sole and has no subscribers).
+        // Cells [lo, hi) clamped to the grid (an empty range reads nothing and publishes nothing:
+        // sole for the input, this rank alone for the output).
         const auto clamp = [&](std::int64_t& lo, std::int64_t& hi) {
           lo = std::max<std::int64_t>(lo, 0);
           hi = std::min(hi, cells);
@@ -167,7 +168,7 @@ class GpsRun final : public HostLoop {
             },
             [&](std::int64_t lo, std::int64_t hi) {
               return clamp(lo, hi) ? out.subscribers(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo))
-                                   : gps::RangeSubscribers{};
+                                   : gps::RangeSubscribers{1u << r, true};
             });
         lists_[r][c].upload(ctx_.device(r), items);
       }
