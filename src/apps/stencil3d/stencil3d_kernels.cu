@@ -545,7 +545,7 @@ __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
 }
 // The host's split (GpsStep::split_items): the published items, each vector put through the span
 // View::span_with makes of the item's host-asked mask (no mask read per item or store), launched
-// first on the side stream so that their stores, which travel, start in the first wave as the
+// on the side stream before the plain ones so that their stores, which travel, start in the first wave as the
 // hand-written steps' pushed planes do; the plain items beside them on the launch's stream,
 // with nothing of the GPS path compiled in (step_kernel's registers and blocks per SM).
 // Measured on 4xH200 (Nsight Compute, serialized, 512^3 heat3d; results/nvidia-h200-x4/
@@ -556,7 +556,7 @@ __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
 // that each of its blocks takes one plain block's place while they run side by side: across the
 // 2- and 4-GPU 3D cells the bounded kernel's geometric mean over the best hand-written paradigm
 // was 1.042 against 1.054 unbounded (same call). Programmatic dependent launch on one stream,
-// instead of the side stream, was no faster (4xH200: 1.6-5 % slower at 256^3).
+// instead of the side stream, was no faster (4xH200: 1-2 % slower at 256^3, within 1 % at 512^3).
 template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
     published_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items,
