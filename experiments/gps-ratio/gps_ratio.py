@@ -3,6 +3,7 @@
 import json, sys, collections
 HAND = {'single','memcpy','um','um_hints','rdl','p2p_inline','nccl','nvshmem','cpu_free',
         'cpu_ctrl_std','cpu_ctrl_pipe','cpu_free_std','cpu_free_pipe'}
+GPS = {'gps', 'gps_pipe'}
 for f in sys.argv[1:]:
     d = json.load(open(f))
     if not isinstance(d, dict) or not isinstance(d.get('tests'), list):
@@ -17,6 +18,8 @@ for f in sys.argv[1:]:
                 by[g][p] = v
         for g in sorted(by):
             h = {p: v for p, v in by[g].items() if p in HAND and v}
-            if 'gps' not in by[g] or not h: continue
-            bp = min(h, key=h.get)
-            print(f"{t['app']:9s} {t['problem']['label']:22s} {g} gps {by[g]['gps']:9.2f} best {bp:13s} {h[bp]:9.2f} ratio {by[g]['gps']/h[bp]:.3f}")
+            # The app's GPS versions: gps, and CG's Pipelined one (gps_pipe); the faster verified one.
+            mine = {p: v for p, v in by[g].items() if p in GPS and v}
+            if not mine or not h: continue
+            bp, gp = min(h, key=h.get), min(mine, key=mine.get)
+            print(f"{t['app']:9s} {t['problem']['label']:22s} {g} {gp:8s} {mine[gp]:9.2f} best {bp:13s} {h[bp]:9.2f} ratio {mine[gp]/h[bp]:.3f}")
