@@ -335,6 +335,53 @@ def test_graph_bench(report, tmp):
     check(rc == 0, "graph bench: exit 0", se)
     for f in [t["name"] + "_link_bytes.png", t["name"] + "_subscribers.png"]:
         check(png_ok(os.path.join(out, f)), "graph bench: %s is a PNG" % f, so + se)
+def test_cg_figures(report, tmp):
+    """cg bench files (derived from the jacobi fixture): the CPU-free thesis' Fig 3.3 per GPU count
+    with the geometric mean its Table 3.1 quotes, printed exactly, unverified points left out, and
+    Fig 3.4 (strong scaling) from the matrices with a 1-GPU point."""
+    with open(BENCH) as f:
+        base = json.load(f)
+    proto = base["tests"][0]
+    pt0 = proto["series"][0]["points"][0]
+    # matrix: {paradigm: {gpus: median}}; at 4 GPUs Standard 2.0 and 9.0 (geomean 4.24),
+    # Pipelined 3.0 and 12.0 (6.00); at 2 GPUs B's cpu_free_std is unverified, so Standard is A's
+    # 1.67 alone, Pipelined 2.0 and 6.67 (3.65).
+    times = {"mA": {"cpu_ctrl_std": {1: 200, 2: 150, 4: 100}, "cpu_free_std": {1: 180, 2: 90, 4: 50},
+                    "cpu_ctrl_pipe": {1: 210, 2: 160, 4: 120}, "cpu_free_pipe": {1: 170, 2: 80, 4: 40}},
+             "mB": {"cpu_ctrl_std": {2: 95, 4: 90}, "cpu_free_std": {2: 20, 4: 10},
+                    "cpu_ctrl_pipe": {2: 100, 4: 96}, "cpu_free_pipe": {2: 15, 4: 8}}}
+    tests = []
+    for mat, by in times.items():
+        t = json.loads(json.dumps(proto))
+        t["app"], t["name"] = "cg", "bench_cg_" + mat
+        t["problem"] = {"label": mat}
+        t["series"] = []
+        for lbl, pts in by.items():
+            sr = {"label": lbl, "params": {}, "points": []}
+            for g, m in sorted(pts.items()):
+                pt = dict(pt0, x=float(g), median=float(m), min=float(m), max=float(m), time_s=[m * 1e-6])
+                pt.pop("speedup", None)
+                pt.pop("opportunity", None)
+                if mat == "mB" and lbl == "cpu_free_std" and g == 2:
+                    pt["verified"] = False
+                sr["points"].append(pt)
+            t["series"].append(sr)
+        tests.append(t)
+    base["tests"] = tests
+    src = write(os.path.join(tmp, "cg_bench.json"), json.dumps(base))
+    out = os.path.join(tmp, "cg_figs")
+    rc, so, se = run(report, src, "--out", out)
+    check(rc == 0, "cg figures: exit 0", se)
+    check("at 4 GPUs (geometric mean): Standard 4.24x over 2, Pipelined 6.00x over 2" in so,
+          "cg figures: the 4-GPU means", so)
+    check("at 2 GPUs (geometric mean): Standard 1.67x over 1, Pipelined 3.65x over 2" in so,
+          "cg figures: the unverified point is left out of the 2-GPU mean", so)
+    for f in ["cg_free_over_ctrl_2gpu.png", "cg_free_over_ctrl_4gpu.png", "cg_strong_scaling.png"]:
+        check(png_ok(os.path.join(out, f)), "cg figures: %s is a PNG" % f, so + se)
+    idx = open(os.path.join(out, "index.md")).read()
+    check("Fig 3.3" in idx and "Fig 3.4" in idx, "cg figures: listed in the index", idx[-800:])
+
+
 def test_proact(report, tmp):
     """gpsm proact files (synthetic fixture): the sweep and tracking lines plus Fig 2.6, 2.8, 2.9."""
     fixture = os.path.join(HERE, "..", "fixtures", "results", "proact_sample.json")
@@ -449,6 +496,7 @@ def main():
         test_overlay(report, tmp)
         test_bench(report, tmp)
         test_graph_bench(report, tmp)
+        test_cg_figures(report, tmp)
         test_proact(report, tmp)
         test_remote_study(report, tmp)
         test_sim(report, tmp)

@@ -720,6 +720,145 @@ def draw_speedup(plt, name, entries, runs, out_path):
                            "speedup", True, 0.315)
 
 
+# ----------------------------------------------------------------------------------------------
+# CG across matrices (`gpsm bench --app cg`, e.g. --size table3.1): the CPU-free thesis' Fig 3.3
+# (CPU-free over CPU-controlled speedup per matrix, with the geometric mean its Table 3.1 quotes)
+# and Fig 3.4 (strong scaling: each paradigm's speedup over its own 1-GPU time). A matrix is one
+# bench test; these figures span tests, so they are drawn once per report from every cg test.
+# ----------------------------------------------------------------------------------------------
+
+CG_PAIRS = (("std", "Standard", 1.54), ("pipe", "Pipelined", 1.63))  # the thesis' 8xA100 means
+
+
+def _geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def cg_medians(cg_entries):
+    """{matrix: {paradigm: {gpus: median}}} over every cg test of every run, verified points
+    only (a later run's point replaces an earlier one's)."""
+    out = {}
+    for _run, t in cg_entries:
+        m = out.setdefault(t["problem"].get("label", t["name"]) if isinstance(t.get("problem"), dict) else t["name"], {})
+        for sr in t.get("series", []):
+            for pt in sr.get("points", []):
+                if pt.get("verified", True) is False or not _finite(pt.get("median")) or pt["median"] <= 0:
+                    continue
+                m.setdefault(sr["label"], {})[pt["x"]] = pt["median"]
+    return out
+
+
+def cg_free_over_ctrl(med):
+    """{gpus: {variant: [(matrix, cpu_ctrl / cpu_free)]}} for every matrix and GPU count (> 1)
+    where both paradigms of a pair ran."""
+    out = {}
+    for mat, by in med.items():
+        for v, _name, _paper in CG_PAIRS:
+            ctrl, free = by.get("cpu_ctrl_" + v, {}), by.get("cpu_free_" + v, {})
+            for g in sorted(set(ctrl) & set(free)):
+                if g > 1:
+                    out.setdefault(g, {}).setdefault(v, []).append((mat, ctrl[g] / free[g]))
+    return out
+
+
+def draw_cg_free_over_ctrl(plt, g, ratios, runs, out_path):
+    """Fig 3.3: per matrix, CPU-free over CPU-controlled for Standard and Pipelined at g GPUs, the
+    geometric means last, the thesis' means as dashed lines."""
+    mats = []
+    for v, _n, _p in CG_PAIRS:
+        for mat, _r in ratios.get(v, []):
+            if mat not in mats:
+                mats.append(mat)
+    labels = mats + ["geometric mean"]
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.62 * len(labels) + 3), 4.8))
+    cols = colors_for(2)
+    top = 1.0
+    for k, (v, name, paper) in enumerate(CG_PAIRS):
+        vals = dict(ratios.get(v, []))
+        if not vals:
+            continue
+        xs = [i - 0.2 + 0.4 * k for i, m in enumerate(mats) if m in vals] + [len(mats) - 0.2 + 0.4 * k]
+        gm = _geomean(list(vals.values()))
+        ys = [vals[m] for m in mats if m in vals] + [gm]
+        top = max([top] + ys)
+        ax.bar(xs, ys, width=0.38, color=cols[k], label="%s (geomean %.2fx over %d)" % (name, gm, len(vals)))
+        for x, y in zip(xs, ys):
+            ax.text(x, y + 0.01 * top, "%.2f" % y, ha="center", va="bottom", fontsize=6.5)
+        ax.axhline(paper, color=cols[k], lw=0.9, ls="--", label="thesis %s: %.2fx (8 A100)" % (name, paper))
+    ax.axhline(1.0, color="0.3", lw=0.8)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=8, rotation=35, ha="right")
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("CPU-controlled time / CPU-free time")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title("cg: CPU-free over CPU-controlled per matrix at %g GPU%s (CPU-free thesis Fig 3.3)"
+                 % (g, "" if g == 1 else "s"), fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def cg_scaling(med):
+    """{paradigm: {gpus: [(matrix, time at 1 GPU / time at gpus)]}} for matrices with a 1-GPU point."""
+    out = {}
+    for mat, by in med.items():
+        for lbl, pts in by.items():
+            if 1 in pts and len(pts) > 1:
+                for g, t in pts.items():
+                    out.setdefault(lbl, {}).setdefault(g, []).append((mat, pts[1] / t))
+    return out
+
+
+def draw_cg_scaling(plt, ticker, scaling, runs, out_path):
+    """Fig 3.4: each paradigm's geometric-mean speedup over its own 1-GPU time, per GPU count
+    (thin lines: the matrices), with the ideal line."""
+    fig, ax = plt.subplots(figsize=(8.5, 5.0))
+    labels = sorted(scaling)
+    cols = colors_for(max(len(labels), 1))
+    counts = sorted(set(g for lbl in labels for g in scaling[lbl]))
+    for k, lbl in enumerate(labels):
+        by_g = scaling[lbl]
+        per_mat = {}
+        for g in sorted(by_g):
+            for mat, x in by_g[g]:
+                per_mat.setdefault(mat, []).append((g, x))
+        for pts in per_mat.values():
+            ax.plot([g for g, _x in pts], [x for _g, x in pts], color=cols[k], lw=0.6, alpha=0.35)
+        gs = sorted(by_g)
+        gm = [_geomean([x for _m, x in by_g[g]]) for g in gs]
+        ax.plot(gs, gm, color=cols[k], lw=2, marker="o", label="%s (geomean of %d)" % (lbl, len(per_mat)))
+    ax.plot(counts, counts, color="0.4", lw=0.9, ls="--", label="ideal")
+    setup_x_axis(ax, ticker, "gpus", counts)
+    ax.set_ylabel("speedup over the same paradigm on 1 GPU")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title("cg: strong scaling per paradigm (CPU-free thesis Fig 3.4)", fontsize=11)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_cg(plt, ticker, cg_entries, out_file, out):
+    """The cross-matrix cg figures: [(png, description)], and prints each GPU count's means."""
+    runs = []
+    for r, _t in cg_entries:
+        if r not in runs:
+            runs.append(r)
+    med = cg_medians(cg_entries)
+    produced = []
+    for g, ratios in sorted(cg_free_over_ctrl(med).items()):
+        cells = ["%s %.2fx over %d" % (name, _geomean([x for _m, x in ratios[v]]), len(ratios[v]))
+                 for v, name, _p in CG_PAIRS if ratios.get(v)]
+        print("cg: CPU-free over CPU-controlled at %g GPUs (geometric mean): %s" % (g, ", ".join(cells)))
+        fname = out_file("cg_free_over_ctrl_%dgpu" % int(g))
+        draw_cg_free_over_ctrl(plt, g, ratios, runs, os.path.join(out, fname))
+        produced.append((fname, "CPU-free over CPU-controlled per matrix at %g GPUs (thesis Fig 3.3)" % g))
+    scaling = cg_scaling(med)
+    if scaling:
+        fname = out_file("cg_strong_scaling")
+        draw_cg_scaling(plt, ticker, scaling, runs, os.path.join(out, fname))
+        produced.append((fname, "strong scaling per paradigm over its 1-GPU time (thesis Fig 3.4)"))
+    return produced
+
+
 def has_field(entries, key):
     return any(key in pt for _r, t in entries for sr in t["series"] for pt in sr["points"])
 
@@ -1172,6 +1311,14 @@ def main(argv=None):
             for pname, pdesc in draw_proact(plt, ticker, name, entries, out_file, out):
                 produced.append((pname, [name], pdesc, "line"))
                 print(os.path.join(out, pname))
+
+    cg_entries = [(r, t) for name in order for r, t in by_name[name]
+                  if t.get("group") == "bench" and t.get("app") == "cg"]
+    if cg_entries:
+        CURRENT[:] = sorted(set(r.path for r, _t in cg_entries))
+        for fname, desc in draw_cg(plt, ticker, cg_entries, out_file, out):
+            produced.append((fname, sorted(set(t["name"] for _r, t in cg_entries)), desc, "bars"))
+            print(os.path.join(out, fname))
 
     for path in ct_files:
         CURRENT[:] = [path]
