@@ -454,23 +454,26 @@ static bool holds_every_page_of(const std::shared_ptr<detail::ArrayState>& s, in
   return !s->ctx->tracking && ((s->table.on_every_page() >> rank) & 1u) != 0;
 }
 bool ArrayBase::holds_every_page(int rank) const { return holds_every_page_of(s_, rank, "holds_every_page()"); }
+// The pages of bytes [begin, end) of a live array, for the host queries of a range (`what`
+// names the caller in the errors: an empty handle, a freed array, a range outside the array).
+static PageRange pages_asked(const std::shared_ptr<detail::ArrayState>& s, std::uint64_t begin, std::uint64_t end,
+                             const char* what) {
+  if (!s) throw gpsm::Error(std::string("gpsm: ") + what + "() of an empty GPS array handle");
+  s->check_live((std::string(what) + "()").c_str());
+  if (end > s->g.bytes || begin > end)
+    throw gpsm::Error(std::string("gpsm: ") + what + "(" + std::to_string(begin) + ", " + std::to_string(end) +
+                      ") of array '" + s->name + "' (" + std::to_string(s->g.bytes) +
+                      " bytes): the range must lie in the array");
+  return pages_of_bytes(s->g, begin, end);
+}
 Reach ArrayBase::reach_bytes(std::uint64_t begin, std::uint64_t end, int rank) const {
-  if (!s_) throw gpsm::Error("gpsm: reach_bytes() of an empty GPS array handle");
-  s_->check_live("reach_bytes()");
-  if (end > s_->g.bytes || begin > end)
-    throw gpsm::Error("gpsm: reach_bytes(" + std::to_string(begin) + ", " + std::to_string(end) + ") of array '" +
-                      s_->name + "' (" + std::to_string(s_->g.bytes) + " bytes): the range must lie in the array");
-  const Reach r = s_->table.reach(pages_of_bytes(s_->g, begin, end), rank);  // checks the rank
+  const PageRange pages = pages_asked(s_, begin, end, "reach_bytes");
+  const Reach r = s_->table.reach(pages, rank);  // checks the rank
   return s_->ctx->tracking ? Reach::checked : r;
 }
 RangeSubscribers ArrayBase::subscribers_bytes(std::uint64_t begin, std::uint64_t end) const {
-  if (!s_) throw gpsm::Error("gpsm: subscribers_bytes() of an empty GPS array handle");
-  s_->check_live("subscribers_bytes()");
-  if (end > s_->g.bytes || begin > end)
-    throw gpsm::Error("gpsm: subscribers_bytes(" + std::to_string(begin) + ", " + std::to_string(end) +
-                      ") of array '" + s_->name + "' (" + std::to_string(s_->g.bytes) +
-                      " bytes): the range must lie in the array");
-  return s_->ctx->tracking ? RangeSubscribers{} : s_->table.subscribers(pages_of_bytes(s_->g, begin, end));
+  const PageRange pages = pages_asked(s_, begin, end, "subscribers_bytes");
+  return s_->ctx->tracking ? RangeSubscribers{} : s_->table.subscribers(pages);
 }
 std::uint64_t ArrayBase::subscription_version() const {
   if (!s_) throw gpsm::Error("gpsm: subscription_version() of an empty GPS array handle");

@@ -259,17 +259,7 @@ class View {
     std::uint32_t m0, all;
     bool uniform;
     masks_over(page_of(i), page_of(i + n - 1), m0, all, uniform);
-    const std::uint32_t me = 1u << c.self;
-    Span s;
-    s.uniform = uniform;
-    if (all & me) {
-      s.here = reinterpret_cast<T*>(c.mine);
-      s.from = s.here;
-    } else if (uniform && m0 != 0u) {
-      s.from = reinterpret_cast<const T*>(c.replica[__ffs(m0) - 1]);
-    }
-    s.others = uniform ? m0 & ~me : 0u;
-    return s;
+    return span_of(m0, all, uniform);
   }
 
   // The span View::span returns for a run whose pages all have subscribers `mask`, with no mask
@@ -277,19 +267,7 @@ class View {
   // published runs once per subscription change instead of once per item or store. Valid while
   // the array's subscription_version() is the one the mask was asked at; marks nothing while
   // tracking (the host answers not uniform then, so such a launch takes span() instead).
-  __device__ __forceinline__ Span span_with(std::uint32_t mask) const {
-    const std::uint32_t me = 1u << c.self;
-    Span s;
-    s.uniform = true;
-    if (mask & me) {
-      s.here = reinterpret_cast<T*>(c.mine);
-      s.from = s.here;
-    } else if (mask != 0u) {
-      s.from = reinterpret_cast<const T*>(c.replica[__ffs(mask) - 1]);
-    }
-    s.others = mask & ~me;
-    return s;
-  }
+  __device__ __forceinline__ Span span_with(std::uint32_t mask) const { return span_of(mask, mask, true); }
 
   // Stores v at element i of a uniform span: this device's replica when it subscribes, and each
   // other subscriber as store() would (inline: a remote store each; combine and bulk: the words
@@ -394,6 +372,22 @@ class View {
   ViewCore c;
 
 #if defined(__CUDACC__)
+  // The span of a run whose first page has subscribers m0, whose pages all hold `all`, and whose
+  // masks are all equal (`uniform`): span() after its mask reads, span_with() with none.
+  __device__ __forceinline__ Span span_of(std::uint32_t m0, std::uint32_t all, bool uniform) const {
+    const std::uint32_t me = 1u << c.self;
+    Span s;
+    s.uniform = uniform;
+    if (all & me) {
+      s.here = reinterpret_cast<T*>(c.mine);
+      s.from = s.here;
+    } else if (uniform && m0 != 0u) {
+      s.from = reinterpret_cast<const T*>(c.replica[__ffs(m0) - 1]);
+    }
+    s.others = uniform ? m0 & ~me : 0u;
+    return s;
+  }
+
   // Pages [first, last]: the first page's subscribers, the AND of all of them, and whether they are
   // all equal. Outside tracking, a step per run of equal masks (runs[p] pages from p share p's
   // mask); while tracking (kTrackBit on every mask), a step per page, marking each touched.

@@ -10,10 +10,11 @@
 // the runtime says of their pages (Array::reach, Array::subscribers, classify_gps_items): the
 // slab's interior, whose pages no other GPU holds, runs the hand-written step with no checks; the
 // items whose stores are published (the planes a neighbour reads) run the same march putting each
-// vector through View::span_with of the mask the host asked, in the same launch; anything else
-// (pages this GPU lacks) runs the checked GPS step beside it on a side stream. The split is made
-// again whenever Array::subscription_version changes. The fastest hand-written forms of these apps are host-driven steps (p2p_inline, memcpy:
-// the persistent cpu_free is 1.1-1.4x slower on 1 and 2 GPUs), so gps is one too, and like them it
+// vector through View::span_with of the mask the host asked, in a kernel of their own beside it
+// on a side stream, as does anything else (pages this GPU lacks) through the checked GPS step.
+// The split is made again whenever Array::subscription_version changes. The fastest
+// hand-written forms of these apps are host-driven steps (p2p_inline, memcpy: the persistent
+// cpu_free is 1.1-1.4x slower on 1 and 2 GPUs), so gps is one too, and like them it
 // runs its timed loop as one CUDA graph (kernels and the fence's event records and waits).
 #include <cuda_runtime.h>
 

@@ -156,6 +156,14 @@ struct SpanOut {
   const float* base;  // view.local()
   gps::View<float>::Span span;
 };
+template <int V>
+__device__ __forceinline__ gps::View<float>::Span stored_span(const GpsOut& o, std::uint64_t i) {
+  return o.view.span(i, V);
+}
+template <int V>
+__device__ __forceinline__ const gps::View<float>::Span& stored_span(const SpanOut& o, std::uint64_t) {
+  return o.span;
+}
 // A thread's cells of work item w: column col (V cells from x = p.x0 + col * V), coordinate co
 // along the other axis, march coordinates [m0, m1). Computed once per item (item_tiles and
 // chunk_range divide 64-bit integers, about a hundred instructions each time); `valid` is false
@@ -293,21 +301,10 @@ __device__ __forceinline__ bool run_cells(const Step& s, const Plan& p, const It
         v[k] = M == 2 ? wave_point(pv[k], c, lx, lo_, lm) : wave_point(pv[k], c, lx, lm, lo_);
       }
     }
-    if constexpr (kSpan) {
+    if constexpr (kGps || kSpan) {
       const auto i = static_cast<std::uint64_t>(op - out.base);
-      if (!edge) {
-        if constexpr (V == 4)
-          out.view.put(out.span, i, make_float4(v[0], v[1], v[2], v[3]));
-        else
-          out.view.put(out.span, i, v[0]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < V; ++k)
-          if (lane_ok(k)) out.view.put(out.span, i + k, v[k]);
-      }
-    } else if constexpr (kGps) {
-      const auto i = static_cast<std::uint64_t>(op - out.base);
-      const gps::View<float>::Span sp = out.view.span(i, V);
+      // GpsOut: a span per stored vector (one mask read: it lies in one page); SpanOut: the item's.
+      const gps::View<float>::Span sp = stored_span<V>(out, i);
       if (!edge) {
         if constexpr (V == 4)
           out.view.put(sp, i, make_float4(v[0], v[1], v[2], v[3]));
