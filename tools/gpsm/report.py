@@ -739,7 +739,8 @@ def cg_medians(cg_entries):
     only (a later run's point replaces an earlier one's)."""
     out = {}
     for _run, t in cg_entries:
-        m = out.setdefault(t["problem"].get("label", t["name"]) if isinstance(t.get("problem"), dict) else t["name"], {})
+        problem = t.get("problem") if isinstance(t.get("problem"), dict) else {}
+        m = out.setdefault(problem.get("label", t["name"]), {})
         for sr in t.get("series", []):
             for pt in sr.get("points", []):
                 if pt.get("verified", True) is False or not _finite(pt.get("median")) or pt["median"] <= 0:
