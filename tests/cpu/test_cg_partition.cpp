@@ -200,14 +200,17 @@ TEST(CgPartition, PlanOfBandedDenseRowAndElastic) {
 }
 
 TEST(CgPartition, RowsPerThreadKeepsChunksFew) {
-  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 256, 1)), 1);
-  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 256 + 1, 1)), 2);
-  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 256 * 2 + 1, 2)), 2);
+  EXPECT_EQ(rows_per_thread_for(split_rows(1024 * 256, 1)), 1);      // 1024 chunks
+  EXPECT_EQ(rows_per_thread_for(split_rows(1024 * 256 + 1, 1)), 2);  // 513
+  EXPECT_EQ(rows_per_thread_for(split_rows(2048 * 256 + 1, 1)), 4);  // 513
+  EXPECT_EQ(rows_per_thread_for(split_rows(2048 * 256 * 2 + 1, 2)), 4);  // the largest GPU's rows decide
+  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 1024, 1)), 4);     // 4096 chunks: 4 rows a thread still
+  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 1024 + 1, 1)), 8);
   EXPECT_EQ(rows_per_thread_for(split_rows(std::int64_t{1} << 32, 1)), 8);  // capped
   const Matrix a = poisson2d(1100, 1000);
   const Plan plan = make_plan(a, split_rows(a.n, 1));
-  EXPECT_EQ(plan.rows_per_thread, 2);
-  EXPECT_EQ(plan.chunks(0), (a.n + 511) / 512);
+  EXPECT_EQ(plan.rows_per_thread, 4);
+  EXPECT_EQ(plan.chunks(0), (a.n + 1023) / 1024);
 }
 
 TEST(CgPartition, PlanRejectsWhatTheGpusCannotTake) {

@@ -51,6 +51,8 @@ __device__ __forceinline__ std::uint64_t globaltimer_ns() {
 }
 
 __device__ __forceinline__ void fence_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+// GPU scope: for synchronization that never leaves one GPU (a one-GPU run's reductions).
+__device__ __forceinline__ void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 __device__ __forceinline__ void st_release_sys(std::uint32_t* p, std::uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -72,6 +74,16 @@ __device__ __forceinline__ std::uint32_t ld_acquire_sys(const std::uint32_t* p) 
 __device__ __forceinline__ std::uint64_t ld_acquire_sys(const std::uint64_t* p) {
   std::uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ std::uint64_t ld_acquire_gpu(const std::uint64_t* p) {
+  std::uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ std::uint32_t ld_acquire_gpu(const std::uint32_t* p) {
+  std::uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
 __device__ __forceinline__ std::uint32_t ld_relaxed_sys(const std::uint32_t* p) {
@@ -139,6 +151,20 @@ __device__ __forceinline__ U wait_geq_sys(const U* p, U expected, const WaitPoli
   const std::uint64_t start = globaltimer_ns();
   for (unsigned spin = 0;; ++spin) {
     v = ld_acquire_sys(p);
+    if (v >= expected) return v;
+    if ((spin & 63u) == 63u && globaltimer_ns() - start > w.timeout_ns) wait_timed_out(w, what, p, expected, v);
+  }
+}
+
+// wait_geq_sys, or with GPU-scope acquires when `sys` is false (every writer on this GPU).
+template <class U>
+__device__ __forceinline__ U wait_geq(bool sys, const U* p, U expected, const WaitPolicy& w, const char* what) {
+  if (sys) return wait_geq_sys(p, expected, w, what);
+  U v = ld_acquire_gpu(p);
+  if (v >= expected) return v;
+  const std::uint64_t start = globaltimer_ns();
+  for (unsigned spin = 0;; ++spin) {
+    v = ld_acquire_gpu(p);
     if (v >= expected) return v;
     if ((spin & 63u) == 63u && globaltimer_ns() - start > w.timeout_ns) wait_timed_out(w, what, p, expected, v);
   }

@@ -159,9 +159,13 @@ __device__ __forceinline__ bool push_chunk(const Pushes& p, int parity, std::int
 // ---- Standard CG ---------------------------------------------------------------------------
 // SpMV step of chunk c at iteration parity par: p_k = r + beta p_{k-1} formed on the fly, q = A p_k;
 // own rows of p_k and q stored; the chunk's (p_k, q) partial to part[c]. sq: chunk_rows doubles.
+// x_step: also x += alpha_prev p_{k-1} for the own rows (the persistent kernels move the last
+// iteration's x update here, where p_{k-1} is read anyway: 8 bytes a row less per iteration than
+// in the update step, which then reads neither x nor p).
 template <int kL>
 __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVectors& v, int par, double beta,
-                                              std::int64_t c, double* part, double* sq) {
+                                              std::int64_t c, double* part, double* sq, bool x_step = false,
+                                              double alpha_prev = 0.0) {
   const double* pold = pick(v.p, par);
   const double* r = v.r;
   spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
@@ -171,7 +175,9 @@ __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVecto
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
-    const double pk = fmad(beta, pold[i], r[i]), qi = sq[i - first];
+    const double po = pold[i];
+    if (x_step) v.x[i] = fmad(alpha_prev, po, v.x[i]);
+    const double pk = fmad(beta, po, r[i]), qi = sq[i - first];
     pnew[i] = pk;
     v.q[i] = qi;
     d = fmad(pk, qi, d);
@@ -189,14 +195,14 @@ __device__ __forceinline__ void std_halo_step(const DevMatrix& a, const StdVecto
   }
 }
 
-// Update step of chunk c: x += alpha p_k, r -= alpha q, the (r, r) partial to part[c], r's sent
-// entries pushed. Returns whether it pushed.
+// Update step of chunk c: x += alpha p_k (when x_step: the discrete kernels), r -= alpha q, the
+// (r, r) partial to part[c], r's sent entries pushed. Returns whether it pushed.
 __device__ __forceinline__ bool std_update_step(const DevMatrix& a, const StdVectors& v, int par, double alpha,
-                                                std::int64_t c, double* part, const Pushes& push) {
+                                                std::int64_t c, double* part, const Pushes& push, bool x_step = true) {
   const double* pk = pick(v.p, 1 - par);
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
-    v.x[i] = fmad(alpha, pk[i], v.x[i]);
+    if (x_step) v.x[i] = fmad(alpha, pk[i], v.x[i]);
     const double rn = fmad(-alpha, v.q[i], v.r[i]);
     v.r[i] = rn;
     d = fmad(rn, rn, d);
@@ -204,6 +210,13 @@ __device__ __forceinline__ bool std_update_step(const DevMatrix& a, const StdVec
   const double t = block_sum(d);  // its barriers make the block's r stores visible to the pushes
   if (threadIdx.x == 0) part[c] = t;
   return push_chunk(push, 0, c, v.r);
+}
+
+// x += alpha p (p: the buffer of parity pp) for chunk c's own rows: the persistent kernels' last
+// x update, after their last iteration.
+__device__ __forceinline__ void std_x_step(const DevMatrix& a, const StdVectors& v, int pp, double alpha, std::int64_t c) {
+  const double* p = pick(v.p, pp);
+  CG_FOR_MY_ROWS(a, c, e, i) v.x[i] = fmad(alpha, p[i], v.x[i]);
 }
 
 // ---- Pipelined CG --------------------------------------------------------------------------
@@ -268,38 +281,58 @@ __device__ __forceinline__ bool cg_done(double rho, double threshold) {
 
 // A GPU's partial of value k from its chunk partials (parts[c * count + k]) in cg_math.hpp's order
 // (thread t adds chunks t, t + kThreads, ..., then the block tree); thread 0 gets it. Block-collective.
-// The partials were stored by other blocks during the launch: loaded around L1 (__ldcg).
+// The partials were stored by other blocks during the launch: loaded around L1 (__ldcg). A thread's
+// loads issue in batches before its adds (in chunk order): one L2 latency per batch, not per chunk,
+// on the reduction's critical path.
 __device__ __forceinline__ double gpu_partial(const double* parts, std::int64_t chunks, int count, int k) {
+  constexpr int kBatch = 16;  // 4096 chunks (partition.cpp's bound) in one batch
   double acc = 0.0;
-  for (std::int64_t c = threadIdx.x; c < chunks; c += kThreads) acc = acc + __ldcg(parts + c * count + k);
+  for (std::int64_t c0 = threadIdx.x; c0 < chunks; c0 += kBatch * kThreads) {
+    double v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const std::int64_t c = c0 + static_cast<std::int64_t>(j) * kThreads;
+      v[j] = c < chunks ? __ldcg(parts + c * count + k) : 0.0;
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j)
+      if (c0 + static_cast<std::int64_t>(j) * kThreads < chunks) acc = acc + v[j];
+  }
   return block_sum(acc);
 }
 
-// ---- the communication block's exchange (cg_sync.hpp) -----------------------------------------
-__device__ inline void CgSync::exchange(std::uint64_t s, const double* parts, std::int64_t chunks, int count,
-                                        double* out) const {
+// ---- the communication block's send and every block's receive (cg_sync.hpp) -------------------
+__device__ inline void CgSync::send(std::uint64_t s, const double* parts, std::int64_t chunks, int count) const {
   __shared__ double mine[3];
   for (int k = 0; k < count; ++k) {
     const double t = gpu_partial(parts, chunks, count, k);
     if (threadIdx.x == 0) mine[k] = t;
   }
   const int p = static_cast<int>(s & 1);
-  if (threadIdx.x == 0) {  // unrolled over kMaxRanks: all[] stays in registers
+  if (threadIdx.x == 0) {  // unrolled over kMaxRanks: the stores' addresses stay in registers
 #pragma unroll
     for (int g = 0; g < kMaxRanks; ++g)
       if (g < ranks)
         for (int k = 0; k < count; ++k)
           gps::st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->inbox[p][rank].v[k]), __double_as_longlong(mine[k]));
-    gps::fence_sys();  // the values, and everything this GPU's blocks released to this block, before the tags
+    // The values, and everything this GPU's blocks released to this block, before the tags.
+    if (ranks > 1)
+      gps::fence_sys();
+    else
+      gps::fence_gpu();
 #pragma unroll
     for (int g = 0; g < kMaxRanks; ++g)
       if (g < ranks) gps::st_relaxed_sys(&all[g]->inbox[p][rank].tag, s + 1);
   }
+}
+
+__device__ inline void CgSync::receive(std::uint64_t s, int count, double* out) const {
+  const int p = static_cast<int>(s & 1);
   if (threadIdx.x < kWarp) {
     const int g = static_cast<int>(threadIdx.x);
     double val[3] = {0.0, 0.0, 0.0};
     if (g < ranks) {
-      gps::wait_geq_sys<std::uint64_t>(&self->inbox[p][g].tag, s + 1, wait, "cg reduction word");
+      gps::wait_geq<std::uint64_t>(ranks > 1, &self->inbox[p][g].tag, s + 1, wait, "cg reduction word");
       for (int k = 0; k < count; ++k)
         val[k] = __longlong_as_double(static_cast<long long>(gps::ld_relaxed_sys(reinterpret_cast<const std::uint64_t*>(&self->inbox[p][g].v[k]))));
     }
@@ -309,7 +342,7 @@ __device__ inline void CgSync::exchange(std::uint64_t s, const double* parts, st
       if (threadIdx.x == 0) out[k] = sum;
     }
   }
-  __syncthreads();
+  __syncthreads();  // the other threads read out[] after warp 0's acquire
 }
 
 }  // namespace gpsm::apps::cg

@@ -2,10 +2,11 @@
 // GPU, written against the public GPS API only. Per iteration k:
 //   SpMV:   q = A p_k with p_k = r + beta p_{k-1} formed on the fly from r's replica (one subscriber
 //           check per chunk: View::local_span over the columns it reads), p_k stored for the own
-//           rows and, from the published r, for the subscribed pages beyond them; (p_k, q) partials
+//           rows and, from the published r, for the subscribed pages beyond them; x += alpha_{k-1}
+//           p_{k-1} for the own rows (read here anyway; after the last iteration, its own pass); (p_k, q) partials
 //           -> device fence round 2k (arrive_and_reduce: the GPU's partial in cg_math.hpp's order,
 //           the GPUs' in rank order) -> alpha
-//   update: x += alpha p_k, r -= alpha q stored through the view (View::put: this replica and each
+//   update: r -= alpha q stored through the view (View::put: this replica and each
 //           subscriber of the page, inline), (r, r) partials -> round 2k + 1, which also makes
 //           every GPU's stores of r visible before the next SpMV reads them -> beta
 // The structure is cpu_free_std's (cg_persistent.cu) with the hand-written pushes, halo lists and
@@ -34,8 +35,10 @@ __device__ __forceinline__ gps::View<double>::Span own_rows_span(const GpsStd& g
 // View::load, so the runtime records exactly the pages the SpMV reads (a span over the chunk's
 // column range would mark the pages between them too).
 // kSole (GpsStd::sole): r is read straight from this GPU's replica.
+// x_step: x += alpha_prev p_{k-1} for the own rows, where p_{k-1} is read anyway (as cpu_free_std).
 template <int kL, bool kSole>
-__device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double beta, std::int64_t c, double* sq) {
+__device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double beta, std::int64_t c, double* sq,
+                                              bool x_step, double alpha_prev) {
   const DevMatrix& a = g.a;
   const double* pold = pick(g.p, par);
   auto out = [&](std::int64_t off, double s) { sq[off] = s; };
@@ -61,7 +64,9 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;
     const double ri = kSole ? rl[gi] : own.from != nullptr ? own.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
-    const double pk = fmad(beta, pold[gi], ri), qi = sq[i - first];
+    const double po = pold[gi];
+    if (x_step) g.x[i] = fmad(alpha_prev, po, g.x[i]);
+    const double pk = fmad(beta, po, ri), qi = sq[i - first];
     pnew[gi] = pk;
     g.q[i] = qi;
     d = fmad(pk, qi, d);
@@ -81,19 +86,17 @@ __device__ __forceinline__ void gps_remote_step(const GpsStd& g, int par, double
   for (std::int64_t j = b + threadIdx.x; j < e; j += kThreads) pnew[j] = fmad(beta, pold[j], r[j]);
 }
 
-// Update step of chunk c: x += alpha p_k, r -= alpha q through the view, the (r, r) partial.
+// Update step of chunk c: r -= alpha q through the view, the (r, r) partial (x moved to the SpMV).
 // Returns whether a store may have gone to another GPU (the fence then releases at system scope).
 // kSole: r's rows read and written in this GPU's replica, nothing published.
 template <bool kSole>
-__device__ __forceinline__ bool gps_update_step(const GpsStd& g, int par, double alpha, std::int64_t c) {
+__device__ __forceinline__ bool gps_update_step(const GpsStd& g, double alpha, std::int64_t c) {
   const DevMatrix& a = g.a;
-  const double* pk = pick(g.p, 1 - par);
   const auto s = kSole ? gps::View<double>::Span{} : own_rows_span(g, c);
   double* rl = g.r.local();
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;
-    g.x[i] = fmad(alpha, pk[gi], g.x[i]);
     if constexpr (kSole) {
       const double rn = fmad(-alpha, g.q[i], rl[gi]);
       rl[gi] = rn;
@@ -115,8 +118,8 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
   extern __shared__ double sq[];
   const std::int64_t chunks = g.a.chunks, items = chunks + g.pieces;
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
-  double rho = g.rho0, beta = 0.0;
-  int round = 0;
+  double rho = g.rho0, beta = 0.0, alpha = 0.0;
+  int round = 0, par = 0;
   auto gpu_sum = [&](int which) {  // the GPU's partial from its chunk partials, for the fence
     return [&g, &chunks, which](double* out) {
       const double t = gpu_partial(g.part[which], chunks, 1, 0);
@@ -126,25 +129,25 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
   // GpsStd::plain; block-uniform (one chunk per block at a time)
   auto plain = [&g](std::int64_t c) { return kSole || (g.plain != nullptr && __ldg(g.plain + c) != 0); };
   for (int k = 0;; ++k) {
-    const int par = k & 1;
+    par = k & 1;
     for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
       if (it >= chunks)
         gps_remote_step(g, par, beta, it - chunks);
       else if (plain(it))
-        gps_spmv_step<kL, true>(g, par, beta, it, sq);
+        gps_spmv_step<kL, true>(g, par, beta, it, sq, k > 0, alpha);
       else
-        gps_spmv_step<kL, kSole>(g, par, beta, it, sq);
+        gps_spmv_step<kL, kSole>(g, par, beta, it, sq, k > 0, alpha);
     }
     double pq[1];
     g.fence.arrive_and_reduce<1>(round++, false, gpu_sum(0), pq);
-    if (pq[0] == 0.0) {
+    if (pq[0] == 0.0) {  // x already holds x_k
       if (lead) *g.iterations = k;
-      break;
+      return;
     }
-    const double alpha = cg_ratio(rho, pq[0]);
+    alpha = cg_ratio(rho, pq[0]);
     bool published = false;
     for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x)
-      published = (plain(c) ? gps_update_step<true>(g, par, alpha, c) : gps_update_step<kSole>(g, par, alpha, c)) || published;
+      published = (plain(c) ? gps_update_step<true>(g, alpha, c) : gps_update_step<kSole>(g, alpha, c)) || published;
     double rr[1];
     g.fence.arrive_and_reduce<1>(round++, published, gpu_sum(1), rr);
     const bool stop = cg_done(rr[0], g.threshold) || k + 1 == g.iters;
@@ -155,6 +158,11 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
     if (stop) break;
     beta = cg_ratio(rr[0], rho);
     rho = rr[0];
+  }
+  // The last x update: x_{k+1} = x_k + alpha_k p_k (this block's chunks).
+  const double* pk = pick(g.p, 1 - par);
+  for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    CG_FOR_MY_ROWS(g.a, c, e, i) g.x[i] = fmad(alpha, pk[g.first_row + i], g.x[i]);
   }
 }
 

@@ -38,51 +38,46 @@ __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_
   const DevMatrix a = f.a;
   const CgSync sync = f.sync;
   const std::int64_t items = std_spmv_items(a);
-  const bool lead = threadIdx.x == 0;
-  double rho = f.rho0, beta = 0.0;
+  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  double rho = f.rho0, beta = 0.0, alpha = 0.0;
   std::uint64_t seq = 0;
+  int par = 0;
   for (int k = 0;; ++k) {
-    const int par = k & 1;
+    par = k & 1;
+    // x_k = x_{k-1} + alpha_{k-1} p_{k-1} here, where the SpMV reads p_{k-1} anyway (k > 0).
     for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
       if (it < a.chunks)
-        std_spmv_step<kL>(a, f.v, par, beta, it, f.part[0], sq);
+        std_spmv_step<kL>(a, f.v, par, beta, it, f.part[0], sq, k > 0, alpha);
       else
         std_halo_step(a, f.v, par, beta, it - a.chunks);
     }
-    if (sync.arrive(seq, false)) {
-      sync.exchange(seq, f.part[0], a.chunks, 1, vals);
-      if (lead) {
-        if (vals[0] == 0.0) *f.iterations = k;
-        sync.broadcast(seq, vals);
-      }
-      __syncthreads();
-    } else {
-      sync.wait_broadcast(seq, vals);
-    }
+    if (sync.arrive(seq, false)) sync.send(seq, f.part[0], a.chunks, 1);
+    sync.receive(seq, 1, vals);
     ++seq;
     const double pq = vals[0];
-    if (pq == 0.0) break;
-    const double alpha = cg_ratio(rho, pq);
+    if (pq == 0.0) {  // x already holds x_k
+      if (lead) *f.iterations = k;
+      return;
+    }
+    alpha = cg_ratio(rho, pq);
     bool pushed = false;
     for (std::int64_t c = blockIdx.x; c < a.chunks; c += gridDim.x)
-      pushed = std_update_step(a, f.v, par, alpha, c, f.part[1], f.push) || pushed;
-    if (sync.arrive(seq, pushed)) {
-      sync.exchange(seq, f.part[1], a.chunks, 1, vals);
-      if (lead) {
-        f.hist[k + 1] = vals[0];
-        if (cg_done(vals[0], f.threshold) || k + 1 == f.iters) *f.iterations = k + 1;
-        sync.broadcast(seq, vals);
-      }
-      __syncthreads();
-    } else {
-      sync.wait_broadcast(seq, vals);
-    }
+      pushed = std_update_step(a, f.v, par, alpha, c, f.part[1], f.push, false) || pushed;
+    if (sync.arrive(seq, pushed)) sync.send(seq, f.part[1], a.chunks, 1);
+    sync.receive(seq, 1, vals);
     ++seq;
     const double rr = vals[0];
-    if (cg_done(rr, f.threshold) || k + 1 == f.iters) break;
+    const bool stop = cg_done(rr, f.threshold) || k + 1 == f.iters;
+    if (lead) {
+      f.hist[k + 1] = rr;
+      if (stop) *f.iterations = k + 1;
+    }
+    if (stop) break;
     beta = cg_ratio(rr, rho);
     rho = rr;
   }
+  // The last x update: x_{k+1} = x_k + alpha_k p_k (this block's chunks).
+  for (std::int64_t c = blockIdx.x; c < a.chunks; c += gridDim.x) std_x_step(a, f.v, 1 - par, alpha, c);
 }
 
 // Pipelined CG. Block 0 is the communication block: per iteration i it waits until every other
@@ -92,8 +87,16 @@ __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_
 // that read no halo entry while block 0 talks to the peers, stage up to pipe_slots chunks of n in
 // shared memory, take the broadcast (before any chunk that reads halo entries, and before the
 // updates), and update their chunks: z, s, p, x, r, the next w, its partials and its pushes.
+// CgSync::receive out of line: the Pipelined kernel takes it at three places, and inlined there
+// it raised the kernel from 78 to 106 registers (kL = 4; 3 to 2 blocks per SM, 23 % slower on one
+// H200). Called, and with 3 blocks per SM asked (what ptxas gave every kL before), 80 registers,
+// spills only for kL = 8 (as before). The Standard kernel keeps it inline (two places, no cost).
+__device__ __noinline__ void receive_call(const CgSync& sync, std::uint64_t s, int count, double* out) {
+  sync.receive(s, count, out);
+}
+
 template <int kL>
-__global__ void __launch_bounds__(kThreads) free_pipe_kernel(FreePipe f) {
+__global__ void __launch_bounds__(kThreads, 3) free_pipe_kernel(FreePipe f) {
   extern __shared__ double slots[];
   __shared__ double vals[4];
   const DevMatrix a = f.a;
@@ -107,32 +110,26 @@ __global__ void __launch_bounds__(kThreads) free_pipe_kernel(FreePipe f) {
   bool pushed = false;
   for (int i = 0;; ++i) {
     const std::uint64_t seq = static_cast<std::uint64_t>(i);
-    bool have = false;  // this block holds reduction i's broadcast
+    bool have = false;  // this block holds reduction i's sums
     if (!comm) sync.arrive(seq, pushed);
     sync.wait_local(seq);
-    if (comm) {
-      sync.exchange(seq, f.part, a.chunks, 2, vals);
-      if (threadIdx.x == 0) {
-        f.hist[i] = vals[0];
-        double al = 0, be = 0;
-        bool stop = i == f.iters || cg_done(vals[0], f.threshold);
-        if (!stop) stop = !pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, al, be);
-        vals[2] = stop ? 1.0 : 0.0;
-        if (stop) *f.iterations = i;
-        sync.broadcast(seq, vals);
-      }
-      __syncthreads();
-      have = true;
-    }
+    if (comm) sync.send(seq, f.part, a.chunks, 2);
     pushed = false;
     double alpha = 0, beta = 0;
     bool stop = false;
-    auto learn = [&]() {  // block-collective
-      if (!have) sync.wait_broadcast(seq, vals);
+    auto learn = [&]() {  // block-collective; every block decides alike from the same sums
+      if (!have) receive_call(sync, seq, 2, vals);
       have = true;
-      stop = vals[2] != 0.0;
-      if (!stop) pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, alpha, beta);
+      stop = i == f.iters || cg_done(vals[0], f.threshold);
+      if (!stop) stop = !pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, alpha, beta);
     };
+    if (comm) {
+      learn();
+      if (threadIdx.x == 0) {
+        f.hist[i] = vals[0];
+        if (stop) *f.iterations = i;
+      }
+    }
     const double* w = pick(f.v.w, i & 1);
     // This block's chunks: order[worker], order[worker + workers], ... (interior ones first).
     for (std::int32_t idx = worker; !comm && idx < a.chunks;) {

@@ -65,8 +65,10 @@ std::int64_t Plan::halo_total() const {
 int rows_per_thread_for(const std::vector<RowRange>& parts) {
   std::int64_t most = 0;
   for (const RowRange& p : parts) most = std::max(most, p.size());
+  auto chunks = [most](int e) { return (most + chunk_rows(e) - 1) / chunk_rows(e); };
   int e = 1;
-  while (e < 8 && (most + chunk_rows(e) - 1) / chunk_rows(e) > 4096) e *= 2;
+  while (e < 4 && chunks(e) > 1024) e *= 2;
+  while (e < 8 && chunks(e) > 4096) e *= 2;
   return e;
 }
 

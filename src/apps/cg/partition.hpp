@@ -71,8 +71,12 @@ struct Plan {
   std::int64_t halo_total() const;      // sum of the halo slots: entries that cross a link per exchange
 };
 
-// Rows per thread for a split: the smallest power of two (<= 8) that keeps every GPU at or below
-// 4096 chunks, so a GPU's partial sums over its chunks stay short.
+// Rows per thread for a split: the smallest E in {1, 2, 4} that keeps every GPU at or below 1024
+// chunks, raised to 8 only past 4096 chunks at E = 4, so a GPU's partial sums over its chunks
+// stay short and a block's chunks are few and large. Why (one H200, poisson2d:2048x512, 1 M rows,
+// Standard CG): E = 1 (4096 chunks of 256 rows, the rule before) 58.5-59.0 us an iteration, E = 4
+// (1024 chunks) 53.4-54.1: each chunk costs three block barriers and a partial, which E = 1 pays
+// four times as often; E = 8 was slower than E = 4 at every size measured (1 M to 4.2 M rows).
 int rows_per_thread_for(const std::vector<RowRange>& parts);
 
 // The split of `a` over parts.size() GPUs, and its SpMV layout (choose_layout on the largest GPU's

@@ -29,8 +29,10 @@ double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
   const double sends = 16.0 * static_cast<double>(p.sends());  // a sent entry read, and written to a peer or the pack
   double vectors = 0;
   if (v == Variant::standard) {
-    // SpMV: read p_old and r (rows and halo), write p (rows and halo) and q; update: read x, p, q, r, write x, r.
-    vectors = 8.0 * (3.0 * (rows + halo) + rows) + 8.0 * 6.0 * rows;
+    // SpMV: read p_old and r (rows and halo), write p (rows and halo) and q; update: read q, r,
+    // write r; x (read and written) and p in the update (discrete kernels) or x in the SpMV
+    // (persistent kernels, which read p_old there anyway).
+    vectors = 8.0 * (3.0 * (rows + halo) + rows) + 8.0 * 3.0 * rows + (discrete ? 24.0 : 16.0) * rows;
   } else {
     // SpMV: read w (rows and halo); update: read z, s, p, x, r, write z, s, p, x, r, w. Discrete
     // kernels also write A w and read it back.
