@@ -114,14 +114,14 @@ struct DeviceFence {
         const std::uint64_t word = (static_cast<std::uint64_t>(t + 1) << 32) | __float_as_uint(sum ? mine : 0.0f);
         // One system-scope fence, then plain strong stores: fence + relaxed store is a release
         // (PTX memory model); a st.release per destination would repeat the fence.
-        scoped_fence();
+        fence_sys();
         for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
       }
     }
     if (tid < 32) {
       const std::uint64_t tag = static_cast<std::uint64_t>(t + 1) << 32;
       std::uint64_t w = tag;
-      if (static_cast<int>(tid) < ranks) w = wait_geq<std::uint64_t>(ranks > 1, &self->slot[p][tid], tag, wait, "device fence word");
+      if (static_cast<int>(tid) < ranks) w = wait_geq_sys<std::uint64_t>(&self->slot[p][tid], tag, wait, "device fence word");
       __syncwarp();
       float s = 0;
       for (int g = 0; g < ranks; ++g)
@@ -178,7 +178,7 @@ struct DeviceFence {
             st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->values[p][rank][k]),
                            static_cast<std::uint64_t>(__double_as_longlong(mine[k])));
         // The values and everything this GPU's blocks released to this block, before the tags.
-        scoped_fence();
+        fence_sys();
         const std::uint64_t word = static_cast<std::uint64_t>(t + 1) << 32;
         for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
       }
@@ -192,9 +192,8 @@ struct DeviceFence {
   __device__ void wait_local(int t) const {
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     if (tid == 0)
-      // GPU scope: `local` is raised by this GPU's last block, and what follows reads this GPU's stores.
-      wait_geq<std::uint64_t>(false, reinterpret_cast<const std::uint64_t*>(&self->local),
-                              static_cast<std::uint64_t>(t) + 1u, wait, "device fence local arrivals");
+      wait_geq_sys<std::uint64_t>(reinterpret_cast<const std::uint64_t*>(&self->local),
+                                  static_cast<std::uint64_t>(t) + 1u, wait, "device fence local arrivals");
     __syncthreads();  // the other threads read after thread 0's acquire
   }
 
@@ -211,7 +210,7 @@ struct DeviceFence {
       double v[N];
       for (int k = 0; k < N; ++k) v[k] = 0.0;
       if (static_cast<int>(tid) < ranks) {
-        wait_geq<std::uint64_t>(ranks > 1, &self->slot[p][tid], tag, wait, "device fence word");
+        wait_geq_sys<std::uint64_t>(&self->slot[p][tid], tag, wait, "device fence word");
         for (int k = 0; k < N; ++k)
           v[k] = __longlong_as_double(static_cast<long long>(
               ld_relaxed_sys(reinterpret_cast<const std::uint64_t*>(&self->values[p][tid][k]))));
@@ -226,15 +225,6 @@ struct DeviceFence {
     __syncthreads();  // the other threads read after warp 0's acquire
     for (int k = 0; k < N; ++k) result[k] = total[k];  // rewritten only after the next arrive's barrier
   }
-  // The release before the tags: system scope when a peer reads them, else (one GPU) GPU scope,
-  // which measured 0.7 us less per round on one H200 (experiments/cg-sync).
-  __device__ void scoped_fence() const {
-    if (ranks > 1)
-      fence_sys();
-    else
-      fence_gpu();
-  }
-
   // The fence alone.
   __device__ void sync(int t, bool published = true) const { (void)arrive_and_wait(t, 0.0f, false, published); }
 #endif

@@ -281,23 +281,12 @@ __device__ __forceinline__ bool cg_done(double rho, double threshold) {
 
 // A GPU's partial of value k from its chunk partials (parts[c * count + k]) in cg_math.hpp's order
 // (thread t adds chunks t, t + kThreads, ..., then the block tree); thread 0 gets it. Block-collective.
-// The partials were stored by other blocks during the launch: loaded around L1 (__ldcg). A thread's
-// loads issue in batches before its adds (in chunk order): one L2 latency per batch, not per chunk,
-// on the reduction's critical path.
+// The partials were stored by other blocks during the launch: loaded around L1 (__ldcg). (Batching
+// a thread's loads into a 16-entry array before its adds, tried for the reduction's latency, made
+// gps and gps_pipe 0.3-1.1 us an iteration slower at 256^2 and 512^2 on one H200: kept as it was.)
 __device__ __forceinline__ double gpu_partial(const double* parts, std::int64_t chunks, int count, int k) {
-  constexpr int kBatch = 16;  // 4096 chunks (partition.cpp's bound) in one batch
   double acc = 0.0;
-  for (std::int64_t c0 = threadIdx.x; c0 < chunks; c0 += kBatch * kThreads) {
-    double v[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const std::int64_t c = c0 + static_cast<std::int64_t>(j) * kThreads;
-      v[j] = c < chunks ? __ldcg(parts + c * count + k) : 0.0;
-    }
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j)
-      if (c0 + static_cast<std::int64_t>(j) * kThreads < chunks) acc = acc + v[j];
-  }
+  for (std::int64_t c = threadIdx.x; c < chunks; c += kThreads) acc = acc + __ldcg(parts + c * count + k);
   return block_sum(acc);
 }
 
