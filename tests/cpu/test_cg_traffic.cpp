@@ -32,7 +32,8 @@ TEST(CgTraffic, LinkBytesAreTheHaloAndTheReductions) {
 TEST(CgTraffic, MemoryBytesModelTheCompulsoryTraffic) {
   const Matrix a = poisson2d(100, 100);
   // CSR's bytes (test_cg_sell.cpp: the sliced layout's).
-  const Plan one = make_plan(a, split_rows(a.n, 1), SpmvChoice::csr);
+  // Doubles: float-stored values' bytes are test_cg_values.cpp's.
+  const Plan one = make_plan(a, split_rows(a.n, 1), SpmvChoice::csr, ValueChoice::f64);
   const double n = 10000, nnz = static_cast<double>(a.nnz());
   const double matrix = 12 * nnz + 4 * (n + 1);
   EXPECT_EQ(mem_bytes_per_iter(one, Variant::standard, true), matrix + 80 * n);
@@ -40,7 +41,7 @@ TEST(CgTraffic, MemoryBytesModelTheCompulsoryTraffic) {
   EXPECT_EQ(mem_bytes_per_iter(one, Variant::pipelined, false), matrix + 96 * n);
   EXPECT_EQ(mem_bytes_per_iter(one, Variant::pipelined, true), matrix + 112 * n);
   // Split: the halo entries and the sent ones add a little; the largest GPU carries about half.
-  const Plan two = make_plan(a, split_rows(a.n, 2), SpmvChoice::csr);
+  const Plan two = make_plan(a, split_rows(a.n, 2), SpmvChoice::csr, ValueChoice::f64);
   const double whole = mem_bytes_per_iter(two, Variant::standard, false);
   EXPECT_EQ(whole, matrix + 4 + 72 * n + 24 * 200 + 16 * 200);
   EXPECT_NEAR(max_rank_mem_bytes(two, Variant::standard, false), whole / 2, 0.01 * whole);

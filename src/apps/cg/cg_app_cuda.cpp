@@ -79,6 +79,7 @@ class CgApp final : public App {
   std::vector<std::string> expand_size(const std::string& size) const override { return expand_named_set(size); }
   Problem problem(const std::string& size, int iters) const override {
     parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
+    parse_value_choice(std::getenv("GPSM_CG_VALUES"));
     const MatrixSpec s = parse_spec(size);
     Problem p;
     p.graph = size;
@@ -133,14 +134,17 @@ const Matrix& CgApp::matrix(const MatrixSpec& s, const RunRequest& req) {
 }
 
 const Plan& CgApp::plan(const MatrixSpec& s, int gpus, const RunRequest& req) {
-  // GPSM_CG_SPMV forces the SpMV layout (docs/cg.md); read per run, so a process can compare both.
+  // GPSM_CG_SPMV forces the SpMV layout, GPSM_CG_VALUES the value storage (docs/cg.md); read per
+  // run, so a process can compare them.
   const SpmvChoice spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
-  const std::string key = fmt::format("{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv));
+  const ValueChoice values = parse_value_choice(std::getenv("GPSM_CG_VALUES"));
+  const std::string key = fmt::format("{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv),
+                                      value_choice_name(values));
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     say(req, fmt::format("splitting over {} GPUs", gpus));
     const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
-    it = plans_.emplace(key, make_plan(*a_, parts, spmv)).first;
+    it = plans_.emplace(key, make_plan(*a_, parts, spmv, values)).first;
   }
   return it->second;
 }
@@ -286,6 +290,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     out.link_bytes_per_iter = t.link_bytes ? *t.link_bytes : link_bytes_per_iter(p, v, ex);
     out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host);
     out.choices.push_back({"spmv", layout_name(p.spmv.layout), p.spmv.reason});
+    out.choices.push_back({"values", value_storage_name(p.values.storage), p.values.reason});
     if (runs.size() > 1) {
       std::string medians;
       for (std::size_t k = 0; k < runs.size(); ++k)

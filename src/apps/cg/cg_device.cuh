@@ -53,6 +53,11 @@ __device__ __forceinline__ double block_sum(double v) {
   return t;
 }
 
+// Value k of the matrix as the double it is (value_storage.hpp: stored as a float when exact).
+__device__ __forceinline__ double matrix_value(const DevMatrix& a, std::int64_t k) {
+  return a.val32 != nullptr ? static_cast<double>(__ldg(a.val32 + k)) : __ldg(a.val + k);
+}
+
 // Rows of chunk c times x: row group g (kL lanes) takes local rows first + g, first + g + G, ...;
 // out(offset in chunk, value) is called by lane 0 of each group for rows that exist. Block-uniform
 // control flow (the shuffles need every lane).
@@ -66,7 +71,7 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
     double s = 0.0;
     if (row < a.rows) {
       const std::int32_t end = __ldg(a.row_ptr + row + 1);
-      for (std::int32_t k = __ldg(a.row_ptr + row) + lane; k < end; k += kL) s = fmad(__ldg(a.val + k), x(__ldg(a.col + k)), s);
+      for (std::int32_t k = __ldg(a.row_ptr + row) + lane; k < end; k += kL) s = fmad(matrix_value(a, k), x(__ldg(a.col + k)), s);
     }
     for (int o = kL / 2; o > 0; o /= 2) s = s + __shfl_down_sync(kFull, s, o, kL);
     if (lane == 0 && row < a.rows) out(off, s);
@@ -91,8 +96,8 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
     // A short last slice stores its missing rows (padding): the whole warp computes, so the warp
     // barriers below see every lane; only existing rows are written.
     const std::int32_t b = __ldg(a.slice_ptr + s), w = (__ldg(a.slice_ptr + s + 1) - b) / kWarp;
-    const double* v = a.val + b + t;
-    const std::int32_t* cl = a.col + b + t;
+    const std::int64_t at0 = static_cast<std::int64_t>(b) + t;
+    const std::int32_t* cl = a.col + at0;
     double acc[kL];
 #pragma unroll
     for (int l = 0; l < kL; ++l) acc[l] = 0.0;
@@ -108,7 +113,7 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
       for (int l = 0; l < kL; ++l) {
         const std::int32_t at = min(k + l, w - 1) * kWarp;
         j[l] = __ldg(cl + at);
-        m[l] = __ldg(v + at);
+        m[l] = matrix_value(a, at0 + at);
       }
       __syncwarp();
 #pragma unroll

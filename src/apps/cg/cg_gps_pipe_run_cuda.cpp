@@ -129,6 +129,7 @@ class GpsPipeRun final : public CgRun {
   struct Rank {
     DevBuf<std::int32_t> row_ptr, slice_ptr, col, col_range, order, iters;  // row_ptr (CSR) or slice_ptr (sliced)
     DevBuf<double> val, x, r, z, s, p, part, hist;
+    DevBuf<float> val32;
     std::vector<std::int32_t> ranges;  // chunk_column_ranges, host copy
     std::vector<double> part0, r0;
     std::int32_t boundary = 0;
@@ -192,6 +193,7 @@ class GpsPipeRun final : public CgRun {
       g.a.slice_ptr = d.slice_ptr.p;
       g.a.col = d.col.p;
       g.a.val = d.val.p;
+      g.a.val32 = d.val32.p;
       g.a.rows = static_cast<std::int32_t>(p.local_rows());
       g.a.halo = 0;
       g.a.chunks = static_cast<std::int32_t>(plan_.chunks(r));

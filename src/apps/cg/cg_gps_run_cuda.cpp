@@ -126,6 +126,7 @@ class GpsRun final : public CgRun {
   struct Rank {
     DevBuf<std::int32_t> row_ptr, slice_ptr, col, col_range, iters;  // row_ptr (CSR) or slice_ptr (sliced)
     DevBuf<double> val, p[2], x, q, part[2], hist;
+    DevBuf<float> val32;
     DevBuf<std::int64_t> piece_begin, piece_end;
     std::int32_t pieces = 0;
     std::int64_t most_items = 0;
@@ -197,6 +198,7 @@ class GpsRun final : public CgRun {
       g.a.slice_ptr = d.slice_ptr.p;
       g.a.col = d.col.p;
       g.a.val = d.val.p;
+      g.a.val32 = d.val32.p;
       g.a.rows = static_cast<std::int32_t>(p.local_rows());
       g.a.halo = 0;
       g.a.chunks = static_cast<std::int32_t>(plan_.chunks(r));

@@ -13,12 +13,14 @@ namespace gpsm::apps::cg {
 
 // One GPU's block of rows: local CSR (columns < rows: own rows; rows + h: halo slot h), or, when
 // slice_ptr is set, the same rows in the sliced-ELL layout (sell.hpp: col and val column-major per
-// slice of 32 rows, padded; row_ptr unset).
+// slice of 32 rows, padded; row_ptr unset). The values in val, or, when val32 is set, in val32 as
+// the floats they exactly are (value_storage.hpp; val unset).
 struct DevMatrix {
   const std::int32_t* row_ptr = nullptr;
   const std::int32_t* slice_ptr = nullptr;
   const std::int32_t* col = nullptr;
   const double* val = nullptr;
+  const float* val32 = nullptr;
   std::int32_t rows = 0, halo = 0;
   std::int32_t chunks = 0;
   int rows_per_thread = 1;  // E

@@ -8,11 +8,13 @@
 
 namespace gpsm::apps::cg {
 
-CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, const char* spmv_env) {
+CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, const char* spmv_env,
+                            const char* values_env) {
   CgWorkerArgs a;
   a.variant = v;
   a.matrix = req.problem.graph;
   a.spmv = spmv_env != nullptr && std::string(spmv_env) != "auto" ? spmv_env : "";
+  a.values = values_env != nullptr && std::string(values_env) != "auto" ? values_env : "";
   a.iters = iters;
   a.rank = r;
   a.ranks = static_cast<int>(req.devices.size());
@@ -24,11 +26,12 @@ CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, 
 
 CgGathered run_cg_nvshmem(const RunRequest& req, const Plan& plan, Variant v, int iters) {
   const char* spmv = std::getenv("GPSM_CG_SPMV");
+  const char* values = std::getenv("GPSM_CG_VALUES");
   std::vector<CgWorkerResult> results;
   jacobi::run_nvshmem_workers(
       jacobi::kNvshmemCgWorkerName, req.devices,
       [&](int r, const std::string& uid, const std::string& out, int timeout) {
-        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv);
+        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv, values);
         a.uid_file = uid;
         a.out_file = out;
         a.timeout_s = timeout;

@@ -87,9 +87,11 @@ class CgRankData {
   int rows_per_thread_, lanes_;
   bool done_at_start_;
   double rho0_, threshold_;
-  // The matrix: row_ptr, col, val (CSR) or slice_ptr, col, val (plan.spmv: sell.hpp).
+  // The matrix: row_ptr, col, val (CSR) or slice_ptr, col, val (plan.spmv: sell.hpp); val32
+  // instead of val when plan.values stores floats (value_storage.hpp).
   DevBuf<std::int32_t> row_ptr_, slice_ptr_, col_, push_row_, push_peer_, push_dst_, push_pack_, chunk_push_, order_;
   DevBuf<double> val_;
+  DevBuf<float> val32_;
   DevBuf<double> x_, r_own_, p_[2], q_;        // Standard
   DevBuf<double> w_own_[2], z_, s_, pp_, n_;   // Pipelined (pp: p)
   DevBuf<double> part_[2], hist_, pack_, scratch_;

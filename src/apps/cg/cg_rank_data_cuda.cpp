@@ -6,6 +6,7 @@
 #include <string>
 
 #include "apps/cg/sell.hpp"
+#include "apps/cg/value_storage.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 
@@ -52,16 +53,21 @@ CgRankData::CgRankData(int device, const Plan& plan, int rank, const Start& star
   const RankPlan& p = *rp_;
   const int dev = device;
   GPSM_CUDA(cudaSetDevice(dev));
-  if (plan.spmv.layout == SpmvLayout::sell) {  // built here, one GPU at a time: the host keeps only the CSR
-    const Sell sell = make_sell(p.row_ptr, p.col, p.val);
+  // The sliced layout is built here, one GPU at a time: the host keeps only the CSR.
+  const bool sliced = plan.spmv.layout == SpmvLayout::sell;
+  const Sell sell = sliced ? make_sell(p.row_ptr, p.col, p.val) : Sell{};
+  if (sliced) {
     put(slice_ptr_, dev, sell.slice_ptr);
     put(col_, dev, sell.col);
-    put(val_, dev, sell.val);
   } else {
     put(row_ptr_, dev, p.row_ptr);
     put(col_, dev, p.col);
-    put(val_, dev, p.val);
   }
+  const std::vector<double>& vals = sliced ? sell.val : p.val;
+  if (plan.values.storage == ValueStorage::f32)
+    put(val32_, dev, to_floats(vals));
+  else
+    put(val_, dev, vals);
   put(push_row_, dev, p.push_row);
   put(push_peer_, dev, p.push_peer);
   put(push_dst_, dev, p.push_dst);
@@ -143,7 +149,8 @@ DevMatrix CgRankData::matrix() const {
   m.row_ptr = row_ptr_.p;      // null in the sliced layout
   m.slice_ptr = slice_ptr_.p;  // null in CSR
   m.col = col_.p;
-  m.val = val_.p;
+  m.val = val_.p;      // null when the values are floats
+  m.val32 = val32_.p;  // null when they are doubles
   m.rows = static_cast<std::int32_t>(rp_->local_rows());
   m.halo = static_cast<std::int32_t>(rp_->halo_size());
   m.chunks = chunks_;

@@ -36,7 +36,8 @@ const char* worker_variant_name(Variant v) { return v == Variant::standard ? "st
 
 std::vector<std::string> to_args(const CgWorkerArgs& a) {
   return {"--variant", worker_variant_name(a.variant), "--matrix",  a.matrix,
-          "--spmv",    a.spmv.empty() ? "auto" : a.spmv, "--iters", std::to_string(a.iters),
+          "--spmv",    a.spmv.empty() ? "auto" : a.spmv, "--values", a.values.empty() ? "auto" : a.values,
+          "--iters",   std::to_string(a.iters),
           "--rank",    std::to_string(a.rank),          "--ranks",   std::to_string(a.ranks),
           "--device",  std::to_string(a.device),        "--warmup",  std::to_string(a.warmup),
           "--reps",    std::to_string(a.reps),          "--uid-file", a.uid_file,
@@ -50,6 +51,7 @@ CgWorkerArgs parse_cg_worker_args(int argc, const char* const* argv) {
   app.add_option("--variant", variant, "std or pipe")->required();
   app.add_option("--matrix", a.matrix, "the --size entry")->required();
   app.add_option("--spmv", a.spmv, "auto, csr or sell (GPSM_CG_SPMV)")->required();
+  app.add_option("--values", a.values, "auto, f64 or f32 (GPSM_CG_VALUES)")->required();
   app.add_option("--iters", a.iters, "iteration cap")->required()->check(CLI::NonNegativeNumber);
   app.add_option("--rank", a.rank, "this PE")->required()->check(CLI::NonNegativeNumber);
   app.add_option("--ranks", a.ranks, "PEs in the run")->required()->check(CLI::PositiveNumber);
@@ -71,6 +73,7 @@ CgWorkerArgs parse_cg_worker_args(int argc, const char* const* argv) {
     throw std::invalid_argument(fmt::format("gpsm-nvshmem-cg: --rank {} outside [0, {})", a.rank, a.ranks));
   if (a.matrix.empty()) throw std::invalid_argument("gpsm-nvshmem-cg: --matrix is empty");
   if (a.spmv == "auto") a.spmv.clear();
+  if (a.values == "auto") a.values.clear();
   return a;
 }
 

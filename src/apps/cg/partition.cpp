@@ -72,7 +72,7 @@ int rows_per_thread_for(const std::vector<RowRange>& parts) {
   return e;
 }
 
-Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv) {
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv, ValueChoice values) {
   const int ranks = static_cast<int>(parts.size());
   if (ranks < 1 || ranks > kMaxRanks)
     throw gpsm::Error("gpsm: cg: " + std::to_string(ranks) + " GPUs; the solver takes 1 to " + std::to_string(kMaxRanks));
@@ -145,6 +145,7 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   for (const RankPlan& p : plan.rank) stored = std::max(stored, p.sell_entries);
   if (plan.spmv.layout == SpmvLayout::sell && stored > kInt32Max)
     plan.spmv = {SpmvLayout::csr, padding, "CSR: a GPU's sliced layout would store 2^31 entries or more (int32 offsets)"};
+  plan.values = choose_values(a.val, values);  // one storage for every GPU, from the whole matrix
 
   // Send lists: what each peer's halo slots ask of this rank, in the peer's slot order.
   for (int r = 0; r < ranks; ++r) {

@@ -14,6 +14,7 @@
 
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/sell.hpp"
+#include "apps/cg/value_storage.hpp"
 
 namespace gpsm::apps::cg {
 
@@ -63,6 +64,7 @@ struct Plan {
   int lanes = 2;            // threads per row (cg_math.hpp): a property of the matrix
   int rows_per_thread = 1;  // E: chunks of kThreads * E rows
   LayoutChoice spmv;        // CSR or SELL-32 on every GPU, and why (sell.hpp; same arithmetic either way)
+  ValuesChoice values;      // the matrix values as doubles or as the floats they are (value_storage.hpp)
   std::int64_t n = 0, nnz = 0;
   std::vector<RankPlan> rank;
 
@@ -82,6 +84,7 @@ int rows_per_thread_for(const std::vector<RowRange>& parts);
 // The split of `a` over parts.size() GPUs, and its SpMV layout (choose_layout on the largest GPU's
 // padding, `spmv` forcing one). Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
 // local entries, or parts exceed kMaxRanks.
-Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv = SpmvChoice::automatic);
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv = SpmvChoice::automatic,
+               ValueChoice values = ValueChoice::automatic);
 
 }  // namespace gpsm::apps::cg

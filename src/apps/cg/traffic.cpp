@@ -22,10 +22,12 @@ double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
   const RankPlan& p = plan.rank[r];
   const double rows = static_cast<double>(p.local_rows()), halo = static_cast<double>(p.halo_size());
   // CSR: every nonzero and the row pointers; SELL-32: every stored entry (the threads read them
-  // all, padding included) and the slice pointers.
+  // all, padding included) and the slice pointers. An entry: its 4-byte column and its value (8
+  // bytes, or 4 where the values are stored as the floats they are).
   const double slices = std::ceil(rows / kSliceRows);
-  const double matrix = plan.spmv.layout == SpmvLayout::sell ? 12.0 * static_cast<double>(p.sell_entries) + 4.0 * (slices + 1)
-                                                             : 12.0 * static_cast<double>(p.nnz()) + 4.0 * (rows + 1);
+  const double entry = 4.0 + value_bytes(plan.values.storage);
+  const double matrix = plan.spmv.layout == SpmvLayout::sell ? entry * static_cast<double>(p.sell_entries) + 4.0 * (slices + 1)
+                                                             : entry * static_cast<double>(p.nnz()) + 4.0 * (rows + 1);
   const double sends = 16.0 * static_cast<double>(p.sends());  // a sent entry read, and written to a peer or the pack
   double vectors = 0;
   if (v == Variant::standard) {

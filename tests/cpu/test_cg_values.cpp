@@ -1,0 +1,104 @@
+// CG's matrix values stored as floats where every value is exactly one (value_storage.hpp): the
+// choice, its refusals, the plan's choice per generator, and the bytes the model counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "apps/cg/matrix.hpp"
+#include "apps/cg/partition.hpp"
+#include "apps/cg/traffic.hpp"
+#include "apps/cg/value_storage.hpp"
+#include "gpsm/error.hpp"
+
+using namespace gpsm::apps::cg;
+
+namespace {
+
+template <class F>
+std::string error_of(const F& f) {
+  try {
+    f();
+  } catch (const gpsm::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(CgValues, ParsesTheEnvironmentsChoiceAndRefusesOthers) {
+  EXPECT_EQ(parse_value_choice(nullptr), ValueChoice::automatic);
+  EXPECT_EQ(parse_value_choice(""), ValueChoice::automatic);
+  EXPECT_EQ(parse_value_choice("auto"), ValueChoice::automatic);
+  EXPECT_EQ(parse_value_choice("f64"), ValueChoice::f64);
+  EXPECT_EQ(parse_value_choice("f32"), ValueChoice::f32);
+  const std::string e = error_of([] { parse_value_choice("half"); });
+  EXPECT_NE(e.find("GPSM_CG_VALUES=half"), std::string::npos) << e;
+  EXPECT_STREQ(value_choice_name(ValueChoice::automatic), "auto");
+  EXPECT_EQ(value_bytes(ValueStorage::f32), 4);
+  EXPECT_EQ(value_bytes(ValueStorage::f64), 8);
+}
+
+TEST(CgValues, ExactlyAFloatMeansTheSameDoubleBack) {
+  EXPECT_EQ(first_inexact_float({4.0, -1.0, 0.25, -0.25, 26.0, -0.0, 1.0 / 1024}), -1);
+  EXPECT_EQ(first_inexact_float({4.0, 0.1}), 1);                  // 0.1 is not a float
+  EXPECT_EQ(first_inexact_float({1.0 + 0x1p-30}), 0);              // more mantissa bits than a float has
+  EXPECT_EQ(first_inexact_float({1e39}), 0);                       // beyond float's range
+  EXPECT_EQ(first_inexact_float({1e-310}), 0);                     // a double subnormal, far below float's
+  EXPECT_EQ(first_inexact_float({std::numeric_limits<float>::denorm_min()}), -1);  // a float subnormal is a float
+  // What the kernels rely on: a float widened is the double it came from, sign of zero included.
+  const std::vector<double> v = {4.0, -1.0, -0.25, -0.0, 0x1p127, 0x1.fffffep-1};
+  const std::vector<float> f = to_floats(v);
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    EXPECT_EQ(static_cast<double>(f[k]), v[k]);
+    EXPECT_EQ(std::signbit(static_cast<double>(f[k])), std::signbit(v[k]));
+  }
+}
+
+TEST(CgValues, AutomaticTakesFloatsOnlyWhenNothingChanges) {
+  const ValuesChoice exact = choose_values({4.0, -1.0}, ValueChoice::automatic);
+  EXPECT_EQ(exact.storage, ValueStorage::f32);
+  EXPECT_NE(exact.reason.find("exactly a float"), std::string::npos) << exact.reason;
+  const ValuesChoice inexact = choose_values({4.0, -1.0, 0.1}, ValueChoice::automatic);
+  EXPECT_EQ(inexact.storage, ValueStorage::f64);
+  EXPECT_NE(inexact.reason.find("value 2"), std::string::npos) << inexact.reason;
+  EXPECT_EQ(choose_values({4.0, -1.0}, ValueChoice::f64).storage, ValueStorage::f64);
+  EXPECT_EQ(choose_values({4.0, -1.0}, ValueChoice::f32).storage, ValueStorage::f32);
+  // Forcing floats on a matrix they would change is refused, naming the value.
+  const std::string e = error_of([] { choose_values({4.0, 0.1}, ValueChoice::f32); });
+  EXPECT_NE(e.find("value 1 (0.10000000000000001)"), std::string::npos) << e;
+}
+
+TEST(CgValues, PlansStoreTheGeneratorsValuesAsTheyAre) {
+  // Poisson (4, -1), the elasticity stand-in (26, -1 times 1 or 1/4): floats; the banded
+  // generator's random weights and the arrow's -1/ROWS: doubles.
+  for (const Matrix& a : {poisson2d(37, 29), poisson3d27(6, 5, 4), elastic3d(4, 3, 5)}) {
+    const Plan plan = make_plan(a, split_rows(a.n, 3));
+    EXPECT_EQ(plan.values.storage, ValueStorage::f32) << plan.values.reason;
+  }
+  for (const Matrix& a : {banded(3001, 9, 7), arrow(2000, 7, 3)}) {
+    const Plan plan = make_plan(a, split_rows(a.n, 2));
+    EXPECT_EQ(plan.values.storage, ValueStorage::f64) << plan.values.reason;
+    EXPECT_THROW(make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::f32), gpsm::Error);
+  }
+  const Matrix p = poisson2d(37, 29);
+  EXPECT_EQ(make_plan(p, split_rows(p.n, 1), SpmvChoice::automatic, ValueChoice::f64).values.storage, ValueStorage::f64);
+}
+
+TEST(CgValues, FloatValuesCountFourBytesLessPerEntry) {
+  const Matrix a = poisson2d(100, 100);
+  for (const SpmvChoice layout : {SpmvChoice::csr, SpmvChoice::sell}) {
+    const Plan f64 = make_plan(a, split_rows(a.n, 2), layout, ValueChoice::f64);
+    const Plan f32 = make_plan(a, split_rows(a.n, 2), layout, ValueChoice::automatic);
+    ASSERT_EQ(f32.values.storage, ValueStorage::f32);
+    double entries = 0;
+    for (const RankPlan& p : f64.rank)
+      entries += static_cast<double>(layout == SpmvChoice::sell ? p.sell_entries : p.nnz());
+    for (const Variant v : {Variant::standard, Variant::pipelined})
+      for (const bool discrete : {false, true})
+        EXPECT_EQ(mem_bytes_per_iter(f64, v, discrete) - mem_bytes_per_iter(f32, v, discrete), 4.0 * entries);
+  }
+}
