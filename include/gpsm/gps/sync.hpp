@@ -143,31 +143,35 @@ __device__ __noinline__ inline void wait_timed_out(const WaitPolicy& w, const ch
   record_and_trap(w, WaitRecord::kTimedOut, what, addr, expected, observed);
 }
 
-// Spins (acquire, system scope) until *p >= expected; returns the value seen. Bounded.
-template <class U>
-__device__ __forceinline__ U wait_geq_sys(const U* p, U expected, const WaitPolicy& w, const char* what) {
-  U v = ld_acquire_sys(p);
+// Spins (acquire, system scope when kSys, else GPU scope) until *p >= expected; returns the value
+// seen. Bounded.
+template <bool kSys, class U>
+__device__ __forceinline__ U wait_geq_scoped(const U* p, U expected, const WaitPolicy& w, const char* what) {
+  auto load = [p] {
+    if constexpr (kSys)
+      return ld_acquire_sys(p);
+    else
+      return ld_acquire_gpu(p);
+  };
+  U v = load();
   if (v >= expected) return v;
   const std::uint64_t start = globaltimer_ns();
   for (unsigned spin = 0;; ++spin) {
-    v = ld_acquire_sys(p);
+    v = load();
     if (v >= expected) return v;
     if ((spin & 63u) == 63u && globaltimer_ns() - start > w.timeout_ns) wait_timed_out(w, what, p, expected, v);
   }
 }
 
+template <class U>
+__device__ __forceinline__ U wait_geq_sys(const U* p, U expected, const WaitPolicy& w, const char* what) {
+  return wait_geq_scoped<true>(p, expected, w, what);
+}
+
 // wait_geq_sys, or with GPU-scope acquires when `sys` is false (every writer on this GPU).
 template <class U>
 __device__ __forceinline__ U wait_geq(bool sys, const U* p, U expected, const WaitPolicy& w, const char* what) {
-  if (sys) return wait_geq_sys(p, expected, w, what);
-  U v = ld_acquire_gpu(p);
-  if (v >= expected) return v;
-  const std::uint64_t start = globaltimer_ns();
-  for (unsigned spin = 0;; ++spin) {
-    v = ld_acquire_gpu(p);
-    if (v >= expected) return v;
-    if ((spin & 63u) == 63u && globaltimer_ns() - start > w.timeout_ns) wait_timed_out(w, what, p, expected, v);
-  }
+  return sys ? wait_geq_scoped<true>(p, expected, w, what) : wait_geq_scoped<false>(p, expected, w, what);
 }
 
 #endif  // __CUDACC__
