@@ -1,5 +1,6 @@
 // CG's matrix values stored as floats where every value is exactly one (value_storage.hpp): the
-// choice, its refusals, the plan's choice per generator, and the bytes the model counts.
+// choice, its refusals, the plan's choice per generator, and the bytes the model counts; and the
+// host-thread option of the CPU-controlled runs (run_options.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
+#include "apps/cg/run_options.hpp"
 #include "apps/cg/traffic.hpp"
 #include "apps/cg/value_storage.hpp"
 #include "gpsm/error.hpp"
@@ -101,4 +103,13 @@ TEST(CgValues, FloatValuesCountFourBytesLessPerEntry) {
       for (const bool discrete : {false, true})
         EXPECT_EQ(mem_bytes_per_iter(f64, v, discrete) - mem_bytes_per_iter(f32, v, discrete), 4.0 * entries);
   }
+}
+
+TEST(CgRunOptions, HostThreadsAreOneOrZero) {
+  EXPECT_FALSE(parse_host_threads(nullptr));
+  EXPECT_FALSE(parse_host_threads(""));
+  EXPECT_FALSE(parse_host_threads("0"));
+  EXPECT_TRUE(parse_host_threads("1"));
+  const std::string e = error_of([] { parse_host_threads("yes"); });
+  EXPECT_NE(e.find("GPSM_CG_HOST_THREADS=yes"), std::string::npos) << e;
 }

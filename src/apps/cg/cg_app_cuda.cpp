@@ -20,6 +20,7 @@
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
 #include "apps/cg/reference.hpp"
+#include "apps/cg/run_options.hpp"
 #include "apps/cg/traffic.hpp"
 #include "apps/harness/app.hpp"
 #include "apps/harness/nccl_comms.hpp"
@@ -80,6 +81,7 @@ class CgApp final : public App {
   Problem problem(const std::string& size, int iters) const override {
     parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
     parse_value_choice(std::getenv("GPSM_CG_VALUES"));
+    parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS"));
     const MatrixSpec s = parse_spec(size);
     Problem p;
     p.graph = size;
@@ -172,7 +174,7 @@ Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v,
   say(req, what + "setting up");
   std::unique_ptr<CgRun> run = m.gps    ? (v == Variant::pipelined ? make_gps_pipe_run(ctx, p, st, iters)
                                                                    : make_gps_run(ctx, p, st, iters))
-                               : m.host ? make_host_run(ctx, p, st, v, iters)
+                               : m.host ? make_host_run(ctx, p, st, v, iters, parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS")))
                                         : make_free_run(ctx, p, st, v, iters, elided);
   Timed t;
   std::vector<double> secs;

@@ -28,8 +28,10 @@ class CgRun {
 // Discrete kernels launched by the host, one stream per GPU (Pipelined: plus a higher-priority
 // stream per GPU for the reduction). More than one GPU: partials by NCCL allgather (then summed
 // in rank order on the GPU), halos packed and copied by copy engines. Throws gpsm::Error without
-// NCCL on more than one GPU.
-std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters);
+// NCCL on more than one GPU. threads: one host thread per GPU issues that GPU's calls
+// (GPSM_CG_HOST_THREADS=1), else one thread issues every GPU's.
+std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
+                                     bool threads);
 // One persistent cooperative kernel per GPU. elided: halo pushes stored on the sending GPU
 // (the `infinite` bound; its result is not a result).
 // Standard CG on GPS memory (`gps`): r in a GPS array with subscriptions learned by tracking,
