@@ -191,6 +191,83 @@ TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {
   }
 }
 
+// GPSM_CG_VALUES / GPSM_CG_HOST_THREADS for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+std::string choice_of(const RunOutcome& o, const std::string& name) {
+  for (const RunChoice& c : o.choices)
+    if (c.name == name) return c.value;
+  return "";
+}
+
+// Values stored as the floats they are (value_storage.hpp) compute the doubles' bits, in both
+// layouts and every kind of kernel (host-launched, persistent, GPS); a matrix with a value no
+// float holds stays double.
+TEST(CgGpu, FloatStoredValuesComputeTheDoublesBits) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg_app();
+  for (int g : apptest::gpu_counts())
+    for (Paradigm par : {Paradigm::single, Paradigm::cpu_ctrl_pipe, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe,
+                         Paradigm::gps, Paradigm::gps_pipe}) {
+      if (par == Paradigm::single && g != 1) continue;
+      if (unavailable(par, g)) continue;
+      for (const char* layout : {"csr", "sell"}) {
+        SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + layout);
+        const ForceLayout force(layout);
+        double error[2] = {-1, -1};
+        for (const char* values : {"f64", "auto"}) {
+          const ScopedEnv env("GPSM_CG_VALUES", values);
+          const RunOutcome o = run(*app, par, g, app->problem("poisson2d:37x29", 40));
+          ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+          EXPECT_LE(o.error, 1e-10);
+          const bool f64 = std::string(values) == "f64";
+          EXPECT_EQ(choice_of(o, "values"), f64 ? "f64" : "f32");
+          error[f64 ? 0 : 1] = o.error;
+        }
+        EXPECT_EQ(error[0], error[1]);  // the same bits
+      }
+    }
+  const ScopedEnv env("GPSM_CG_VALUES", "auto");
+  const RunOutcome o = run(*app, Paradigm::cpu_free_std, 1, app->problem("banded:3001:9", 40));
+  ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+  EXPECT_EQ(choice_of(o, "values"), "f64");
+}
+
+// The CPU-controlled paradigms driven by a host thread per GPU compute what one thread computes.
+TEST(CgGpu, HostThreadPerGpuComputesWhatOneThreadComputes) {
+  GPSM_REQUIRE_GPUS(2);
+  auto app = cg_app();
+  const int all = static_cast<int>(gpstest::all_devices().size());
+  for (int g : std::set<int>{2, all})
+    for (Paradigm par : {Paradigm::cpu_ctrl_std, Paradigm::cpu_ctrl_pipe})
+      for (const std::string size : {"poisson2d:37x29", "arrow:3001:7@tol=1e-6"}) {
+        SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size);
+        double error[2] = {-1, -1};
+        int iterations[2] = {-1, -1};
+        for (const char* threads : {"0", "1"}) {
+          const ScopedEnv env("GPSM_CG_HOST_THREADS", threads);
+          const RunOutcome o = run(*app, par, g, app->problem(size, 200));
+          ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+          EXPECT_LE(o.error, 1e-10);
+          const bool one = std::string(threads) == "0";
+          EXPECT_NE(o.timing.find(one ? "one host thread issues" : "one host thread per GPU"), std::string::npos) << o.timing;
+          error[one ? 0 : 1] = o.error;
+          iterations[one ? 0 : 1] = o.iterations;
+        }
+        EXPECT_EQ(error[0], error[1]);
+        EXPECT_EQ(iterations[0], iterations[1]);  // under a tolerance, both stop at the same iteration
+      }
+}
+
 TEST(CgGpu, SingleRefusesMoreGpus) {
   GPSM_REQUIRE_GPUS(2);
   auto app = cg_app();
