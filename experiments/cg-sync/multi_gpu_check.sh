@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What stop 43 (2026-11-29, one H200 only) left for a multi-GPU machine, in one device call of at
+# What stop 42 (2026-11-29, one H200 only) left for a multi-GPU machine, in one device call of at
 # most ~560 s: the CG GPU tests on every GPU count (the reduction without the broadcast hop, the
 # float-stored values and the host thread per GPU have run on one GPU at most), then the issue-29
 # targets with the values as doubles and as floats, and Table 3.1's CPU-controlled runs with a
