@@ -167,12 +167,17 @@ class HostRun final : public CgRun {
   }
 
   // ---- the steps of one GPU (both drivers) -----------------------------------------------------
+  // GPU r made current; its stream, after it waits for the senders' halo copies of iteration it - 1.
+  cudaStream_t begin_iteration(int r, int it) {
+    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
+    cudaStream_t st = ctx_.stream(r);
+    if (it > 0) wait_halos(r, it - 1, st);
+    return st;
+  }
   // Standard iteration k, first half: SpMV after the senders' halo copies of k - 1, the (p, q) partial.
   void std_spmv(int r, int k) {
     Per& p = ranks_[r];
-    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-    cudaStream_t st = ctx_.stream(r);
-    if (k > 0) wait_halos(r, k - 1, st);
+    cudaStream_t st = begin_iteration(r, k);
     StdStep s = p.s;
     s.k = k;
     s.part = data_.part(r, 0);
@@ -218,9 +223,7 @@ class HostRun final : public CgRun {
   // reduction, the update after both, w's halo copies (event of i's parity).
   void pipe_iteration(int r, int i) {
     Per& p = ranks_[r];
-    GPSM_CUDA(cudaSetDevice(ctx_.device(r)));
-    cudaStream_t st = ctx_.stream(r);
-    if (i > 0) wait_halos(r, i - 1, st);
+    cudaStream_t st = begin_iteration(r, i);
     PipeStep s = p.pp;
     s.i = i;
     s.gathered = gathered(r, 0);
