@@ -381,6 +381,39 @@ def test_cg_figures(report, tmp):
     idx = open(os.path.join(out, "index.md")).read()
     check("Fig 3.3" in idx and "Fig 3.4" in idx, "cg figures: listed in the index", idx[-800:])
 
+    # The bandwidth each run achieved per GPU against the HBM rate of a gpsm scope file given beside
+    # it: sm_stream_local's median at each series' largest footprint, the larger of the two GPUs'
+    # (4000; the 6000 at 1 MB is the L2's). mA's cpu_free_std at 4 GPUs: 12000 GB/s over 4 = 3000.
+    for t in tests:
+        for sr in t["series"]:
+            for pt in sr["points"]:
+                best = t["name"] == "bench_cg_mA" and sr["label"] == "cpu_free_std" and pt["x"] == 4
+                pt["mem_GBps"] = 12000.0 if best else 100.0 * pt["x"]
+    src = write(os.path.join(tmp, "cg_bench_bw.json"), json.dumps(base))
+    scope = json.loads(json.dumps(base))
+    scope["tests"] = [{"name": "sm_stream_local", "group": "sm", "status": "ok", "unit": "GB/s", "x": "footprint_bytes",
+                       "description": "copy loop", "series": [
+                           {"label": "gpu0 copy loop (read + write)", "params": {"src": "gpu0", "dst": "gpu0"},
+                            "points": [dict(pt0, x=1e6, median=6000.0, min=6000.0, max=6000.0),
+                                       dict(pt0, x=1e9, median=4000.0, min=4000.0, max=4000.0)]},
+                           {"label": "gpu1 copy loop (read + write)", "params": {"src": "gpu1", "dst": "gpu1"},
+                            "points": [dict(pt0, x=1e9, median=3900.0, min=3900.0, max=3900.0)]}]}]
+    for t in scope["tests"]:
+        for sr in t["series"]:
+            for pt in sr["points"]:
+                for k in ("speedup", "opportunity", "mem_GBps"):
+                    pt.pop(k, None)
+    sc = write(os.path.join(tmp, "scope_stream.json"), json.dumps(scope))
+    out = os.path.join(tmp, "cg_bw")
+    rc, so, se = run(report, src, sc, "--out", out)
+    check(rc == 0, "cg bandwidth: exit 0", se)
+    check("at 4 GPUs: best 3000 GB/s (cpu_free_std, mA) = 75% of the 4000 GB/s gpsm scope measured" in so,
+          "cg bandwidth: the 4-GPU best against the scope's HBM rate", so)
+    check(png_ok(os.path.join(out, "cg_bandwidth_4gpu.png")), "cg bandwidth: a PNG per GPU count", so + se)
+    rc, so, se = run(report, src, "--out", os.path.join(tmp, "cg_bw_nopeak"))
+    check(rc == 0 and "pass a gpsm scope results file with sm_stream_local" in so,
+          "cg bandwidth: without a scope file the report says how to get the HBM line", so + se)
+
 
 def test_proact(report, tmp):
     """gpsm proact files (synthetic fixture): the sweep and tracking lines plus Fig 2.6, 2.8, 2.9."""

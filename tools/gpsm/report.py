@@ -837,8 +837,71 @@ def draw_cg_scaling(plt, ticker, scaling, runs, out_path):
     finish(plt, fig, ax, runs, out_path)
 
 
-def draw_cg(plt, ticker, cg_entries, out_file, out):
-    """The cross-matrix cg figures: [(png, description)], and prints each GPU count's means."""
+def hbm_peak(runs):
+    """The HBM rate `gpsm scope` measured, GB/s, from any sm_stream_local test in the inputs: per
+    GPU series the median at its largest footprint (beyond the L2), the largest of those; None
+    when no input has one."""
+    best = None
+    for run in runs:
+        for t in run.tests:
+            if t.get("name") != "sm_stream_local" or t.get("status") != "ok":
+                continue
+            for sr in t.get("series", []):
+                pts = [pt for pt in sr.get("points", []) if _finite(pt.get("x")) and _finite(pt.get("median"))]
+                if pts:
+                    top = max(pts, key=lambda pt: pt["x"])["median"]
+                    best = top if best is None else max(best, top)
+    return best
+
+
+def cg_bandwidth(cg_entries):
+    """{gpus: {matrix: {paradigm: achieved GB/s per GPU}}} from the verified points' mem_GBps
+    (the app's compulsory bytes over the median time, all GPUs together)."""
+    out = {}
+    for _run, t in cg_entries:
+        problem = t.get("problem") if isinstance(t.get("problem"), dict) else {}
+        mat = problem.get("label", t["name"])
+        for sr in t.get("series", []):
+            for pt in sr.get("points", []):
+                if pt.get("verified", True) is False or not _finite(pt.get("mem_GBps")) or not _finite(pt.get("x")):
+                    continue
+                g = pt["x"]
+                out.setdefault(g, {}).setdefault(mat, {})[sr["label"]] = pt["mem_GBps"] / g
+    return out
+
+
+def draw_cg_bandwidth(plt, g, by_matrix, peak, runs, out_path):
+    """Achieved memory bandwidth per GPU, per matrix and paradigm, against the HBM rate."""
+    mats = list(by_matrix)
+    pars = sorted({p for m in mats for p in by_matrix[m]})
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 + 0.35 * len(mats) * len(pars)), 4.2))
+    width = 0.8 / max(1, len(pars))
+    top = max([v for m in mats for v in by_matrix[m].values()] + [peak or 0])
+    for k, par in enumerate(pars):
+        xs = [i + (k - (len(pars) - 1) / 2) * width for i, m in enumerate(mats) if par in by_matrix[m]]
+        ys = [by_matrix[m][par] for m in mats if par in by_matrix[m]]
+        ax.bar(xs, ys, width=width * 0.95, label=par)
+        if peak:
+            for x, y in zip(xs, ys):
+                ax.text(x, y + top * 0.01, "%.0f%%" % (100.0 * y / peak), ha="center", va="bottom", fontsize=6)
+    if peak:
+        ax.axhline(peak, color="0.3", lw=0.9, ls="--")
+        ax.text(len(mats) - 0.5, peak, " HBM (gpsm scope) %.0f GB/s" % peak, va="bottom", ha="right", fontsize=8)
+    ax.set_xticks(range(len(mats)))
+    ax.set_xticklabels(mats, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(0, top * 1.15)
+    ax.set_ylabel("achieved GB/s per GPU (compulsory bytes / time)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.set_title("CG memory bandwidth at %g GPU%s%s" % (g, "" if g == 1 else "s",
+                 "" if peak else " (no gpsm scope sm_stream_local among the inputs: no HBM line)"), fontsize=10)
+    finish(plt, fig, ax, runs, out_path)
+
+
+def draw_cg(plt, ticker, cg_entries, out_file, out, peak=None):
+    """The cross-matrix cg figures: [(png, description)], and prints each GPU count's means and
+    the bandwidth each run achieved against the HBM rate (`peak`, GB/s, when known)."""
     runs = []
     for r, _t in cg_entries:
         if r not in runs:
@@ -857,6 +920,15 @@ def draw_cg(plt, ticker, cg_entries, out_file, out):
         fname = out_file("cg_strong_scaling")
         draw_cg_scaling(plt, ticker, scaling, runs, os.path.join(out, fname))
         produced.append((fname, "strong scaling per paradigm over its 1-GPU time (thesis Fig 3.4)"))
+    for g, by_matrix in sorted(cg_bandwidth(cg_entries).items()):
+        best_m, best_p = max(((m, p) for m in by_matrix for p in by_matrix[m]), key=lambda mp: by_matrix[mp[0]][mp[1]])
+        bw = by_matrix[best_m][best_p]
+        print("cg: memory bandwidth per GPU at %g GPUs: best %.0f GB/s (%s, %s)%s"
+              % (g, bw, best_p, best_m, " = %.0f%% of the %.0f GB/s gpsm scope measured" % (100.0 * bw / peak, peak)
+                 if peak else "; pass a gpsm scope results file with sm_stream_local for the HBM rate"))
+        fname = out_file("cg_bandwidth_%dgpu" % int(g))
+        draw_cg_bandwidth(plt, g, by_matrix, peak, runs, os.path.join(out, fname))
+        produced.append((fname, "memory bandwidth per GPU against the HBM rate at %g GPUs (the roofline CG is bound by)" % g))
     return produced
 
 
@@ -1317,7 +1389,7 @@ def main(argv=None):
                   if t.get("group") == "bench" and t.get("app") == "cg"]
     if cg_entries:
         CURRENT[:] = sorted(set(r.path for r, _t in cg_entries))
-        for fname, desc in draw_cg(plt, ticker, cg_entries, out_file, out):
+        for fname, desc in draw_cg(plt, ticker, cg_entries, out_file, out, hbm_peak(runs)):
             produced.append((fname, sorted(set(t["name"] for _r, t in cg_entries)), desc, "bars"))
             print(os.path.join(out, fname))
 
