@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpsm/gps/config.hpp"
+#include "gpsm/gps/sync.hpp"  // ld_acquire_gpu
 
 namespace gpsm::gps {
 
@@ -25,11 +26,6 @@ __device__ __forceinline__ unsigned long long add_acq_rel_gpu(unsigned long long
 }
 __device__ __forceinline__ void st_release_gpu(std::uint32_t* p, std::uint32_t v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ std::uint32_t ld_acquire_gpu(const std::uint32_t* p) {
-  std::uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
 }
 
 // Pushes the dirty words of bytes [begin, end) (whole lines) of `src` to replica dst[d] of each

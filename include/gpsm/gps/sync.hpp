@@ -51,7 +51,8 @@ __device__ __forceinline__ std::uint64_t globaltimer_ns() {
 }
 
 __device__ __forceinline__ void fence_sys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
-// GPU scope: for synchronization that never leaves one GPU (a one-GPU run's reductions).
+// GPU scope (fence_gpu, ld_acquire_gpu): for synchronization that never leaves one GPU (a
+// one-GPU run's reductions, a device's own readiness counters).
 __device__ __forceinline__ void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 __device__ __forceinline__ void st_release_sys(std::uint32_t* p, std::uint32_t v) {

@@ -81,7 +81,7 @@ struct CgSync {
   __device__ void wait_local(std::uint64_t s) const {
     if (threadIdx.x == 0)
       // GPU scope: only this GPU's blocks count here, and what follows reads only their stores.
-      gps::wait_geq<std::uint64_t>(false, &self->arrive, static_cast<std::uint64_t>(blocks) * (s + 1), wait, "cg local arrivals");
+      gps::wait_geq_scoped<false, std::uint64_t>(&self->arrive, static_cast<std::uint64_t>(blocks) * (s + 1), wait, "cg local arrivals");
     __syncthreads();
   }
 
