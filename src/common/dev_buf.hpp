@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "common/cuda_check.hpp"
 
@@ -25,6 +26,11 @@ struct DevBuf {
     dev = d;
     GPSM_CUDA(cudaSetDevice(d));
     GPSM_CUDA(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)));
+  }
+  // alloc(d, v.size()), then v copied there.
+  void assign(int d, const std::vector<T>& v) {
+    alloc(d, v.size());
+    if (!v.empty()) GPSM_CUDA(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
   void reset() {
     if (p == nullptr) return;

@@ -12,18 +12,11 @@
 #include "apps/cg/cg_data.hpp"
 #include "apps/cg/gps_layout.hpp"
 #include "apps/cg/sell.hpp"
-#include "apps/cg/value_storage.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
 #include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::cg {
-
-template <class T>
-void put_device(DevBuf<T>& b, int dev, const std::vector<T>& v) {
-  b.alloc(dev, v.size());
-  if (!v.empty()) GPSM_CUDA(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
 
 // Rank r's matrix into d.slice_ptr / d.row_ptr, d.col, d.val (or d.val32: plan.values) and its
 // chunks' column ranges into d.col_range on device dev; returns the ranges (host copy).
@@ -34,19 +27,15 @@ std::vector<std::int32_t> upload_gps_matrix(Rank& d, const Plan& plan, int r, in
   // Sliced: padding at the row's own global column.
   const Sell sell = sliced ? make_sell(p.row_ptr, global_columns(p), p.val, p.rows.begin) : Sell{};
   if (sliced) {
-    put_device(d.slice_ptr, dev, sell.slice_ptr);
-    put_device(d.col, dev, sell.col);
+    d.slice_ptr.assign(dev, sell.slice_ptr);
+    d.col.assign(dev, sell.col);
   } else {
-    put_device(d.row_ptr, dev, p.row_ptr);
-    put_device(d.col, dev, global_columns(p));
+    d.row_ptr.assign(dev, p.row_ptr);
+    d.col.assign(dev, global_columns(p));
   }
-  const std::vector<double>& vals = sliced ? sell.val : p.val;
-  if (plan.values.storage == ValueStorage::f32)
-    put_device(d.val32, dev, to_floats(vals));
-  else
-    put_device(d.val, dev, vals);
+  upload_values(d.val, d.val32, dev, plan.values.storage, sliced ? sell.val : p.val);
   std::vector<std::int32_t> ranges = chunk_column_ranges(plan, r);
-  put_device(d.col_range, dev, ranges);
+  d.col_range.assign(dev, ranges);
   return ranges;
 }
 

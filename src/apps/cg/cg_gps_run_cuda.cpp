@@ -153,8 +153,8 @@ class GpsRun final : public CgRun {
   void set_pieces(int r, const std::vector<gps::PageRange>& pages) {
     const Pieces pc = remote_pieces(pages, page_, plan_.n, plan_.rank[r].rows, kThreads);
     Rank& d = d_[r];
-    put_device(d.piece_begin, ctx_.device(r), pc.begin);
-    put_device(d.piece_end, ctx_.device(r), pc.end);
+    d.piece_begin.assign(ctx_.device(r), pc.begin);
+    d.piece_end.assign(ctx_.device(r), pc.end);
     d.pieces = static_cast<std::int32_t>(pc.begin.size());
   }
 

@@ -14,9 +14,20 @@
 #include "apps/cg/cg_kernels.hpp"
 #include "apps/cg/partition.hpp"
 #include "apps/cg/reference.hpp"
+#include "apps/cg/value_storage.hpp"
 #include "common/dev_buf.hpp"
 
 namespace gpsm::apps::cg {
+
+// A GPU's matrix values (CSR or sliced order) into val as doubles, or into val32 as the floats
+// they exactly are, as `storage` says (value_storage.hpp); the other buffer stays unallocated.
+inline void upload_values(DevBuf<double>& val, DevBuf<float>& val32, int dev, ValueStorage storage,
+                          const std::vector<double>& values) {
+  if (storage == ValueStorage::f32)
+    val32.assign(dev, to_floats(values));
+  else
+    val.assign(dev, values);
+}
 
 // Standard CG with nothing to do (no iterations asked, or b already within the tolerance): the
 // runs launch nothing, the state records 0 iterations.

@@ -6,18 +6,11 @@
 #include <string>
 
 #include "apps/cg/sell.hpp"
-#include "apps/cg/value_storage.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
 namespace {
-
-template <class T>
-void put(DevBuf<T>& b, int dev, const std::vector<T>& v) {
-  b.alloc(dev, v.size());
-  if (!v.empty()) GPSM_CUDA(cudaMemcpy(b.p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
 
 // A global vector's entries at this GPU's rows, then (halo) at its halo slots.
 std::vector<double> local(const RankPlan& p, const std::vector<double>& g, bool halo) {
@@ -57,23 +50,19 @@ CgRankData::CgRankData(int device, const Plan& plan, int rank, const Start& star
   const bool sliced = plan.spmv.layout == SpmvLayout::sell;
   const Sell sell = sliced ? make_sell(p.row_ptr, p.col, p.val) : Sell{};
   if (sliced) {
-    put(slice_ptr_, dev, sell.slice_ptr);
-    put(col_, dev, sell.col);
+    slice_ptr_.assign(dev, sell.slice_ptr);
+    col_.assign(dev, sell.col);
   } else {
-    put(row_ptr_, dev, p.row_ptr);
-    put(col_, dev, p.col);
+    row_ptr_.assign(dev, p.row_ptr);
+    col_.assign(dev, p.col);
   }
-  const std::vector<double>& vals = sliced ? sell.val : p.val;
-  if (plan.values.storage == ValueStorage::f32)
-    put(val32_, dev, to_floats(vals));
-  else
-    put(val_, dev, vals);
-  put(push_row_, dev, p.push_row);
-  put(push_peer_, dev, p.push_peer);
-  put(push_dst_, dev, p.push_dst);
-  put(push_pack_, dev, p.push_pack);
-  put(chunk_push_, dev, p.chunk_push);
-  put(order_, dev, p.chunk_order);
+  upload_values(val_, val32_, dev, plan.values.storage, sliced ? sell.val : p.val);
+  push_row_.assign(dev, p.push_row);
+  push_peer_.assign(dev, p.push_peer);
+  push_dst_.assign(dev, p.push_dst);
+  push_pack_.assign(dev, p.push_pack);
+  chunk_push_.assign(dev, p.chunk_push);
+  order_.assign(dev, p.chunk_order);
   const auto rows = static_cast<std::size_t>(p.local_rows()), full = rows + static_cast<std::size_t>(p.halo_size());
   const auto chunks = static_cast<std::size_t>(chunks_);
   if (v == Variant::standard) {
@@ -191,7 +180,7 @@ Pushes CgRankData::pushes(const std::vector<double*>& base, bool packed) {
   p.dst = packed ? push_pack_.p : push_dst_.p;
   p.chunk_off = chunk_push_.p;
   DevBuf<double*>& tab = tab_[packed ? 1 : 0];
-  put(tab, dev_, base);
+  tab.assign(dev_, base);
   p.base = tab.p;
   return p;
 }
