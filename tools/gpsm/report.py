@@ -734,18 +734,25 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
+def cg_points(cg_entries, field):
+    """(matrix, paradigm, point) for every verified point of every cg test of every run whose
+    `field` and GPU count are finite and positive, in file order."""
+    for _run, t in cg_entries:
+        problem = t.get("problem") if isinstance(t.get("problem"), dict) else {}
+        mat = problem.get("label", t["name"])
+        for sr in t.get("series", []):
+            for pt in sr.get("points", []):
+                if (pt.get("verified", True) is not False and _finite(pt.get(field)) and pt[field] > 0
+                        and _finite(pt.get("x")) and pt["x"] > 0):
+                    yield mat, sr["label"], pt
+
+
 def cg_medians(cg_entries):
     """{matrix: {paradigm: {gpus: median}}} over every cg test of every run, verified points
     only (a later run's point replaces an earlier one's)."""
     out = {}
-    for _run, t in cg_entries:
-        problem = t.get("problem") if isinstance(t.get("problem"), dict) else {}
-        m = out.setdefault(problem.get("label", t["name"]), {})
-        for sr in t.get("series", []):
-            for pt in sr.get("points", []):
-                if pt.get("verified", True) is False or not _finite(pt.get("median")) or pt["median"] <= 0:
-                    continue
-                m.setdefault(sr["label"], {})[pt["x"]] = pt["median"]
+    for mat, par, pt in cg_points(cg_entries, "median"):
+        out.setdefault(mat, {}).setdefault(par, {})[pt["x"]] = pt["median"]
     return out
 
 
@@ -858,15 +865,8 @@ def cg_bandwidth(cg_entries):
     """{gpus: {matrix: {paradigm: achieved GB/s per GPU}}} from the verified points' mem_GBps
     (the app's compulsory bytes over the median time, all GPUs together)."""
     out = {}
-    for _run, t in cg_entries:
-        problem = t.get("problem") if isinstance(t.get("problem"), dict) else {}
-        mat = problem.get("label", t["name"])
-        for sr in t.get("series", []):
-            for pt in sr.get("points", []):
-                if pt.get("verified", True) is False or not _finite(pt.get("mem_GBps")) or not _finite(pt.get("x")):
-                    continue
-                g = pt["x"]
-                out.setdefault(g, {}).setdefault(mat, {})[sr["label"]] = pt["mem_GBps"] / g
+    for mat, par, pt in cg_points(cg_entries, "mem_GBps"):
+        out.setdefault(pt["x"], {}).setdefault(mat, {})[par] = pt["mem_GBps"] / pt["x"]
     return out
 
 
