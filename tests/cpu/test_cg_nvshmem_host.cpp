@@ -89,6 +89,7 @@ CgWorkerArgs sample_args() {
   a.matrix = "banded:1000:7@nnz@tol=1e-6";
   a.spmv = "sell";
   a.values = "f32";
+  a.rows_per_thread = "2";
   a.iters = 300;
   a.rank = 2;
   a.ranks = 3;
@@ -150,6 +151,7 @@ TEST(CgNvshmemProto, CommandLineRoundTrips) {
   EXPECT_EQ(b.matrix, a.matrix);
   EXPECT_EQ(b.spmv, "sell");
   EXPECT_EQ(b.values, "f32");
+  EXPECT_EQ(b.rows_per_thread, "2");
   EXPECT_EQ(b.iters, 300);
   EXPECT_EQ(b.rank, 2);
   EXPECT_EQ(b.ranks, 3);
@@ -343,7 +345,10 @@ TEST(CgNvshmemParent, WorkerArgumentsCarryTheEntryTheDeviceAndTheSpmvChoice) {
   EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, "auto").spmv, "");
   EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, "f64").values, "f64");
   EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, "auto").values, "");
+  EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, nullptr, "4").rows_per_thread, "4");
+  EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, nullptr, "auto").rows_per_thread, "");
   EXPECT_EQ(a.values, "");
+  EXPECT_EQ(a.rows_per_thread, "");
 }
 
 TEST(CgNvshmemParent, GathersWhatFakeWorkersHandBack) {
@@ -356,7 +361,7 @@ TEST(CgNvshmemParent, GathersWhatFakeWorkersHandBack) {
   const std::string w = s.file("fake-cg-worker");
   write_script(w,
                "[ \"$NVSHMEM_DISABLE_NVLS\" = 1 ] || { echo 'NVLS not disabled' >&2; exit 9; }\n"
-               "case \"$*\" in *'--variant pipe --matrix poisson2d:7x5 --spmv sell --values auto --iters 9 '*) ;; "
+               "case \"$*\" in *'--variant pipe --matrix poisson2d:7x5 --spmv sell --values auto --rows-per-thread auto --iters 9 '*) ;; "
                "*) echo \"bad args: $*\" >&2; exit 9;; esac\n"
                "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift 2;; --rank) rank=$2; shift 2;; "
                "*) shift;; esac; done\n"

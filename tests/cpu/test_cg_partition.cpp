@@ -211,6 +211,28 @@ TEST(CgPartition, RowsPerThreadKeepsChunksFew) {
   const Plan plan = make_plan(a, split_rows(a.n, 1));
   EXPECT_EQ(plan.rows_per_thread, 4);
   EXPECT_EQ(plan.chunks(0), (a.n + 1023) / 1024);
+  EXPECT_NE(plan.rows_per_thread_why.find("1075 chunks of 1024 rows"), std::string::npos) << plan.rows_per_thread_why;
+}
+
+TEST(CgPartition, RowsPerThreadCanBeForced) {
+  EXPECT_EQ(parse_rows_per_thread(nullptr), 0);
+  EXPECT_EQ(parse_rows_per_thread(""), 0);
+  EXPECT_EQ(parse_rows_per_thread("auto"), 0);
+  EXPECT_EQ(parse_rows_per_thread("8"), 8);
+  for (const char* bad : {"3", "16", "0", "two", "4 "}) {
+    try {
+      parse_rows_per_thread(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const gpsm::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("GPSM_CG_ROWS_PER_THREAD=") + bad), std::string::npos) << e.what();
+    }
+  }
+  const Matrix a = poisson2d(1100, 1000);
+  const Plan plan = make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::automatic, 2);
+  EXPECT_EQ(plan.rows_per_thread, 2);
+  EXPECT_EQ(plan.chunks(0), (a.n / 2 + 511) / 512);
+  EXPECT_NE(plan.rows_per_thread_why.find("GPSM_CG_ROWS_PER_THREAD"), std::string::npos);
+  EXPECT_THROW(make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::automatic, 3), gpsm::Error);
 }
 
 TEST(CgPartition, PlanRejectsWhatTheGpusCannotTake) {

@@ -82,6 +82,7 @@ class CgApp final : public App {
     parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
     parse_value_choice(std::getenv("GPSM_CG_VALUES"));
     parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS"));
+    parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
     const MatrixSpec s = parse_spec(size);
     Problem p;
     p.graph = size;
@@ -136,17 +137,18 @@ const Matrix& CgApp::matrix(const MatrixSpec& s, const RunRequest& req) {
 }
 
 const Plan& CgApp::plan(const MatrixSpec& s, int gpus, const RunRequest& req) {
-  // GPSM_CG_SPMV forces the SpMV layout, GPSM_CG_VALUES the value storage (docs/cg.md); read per
-  // run, so a process can compare them.
+  // GPSM_CG_SPMV forces the SpMV layout, GPSM_CG_VALUES the value storage, GPSM_CG_ROWS_PER_THREAD
+  // the rows a thread (docs/cg.md); read per run, so a process can compare them.
   const SpmvChoice spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
   const ValueChoice values = parse_value_choice(std::getenv("GPSM_CG_VALUES"));
-  const std::string key = fmt::format("{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv),
-                                      value_choice_name(values));
+  const int rows = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
+  const std::string key = fmt::format("{}/{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv),
+                                      value_choice_name(values), rows);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     say(req, fmt::format("splitting over {} GPUs", gpus));
     const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
-    it = plans_.emplace(key, make_plan(*a_, parts, spmv, values)).first;
+    it = plans_.emplace(key, make_plan(*a_, parts, spmv, values, rows)).first;
   }
   return it->second;
 }
@@ -234,7 +236,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     const Matrix& a = matrix(spec, req);
     if (a.n < n) return unsupported(fmt::format("{} rows cannot be split over {} GPUs", a.n, n));
     const Plan& p = plan(spec, n, req);
-    const std::string plan_key = fmt::format("{}/{}", n, spec.balance_nnz);
+    const std::string plan_key = fmt::format("{}/{}/{}", n, spec.balance_nnz, p.rows_per_thread);
     // The CPU references first (and cached), so a run's time never includes them.
     // The kernel structures run: the paradigm's (variant, host-launched). `infinite` on one GPU,
     // where nothing is elided, takes the host-launched ones too: the bound is the fastest
@@ -293,6 +295,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host);
     out.choices.push_back({"spmv", layout_name(p.spmv.layout), p.spmv.reason});
     out.choices.push_back({"values", value_storage_name(p.values.storage), p.values.reason});
+    out.choices.push_back({"rows_per_thread", std::to_string(p.rows_per_thread), p.rows_per_thread_why});
     if (runs.size() > 1) {
       std::string medians;
       for (std::size_t k = 0; k < runs.size(); ++k)

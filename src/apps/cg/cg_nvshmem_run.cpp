@@ -8,13 +8,19 @@
 
 namespace gpsm::apps::cg {
 
+namespace {
+// An environment choice as the worker takes it: "" for automatic (unset or "auto").
+std::string chosen(const char* env) { return env != nullptr && std::string(env) != "auto" ? env : ""; }
+}  // namespace
+
 CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, const char* spmv_env,
-                            const char* values_env) {
+                            const char* values_env, const char* rows_env) {
   CgWorkerArgs a;
   a.variant = v;
   a.matrix = req.problem.graph;
-  a.spmv = spmv_env != nullptr && std::string(spmv_env) != "auto" ? spmv_env : "";
-  a.values = values_env != nullptr && std::string(values_env) != "auto" ? values_env : "";
+  a.spmv = chosen(spmv_env);
+  a.values = chosen(values_env);
+  a.rows_per_thread = chosen(rows_env);
   a.iters = iters;
   a.rank = r;
   a.ranks = static_cast<int>(req.devices.size());
@@ -27,11 +33,12 @@ CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, 
 CgGathered run_cg_nvshmem(const RunRequest& req, const Plan& plan, Variant v, int iters) {
   const char* spmv = std::getenv("GPSM_CG_SPMV");
   const char* values = std::getenv("GPSM_CG_VALUES");
+  const char* rows = std::getenv("GPSM_CG_ROWS_PER_THREAD");
   std::vector<CgWorkerResult> results;
   jacobi::run_nvshmem_workers(
       jacobi::kNvshmemCgWorkerName, req.devices,
       [&](int r, const std::string& uid, const std::string& out, int timeout) {
-        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv, values);
+        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv, values, rows);
         a.uid_file = uid;
         a.out_file = out;
         a.timeout_s = timeout;

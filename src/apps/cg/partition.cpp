@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "apps/cg/cg_math.hpp"
 #include "common/even_parts.hpp"
 #include "common/omp.hpp"
@@ -62,9 +64,16 @@ std::int64_t Plan::halo_total() const {
   return h;
 }
 
-int rows_per_thread_for(const std::vector<RowRange>& parts) {
+namespace {
+std::int64_t most_rows(const std::vector<RowRange>& parts) {
   std::int64_t most = 0;
   for (const RowRange& p : parts) most = std::max(most, p.size());
+  return most;
+}
+}  // namespace
+
+int rows_per_thread_for(const std::vector<RowRange>& parts) {
+  const std::int64_t most = most_rows(parts);
   auto chunks = [most](int e) { return (most + chunk_rows(e) - 1) / chunk_rows(e); };
   int e = 1;
   while (e < 4 && chunks(e) > 1024) e *= 2;
@@ -72,7 +81,15 @@ int rows_per_thread_for(const std::vector<RowRange>& parts) {
   return e;
 }
 
-Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv, ValueChoice values) {
+int parse_rows_per_thread(const char* text) {
+  const std::string t = text == nullptr ? "" : text;
+  if (t.empty() || t == "auto") return 0;
+  if (t == "1" || t == "2" || t == "4" || t == "8") return std::stoi(t);
+  throw gpsm::Error("gpsm: GPSM_CG_ROWS_PER_THREAD=" + t + ": not a row count; use 1, 2, 4, 8 or auto (the default)");
+}
+
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv, ValueChoice values,
+               int rows_per_thread) {
   const int ranks = static_cast<int>(parts.size());
   if (ranks < 1 || ranks > kMaxRanks)
     throw gpsm::Error("gpsm: cg: " + std::to_string(ranks) + " GPUs; the solver takes 1 to " + std::to_string(kMaxRanks));
@@ -86,7 +103,16 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   plan.n = a.n;
   plan.nnz = a.nnz();
   plan.lanes = lanes_for(static_cast<double>(a.nnz()) / static_cast<double>(a.n));
-  plan.rows_per_thread = rows_per_thread_for(parts);
+  if (rows_per_thread != 0 && rows_per_thread != 1 && rows_per_thread != 2 && rows_per_thread != 4 &&
+      rows_per_thread != 8)
+    throw gpsm::Error(fmt::format("gpsm: cg: {} rows per thread; the kernels take 1, 2, 4 or 8", rows_per_thread));
+  plan.rows_per_thread = rows_per_thread != 0 ? rows_per_thread : rows_per_thread_for(parts);
+  plan.rows_per_thread_why =
+      rows_per_thread != 0
+          ? fmt::format("{} rows a thread (GPSM_CG_ROWS_PER_THREAD)", rows_per_thread)
+          : fmt::format("{} rows a thread: {} chunks of {} rows on the largest GPU", plan.rows_per_thread,
+                        (most_rows(parts) + chunk_rows(plan.rows_per_thread) - 1) / chunk_rows(plan.rows_per_thread),
+                        chunk_rows(plan.rows_per_thread));
   plan.rank.resize(static_cast<std::size_t>(ranks));
   auto owner = [&](std::int64_t j) {
     int lo = 0, hi = ranks - 1;

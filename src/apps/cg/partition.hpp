@@ -10,6 +10,7 @@
 // entry, where it lands in the peer's local vector (in-kernel pushes) and in the owner's packed
 // send buffer (copies by the host-driven paradigms).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "apps/cg/matrix.hpp"
@@ -63,6 +64,7 @@ struct Plan {
   int ranks = 1;
   int lanes = 2;            // threads per row (cg_math.hpp): a property of the matrix
   int rows_per_thread = 1;  // E: chunks of kThreads * E rows
+  std::string rows_per_thread_why;  // how E was chosen (reported with the run)
   LayoutChoice spmv;        // CSR or SELL-32 on every GPU, and why (sell.hpp; same arithmetic either way)
   ValuesChoice values;      // the matrix values as doubles or as the floats they are (value_storage.hpp)
   std::int64_t n = 0, nnz = 0;
@@ -81,10 +83,14 @@ struct Plan {
 // four times as often; E = 8 was slower than E = 4 at every size measured (1 M to 4.2 M rows).
 int rows_per_thread_for(const std::vector<RowRange>& parts);
 
+// GPSM_CG_ROWS_PER_THREAD: null, "" or "auto" -> 0 (rows_per_thread_for decides), else 1, 2, 4 or 8.
+// Throws gpsm::Error naming the value otherwise.
+int parse_rows_per_thread(const char* text);
+
 // The split of `a` over parts.size() GPUs, and its SpMV layout (choose_layout on the largest GPU's
-// padding, `spmv` forcing one). Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
+// padding, `spmv` forcing one); `rows_per_thread` forces E (0: rows_per_thread_for). Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
 // local entries, or parts exceed kMaxRanks.
 Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv = SpmvChoice::automatic,
-               ValueChoice values = ValueChoice::automatic);
+               ValueChoice values = ValueChoice::automatic, int rows_per_thread = 0);
 
 }  // namespace gpsm::apps::cg
