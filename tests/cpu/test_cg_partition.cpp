@@ -200,18 +200,29 @@ TEST(CgPartition, PlanOfBandedDenseRowAndElastic) {
 }
 
 TEST(CgPartition, RowsPerThreadKeepsChunksFew) {
-  EXPECT_EQ(rows_per_thread_for(split_rows(1024 * 256, 1)), 1);      // 1024 chunks
-  EXPECT_EQ(rows_per_thread_for(split_rows(1024 * 256 + 1, 1)), 2);  // 513
-  EXPECT_EQ(rows_per_thread_for(split_rows(2048 * 256 + 1, 1)), 4);  // 513
-  EXPECT_EQ(rows_per_thread_for(split_rows(2048 * 256 * 2 + 1, 2)), 4);  // the largest GPU's rows decide
-  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 1024, 1)), 4);     // 4096 chunks: 4 rows a thread still
-  EXPECT_EQ(rows_per_thread_for(split_rows(4096 * 1024 + 1, 1)), 8);
-  EXPECT_EQ(rows_per_thread_for(split_rows(std::int64_t{1} << 32, 1)), 8);  // capped
+  constexpr auto S = Variant::standard, P = Variant::pipelined;
+  auto e = [](std::int64_t rows, int gpus, Variant v) { return rows_per_thread_for(split_rows(rows, gpus), v); };
+  EXPECT_EQ(e(512 * 256, 1, S), 1);      // 512 chunks
+  EXPECT_EQ(e(512 * 256 + 1, 1, S), 2);  // 257
+  EXPECT_EQ(e(256 * 256, 1, P), 1);      // 256 chunks
+  EXPECT_EQ(e(256 * 256 + 1, 1, P), 2);  // 129
+  EXPECT_EQ(e(512 * 256 + 1, 1, P), 4);  // 129
+  EXPECT_EQ(e(1024 * 256 + 1, 1, S), 4);  // 257
+  EXPECT_EQ(e(1024 * 256 * 2 + 1, 2, S), 4);  // the largest GPU's rows decide
+  EXPECT_EQ(e(1024 * 256 * 2, 2, S), 2);
+  for (Variant v : {S, P}) {
+    EXPECT_EQ(e(4096 * 1024, 1, v), 4);  // 4096 chunks: 4 rows a thread still
+    EXPECT_EQ(e(4096 * 1024 + 1, 1, v), 8);
+    EXPECT_EQ(e(std::int64_t{1} << 32, 1, v), 8);  // capped
+  }
   const Matrix a = poisson2d(1100, 1000);
   const Plan plan = make_plan(a, split_rows(a.n, 1));
   EXPECT_EQ(plan.rows_per_thread, 4);
   EXPECT_EQ(plan.chunks(0), (a.n + 1023) / 1024);
   EXPECT_NE(plan.rows_per_thread_why.find("1075 chunks of 1024 rows"), std::string::npos) << plan.rows_per_thread_why;
+  const Plan small = make_plan(a, split_rows(a.n, 8), SpmvChoice::automatic, ValueChoice::automatic, Variant::pipelined);
+  EXPECT_EQ(small.rows_per_thread, 4);  // 137500 rows: 538 chunks at 1 row a thread, 269 at 2, 135 at 4
+  EXPECT_EQ(make_plan(a, split_rows(a.n, 8)).rows_per_thread, 2);  // Standard: 269 <= 512
 }
 
 TEST(CgPartition, RowsPerThreadCanBeForced) {
@@ -228,11 +239,11 @@ TEST(CgPartition, RowsPerThreadCanBeForced) {
     }
   }
   const Matrix a = poisson2d(1100, 1000);
-  const Plan plan = make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::automatic, 2);
+  const Plan plan = make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::automatic, Variant::standard, 2);
   EXPECT_EQ(plan.rows_per_thread, 2);
   EXPECT_EQ(plan.chunks(0), (a.n / 2 + 511) / 512);
   EXPECT_NE(plan.rows_per_thread_why.find("GPSM_CG_ROWS_PER_THREAD"), std::string::npos);
-  EXPECT_THROW(make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::automatic, 3), gpsm::Error);
+  EXPECT_THROW(make_plan(a, split_rows(a.n, 2), SpmvChoice::automatic, ValueChoice::automatic, Variant::standard, 3), gpsm::Error);
 }
 
 TEST(CgPartition, PlanRejectsWhatTheGpusCannotTake) {

@@ -98,7 +98,7 @@ class CgApp final : public App {
 
  private:
   const Matrix& matrix(const MatrixSpec& s, const RunRequest& req);
-  const Plan& plan(const MatrixSpec& s, int gpus, const RunRequest& req);
+  const Plan& plan(const MatrixSpec& s, int gpus, Variant v, const RunRequest& req);
   const Start& start(const std::string& plan_key, const Plan& p, Variant v, double tol);
   const Solve& reference(const std::string& plan_key, const Plan& p, const Start& st, Variant v, int iters,
                          const RunRequest& req);
@@ -136,19 +136,21 @@ const Matrix& CgApp::matrix(const MatrixSpec& s, const RunRequest& req) {
   return *a_;
 }
 
-const Plan& CgApp::plan(const MatrixSpec& s, int gpus, const RunRequest& req) {
+const Plan& CgApp::plan(const MatrixSpec& s, int gpus, Variant v, const RunRequest& req) {
   // GPSM_CG_SPMV forces the SpMV layout, GPSM_CG_VALUES the value storage, GPSM_CG_ROWS_PER_THREAD
-  // the rows a thread (docs/cg.md); read per run, so a process can compare them.
+  // the rows a thread (docs/cg.md); read per run, so a process can compare them. The variants
+  // share a plan where their rows a thread agree (the larger matrices).
   const SpmvChoice spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
   const ValueChoice values = parse_value_choice(std::getenv("GPSM_CG_VALUES"));
-  const int rows = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
+  const int forced = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
+  const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
+  const int rows = forced != 0 ? forced : rows_per_thread_for(parts, v);
   const std::string key = fmt::format("{}/{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv),
                                       value_choice_name(values), rows);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     say(req, fmt::format("splitting over {} GPUs", gpus));
-    const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
-    it = plans_.emplace(key, make_plan(*a_, parts, spmv, values, rows)).first;
+    it = plans_.emplace(key, make_plan(*a_, parts, spmv, values, v, forced)).first;
   }
   return it->second;
 }
@@ -235,8 +237,6 @@ RunOutcome CgApp::run(const RunRequest& req) {
   try {
     const Matrix& a = matrix(spec, req);
     if (a.n < n) return unsupported(fmt::format("{} rows cannot be split over {} GPUs", a.n, n));
-    const Plan& p = plan(spec, n, req);
-    const std::string plan_key = fmt::format("{}/{}/{}", n, spec.balance_nnz, p.rows_per_thread);
     // The CPU references first (and cached), so a run's time never includes them.
     // The kernel structures run: the paradigm's (variant, host-launched). `infinite` on one GPU,
     // where nothing is elided, takes the host-launched ones too: the bound is the fastest
@@ -246,18 +246,21 @@ RunOutcome CgApp::run(const RunRequest& req) {
     for (Variant v : mode.variants) structs.emplace_back(v, mode.host);
     if (req.paradigm == Paradigm::infinite && n == 1)
       for (Variant v : mode.variants) structs.emplace_back(v, true);
+    std::vector<const Plan*> plans;
     std::vector<const Start*> starts;
     std::vector<const Solve*> refs;
     for (const auto& [v, host] : structs) {
-      starts.push_back(&start(plan_key, p, v, spec.tol));
-      refs.push_back(&reference(plan_key, p, *starts.back(), v, pr.iters, req));
+      plans.push_back(&plan(spec, n, v, req));
+      const std::string plan_key = fmt::format("{}/{}/{}", n, spec.balance_nnz, plans.back()->rows_per_thread);
+      starts.push_back(&start(plan_key, *plans.back(), v, spec.tol));
+      refs.push_back(&reference(plan_key, *plans.back(), *starts.back(), v, pr.iters, req));
     }
     // `infinite` on more than one GPU: every halo push elided; its reductions and barriers kept.
     const bool elided = req.paradigm == Paradigm::infinite && n > 1;
     std::vector<Timed> runs;
     if (mode.nvshmem) {  // worker processes (cg_nvshmem_run.hpp): no context in this one
       say(req, "nvshmem: starting one worker per GPU");
-      CgGathered g = run_cg_nvshmem(req, p, structs[0].first, pr.iters);
+      CgGathered g = run_cg_nvshmem(req, *plans[0], structs[0].first, pr.iters);
       Timed t;
       t.sec_per_iter = std::move(g.sec_per_iter);
       t.got = std::move(g.solve);
@@ -278,7 +281,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
             structs.size() > 1 ? fmt::format("{}{}: ", variant_name(v), host ? " host-launched" : "") : "";
         Mode m = mode;
         m.host = host;
-        runs.push_back(timed(ctx, p, st, v, m, elided, iters, req, what));
+        runs.push_back(timed(ctx, *plans[k], st, v, m, elided, iters, req, what));
       }
     }
     // The run reported: the only one, or infinite's fastest.
@@ -286,6 +289,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     for (std::size_t k = 1; k < runs.size(); ++k)
       if (runs[k].median_us() < runs[pick].median_us()) pick = k;
     const auto [v, host] = structs[pick];
+    const Plan& p = *plans[pick];
     Timed& t = runs[pick];
     out.sec_per_iter = t.sec_per_iter;
     out.iterations = t.got.iterations;

@@ -31,6 +31,19 @@ void with_lanes(int lanes, const F& f) {
   }
 }
 
+// Host: f(std::integral_constant<int, L>, V{}) for the lanes per row and the value type the
+// matrix is stored in (V = double, or float when f32: matrix_values), the kernels' template
+// arguments.
+template <class F>
+void with_shape(int lanes, bool f32, const F& f) {
+  with_lanes(lanes, [&](auto l) {
+    if (f32)
+      f(l, float{});
+    else
+      f(l, double{});
+  });
+}
+
 // Buffer `par` of a pair, by selection: an index computed at run time into a struct's array would
 // put the whole struct in local memory.
 template <class T>
@@ -53,16 +66,26 @@ __device__ __forceinline__ double block_sum(double v) {
   return t;
 }
 
-// Value k of the matrix as the double it is (value_storage.hpp: stored as a float when exact).
-__device__ __forceinline__ double matrix_value(const DevMatrix& a, std::int64_t k) {
-  return a.val32 != nullptr ? static_cast<double>(__ldg(a.val32 + k)) : __ldg(a.val + k);
+// The matrix values as stored: V = double, or float where every value is exactly one
+// (value_storage.hpp). V is a kernel template argument, not a run-time choice: chosen per entry
+// (a predicated float or double load), ptxas converted each float right after its load, so every
+// batched load of sell_chunk waited for the one before it (one memory latency per entry), and the
+// floats' 15 % fewer bytes ran 3-9 % slower than doubles on one H200 (stop 43, 2048x512 and
+// 2048x1024). With V known, the floats stay raw until the fmas.
+template <class V>
+__device__ __forceinline__ const V* matrix_values(const DevMatrix& a) {
+  if constexpr (std::is_same_v<V, float>)
+    return a.val32;
+  else
+    return a.val;
 }
 
 // Rows of chunk c times x: row group g (kL lanes) takes local rows first + g, first + g + G, ...;
 // out(offset in chunk, value) is called by lane 0 of each group for rows that exist. Block-uniform
 // control flow (the shuffles need every lane).
-template <int kL, class X, class Out>
+template <int kL, class V, class X, class Out>
 __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
+  const V* val = matrix_values<V>(a);
   const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
   const int lane = threadIdx.x % kL, group = threadIdx.x / kL;
   constexpr int kGroups = kThreads / kL;
@@ -71,7 +94,7 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
     double s = 0.0;
     if (row < a.rows) {
       const std::int32_t end = __ldg(a.row_ptr + row + 1);
-      for (std::int32_t k = __ldg(a.row_ptr + row) + lane; k < end; k += kL) s = fmad(matrix_value(a, k), x(__ldg(a.col + k)), s);
+      for (std::int32_t k = __ldg(a.row_ptr + row) + lane; k < end; k += kL) s = fmad(static_cast<double>(__ldg(val + k)), x(__ldg(a.col + k)), s);
     }
     for (int o = kL / 2; o > 0; o /= 2) s = s + __shfl_down_sync(kFull, s, o, kL);
     if (lane == 0 && row < a.rows) out(off, s);
@@ -85,8 +108,9 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
 // the lanes' shuffle-down tree (cg_math.hpp): the CSR path's bits (sell.hpp says when a zero's
 // sign may differ). out(offset in chunk, value) is called by every thread whose row exists. Every
 // lane of a warp must call it (it holds warp barriers): the kernels call it block-uniformly.
-template <int kL, class X, class Out>
+template <int kL, class V, class X, class Out>
 __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
+  const V* val = matrix_values<V>(a);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   const int t = static_cast<int>(threadIdx.x % kWarp);
   for (int e = 0; e < a.rows_per_thread; ++e) {
@@ -108,12 +132,13 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
     // L1 hit) and is not added.
     for (std::int32_t k = 0; k < w; k += kL) {
       std::int32_t j[kL];
-      double m[kL], xv[kL];
+      V m[kL];
+      double xv[kL];
 #pragma unroll
       for (int l = 0; l < kL; ++l) {
         const std::int32_t at = min(k + l, w - 1) * kWarp;
         j[l] = __ldg(cl + at);
-        m[l] = matrix_value(a, at0 + at);
+        m[l] = __ldg(val + at0 + at);
       }
       __syncwarp();
 #pragma unroll
@@ -121,7 +146,7 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
       __syncwarp();
 #pragma unroll
       for (int l = 0; l < kL; ++l)
-        if (k + l < w) acc[l] = fmad(m[l], xv[l], acc[l]);
+        if (k + l < w) acc[l] = fmad(static_cast<double>(m[l]), xv[l], acc[l]);
     }
 #pragma unroll
     for (int o = kL / 2; o > 0; o /= 2)
@@ -134,15 +159,15 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
 // Chunk c's rows times x in the matrix's layout: the one SpMV call of every CG kernel. Sliced
 // only for kL <= kSellMaxLanes (the plan never slices wider rows), so the wide kernels keep their
 // registers. Block-uniform control flow.
-template <int kL, class X, class Out>
+template <int kL, class V, class X, class Out>
 __device__ __forceinline__ void spmv_rows(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
   if constexpr (kL <= kSellMaxLanes) {
     if (a.slice_ptr != nullptr) {
-      sell_chunk<kL>(a, c, x, out);
+      sell_chunk<kL, V>(a, c, x, out);
       return;
     }
   }
-  spmv_chunk<kL>(a, c, x, out);
+  spmv_chunk<kL, V>(a, c, x, out);
 }
 
 // The local rows of chunk c thread t owns in the dot-product order: first + t + e * kThreads.
@@ -167,14 +192,14 @@ __device__ __forceinline__ bool push_chunk(const Pushes& p, int parity, std::int
 // x_step: also x += alpha_prev p_{k-1} for the own rows (the persistent kernels move the last
 // iteration's x update here, where p_{k-1} is read anyway: 8 bytes a row less per iteration than
 // in the update step, which then reads neither x nor p).
-template <int kL>
+template <int kL, class V>
 __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVectors& v, int par, double beta,
                                               std::int64_t c, double* part, double* sq, bool x_step = false,
                                               double alpha_prev = 0.0) {
   const double* pold = pick(v.p, par);
   const double* r = v.r;
-  spmv_rows<kL>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
-                [&](std::int64_t off, double s) { sq[off] = s; });
+  spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
+                   [&](std::int64_t off, double s) { sq[off] = s; });
   __syncthreads();
   double* pnew = pick(v.p, 1 - par);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
@@ -230,9 +255,9 @@ __device__ __forceinline__ void std_x_step(const DevMatrix& a, const StdVectors&
 __host__ __device__ constexpr int pipe_slots(int rows_per_thread) { return rows_per_thread >= 4 ? 1 : 4 / rows_per_thread; }
 
 // n = A w (w: w[par] of iteration i) for chunk c, through out(offset, value).
-template <int kL, class Out>
+template <int kL, class V, class Out>
 __device__ __forceinline__ void pipe_spmv_step(const DevMatrix& a, const double* w, std::int64_t c, const Out& out) {
-  spmv_rows<kL>(a, c, [&](std::int32_t j) { return w[j]; }, out);
+  spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return w[j]; }, out);
 }
 
 // Update step of chunk c at iteration parity par, n_at(i) giving (A w)_i: z, s, p, x, r and the

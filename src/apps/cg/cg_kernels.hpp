@@ -142,8 +142,9 @@ struct FreePipe {
 };
 // Blocks per GPU the persistent kernels can keep resident (all of them must be), at most one per
 // work item (Pipelined: plus its communication block).
-int free_blocks(int device, bool pipelined, int lanes, int rows_per_thread, std::int64_t items);
-const void* free_kernel(bool pipelined, int lanes);
+// f32: the matrix values are stored as floats (DevMatrix::val32).
+int free_blocks(int device, bool pipelined, int lanes, bool f32, int rows_per_thread, std::int64_t items);
+const void* free_kernel(bool pipelined, int lanes, bool f32);
 std::size_t free_smem(bool pipelined, int rows_per_thread);
 void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st);
 void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st);

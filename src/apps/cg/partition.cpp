@@ -72,11 +72,11 @@ std::int64_t most_rows(const std::vector<RowRange>& parts) {
 }
 }  // namespace
 
-int rows_per_thread_for(const std::vector<RowRange>& parts) {
-  const std::int64_t most = most_rows(parts);
+int rows_per_thread_for(const std::vector<RowRange>& parts, Variant v) {
+  const std::int64_t most = most_rows(parts), few = v == Variant::standard ? 512 : 256;
   auto chunks = [most](int e) { return (most + chunk_rows(e) - 1) / chunk_rows(e); };
   int e = 1;
-  while (e < 4 && chunks(e) > 1024) e *= 2;
+  while (e < 4 && chunks(e) > few) e *= 2;
   while (e < 8 && chunks(e) > 4096) e *= 2;
   return e;
 }
@@ -88,7 +88,7 @@ int parse_rows_per_thread(const char* text) {
   throw gpsm::Error("gpsm: GPSM_CG_ROWS_PER_THREAD=" + t + ": not a row count; use 1, 2, 4, 8 or auto (the default)");
 }
 
-Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv, ValueChoice values,
+Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv, ValueChoice values, Variant v,
                int rows_per_thread) {
   const int ranks = static_cast<int>(parts.size());
   if (ranks < 1 || ranks > kMaxRanks)
@@ -106,7 +106,7 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   if (rows_per_thread != 0 && rows_per_thread != 1 && rows_per_thread != 2 && rows_per_thread != 4 &&
       rows_per_thread != 8)
     throw gpsm::Error(fmt::format("gpsm: cg: {} rows per thread; the kernels take 1, 2, 4 or 8", rows_per_thread));
-  plan.rows_per_thread = rows_per_thread != 0 ? rows_per_thread : rows_per_thread_for(parts);
+  plan.rows_per_thread = rows_per_thread != 0 ? rows_per_thread : rows_per_thread_for(parts, v);
   plan.rows_per_thread_why =
       rows_per_thread != 0
           ? fmt::format("{} rows a thread (GPSM_CG_ROWS_PER_THREAD)", rows_per_thread)

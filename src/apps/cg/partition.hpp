@@ -16,6 +16,7 @@
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/sell.hpp"
 #include "apps/cg/value_storage.hpp"
+#include "apps/cg/variant.hpp"
 
 namespace gpsm::apps::cg {
 
@@ -75,22 +76,27 @@ struct Plan {
   std::int64_t halo_total() const;      // sum of the halo slots: entries that cross a link per exchange
 };
 
-// Rows per thread for a split: the smallest E in {1, 2, 4} that keeps every GPU at or below 1024
-// chunks, raised to 8 only past 4096 chunks at E = 4, so a GPU's partial sums over its chunks
-// stay short and a block's chunks are few and large. Why (one H200, poisson2d:2048x512, 1 M rows,
-// Standard CG): E = 1 (4096 chunks of 256 rows, the rule before) 58.5-59.0 us an iteration, E = 4
-// (1024 chunks) 53.4-54.1: each chunk costs three block barriers and a partial, which E = 1 pays
-// four times as often; E = 8 was slower than E = 4 at every size measured (1 M to 4.2 M rows).
-int rows_per_thread_for(const std::vector<RowRange>& parts);
+// Rows per thread for a split and variant: the smallest E in {1, 2, 4} that keeps every GPU at or
+// below 512 chunks (Standard) or 256 (Pipelined), raised to 8 only past 4096 chunks at E = 4, so
+// a GPU's partial sums over its chunks stay short and a block's chunks are few and large. Why
+// (one H200, 1000 iterations, the CPU-free kernels, 2026-11-29): each chunk costs block barriers
+// and a partial (three in Pipelined), which E = 1 pays four times as often as E = 4 — Standard at
+// 1 M rows 58.5-59.0 us an iteration at E = 1 (4096 chunks), 53.4-54.1 at E = 4; at 262 k rows
+// Standard is fastest at E = 2 (14.5 against 15.1-15.4 at E = 1), Pipelined at E = 4 (11.0-12.5
+// against 12.3-12.9); at 131 k rows Standard at E = 1 (11.3 against 12.1), Pipelined at E = 2
+// (8.4 against 9.6); at 65 k rows both at E = 1 (every larger E slower by 20 % or more); E = 8 was
+// slower than E = 4 at every size from 1 M to 4.2 M rows.
+int rows_per_thread_for(const std::vector<RowRange>& parts, Variant v);
 
 // GPSM_CG_ROWS_PER_THREAD: null, "" or "auto" -> 0 (rows_per_thread_for decides), else 1, 2, 4 or 8.
 // Throws gpsm::Error naming the value otherwise.
 int parse_rows_per_thread(const char* text);
 
 // The split of `a` over parts.size() GPUs, and its SpMV layout (choose_layout on the largest GPU's
-// padding, `spmv` forcing one); `rows_per_thread` forces E (0: rows_per_thread_for). Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
+// padding, `spmv` forcing one); E for variant v, or `rows_per_thread` when not 0. Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
 // local entries, or parts exceed kMaxRanks.
 Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv = SpmvChoice::automatic,
-               ValueChoice values = ValueChoice::automatic, int rows_per_thread = 0);
+               ValueChoice values = ValueChoice::automatic, Variant v = Variant::standard,
+               int rows_per_thread = 0);
 
 }  // namespace gpsm::apps::cg

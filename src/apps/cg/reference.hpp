@@ -19,11 +19,9 @@
 
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
+#include "apps/cg/variant.hpp"
 
 namespace gpsm::apps::cg {
-
-enum class Variant : std::uint8_t { standard, pipelined };
-const char* variant_name(Variant v);
 
 // ---- partitioned dot products (cg_math.hpp's order) ------------------------------------------
 // Partial of chunk c of rank r over the products a_i * b_i of its rows (a, b: the rank's local
