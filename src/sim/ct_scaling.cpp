@@ -7,6 +7,7 @@
 #include "apps/ct/ct_bench_spec.hpp"
 #include "apps/ct/ct_partition.hpp"
 #include "sim/ct_sim_scaling.hpp"
+#include "sim/trace_ct.hpp"
 #include "sim/engine.hpp"
 #include "sim/link.hpp"
 
@@ -125,8 +126,13 @@ std::string sim_section(const std::vector<int>& gpu_counts, const apps::ct::CtBe
   const double measured[2][3] = {{mm.memcpy2_ms, mm.proact2_ms, mm.infinite2_ms},
                                  {ms.memcpy2_ms, ms.proact2_ms, ms.infinite2_ms}};
   const double one[2] = {mm.one_gpu_ms, ms.one_gpu_ms};
-  std::string out = "\ngpsm sim (trace-driven: gpsm sim --app ct, sim/trace_ct.hpp; compute per voxel-view pair from the "
-                    "measured one-GPU runs)\n2-GPU check (h200x4), ms per iteration:\n";
+  const CtCompute c = ct_compute_for(specs[0].g);
+  std::string out = "\ngpsm sim (trace-driven: gpsm sim --app ct, sim/trace_ct.hpp)\n";
+  char cal[256];
+  std::snprintf(cal, sizeof cal, "compute per voxel-view pair, every size: forward %.2f ps, update %.2f ps (%s)\n",
+                c.forward_s * 1e12, c.update_s * 1e12, c.source.c_str());
+  out += cal;
+  out += "2-GPU check (h200x4), ms per iteration; seed: a prediction (calibrated on medium alone):\n";
   out += "size   paradigm        sim   measured  error\n";
   for (std::size_t z = 0; z < 2; ++z) {
     for (std::size_t p = 0; p < 3; ++p) {

@@ -52,9 +52,9 @@ struct CtCompute {
   double forward_s = 0, update_s = 0;
   std::string source;
 };
-// The compute for a geometry: medium's from its measured one-GPU phase times (sim/ct_measured.hpp);
-// the seed size's from its measured one-GPU iteration, split between the phases as medium's
-// (its phase times were not taken); any other geometry medium's seconds per pair.
+// The compute for a geometry: medium's seconds per pair, from its measured one-GPU phase times
+// (sim/ct_measured.hpp), for every geometry (the seed size's one-GPU iteration, measured whole,
+// is a check of it, not an input).
 CtCompute ct_compute_for(const apps::ct::Geometry& g);
 // Seconds per pair that make one GPU of `sms` SMs take `one_gpu` (ms per iteration) on `spec`.
 CtCompute calibrate_ct_compute(const apps::ct::CtBenchSpec& spec, const CtPhaseMs& one_gpu, int sms = kCtMeasuredSms);

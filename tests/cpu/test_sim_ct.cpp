@@ -119,9 +119,10 @@ TEST(SimCt, OneGpuMatchesTheCalibration) {
     EXPECT_NEAR(t1 / (m.one_gpu.forward + m.one_gpu.update), 1.0, 0.002) << sim_paradigm_name(p) << " " << t1;
     EXPECT_NEAR(t1 / m.one_gpu_ms, 1.0, 0.002) << sim_paradigm_name(p);
   }
-  // the seed size's calibration: its measured one-GPU iteration
+  // medium's seconds per pair predict the seed size's measured one-GPU iteration (not an input):
+  // +2.9 % (the analytic model's voxels x views scaling: +29 %)
   EXPECT_NEAR(ms(ct_sim_trace("seed", 1), "h200x4", SimParadigm::memcpy) / ct_measured_h200x2_seed().one_gpu_ms, 1.0,
-              0.002);
+              0.05);
 }
 
 // Eliding the exchanges is never slower than overlapping them, which is never slower than
@@ -145,7 +146,7 @@ TEST(SimCt, InfiniteNoSlowerThanProactNoSlowerThanMemcpy) {
 }
 
 // 2 GPUs on the measured NVLink node against the measured 2x H200 wall clock (docs/ct.md): within
-// 10 % at both sizes (the compute is calibrated on one GPU only).
+// 10 % at both sizes (the compute is calibrated on medium's one GPU only).
 TEST(SimCt, TwoGpusWithinTenPercentOfTheMeasurement) {
   const CtMeasured m = ct_measured_h200x2_medium();
   const CtMeasuredTotals s = ct_measured_h200x2_seed();
