@@ -6,6 +6,9 @@
 
 #include "apps/ct/ct_bench_spec.hpp"
 #include "apps/ct/ct_partition.hpp"
+#include "sim/ct_sim_scaling.hpp"
+#include "sim/trace_ct.hpp"
+#include "sim/engine.hpp"
 #include "sim/link.hpp"
 
 namespace gpsm::sim {
@@ -88,25 +91,92 @@ CtIteration model_ct_iteration(const apps::ct::Geometry& g, int subsets, const C
   return it;
 }
 
-CtMeasured ct_measured_h200x2_medium() {
-  // results/nvidia-h200-x2/2026-11-27_f188d90_ct-round2-cg-gps-plain/ct.json, the series' timing
-  // strings (CUDA events between the phases, last rep) and medians.
-  CtMeasured m;
-  m.one_gpu = {211.86, 195.00};                              // single, GPU 0
-  m.two_gpus = {(111.40 + 113.91) / 2, (100.12 + 98.40) / 2};  // infinite, GPUs 0 and 1
-  m.one_gpu_ms = 406.797840;
-  m.memcpy2_ms = 218.997203;
-  m.proact2_ms = 218.003644;
-  m.infinite2_ms = 212.434834;
-  return m;
-}
-
 namespace {
 
 void add(std::string& out, const char* fmt, double a = 0, double b = 0, double c = 0, double d = 0) {
   char buf[512];
   std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
   out += buf;
+}
+
+// The model's speedup over one GPU at `gpus`.
+double model_speedup(const apps::ct::CtBenchSpec& spec, const CtComputeFit& f, const System& s, CtParadigm p,
+                     CtFabric fabric, int gpus) {
+  return model_ct_iteration(spec.g, spec.subsets, f, s, 1, p, fabric).total_ms /
+         model_ct_iteration(spec.g, spec.subsets, f, s, gpus, p, fabric).total_ms;
+}
+
+// gpsm sim's own prediction (sim/ct_sim_scaling.hpp): its 2-GPU check against both measured sizes,
+// then its speedups at every count beside the model's (per-GPU egress) at the counts from 8 up.
+std::string sim_section(const std::vector<int>& gpu_counts, const apps::ct::CtBenchSpec (&specs)[2],
+                        const CtComputeFit (&fits)[2]) {
+  std::vector<int> counts = gpu_counts;  // the check needs 1 and 2 GPUs
+  for (int need : {1, 2})
+    if (std::find(counts.begin(), counts.end(), need) == counts.end()) counts.push_back(need);
+  std::sort(counts.begin(), counts.end());
+  const auto at = [&](int g) { return std::size_t(std::find(counts.begin(), counts.end(), g) - counts.begin()); };
+  const std::vector<std::string> sizes = {"medium", "seed"};
+  const std::vector<CtSimLink> links = ct_sim_links();
+  const std::vector<SimParadigm> sps = {SimParadigm::memcpy, SimParadigm::proact, SimParadigm::infinite};
+  const CtParadigm ps[] = {CtParadigm::memcpy, CtParadigm::proact, CtParadigm::infinite};
+  const CtSimTable tab = ct_sim_table(sizes, links, sps, counts);
+
+  const CtMeasured mm = ct_measured_h200x2_medium();
+  const CtMeasuredTotals ms = ct_measured_h200x2_seed();
+  const double measured[2][3] = {{mm.memcpy2_ms, mm.proact2_ms, mm.infinite2_ms},
+                                 {ms.memcpy2_ms, ms.proact2_ms, ms.infinite2_ms}};
+  const double one[2] = {mm.one_gpu_ms, ms.one_gpu_ms};
+  const CtCompute c = ct_compute_for(specs[0].g);
+  std::string out = "\ngpsm sim (trace-driven: gpsm sim --app ct, sim/trace_ct.hpp)\n";
+  char cal[256];
+  std::snprintf(cal, sizeof cal, "compute per voxel-view pair, every size: forward %.2f ps, update %.2f ps (%s)\n",
+                c.forward_s * 1e12, c.update_s * 1e12, c.source.c_str());
+  out += cal;
+  out += "2-GPU check (h200x4), ms per iteration; seed: a prediction (calibrated on medium alone):\n";
+  out += "size   paradigm        sim   measured  error\n";
+  for (std::size_t z = 0; z < 2; ++z) {
+    for (std::size_t p = 0; p < 3; ++p) {
+      const double t = tab[z][0][p][at(2)];
+      char row[160];
+      std::snprintf(row, sizeof row, "%-6s %-9s %9.1f  %9.1f  %+5.1f%%\n", sizes[z].c_str(), sim_paradigm_name(sps[p]), t,
+                    measured[z][p], 100 * (t / measured[z][p] - 1));
+      out += row;
+    }
+    char row[160];
+    std::snprintf(row, sizeof row, "%-6s one GPU (memcpy) %9.1f  %9.1f  %+5.1f%%\n", sizes[z].c_str(), tab[z][0][0][at(1)],
+                  one[z], 100 * (tab[z][0][0][at(1)] / one[z] - 1));
+    out += row;
+  }
+
+  std::vector<int> model_counts;
+  for (int gc : gpu_counts)
+    if (gc >= 8) model_counts.push_back(gc);
+  if (model_counts.empty()) model_counts.push_back(gpu_counts.back());
+  out += "\nspeedup over one GPU: gpsm sim, and the model above (per-GPU egress) beside it (H200 compute on every link)\n";
+  char head[512];
+  int n = std::snprintf(head, sizeof head, "%-6s %-12s %-8s", "size", "system", "paradigm");
+  for (int gc : gpu_counts) n += std::snprintf(head + n, sizeof head - n, " %6s", ("sim" + std::to_string(gc)).c_str());
+  n += std::snprintf(head + n, sizeof head - n, "  |");
+  for (int gc : model_counts) n += std::snprintf(head + n, sizeof head - n, " %7s", ("model" + std::to_string(gc)).c_str());
+  out += head;
+  out += "\n";
+  for (std::size_t z = 0; z < 2; ++z)
+    for (std::size_t l = 0; l < links.size(); ++l)
+      for (std::size_t p = 0; p < 3; ++p) {
+        char row[512];
+        int w = std::snprintf(row, sizeof row, "%-6s %-12s %-8s", sizes[z].c_str(), links[l].label.c_str(),
+                              sim_paradigm_name(sps[p]));
+        for (int gc : gpu_counts)
+          w += std::snprintf(row + w, sizeof row - w, " %6.2f", tab[z][l][p][at(1)] / tab[z][l][p][at(gc)]);
+        w += std::snprintf(row + w, sizeof row - w, "  |");
+        const System s = preset(links[l].preset);
+        for (int gc : model_counts)
+          w += std::snprintf(row + w, sizeof row - w, " %7.2f",
+                             model_speedup(specs[z], fits[z], s, ps[p], CtFabric::per_gpu_egress, gc));
+        out += row;
+        out += "\n";
+      }
+  return out;
 }
 
 }  // namespace
@@ -163,15 +233,15 @@ std::string ct_scaling_report(const std::vector<int>& gpu_counts) {
         char row[256];
         int w = std::snprintf(row, sizeof row, "%-6s %-19s %-8s", k == 0 ? "medium" : "seed", sy.label,
                               ct_paradigm_name(p));
-        const double t1 = model_ct_iteration(spec.g, spec.subsets, f, sy.s, 1, p, sy.fabric).total_ms;
         for (int gc : gpu_counts)
-          w += std::snprintf(row + w, sizeof row - w, " %6.2f",
-                             t1 / model_ct_iteration(spec.g, spec.subsets, f, sy.s, gc, p, sy.fabric).total_ms);
+          w += std::snprintf(row + w, sizeof row - w, " %6.2f", model_speedup(spec, f, sy.s, p, sy.fabric, gc));
         out += row;
         out += "\n";
       }
   }
-  return out;
+  const apps::ct::CtBenchSpec specs[2] = {medium, seed};
+  const CtComputeFit fits[2] = {fit, scale_ct_compute(fit, seed_k)};
+  return out + sim_section(gpu_counts, specs, fits);
 }
 
 }  // namespace gpsm::sim

@@ -26,14 +26,10 @@
 #include <vector>
 
 #include "apps/ct/ct_geometry.hpp"
+#include "sim/ct_measured.hpp"  // the measurements it is calibrated and checked on
 #include "sim/system.hpp"
 
 namespace gpsm::sim {
-
-// Per iteration, per GPU (ms): forward projection and update (phases 2-4).
-struct CtPhaseMs {
-  double forward = 0, update = 0;
-};
 
 struct CtComputeFit {
   CtPhaseMs split;  // the part that divides over GPUs
@@ -70,16 +66,6 @@ struct CtIteration {
 CtIteration model_ct_iteration(const apps::ct::Geometry& g, int subsets, const CtComputeFit& fit, const System& sys,
                                int gpus, CtParadigm p, CtFabric fabric = CtFabric::per_gpu_egress,
                                std::int64_t chunk_bytes = std::int64_t{1} << 20);
-
-// The measurements the model is calibrated and checked on: 2x H200, medium (256^3, 1814 x 32 x
-// 444 helical, 24 subsets), results/nvidia-h200-x2/2026-11-27_f188d90_ct-round2-cg-gps-plain/ct.json.
-struct CtMeasured {
-  CtPhaseMs one_gpu;        // `single`, GPU 0, per iteration
-  CtPhaseMs two_gpus;       // `infinite` at 2 GPUs, mean of the two GPUs
-  double one_gpu_ms;        // `single` wall clock per iteration (median of 3 reps)
-  double memcpy2_ms, proact2_ms, infinite2_ms;  // 2-GPU wall clock per iteration
-};
-CtMeasured ct_measured_h200x2_medium();
 
 // The scalability table (text): the 2-GPU check against the measurements, then speedup over one
 // GPU for gpu_counts at medium and at the seed size, on the measured NVLink node (h200x4's link

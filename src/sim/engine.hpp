@@ -46,15 +46,17 @@ struct KernelBound {
   double wave_factor = 1;
   double serial_s = 0, chain_s = 0;
   double warp_insts = 0, issue_s = 0;  // the kernel's warp instructions (0: not given) and their issue time
+  double compute_s = 0;  // the trace's measured compute (KernelTrace::compute_s), after its whole-wave factor
   // The hottest word's warp requests (stores and atomics to one sector) and the time they add on
   // top of the bound (GpuParams::hot_word_ns each)
   double hot_requests = 0, hot_s = 0;
   double time_s = 0;
-  // "dram", "l2", "flops", "serial", "chain", "issue", "chain+issue", or a rolled loop's
+  // "dram", "l2", "flops", "compute" (the trace's measured compute), "serial", "chain", "issue",
+  // "chain+issue", or a rolled loop's
   // (KernelTrace::chain_adds) "dram+chain", "l2+chain", "flops+chain"
   std::string bound;
   // The roofline time: the largest roofline term times the wave factor.
-  double roofline_s() const { return std::max({dram_s, l2_s, flops_s}) * wave_factor; }
+  double roofline_s() const { return std::max(std::max({dram_s, l2_s, flops_s}) * wave_factor, compute_s); }
 };
 
 // The last traced iteration's loop (gpsm sim --explain): the slowest GPU (its launches

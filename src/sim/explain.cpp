@@ -44,7 +44,8 @@ std::string explain_kernels(const SimResult& r) {
     std::snprintf(wave, sizeof wave, "x%.2f", k.wave_factor);
     out += "gpu" + std::to_string(k.gpu) + " " + k.name + ": " + us(k.time_s) + ", " + k.bound + " bound; roofline " +
            us(k.roofline_s()) + " " + wave + " wave (dram " + us(k.dram_s) + " / " + mb(k.dram_bytes) + ", l2 " + us(k.l2_s) +
-           " / " + mb(k.l2_bytes) + ", flops " + us(k.flops_s) + "); serial " + us(k.serial_s) + "; chain " +
+           " / " + mb(k.l2_bytes) + ", flops " + us(k.flops_s) +
+           (k.compute_s > 0 ? ", compute " + us(k.compute_s) : std::string()) + "); serial " + us(k.serial_s) + "; chain " +
            us(k.chain_s) + "; issue " + us(k.issue_s) + insts(k.warp_insts) + hot(k) + "\n";
   }
   return out;

@@ -9,6 +9,11 @@
 
 namespace gpsm::sim::engine_detail {
 
+double whole_wave_factor(double blocks, double wave) {
+  if (blocks <= 0 || wave <= 0) return 1;
+  return std::ceil(blocks / wave) * wave / blocks;
+}
+
 namespace {
 
 constexpr double kSaturatingOccupancy = 0.5;  // fraction of a full wave that saturates HBM
@@ -41,15 +46,19 @@ KernelBytes kernel_bytes(LocalAcc& a, bool marching) {
 }
 
 // The roofline terms of a kernel, each before the wave factor; seconds() is the kernel's roofline time.
+// compute_s: the kernel's measured arithmetic (KernelTrace::compute_s) after its whole-wave
+// factor (whole_wave_factor), beside the other terms after theirs.
 struct Roofline {
-  double dram_s = 0, l2_s = 0, flops_s = 0, factor = 1;
-  double seconds() const { return std::max({dram_s, l2_s, flops_s}) * factor; }
+  double dram_s = 0, l2_s = 0, flops_s = 0, factor = 1, compute_s = 0;
+  double seconds() const { return std::max(std::max({dram_s, l2_s, flops_s}) * factor, compute_s); }
 };
-Roofline roofline(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave) {
+Roofline roofline(const LocalAcc& a, const KernelBytes& b, const GpuParams& gp, double grid_blocks, double wave,
+                  double compute_s) {
   // The L2 term: line-sized requests at l2_GBps, lone sectors at gather_GBps (0: l2_GBps)
   const double gather_GBps = gp.gather_GBps > 0 ? gp.gather_GBps : gp.l2_GBps;
   const double l2_s = (b.l2 - b.l2_gather) / (gp.l2_GBps * 1e9) + b.l2_gather / (gather_GBps * 1e9);
-  return Roofline{b.dram / (gp.hbm_GBps * 1e9), l2_s, a.flops / (gp.flops_G * 1e9), wave_factor(grid_blocks, wave)};
+  return Roofline{b.dram / (gp.hbm_GBps * 1e9), l2_s, a.flops / (gp.flops_G * 1e9), wave_factor(grid_blocks, wave),
+                  compute_s * whole_wave_factor(grid_blocks, wave)};
 }
 
 // The requests a kernel's hottest word takes (docs/sim.md "Hot words"): per allocation, its warp
@@ -169,13 +178,14 @@ KernelBound kernel_bound(const KernelTrace& k, LocalAcc& acc, const std::vector<
   const bool serial = marching && gp.serial_step_us >= 0;  // < 0: the serial bound is not modelled
   const KernelBytes kb = kernel_bytes(acc, marching);
   const double step_s = serial ? step_seconds(acc, kb, gp, grid, kwave) : 0;
-  const Roofline roof = roofline(acc, kb, gp, grid, serial ? 0.0 : kwave);
+  const Roofline roof = roofline(acc, kb, gp, grid, serial ? 0.0 : kwave, k.compute_s);
   // KernelBound's fields in order: gpu, name, bytes and flops, the roofline terms, the wave
   // factor, the serial and chain bounds (the issue term, time and bound below)
   KernelBound kbound{k.gpu,       k.name,     kb.dram,    kb.l2,
                      acc.flops,   roof.dram_s, roof.l2_s, roof.flops_s,
                      roof.factor, serial_seconds(k, step_s, kwave),
                      chain_seconds(k, gp.load_latency_ns * 1e-9, kwave, gp.l2_latency_ns * 1e-9, gp.l2_bytes)};
+  kbound.compute_s = roof.compute_s;
   kbound.hot_requests = hot_word_requests(allocs, requests);
   kbound.hot_s = kbound.hot_requests * gp.hot_word_ns * 1e-9;
   const Issue issue = issue_bound(k, push_insts, gp);
@@ -194,9 +204,10 @@ KernelBound kernel_bound(const KernelTrace& k, LocalAcc& acc, const std::vector<
   const double tb = std::max({roof_t, kbound.serial_s, latency});
   const double tk = tb + kbound.hot_s;  // the hot word's requests add (docs/sim.md "Hot words")
   kbound.time_s = tk;
-  const char* roof_bound = roof.dram_s >= roof.l2_s && roof.dram_s >= roof.flops_s ? "dram"
-                           : roof.l2_s >= roof.flops_s                          ? "l2"
-                                                                                : "flops";
+  const char* roof_bound = roof.compute_s > std::max({roof.dram_s, roof.l2_s, roof.flops_s}) * roof.factor ? "compute"
+                           : roof.dram_s >= roof.l2_s && roof.dram_s >= roof.flops_s       ? "dram"
+                           : roof.l2_s >= roof.flops_s                                     ? "l2"
+                                                                                           : "flops";
   kbound.bound = tb == kbound.serial_s && tb > roof_t ? "serial"
                  : tb == latency && tb > roof_t
                      ? (kbound.issue_s > 0 && kbound.chain_s > 0 ? "chain+issue" : kbound.issue_s > 0 ? "issue" : "chain")

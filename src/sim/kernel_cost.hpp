@@ -70,6 +70,13 @@ struct KernelShape {
   bool marching = false;
 };
 
+// A measured compute's waves (KernelTrace::compute_s): a block takes as long whether its SM holds
+// it alone or a full complement, so a kernel takes whole waves of `wave` blocks, ceil(blocks /
+// wave) x wave / blocks of its full-occupancy time (measured on the CT projectors: 114 forward
+// blocks on an H200's 132 SMs took about as long as 228, docs/ct.md "The first 2xH200 run"). 1 for
+// wave <= 0. The CT trace calibrates its compute through it (sim/trace_ct.cpp).
+double whole_wave_factor(double blocks, double wave);
+
 // The kernel's time and what set it (KernelBound::time_s, bound). requests: warp store and
 // atomic requests per allocation of the kernel's GPU (the hot word); push_insts: p2p_inline, whose
 // blocks issue their pushes' instructions too (BlockTrace::push_insts). Finishes `acc` (its

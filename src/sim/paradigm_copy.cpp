@@ -83,19 +83,31 @@ class ProactModel final : public ParadigmModel {
         end_(c.G, 0.0) {}
 
   void on_iteration_begin() override { std::fill(end_.begin(), end_.end(), 0.0); }
+  // What `wire` bytes of copies hold the GPU's port: a switched GPU (switch_tree, nvswitch) sends
+  // everything through its one link to the switch; any GPU at most at its measured all-to-all
+  // egress (System::egress_GBps). A direct topology's pairs have links of their own (0).
+  double port_seconds(double wire) const {
+    const double link = c.sys.topology != Topology::direct ? c.lm.wire_time(c.sys.link, wire) : 0.0;
+    return std::max(link, c.egress_seconds(wire));
+  }
   void on_kernel_end(KernelPass& k, double tk) override {
     const int G = c.G, g = k.g;
     for (int d = 0; d < G; ++d)
       if (fill_[d] > 0) chunks_.push_back({d, fill_[d], wave_[d]});  // the last, partial one
     // each destination's chunks in order on its own copy pipe; a chunk starts when the wave
-    // holding its last producing block has finished (waves progress evenly through the kernel)
+    // holding its last producing block has finished (waves progress evenly through the kernel).
+    // The pipes share the GPU's port (port_seconds), as memcpy's copies on one stream do: a
+    // chunk is not through before its wire bytes and every chunk's before it have left the GPU
+    // (CT's image chunks go to every peer at once; the stencils' to one or two).
     std::vector<double> pipe(G, 0);
-    double end = tk;
+    double end = tk, port = 0;
     for (const Chunk& ch : chunks_) {
       const double ready = tk * (std::min(ch.wave, k.n_waves - 1) + 1) / k.n_waves;
       const double start = std::max(ready, pipe[ch.dst]);
-      pipe[ch.dst] = start + c.lm.copy_time(c.sys, g, ch.dst, ch.bytes);
-      k.it.copy_wire += c.lm.write_wire(c.sys.link, ch.bytes);
+      const double wire = c.lm.write_wire(c.sys.link, ch.bytes);
+      port = std::max(port, ready) + port_seconds(wire);
+      pipe[ch.dst] = std::max(start + c.lm.copy_time(c.sys, g, ch.dst, ch.bytes), port);
+      k.it.copy_wire += wire;
       end = std::max(end, pipe[ch.dst]);
     }
     end_[g] += end;

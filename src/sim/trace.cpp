@@ -32,11 +32,11 @@ int allocation_of(const Trace& t, std::uint64_t addr) {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'P', 'S', 'M', 'T', 'R', 'C', '\0'};
-constexpr std::uint32_t kVersion = 8;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
+constexpr std::uint32_t kVersion = 9;  // 2: a host_sync byte per iteration; 3: blocks_per_sm per kernel, serial_steps per block;
                                        // 4: chain_steps per block; 5: gather_bytes per kernel, gather_steps per block;
                                        // 6: warp_insts and push_insts per block;
                                        // 7: host_named, peer_waits, memsets per iteration;
-                                       // 8: chain_adds per kernel
+                                       // 8: chain_adds per kernel; 9: compute_s per kernel
 constexpr std::size_t kRunBytes = 22;  // u8 op, u8 bytes, u32 count, u64 addr, i64 stride
 
 // Little-endian writer into a buffer flushed to the stream in 4-MiB pieces (the stream is
@@ -182,6 +182,7 @@ void write_trace_to(const Trace& t, std::ostream& out) {
       w.u32(k.blocks_per_sm);
       w.u64(k.gather_bytes);
       w.u8(k.chain_adds);
+      w.f64(k.compute_s);
       w.u32(static_cast<std::uint32_t>(k.blocks.size()));
       for (const BlockTrace& b : k.blocks) {
         w.u32(b.block);
@@ -228,11 +229,13 @@ Trace read_trace(const std::string& path) {
   const std::uint32_t version = r.u32();
   // version 2 files read with blocks_per_sm and serial_steps 0, versions 2 and 3 with chain_steps 0,
   // versions 2 to 4 with gather_bytes and gather_steps 0, versions 2 to 5 with warp_insts and push_insts 0,
-  // versions 2 to 6 with the host loop not named, versions 2 to 7 with chain_adds 0
+  // versions 2 to 6 with the host loop not named, versions 2 to 7 with chain_adds 0, versions 2 to 8
+  // with compute_s 0
   if (version < 2 || version > kVersion)
     r.fail("unsupported version " + std::to_string(version) + " (this gpsm reads versions 2 to " +
            std::to_string(kVersion) + ")");
-  const bool v3 = version >= 3, v4 = version >= 4, v5 = version >= 5, v6 = version >= 6, v7 = version >= 7, v8 = version >= 8;
+  const bool v3 = version >= 3, v4 = version >= 4, v5 = version >= 5, v6 = version >= 6, v7 = version >= 7, v8 = version >= 8,
+             v9 = version >= 9;
   Trace t;
   t.app = r.str();
   t.problem = r.str();
@@ -284,6 +287,8 @@ Trace read_trace(const std::string& path) {
       if (v5) kt.gather_bytes = r.u64();
       if (v8) kt.chain_adds = r.u8();
       if (kt.chain_adds > 1) r.fail("chain_adds " + std::to_string(kt.chain_adds) + " (0 or 1)");
+      if (v9) kt.compute_s = r.f64();
+      if (!(kt.compute_s >= 0)) r.fail("compute_s " + std::to_string(kt.compute_s) + " (must be >= 0)");
       const std::uint32_t nb = r.count(24, "blocks");
       kt.blocks.resize(nb);
       for (std::uint32_t b = 0; b < nb; ++b) {

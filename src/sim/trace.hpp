@@ -75,6 +75,12 @@ struct KernelTrace {
   // iteration before has its data, so every round's load latency adds to the time the kernel's
   // bytes take (docs/sim.md "Rolled loops"); 0: the chain bound competes with the roofline (max)
   std::uint8_t chain_adds = 0;
+  // Seconds the kernel's arithmetic takes at full occupancy on the GPU its time was measured on,
+  // for kernels whose time comes from a measurement rather than from counted flops (the CT
+  // projectors, sim/trace_ct.hpp): a roofline term beside DRAM, L2 and flops, taken in whole
+  // waves of blocks (docs/sim.md "Local time of a kernel", "Measured compute"). Not rescaled to
+  // the simulated GPU. 0: none (every other trace; files before version 9).
+  double compute_s = 0;
   std::vector<BlockTrace> blocks;
 };
 
@@ -98,7 +104,7 @@ struct IterationTrace {
 };
 
 struct Trace {
-  std::string app;       // jacobi2d, heat3d, wave3d, scatter
+  std::string app;       // jacobi2d, heat3d, wave3d, scatter, pagerank, sssp, ct
   std::string problem;   // e.g. "4096x4096"
   int gpus = 1;
   std::string layout;    // "slabs" (per-GPU boxes with halos), "remote" (3D rdl: boxes, halos
@@ -112,7 +118,7 @@ struct Trace {
 // Which allocation holds `addr` (index into t.allocations), or -1.
 int allocation_of(const Trace& t, std::uint64_t addr);
 
-// Binary file (magic "GPSMTRC", version 8; reads 2 to 8; docs/sim.md). Throws gpsm::Error naming the file and
+// Binary file (magic "GPSMTRC", version 9; reads 2 to 9; docs/sim.md). Throws gpsm::Error naming the file and
 // what is wrong on a malformed or truncated file.
 void write_trace(const Trace& t, const std::string& path);
 Trace read_trace(const std::string& path);

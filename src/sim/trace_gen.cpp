@@ -19,6 +19,7 @@
 // allocations where the split axis is the slowest one), norms as for slabs; replicas: GPU g's
 // replica of buffer b (the whole grid) at 2^47 + (g << 40) + b * 2^37 (group b).
 #include "sim/trace_gen.hpp"
+#include "sim/trace_ct.hpp"
 #include "sim/trace_graph.hpp"  // pagerank, sssp
 #include "sim/trace_addr.hpp"
 
@@ -895,6 +896,7 @@ Trace make_trace(const TraceRequest& r) { return make_trace(r, nullptr); }
 
 Trace make_trace(const TraceRequest& r, std::vector<float>* result) {
   if (is_graph_app(r.app)) return graph_trace(r, result);  // sim/trace_graph.cpp (sample <= 0: auto by edges)
+  if (is_ct_app(r.app)) return ct_trace(r);  // sim/trace_ct.cpp (no values: built from the partition; sample <= 0: auto)
   if (r.gpus < 1) bad("gpus must be >= 1 (got " + std::to_string(r.gpus) + ")");
   if (!(r.sample > 0 && r.sample <= 1)) bad("sample must be in (0, 1] (got " + std::to_string(r.sample) + ")");
   if (r.problem.iters < 0) bad("iters must be >= 0");

@@ -12,8 +12,10 @@
 namespace gpsm::sim {
 
 struct TraceRequest {
-  std::string app = "jacobi2d";   // jacobi2d, heat3d, wave3d, scatter (synthetic small stores)
-  apps::Problem problem;          // sizes (scatter: n[0] elements), axis, seed; iterations = problem.iters
+  std::string app = "jacobi2d";   // jacobi2d, heat3d, wave3d, scatter (synthetic small stores),
+                                  // pagerank, sssp (sim/trace_graph.hpp), ct (sim/trace_ct.hpp)
+  apps::Problem problem;          // sizes (scatter: n[0] elements; graph apps and ct: the --size text in
+                                  // `graph`), axis, seed; iterations = problem.iters
   int gpus = 1;
   // "slabs": per-GPU boxes with halo rows/planes, boundary rows stored into the neighbours'
   // halos by remote stores (p2p_inline's pattern; memcpy/infinite reuse it, the simulator decides

@@ -109,7 +109,18 @@ TEST(CtScaling, ReportHasTheCheckAndEveryRow) {
   const std::string r = ct_scaling_report();
   std::fputs(r.c_str(), stdout);
   EXPECT_NE(r.find("2-GPU check"), std::string::npos);
-  int rows = 0;
-  for (std::size_t p = 0; (p = r.find("\nseed   ", p)) != std::string::npos; ++p) ++rows;
-  EXPECT_EQ(rows, 18);  // 6 systems x 3 paradigms
+  const std::size_t sim = r.find("gpsm sim (trace-driven");
+  ASSERT_NE(sim, std::string::npos);
+  const auto rows = [&](const std::string& text, const char* head) {
+    int n = 0;
+    for (std::size_t p = 0; (p = text.find(head, p)) != std::string::npos; ++p) ++n;
+    return n;
+  };
+  EXPECT_EQ(rows(r.substr(0, sim), "\nseed   "), 18);  // the model: 6 systems x 3 paradigms
+  // gpsm sim: its 2-GPU check (3 paradigms and one GPU) at both sizes, then 4 links x 3 paradigms
+  // each with the model's speedups at 8 and 16 GPUs beside them
+  const std::string s = r.substr(sim);
+  EXPECT_EQ(rows(s, "\nseed   "), 4 + 12);
+  EXPECT_EQ(rows(s, "\nmedium "), 4 + 12);
+  EXPECT_NE(s.find("model8 model16"), std::string::npos);
 }

@@ -1420,3 +1420,40 @@ TEST(SimEngine, HotWordRequestsAddToTheKernel) {
   EXPECT_LT(sim(remote, SimParadigm::infinite, l, {}, s).kernels[0].hot_requests, 1);
   EXPECT_EQ(base.kernels[0].hot_s, 0.0);
 }
+
+// A measured compute (KernelTrace::compute_s, trace version 9; the CT projectors) is a roofline
+// term taken in whole waves of blocks: 10 blocks on a wave of 8 take two waves, 1.6 x the compute
+// at full occupancy; 16 blocks take exactly it. The bound is named "compute" and the bytes' terms
+// still compete with it.
+TEST(SimEngine, MeasuredComputeTakesWholeWaves) {
+  TestLink l;
+  const auto one_kernel = [](std::uint32_t blocks, double compute_s) {
+    Trace t;
+    t.app = "hand";
+    t.gpus = 1;
+    t.layout = "slabs";
+    t.allocations = {{"slab0", MemKind::device, 0, -1, 0, kSlab}};
+    IterationTrace it;
+    KernelTrace k;
+    k.name = "measured";
+    k.grid_blocks = blocks;
+    k.compute_s = compute_s;
+    BlockTrace b;
+    b.weight = blocks;
+    b.runs = {run(Op::load, 0, 1024)};  // 4 KiB
+    k.blocks = {b};
+    it.kernels = {k};
+    t.iterations = {it};
+    return t;
+  };
+  const SimResult r10 = sim(one_kernel(10, 1e-3), SimParadigm::infinite, l);
+  ASSERT_EQ(r10.kernels.size(), 1u);
+  EXPECT_DOUBLE_EQ(r10.kernels[0].compute_s, 1.6e-3);
+  EXPECT_DOUBLE_EQ(r10.kernels[0].time_s, 1.6e-3);
+  EXPECT_EQ(r10.kernels[0].bound, "compute");
+  EXPECT_DOUBLE_EQ(sim(one_kernel(16, 1e-3), SimParadigm::infinite, l).kernels[0].time_s, 1e-3);
+  // a compute below the bytes' time leaves the kernel DRAM-bound: 40 KiB (10 blocks) at 100 GB/s
+  const SimResult small = sim(one_kernel(10, 1e-9), SimParadigm::infinite, l);
+  EXPECT_EQ(small.kernels[0].bound, "dram");
+  EXPECT_GT(small.kernels[0].time_s, 1.6e-9);
+}

@@ -59,6 +59,7 @@ void expect_same(const Trace& a, const Trace& b) {
       EXPECT_EQ(x.blocks_per_sm, y.blocks_per_sm);
       EXPECT_EQ(x.gather_bytes, y.gather_bytes);
       EXPECT_EQ(x.chain_adds, y.chain_adds);
+      EXPECT_EQ(x.compute_s, y.compute_s);
       ASSERT_EQ(x.blocks.size(), y.blocks.size());
       for (size_t b = 0; b < x.blocks.size(); ++b) {
         EXPECT_EQ(x.blocks[b].block, y.blocks[b].block);
@@ -170,6 +171,7 @@ TEST(SimTrace, WriteReadRoundTrip) {
   t.iterations[1].kernels[1].blocks[0].gather_steps = 3;
   t.iterations[1].kernels[1].gather_bytes = (std::uint64_t{5} << 32) + 17;
   t.iterations[1].kernels[1].chain_adds = 1;
+  t.iterations[1].kernels[1].compute_s = 1.5e-3;
   const std::string p = tmp_path("rt");
   write_trace(t, p);
   const Trace u = read_trace(p);
@@ -179,9 +181,9 @@ TEST(SimTrace, WriteReadRoundTrip) {
 }
 
 // Older files still read: a one-block trace without runs ends with its block's serial_steps,
-// chain_steps, gather_steps and run count (4 bytes each), and its kernel's gather_bytes (8 bytes)
-// lies 36 bytes of block record plus the 4-byte block count before the end. Version 4: without
-// the gather fields (read with 0); version 3: without chain_steps either.
+// chain_steps, gather_steps and run count (4 bytes each); before the 4-byte block count lie the
+// kernel's compute_s (8 bytes, version 9), chain_adds (1 byte, version 8) and gather_bytes (8
+// bytes). Version 4: without the gather fields (read with 0); version 3: without chain_steps either.
 Trace one_block_trace() {
   Trace t;
   t.app = "scatter";
@@ -198,6 +200,7 @@ Trace one_block_trace() {
   k.grid_blocks = 1;
   k.gather_bytes = 77;
   k.chain_adds = 1;
+  k.compute_s = 0.25;
   BlockTrace b;
   b.serial_steps = 5;
   b.chain_steps = 9;
@@ -209,7 +212,7 @@ Trace one_block_trace() {
   return t;
 }
 
-TEST(SimTrace, Version3To7FilesReadWithTheNewFieldsZero) {
+TEST(SimTrace, Version3To8FilesReadWithTheNewFieldsZero) {
   const Trace t = one_block_trace();
   {
     const std::string p = tmp_path("v8");
@@ -221,17 +224,18 @@ TEST(SimTrace, Version3To7FilesReadWithTheNewFieldsZero) {
     EXPECT_EQ(u.iterations[0].peer_waits, 3);
     EXPECT_EQ(u.iterations[0].memsets, 1);
     EXPECT_EQ(u.iterations[0].kernels[0].chain_adds, 1);
+    EXPECT_EQ(u.iterations[0].kernels[0].compute_s, 0.25);
     std::remove(p.c_str());
   }
   // the iteration's host_sync byte: after the header, the one allocation record and the iteration count
   const std::size_t host_sync_at = 8 + 4 + (4 + t.app.size()) + (4 + t.problem.size()) + 4 + (4 + t.layout.size()) + 4 +
                                    (4 + t.allocations[0].name.size() + 1 + 4 + 4 + 8 + 8) + 4;
-  for (int version : {7, 6, 5, 4, 3}) {
+  for (int version : {8, 7, 6, 5, 4, 3}) {
     const std::string p = tmp_path("v" + std::to_string(version));
     write_trace(t, p);
     std::vector<char> d = file_bytes(p);
     ASSERT_GT(d.size(), 64u);
-    EXPECT_EQ(d[8], 8);  // written as version 8
+    EXPECT_EQ(d[8], 9);  // written as version 9
     EXPECT_EQ(d[host_sync_at], 0);  // host_sync
     EXPECT_EQ(d[host_sync_at + 1], 1);  // host_named
     EXPECT_EQ(d[host_sync_at + 2], 3);  // peer_waits
@@ -241,12 +245,16 @@ TEST(SimTrace, Version3To7FilesReadWithTheNewFieldsZero) {
     EXPECT_EQ(d[d.size() - 16], 6);  // gather_steps
     EXPECT_EQ(d[d.size() - 12], 11); // warp_insts
     EXPECT_EQ(d[d.size() - 8], 13);  // push_insts
-    EXPECT_EQ(d[d.size() - 49], 1);  // the kernel's chain_adds
-    EXPECT_EQ(d[d.size() - 57], 77); // the kernel's gather_bytes
+    EXPECT_EQ(d[d.size() - 57], 1);  // the kernel's chain_adds
+    EXPECT_EQ(d[d.size() - 65], 77); // the kernel's gather_bytes
     // the block fields a version lacks: v5 warp/push_insts, v4 also gather_steps, v3 also chain_steps
     const std::ptrdiff_t n = version >= 6 ? 0 : version == 5 ? 8 : version == 4 ? 12 : 16;
     d.erase(d.end() - 4 - n, d.end() - 4);
-    {  // every version before 8 lacks the kernel's chain_adds, before the block count and record
+    {  // every version before 9 lacks the kernel's compute_s, before the block count and record
+      const std::ptrdiff_t after = (44 - n) + 4;
+      d.erase(d.end() - after - 8, d.end() - after);
+    }
+    if (version < 8) {  // and before 8 its chain_adds
       const std::ptrdiff_t after = (44 - n) + 4;
       d.erase(d.end() - after - 1, d.end() - after);
     }
@@ -264,10 +272,11 @@ TEST(SimTrace, Version3To7FilesReadWithTheNewFieldsZero) {
     const Trace u = read_trace(p);
     ASSERT_EQ(u.iterations.size(), 1u);
     ASSERT_EQ(u.iterations[0].kernels.at(0).blocks.size(), 1u) << version;
-    EXPECT_EQ(u.iterations[0].host_named, version == 7) << version;
-    EXPECT_EQ(u.iterations[0].peer_waits, version == 7 ? 3 : 0);
-    EXPECT_EQ(u.iterations[0].memsets, version == 7 ? 1 : 0);
-    EXPECT_EQ(u.iterations[0].kernels[0].chain_adds, 0) << version;
+    EXPECT_EQ(u.iterations[0].host_named, version >= 7) << version;
+    EXPECT_EQ(u.iterations[0].peer_waits, version >= 7 ? 3 : 0);
+    EXPECT_EQ(u.iterations[0].memsets, version >= 7 ? 1 : 0);
+    EXPECT_EQ(u.iterations[0].kernels[0].chain_adds, version == 8 ? 1 : 0) << version;
+    EXPECT_EQ(u.iterations[0].kernels[0].compute_s, 0) << version;
     EXPECT_EQ(u.iterations[0].kernels[0].gather_bytes, version >= 5 ? 77u : 0u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].serial_steps, 5u);
     EXPECT_EQ(u.iterations[0].kernels[0].blocks[0].chain_steps, version >= 4 ? 9u : 0u);
@@ -322,10 +331,10 @@ TEST(SimTrace, TruncatedAndBadFilesThrowNamingTheFile) {
   EXPECT_NE(e.find(p), std::string::npos) << e;
   EXPECT_NE(e.find("magic"), std::string::npos) << e;
   d = good;
-  d[8] = 9;  // version 9 (this gpsm writes 8 and reads 2 to 8)
+  d[8] = 10;  // version 10 (this gpsm writes 9 and reads 2 to 9)
   put_bytes(p, d);
   e = read_error(p);
-  EXPECT_NE(e.find("version 9"), std::string::npos) << e;
+  EXPECT_NE(e.find("version 10"), std::string::npos) << e;
   d = good;
   d.push_back(0);
   put_bytes(p, d);

@@ -32,6 +32,7 @@
 #include "sim/ct_scaling.hpp"
 #include "sim/remote_study_sim.hpp"
 #include "sim/system.hpp"
+#include "sim/trace_ct.hpp"
 #include "sim/trace_gen.hpp"
 #include "common/memory_budget.hpp"
 #include "common/split.hpp"
@@ -44,7 +45,8 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
                                "including the GPS and FinePack hardware; prints gpsm bench's table, marked simulated");
   c->add_option("--app", a.app,
                 "jacobi2d, heat3d, wave3d, scatter (synthetic 4-B scattered stores, 25 % to other GPUs), pagerank, "
-                "sssp (--size a graph spec as gpsm bench: rmat:20, road:1024, @nnz) or all (the three stencils)")
+                "sssp (--size a graph spec as gpsm bench: rmat:20, road:1024, @nnz), ct (--size as gpsm bench: medium, seed, "
+                "@subsets=M; under memcpy, proact, p2p_inline, infinite) or all (the three stencils)")
       ->capture_default_str();
   c->add_option("--gpus", a.gpus, "GPU counts, comma-separated")->capture_default_str();
   c->add_option("--system", a.system, "A preset (see --list) or a gpsm scope machine_model.json")->capture_default_str();
@@ -88,10 +90,12 @@ CLI::App* add_sim_command(CLI::App& app, SimArgs& a) {
   c->add_flag("--ct-scaling", a.ct_scaling,
               "Print the CT scalability model (PROACT dissertation sec. 3.4, Fig 3.6; docs/ct.md): speedup over one "
               "GPU of memcpy, proact and infinite at G = 1, 2, 4, 8, 16 on the NVLink node and the PCIe presets, "
-              "medium and seed sizes, calibrated on the committed 2xH200 runs, instead of running apps");
+              "medium and seed sizes, calibrated on the committed 2xH200 runs, with the trace-driven simulator's own "
+              "speedups (gpsm sim --app ct) beside it, instead of running apps");
   c->add_flag("--explain", a.explain,
               "After each table, per run and kernel of the last traced iteration: the bound that set its time "
-              "(dram, l2, flops, serial march steps, chained loads, instruction issue or chain+issue) and every "
+              "(dram, l2, flops, measured compute, serial march steps, chained loads, instruction issue or chain+issue) "
+              "and every "
               "bound's value");
   return c;
 }
@@ -157,7 +161,7 @@ void print_list() {
   std::cout << "paradigms (--paradigm):";
   for (auto p : sim::parse_sim_paradigms("all")) std::cout << " " << sim::sim_paradigm_name(p);
   std::cout << "\napps (--app): jacobi2d, heat3d, wave3d, scatter (default size " << kScatterDefaultSize
-            << " elements), pagerank, sssp (graph specs as gpsm bench)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
+            << " elements), pagerank, sssp (graph specs as gpsm bench), ct (sizes as gpsm bench)\nsweeps (--sweep): link_bw [GB/s list], queue [entries], page [bytes], subheader "
                "[bytes 2..6]\n";
 }
 
@@ -196,21 +200,22 @@ std::vector<SimApp> chosen_apps(const std::string& name, const std::vector<std::
   // The apps the trace generator has a model of (sim/trace_gen.cpp, sim/trace_graph.hpp); the
   // other bench apps (als, cg) are refused by name, not simulated into per-run failures.
   const auto modelled = [](const std::string& n) {
-    return n == "jacobi2d" || n == "heat3d" || n == "wave3d" || n == "pagerank" || n == "sssp";
+    return n == "jacobi2d" || n == "heat3d" || n == "wave3d" || n == "pagerank" || n == "sssp" || sim::is_ct_app(n);
   };
   std::vector<SimApp> chosen;
   for (const auto& app : all) {
     const std::string n = app->name();
     if (name == n && !modelled(n))
       throw std::invalid_argument("--app " + n + ": the simulator has no model of " + n +
-                                  " (it simulates jacobi2d, heat3d, wave3d, pagerank, sssp and scatter); "
+                                  " (it simulates jacobi2d, heat3d, wave3d, pagerank, sssp, ct and scatter); "
                                   "measure it with gpsm bench on GPUs");
     if ((name == "all" && (n == "jacobi2d" || n == "heat3d" || n == "wave3d")) || name == n)
       chosen.push_back({n, app->description(), app.get()});
   }
   if (name == "scatter") chosen.push_back({"scatter", kScatterDescription, nullptr});
   if (chosen.empty())
-    throw std::invalid_argument("unknown --app '" + name + "' (jacobi2d, heat3d, wave3d, scatter, pagerank, sssp or all)");
+    throw std::invalid_argument("unknown --app '" + name +
+                                "' (jacobi2d, heat3d, wave3d, scatter, pagerank, sssp, ct or all)");
   return chosen;
 }
 
@@ -396,6 +401,7 @@ void parse_run(const SimArgs& a, SimRun& run) {
   for (auto par : run.paradigms)
     replicas = replicas || std::string(sim::sim_trace_layout(par)) == "replicas" || par == sim::SimParadigm::infinite;
   for (const auto& [ai, p] : run.problems) {
+    if (sim::is_ct_app(run.chosen[ai].name)) continue;  // built from the partition: no image or scan is held
     if (!p.graph.empty()) {
       if (run.chosen[ai].app != nullptr)
         require_host_memory(run.chosen[ai].app->host_bytes(p),
@@ -436,7 +442,7 @@ nlohmann::json bounds_json(const sim::SimResult& r) {
   nlohmann::json kb = nlohmann::json::array();
   for (const sim::KernelBound& b : r.kernels)
     kb.push_back({{"gpu", b.gpu}, {"name", b.name}, {"bound", b.bound}, {"time_us", b.time_s * 1e6},
-                  {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6},
+                  {"dram_us", b.dram_s * 1e6}, {"l2_us", b.l2_s * 1e6}, {"flops_us", b.flops_s * 1e6}, {"compute_us", b.compute_s * 1e6},
                   {"wave_factor", b.wave_factor}, {"serial_us", b.serial_s * 1e6},
                   {"chain_us", b.chain_s * 1e6}, {"issue_us", b.issue_s * 1e6}, {"warp_insts", b.warp_insts},
                   {"hot_word_us", b.hot_s * 1e6}, {"hot_requests", b.hot_requests},
