@@ -244,6 +244,39 @@ TEST(FdPlan, ChunksOnlyWhereTheTilesLeaveTheGpuIdle) {
   EXPECT_THROW(chunk_length(0, 4, 2, 10), std::invalid_argument);
 }
 
+// The makespan model: without costlier edges it is whole waves of equal items; rdl's edge tiles
+// (split along x or y) get more, shorter chunks where one chunk would leave them marching alone.
+TEST(FdPlan, RemoteEdgeTilesGetShorterChunks) {
+  for (i64 len : {1, 7, 63, 504})
+    for (i64 slots : {1, 100, 264}) {
+      const i64 items = 256 * ((504 + len - 1) / len), waves = (items + slots - 1) / slots;
+      EXPECT_DOUBLE_EQ(chunk_cost(504, 256, slots, len), static_cast<double>(waves) * (static_cast<double>(len) + kPrimeSteps));
+    }
+  // Hand-worked (plane steps): 32 of 256 tiles cost 1.55 a plane on 264 blocks. One chunk: the
+  // edges march 504 planes alone, 1.55 * 504 + 2. Two chunks of 252: 64 edge items (392.6) and 200
+  // interior ones (254) start at 0; 200 more interior start at 254, the last 48 at 392.6.
+  EXPECT_DOUBLE_EQ(chunk_cost(504, 256, 264, 504, 32, 1.55), 1.55 * 504 + kPrimeSteps);
+  EXPECT_DOUBLE_EQ(chunk_cost(504, 256, 264, 252, 32, 1.55), 1.55 * 252 + kPrimeSteps + 254);
+  // 512^3:h4 split along x over 2 GPUs: a GPU's 8 x 32 tiles (one face remote) on 264 blocks.
+  stencil3d::Box b;
+  b.n[0] = 256 + 2 * 4;
+  b.n[1] = 512;
+  b.n[2] = 512;
+  b.axis = 0;
+  b.count = 256;
+  const Plan plain = make_plan(b, 4, 264), rdl = make_plan(b, 4, 264, 1);
+  EXPECT_EQ(plain.tiles[0] * plain.tiles[1], 256);
+  EXPECT_EQ(plain.chunks, 1);  // one wave of tiles: one chunk, as before
+  EXPECT_GT(rdl.chunks, 2);
+  const double one = chunk_cost(504, 256, 264, 504, 32, kRemoteApronStep),
+               chosen = chunk_cost(504, 256, 264, rdl.chunk, 32, kRemoteApronStep);
+  EXPECT_LT(chosen, 0.75 * one);
+  // within 5 % of the work spread evenly: (32 * 1.55 + 224) * 504 / 264 steps
+  EXPECT_LT(chosen, 1.05 * (32 * kRemoteApronStep + 224) * 504 / 264.0 + kPrimeSteps * rdl.chunks);
+  b.axis = 2;  // along z the remote planes come through the column's loads, ahead: no change
+  EXPECT_EQ(make_plan(b, 4, 264, 1).chunk, make_plan(b, 4, 264).chunk);
+}
+
 // ---- every paradigm's step, cell by cell ------------------------------------------------------
 
 namespace {
@@ -333,7 +366,8 @@ void emulate_r(const FdStep& s, const Plan& p) {
 
 void run_step(const FdStep& st, const Stepper& how) {
   if (!how.kernel) return update_all(st);
-  const Plan p = make_plan(st.box, st.radius, how.slots);
+  // The kernel's plan: rdl's remote faces shorten the chunks along x and y (fd3d_plan.hpp).
+  const Plan p = make_plan(st.box, st.radius, how.slots, st.in.remote_faces());
   switch (st.radius) {
     case 2: return emulate_r<2>(st, p);
     case 4: return emulate_r<4>(st, p);

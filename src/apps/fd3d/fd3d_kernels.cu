@@ -91,7 +91,7 @@ i64 resident_blocks(const void* kernel) { return gpsm::resident_blocks(kernel, k
 
 std::pair<StepFn, Plan> step_launch(const FdStep& s) {
   const StepFn fn = pick(s);
-  return {fn, make_plan(s.box, s.radius, resident_blocks(reinterpret_cast<const void*>(fn)))};
+  return {fn, make_plan(s.box, s.radius, resident_blocks(reinterpret_cast<const void*>(fn)), s.in.remote_faces())};
 }
 
 }  // namespace
@@ -102,12 +102,12 @@ void launch_fd_step(const FdStep& s, cudaStream_t st) {
   // make_plan's search is cheap (a loop over chunk counts), but a captured loop asks per GPU and
   // iteration: the plan depends only on the launch's shape, so it is kept.
   static std::mutex mu;
-  static std::map<std::array<i64, 7>, std::pair<StepFn, Plan>> cache;
+  static std::map<std::array<i64, 8>, std::pair<StepFn, Plan>> cache;
   int dev = 0;
   GPSM_CUDA(cudaGetDevice(&dev));
   const StepFn fn = pick(s);
-  const std::array<i64, 7> key{reinterpret_cast<i64>(fn), dev, s.box.n[0], s.box.n[1], s.box.n[2], s.box.axis,
-                               s.box.count};
+  const std::array<i64, 8> key{reinterpret_cast<i64>(fn), dev, s.box.n[0], s.box.n[1], s.box.n[2], s.box.axis,
+                               s.box.count, s.in.remote_faces()};
   std::pair<StepFn, Plan> k;
   {
     std::lock_guard<std::mutex> lock(mu);

@@ -20,6 +20,15 @@
 // Order: items whose cells a neighbour reads (rdl: whose loads cross the link; p2p_inline: whose
 // stores do) come first, so their link latency overlaps the interior: along the split axis the
 // tiles (split along x or y) or chunks (along z) go 0, last, 1, last - 1, ... and vary slowest.
+//
+// Edge tiles that cost more: split along x or y, rdl's tiles at a remote face load their apron
+// across the link at every plane, after the plane's barrier (the column's own loads run planes
+// ahead; the apron's cannot), so each of their plane steps waits one link latency more. With one
+// chunk per tile those tiles marched the whole z extent alone: 2xH200, 512^3:h4 split along x, rdl
+// 1194.9 us an iteration against 772.0 with the exchange elided (along y 1122.9 / 733.7), ~1.55x
+// per plane step. The chunk count is then chosen by the makespan of the items in order (edge items
+// first, each costing edge_cost times an interior one) on the resident blocks: more, shorter
+// chunks, whose edge items finish within the interior's waves.
 #include <cstdint>
 
 #include "apps/stencil3d/stencil3d_plan.hpp"  // Box
@@ -30,6 +39,8 @@ namespace gpsm::apps::fd3d {
 constexpr int kTx = 32, kTy = 16;  // threads per block along x and y (a warp along x)
 constexpr int kThreads = kTx * kTy;
 constexpr double kPrimeSteps = 2.0;
+// rdl's edge tile plane step over an interior one, split along x or y (header; 2xH200, h4).
+constexpr double kRemoteApronStep = 1.55;
 
 struct Plan {
   std::int64_t tiles[2] = {0, 0};  // along x, y over the updated region [R, n - R)
@@ -40,10 +51,17 @@ struct Plan {
 };
 
 // Chunk length for `planes` updated planes over `tiles` tiles on `slots` resident blocks (header),
-// and the modelled time of a split into chunks of `len` planes, in plane steps.
-std::int64_t chunk_length(std::int64_t planes, std::int64_t tiles, int radius, std::int64_t slots);
-double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, std::int64_t len);
-Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots);
+// `edge_tiles` of which (scheduled first) cost `edge_cost` times an interior tile a plane; and the
+// modelled time of a split into chunks of `len` planes, in plane steps: the makespan of the items
+// in order on the slots, each taken by the first free one.
+std::int64_t chunk_length(std::int64_t planes, std::int64_t tiles, int radius, std::int64_t slots,
+                          std::int64_t edge_tiles = 0, double edge_cost = 1.0);
+double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, std::int64_t len,
+                  std::int64_t edge_tiles = 0, double edge_cost = 1.0);
+// remote_faces: the box's faces along its split axis x or y whose apron is loaded across the link
+// (rdl: 0, 1 or 2); their tiles cost kRemoteApronStep. Along z (the edge items are chunks, whose
+// remote planes the column loads fetch ahead) it is ignored.
+Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remote_faces = 0);
 
 // Position k of the order 0, n - 1, 1, n - 2, ...: the two ends first.
 GPSM_HD std::int64_t edges_first(std::int64_t k, std::int64_t n) { return (k & 1) ? n - 1 - (k >> 1) : (k >> 1); }

@@ -43,6 +43,8 @@ struct Sources {
   Piece lo, mid, hi;
   std::int64_t lo_end = INT64_MIN, hi_begin = INT64_MAX;
   GPSM_HD bool remote() const { return lo.p != nullptr || hi.p != nullptr; }
+  // The faces whose halo is read from a neighbour's block: fd3d_plan.hpp's remote edge tiles.
+  GPSM_HD int remote_faces() const { return (lo.p != nullptr ? 1 : 0) + (hi.p != nullptr ? 1 : 0); }
 };
 
 GPSM_HD std::int64_t coord(int axis, std::int64_t x, std::int64_t y, std::int64_t z) {
