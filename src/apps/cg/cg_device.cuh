@@ -69,9 +69,9 @@ __device__ __forceinline__ double block_sum(double v) {
 // The matrix values as stored: V = double, or float where every value is exactly one
 // (value_storage.hpp). V is a kernel template argument, not a run-time choice: chosen per entry
 // (a predicated float or double load), ptxas converted each float right after its load, so every
-// batched load of sell_chunk waited for the one before it (one memory latency per entry), and the
-// floats' 15 % fewer bytes ran 3-9 % slower than doubles on one H200 (stop 43, 2048x512 and
-// 2048x1024). With V known, the floats stay raw until the fmas.
+// batched load of sell_chunk waited for the one before it, and the floats' 15 % fewer bytes ran
+// 3-9 % slower than doubles on one H200 (2026-11-29, shares of poisson2d:2048; docs/cg.md,
+// "Matrix values"). With V known, the floats stay raw until the fmas.
 template <class V>
 __device__ __forceinline__ const V* matrix_values(const DevMatrix& a) {
   if constexpr (std::is_same_v<V, float>)
