@@ -128,9 +128,9 @@ class GpsPipeRun final : public CgRun {
 
  private:
   struct Rank {
-    DevBuf<std::int32_t> row_ptr, slice_ptr, col, col_range, order, iters;  // row_ptr (CSR) or slice_ptr (sliced)
-    DevBuf<double> val, x, r, z, s, p, part, hist;
-    DevBuf<float> val32;
+    DevMatrixBufs m;  // global columns
+    DevBuf<std::int32_t> col_range, order, iters;
+    DevBuf<double> x, r, z, s, p, part, hist;
     std::vector<std::int32_t> ranges;  // chunk_column_ranges, host copy
     std::vector<double> part0, r0;
     std::int32_t boundary = 0;
@@ -190,11 +190,7 @@ class GpsPipeRun final : public CgRun {
       const RankPlan& p = plan_.rank[r];
       Rank& d = d_[r];
       GpsPipe& g = args_[r];
-      g.a.row_ptr = d.row_ptr.p;
-      g.a.slice_ptr = d.slice_ptr.p;
-      g.a.col = d.col.p;
-      g.a.val = d.val.p;
-      g.a.val32 = d.val32.p;
+      g.a = d.m.view();
       g.a.rows = static_cast<std::int32_t>(p.local_rows());
       g.a.halo = 0;
       g.a.chunks = static_cast<std::int32_t>(plan_.chunks(r));

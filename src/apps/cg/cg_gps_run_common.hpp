@@ -11,29 +11,19 @@
 
 #include "apps/cg/cg_data.hpp"
 #include "apps/cg/gps_layout.hpp"
-#include "apps/cg/sell.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
 #include "gpsm/gps/context.hpp"
 
 namespace gpsm::apps::cg {
 
-// Rank r's matrix into d.slice_ptr / d.row_ptr, d.col, d.val (or d.val32: plan.values) and its
-// chunks' column ranges into d.col_range on device dev; returns the ranges (host copy).
+// Rank r's matrix into d.m with global columns (a sliced padding entry at the row's own global
+// column) and its chunks' column ranges into d.col_range on device dev; returns the ranges (host
+// copy).
 template <class Rank>
 std::vector<std::int32_t> upload_gps_matrix(Rank& d, const Plan& plan, int r, int dev) {
   const RankPlan& p = plan.rank[r];
-  const bool sliced = plan.spmv.layout == SpmvLayout::sell;
-  // Sliced: padding at the row's own global column.
-  const Sell sell = sliced ? make_sell(p.row_ptr, global_columns(p), p.val, p.rows.begin) : Sell{};
-  if (sliced) {
-    d.slice_ptr.assign(dev, sell.slice_ptr);
-    d.col.assign(dev, sell.col);
-  } else {
-    d.row_ptr.assign(dev, p.row_ptr);
-    d.col.assign(dev, global_columns(p));
-  }
-  upload_values(d.val, d.val32, dev, plan.values.storage, sliced ? sell.val : p.val);
+  d.m.upload(dev, plan, p, global_columns(p), p.rows.begin);
   std::vector<std::int32_t> ranges = chunk_column_ranges(plan, r);
   d.col_range.assign(dev, ranges);
   return ranges;

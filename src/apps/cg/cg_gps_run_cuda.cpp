@@ -125,9 +125,9 @@ class GpsRun final : public CgRun {
 
  private:
   struct Rank {
-    DevBuf<std::int32_t> row_ptr, slice_ptr, col, col_range, iters;  // row_ptr (CSR) or slice_ptr (sliced)
-    DevBuf<double> val, p[2], x, q, part[2], hist;
-    DevBuf<float> val32;
+    DevMatrixBufs m;  // global columns
+    DevBuf<std::int32_t> col_range, iters;
+    DevBuf<double> p[2], x, q, part[2], hist;
     DevBuf<std::int64_t> piece_begin, piece_end;
     std::int32_t pieces = 0;
     std::int64_t most_items = 0;
@@ -195,11 +195,7 @@ class GpsRun final : public CgRun {
       const RankPlan& p = plan_.rank[r];
       Rank& d = d_[r];
       GpsStd& g = args_[r];
-      g.a.row_ptr = d.row_ptr.p;
-      g.a.slice_ptr = d.slice_ptr.p;
-      g.a.col = d.col.p;
-      g.a.val = d.val.p;
-      g.a.val32 = d.val32.p;
+      g.a = d.m.view();
       g.a.rows = static_cast<std::int32_t>(p.local_rows());
       g.a.halo = 0;
       g.a.chunks = static_cast<std::int32_t>(plan_.chunks(r));

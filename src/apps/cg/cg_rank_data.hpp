@@ -19,15 +19,21 @@
 
 namespace gpsm::apps::cg {
 
-// A GPU's matrix values (CSR or sliced order) into val as doubles, or into val32 as the floats
-// they exactly are, as `storage` says (value_storage.hpp); the other buffer stays unallocated.
-inline void upload_values(DevBuf<double>& val, DevBuf<float>& val32, int dev, ValueStorage storage,
-                          const std::vector<double>& values) {
-  if (storage == ValueStorage::f32)
-    val32.assign(dev, to_floats(values));
-  else
-    val.assign(dev, values);
-}
+// One GPU's matrix on the device in the plan's layout and value storage: row_ptr (CSR) or
+// slice_ptr (sliced, sell.hpp: built here, one GPU at a time, so the host keeps only the CSR),
+// col, and val (doubles) or val32 (the floats they exactly are: value_storage.hpp). The buffers
+// the layout or the storage does not use stay unallocated (null in the view).
+struct DevMatrixBufs {
+  DevBuf<std::int32_t> row_ptr, slice_ptr, col;
+  DevBuf<double> val;
+  DevBuf<float> val32;
+  // Rank p's rows with columns `cols` (p.col's order: local or global indices); a sliced padding
+  // entry's column is pad_base + its row (make_sell).
+  void upload(int dev, const Plan& plan, const RankPlan& p, const std::vector<std::int32_t>& cols,
+              std::int64_t pad_base);
+  // The kernels' view: these buffers' pointers; the caller sets the sizes.
+  DevMatrix view() const;
+};
 
 // Standard CG with nothing to do (no iterations asked, or b already within the tolerance): the
 // runs launch nothing, the state records 0 iterations.
@@ -98,11 +104,8 @@ class CgRankData {
   int rows_per_thread_, lanes_;
   bool done_at_start_;
   double rho0_, threshold_;
-  // The matrix: row_ptr, col, val (CSR) or slice_ptr, col, val (plan.spmv: sell.hpp); val32
-  // instead of val when plan.values stores floats (value_storage.hpp).
-  DevBuf<std::int32_t> row_ptr_, slice_ptr_, col_, push_row_, push_peer_, push_dst_, push_pack_, chunk_push_, order_;
-  DevBuf<double> val_;
-  DevBuf<float> val32_;
+  DevMatrixBufs m_;  // local columns
+  DevBuf<std::int32_t> push_row_, push_peer_, push_dst_, push_pack_, chunk_push_, order_;
   DevBuf<double> x_, r_own_, p_[2], q_;        // Standard
   DevBuf<double> w_own_[2], z_, s_, pp_, n_;   // Pipelined (pp: p)
   DevBuf<double> part_[2], hist_, pack_, scratch_;

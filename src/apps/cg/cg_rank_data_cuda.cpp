@@ -10,6 +10,35 @@
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
+
+void DevMatrixBufs::upload(int dev, const Plan& plan, const RankPlan& p, const std::vector<std::int32_t>& cols,
+                           std::int64_t pad_base) {
+  const bool sliced = plan.spmv.layout == SpmvLayout::sell;
+  const Sell sell = sliced ? make_sell(p.row_ptr, cols, p.val, pad_base) : Sell{};
+  if (sliced) {
+    slice_ptr.assign(dev, sell.slice_ptr);
+    col.assign(dev, sell.col);
+  } else {
+    row_ptr.assign(dev, p.row_ptr);
+    col.assign(dev, cols);
+  }
+  const std::vector<double>& values = sliced ? sell.val : p.val;
+  if (plan.values.storage == ValueStorage::f32)
+    val32.assign(dev, to_floats(values));
+  else
+    val.assign(dev, values);
+}
+
+DevMatrix DevMatrixBufs::view() const {
+  DevMatrix m;
+  m.row_ptr = row_ptr.p;
+  m.slice_ptr = slice_ptr.p;
+  m.col = col.p;
+  m.val = val.p;
+  m.val32 = val32.p;
+  return m;
+}
+
 namespace {
 
 // A global vector's entries at this GPU's rows, then (halo) at its halo slots.
@@ -46,17 +75,7 @@ CgRankData::CgRankData(int device, const Plan& plan, int rank, const Start& star
   const RankPlan& p = *rp_;
   const int dev = device;
   GPSM_CUDA(cudaSetDevice(dev));
-  // The sliced layout is built here, one GPU at a time: the host keeps only the CSR.
-  const bool sliced = plan.spmv.layout == SpmvLayout::sell;
-  const Sell sell = sliced ? make_sell(p.row_ptr, p.col, p.val) : Sell{};
-  if (sliced) {
-    slice_ptr_.assign(dev, sell.slice_ptr);
-    col_.assign(dev, sell.col);
-  } else {
-    row_ptr_.assign(dev, p.row_ptr);
-    col_.assign(dev, p.col);
-  }
-  upload_values(val_, val32_, dev, plan.values.storage, sliced ? sell.val : p.val);
+  m_.upload(dev, plan, p, p.col, 0);
   push_row_.assign(dev, p.push_row);
   push_peer_.assign(dev, p.push_peer);
   push_dst_.assign(dev, p.push_dst);
@@ -134,12 +153,7 @@ void CgRankData::init() const {
 }
 
 DevMatrix CgRankData::matrix() const {
-  DevMatrix m;
-  m.row_ptr = row_ptr_.p;      // null in the sliced layout
-  m.slice_ptr = slice_ptr_.p;  // null in CSR
-  m.col = col_.p;
-  m.val = val_.p;      // null when the values are floats
-  m.val32 = val32_.p;  // null when they are doubles
+  DevMatrix m = m_.view();
   m.rows = static_cast<std::int32_t>(rp_->local_rows());
   m.halo = static_cast<std::int32_t>(rp_->halo_size());
   m.chunks = chunks_;
