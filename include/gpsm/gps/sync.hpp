@@ -54,6 +54,13 @@ __device__ __forceinline__ void fence_sys() { asm volatile("fence.acq_rel.sys;" 
 // GPU scope (fence_gpu, ld_acquire_gpu): for synchronization that never leaves one GPU (a
 // one-GPU run's reductions, a device's own readiness counters).
 __device__ __forceinline__ void fence_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+// fence_sys, or fence_gpu when `sys` is false (every reader on this GPU): wait_geq's pair.
+__device__ __forceinline__ void fence(bool sys) {
+  if (sys)
+    fence_sys();
+  else
+    fence_gpu();
+}
 
 __device__ __forceinline__ void st_release_sys(std::uint32_t* p, std::uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");

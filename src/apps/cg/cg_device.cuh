@@ -335,10 +335,7 @@ __device__ inline void CgSync::send(std::uint64_t s, const double* parts, std::i
         for (int k = 0; k < count; ++k)
           gps::st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->inbox[p][rank].v[k]), __double_as_longlong(mine[k]));
     // The values, and everything this GPU's blocks released to this block, before the tags.
-    if (ranks > 1)
-      gps::fence_sys();
-    else
-      gps::fence_gpu();
+    gps::fence(ranks > 1);
 #pragma unroll
     for (int g = 0; g < kMaxRanks; ++g)
       if (g < ranks) gps::st_relaxed_sys(&all[g]->inbox[p][rank].tag, s + 1);
