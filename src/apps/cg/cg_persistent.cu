@@ -81,12 +81,13 @@ __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_
 }
 
 // Pipelined CG. Block 0 is the communication block: per iteration i it waits until every other
-// block has finished iteration i - 1 (their (r, r), (w, r) partials and w pushes done), runs
-// reduction i and broadcasts gamma, delta and the stop decision; it computes nothing else. The
-// other blocks wait for the same count (this GPU's w is then complete), run n = A w on their chunks
-// that read no halo entry while block 0 talks to the peers, stage up to pipe_slots chunks of n in
-// shared memory, take the broadcast (before any chunk that reads halo entries, and before the
-// updates), and update their chunks: z, s, p, x, r, the next w, its partials and its pushes.
+// block has finished iteration i - 1 (their (r, r), (w, r) partials and w pushes done) and sends
+// the GPU's sums of reduction i to every GPU's inbox; it computes nothing else. The other blocks
+// wait for the same count (this GPU's w is then complete), run n = A w on their chunks that read
+// no halo entry while block 0 talks to the peers, stage up to pipe_slots chunks of n in shared
+// memory, receive the sums from their GPU's inbox (before any chunk that reads halo entries, and
+// before the updates; every block derives gamma, delta and the stop decision from them alike), and
+// update their chunks: z, s, p, x, r, the next w, its partials and its pushes.
 // CgSync::receive out of line: the Pipelined kernel takes it at three places, and inlined there
 // it raised the kernel from 78 to 106 registers (kL = 4; 3 to 2 blocks per SM, 23 % slower on one
 // H200). Called, and with 3 blocks per SM asked (what ptxas gave every kL before), 80 registers,
