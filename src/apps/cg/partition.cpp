@@ -70,6 +70,10 @@ std::int64_t most_rows(const std::vector<RowRange>& parts) {
   for (const RowRange& p : parts) most = std::max(most, p.size());
   return most;
 }
+// The rows a thread the kernels are built for.
+bool kernels_take(int rows_per_thread) {
+  return rows_per_thread == 1 || rows_per_thread == 2 || rows_per_thread == 4 || rows_per_thread == 8;
+}
 }  // namespace
 
 int rows_per_thread_for(const std::vector<RowRange>& parts, Variant v) {
@@ -84,7 +88,7 @@ int rows_per_thread_for(const std::vector<RowRange>& parts, Variant v) {
 int parse_rows_per_thread(const char* text) {
   const std::string t = text == nullptr ? "" : text;
   if (t.empty() || t == "auto") return 0;
-  if (t == "1" || t == "2" || t == "4" || t == "8") return std::stoi(t);
+  if (t.size() == 1 && kernels_take(t[0] - '0')) return t[0] - '0';
   throw gpsm::Error("gpsm: GPSM_CG_ROWS_PER_THREAD=" + t + ": not a row count; use 1, 2, 4, 8 or auto (the default)");
 }
 
@@ -103,8 +107,7 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   plan.n = a.n;
   plan.nnz = a.nnz();
   plan.lanes = lanes_for(static_cast<double>(a.nnz()) / static_cast<double>(a.n));
-  if (rows_per_thread != 0 && rows_per_thread != 1 && rows_per_thread != 2 && rows_per_thread != 4 &&
-      rows_per_thread != 8)
+  if (rows_per_thread != 0 && !kernels_take(rows_per_thread))
     throw gpsm::Error(fmt::format("gpsm: cg: {} rows per thread; the kernels take 1, 2, 4 or 8", rows_per_thread));
   plan.rows_per_thread = rows_per_thread != 0 ? rows_per_thread : rows_per_thread_for(parts, v);
   plan.rows_per_thread_why =
