@@ -79,10 +79,7 @@ class CgApp final : public App {
   std::string default_sizes() const override { return "poisson2d:512,poisson2d:2048"; }
   std::vector<std::string> expand_size(const std::string& size) const override { return expand_named_set(size); }
   Problem problem(const std::string& size, int iters) const override {
-    parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));  // a bad value is bad input, refused before any work
-    parse_value_choice(std::getenv("GPSM_CG_VALUES"));
-    parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS"));
-    parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
+    cg_env();  // a bad value is bad input, refused before any work
     const MatrixSpec s = parse_spec(size);
     Problem p;
     p.graph = size;
@@ -137,20 +134,17 @@ const Matrix& CgApp::matrix(const MatrixSpec& s, const RunRequest& req) {
 }
 
 const Plan& CgApp::plan(const MatrixSpec& s, int gpus, Variant v, const RunRequest& req) {
-  // GPSM_CG_SPMV forces the SpMV layout, GPSM_CG_VALUES the value storage, GPSM_CG_ROWS_PER_THREAD
-  // the rows a thread (docs/cg.md); read per run, so a process can compare them. The variants
+  // The environment's layout, value storage and rows a thread (run_options.hpp). The variants
   // share a plan where their rows a thread agree (the larger matrices).
-  const SpmvChoice spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
-  const ValueChoice values = parse_value_choice(std::getenv("GPSM_CG_VALUES"));
-  const int forced = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
+  const CgEnv env = cg_env();
   const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
-  const int rows = forced != 0 ? forced : rows_per_thread_for(parts, v);
-  const std::string key = fmt::format("{}/{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows", static_cast<int>(spmv),
-                                      value_choice_name(values), rows);
+  const int rows = env.rows_per_thread != 0 ? env.rows_per_thread : rows_per_thread_for(parts, v);
+  const std::string key = fmt::format("{}/{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows",
+                                      static_cast<int>(env.spmv), value_choice_name(env.values), rows);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     say(req, fmt::format("splitting over {} GPUs", gpus));
-    it = plans_.emplace(key, make_plan(*a_, parts, spmv, values, v, forced)).first;
+    it = plans_.emplace(key, make_plan(*a_, parts, env.spmv, env.values, v, env.rows_per_thread)).first;
   }
   return it->second;
 }
@@ -178,7 +172,7 @@ Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v,
   say(req, what + "setting up");
   std::unique_ptr<CgRun> run = m.gps    ? (v == Variant::pipelined ? make_gps_pipe_run(ctx, p, st, iters)
                                                                    : make_gps_run(ctx, p, st, iters))
-                               : m.host ? make_host_run(ctx, p, st, v, iters, parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS")))
+                               : m.host ? make_host_run(ctx, p, st, v, iters, cg_env().host_threads)
                                         : make_free_run(ctx, p, st, v, iters, elided);
   Timed t;
   std::vector<double> secs;

@@ -1,8 +1,10 @@
 // CG run options from the environment (run_options.hpp).
 #include "apps/cg/run_options.hpp"
 
+#include <cstdlib>
 #include <string>
 
+#include "apps/cg/partition.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
@@ -12,6 +14,15 @@ bool parse_host_threads(const char* text) {
   if (t.empty() || t == "0") return false;
   if (t == "1") return true;
   throw gpsm::Error("gpsm: GPSM_CG_HOST_THREADS=" + t + ": use 1 (a host thread per GPU) or 0 (one host thread, the default)");
+}
+
+CgEnv cg_env() {
+  CgEnv e;
+  e.spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
+  e.values = parse_value_choice(std::getenv("GPSM_CG_VALUES"));
+  e.rows_per_thread = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
+  e.host_threads = parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS"));
+  return e;
 }
 
 }  // namespace gpsm::apps::cg
