@@ -111,7 +111,7 @@ unsigned grid_of(std::int64_t blocks) { return static_cast<unsigned>(blocks > 0 
 
 void launch_std_spmv(const StdStep& s, cudaStream_t st) {
   const std::size_t smem = static_cast<std::size_t>(chunk_rows(s.a.rows_per_thread)) * sizeof(double);
-  with_shape(s.a.lanes, s.a.val32 != nullptr, [&](auto l, auto v) {
+  with_shape(s.a.lanes, s.a.f32(), [&](auto l, auto v) {
     std_spmv_kernel<decltype(l)::value, decltype(v)><<<grid_of(std_spmv_items(s.a)), kThreads, smem, st>>>(s);
   });
   GPSM_CUDA_LAUNCH();
@@ -128,7 +128,7 @@ void launch_std_finish(const StdStep& s, int iters, cudaStream_t st) {
 }
 
 void launch_pipe_spmv(const PipeStep& s, cudaStream_t st) {
-  with_shape(s.a.lanes, s.a.val32 != nullptr, [&](auto l, auto v) {
+  with_shape(s.a.lanes, s.a.f32(), [&](auto l, auto v) {
     pipe_spmv_kernel<decltype(l)::value, decltype(v)><<<grid_of(s.a.chunks), kThreads, 0, st>>>(s);
   });
   GPSM_CUDA_LAUNCH();

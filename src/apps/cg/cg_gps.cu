@@ -214,7 +214,7 @@ int gps_std_blocks(int device, int lanes, bool f32, int rows_per_thread) {
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st) {
   GpsStd arg = g;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.a.val32 != nullptr, g.sole), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.a.f32(), g.sole), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, gps_std_smem(g.a.rows_per_thread), st));
 }
 

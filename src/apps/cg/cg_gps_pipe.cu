@@ -213,7 +213,7 @@ int gps_pipe_blocks(int device, int lanes, bool f32, int rows_per_thread) {
 void launch_gps_pipe(const GpsPipe& g, int blocks, cudaStream_t st) {
   GpsPipe arg = g;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_pipe_kernel(g.a.lanes, g.a.val32 != nullptr, g.sole), dim3(static_cast<unsigned>(blocks)),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_pipe_kernel(g.a.lanes, g.a.f32(), g.sole), dim3(static_cast<unsigned>(blocks)),
                                         dim3(kThreads), args, gps_pipe_smem(g.a.rows_per_thread), st));
 }
 

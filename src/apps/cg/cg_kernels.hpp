@@ -25,6 +25,8 @@ struct DevMatrix {
   std::int32_t chunks = 0;
   int rows_per_thread = 1;  // E
   int lanes = 2;            // threads per row
+  // The kernels' value type (with_shape in cg_device.cuh): floats where val32 is set.
+  bool f32() const { return val32 != nullptr; }
 };
 
 // Where the rank's sent entries go: entry e (of chunk c: [chunk_off[c], chunk_off[c + 1])) is local

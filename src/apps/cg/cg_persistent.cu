@@ -196,14 +196,14 @@ int free_blocks(int device, bool pipelined, int lanes, bool f32, int rows_per_th
 void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st) {
   FreeStd arg = f;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes, f.a.val32 != nullptr), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes, f.a.f32()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, free_smem(false, f.a.rows_per_thread), st));
 }
 
 void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st) {
   FreePipe arg = f;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(true, f.a.lanes, f.a.val32 != nullptr), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(true, f.a.lanes, f.a.f32()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, free_smem(true, f.a.rows_per_thread), st));
 }
 

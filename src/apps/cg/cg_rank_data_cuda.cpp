@@ -233,7 +233,7 @@ FreePipe CgRankData::free_pipe(const Pushes& push, const CgSync& sync) const {
 
 int persistent_blocks(int device, Variant v, const DevMatrix& a) {
   const bool pipe = v == Variant::pipelined;
-  const int blocks = free_blocks(device, pipe, a.lanes, a.val32 != nullptr, a.rows_per_thread, pipe ? a.chunks : std_spmv_items(a));
+  const int blocks = free_blocks(device, pipe, a.lanes, a.f32(), a.rows_per_thread, pipe ? a.chunks : std_spmv_items(a));
   if (pipe && blocks < 2)
     throw gpsm::Error("gpsm: cg: the pipelined persistent kernel needs two resident blocks on device " +
                       std::to_string(device));
