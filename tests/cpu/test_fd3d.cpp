@@ -1,6 +1,7 @@
 // fd3d (GPU-SM's finite differences) on the CPU: the --size grammar, the point update's order, the
 // reference and its sampled check, the kernel's work plan, and every paradigm's step index math
-// (local boxes with copied or pushed halos, the distributed array's layout with padding) run cell by
+// (local boxes with copied or pushed halos, the distributed array's layout with padding, GPS
+// replicas of the whole volume holding only what tracking subscribes them to) run cell by
 // cell through the very functions the kernel calls (fd3d_step.hpp), against the reference bit for bit.
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "apps/fd3d/fd3d_block.hpp"
+#include "apps/fd3d/fd3d_gps_layout.hpp"
 #include "apps/fd3d/fd3d_layout.hpp"
 #include "apps/fd3d/fd3d_math.hpp"
 #include "apps/fd3d/fd3d_plan.hpp"
@@ -447,6 +449,72 @@ std::vector<float> run_distributed(const FdProblem& p, Axis axis, int ranks, boo
   return g;
 }
 
+bool in_box(const CellBox& b, i64 x, i64 y, i64 z) {
+  return x >= b.lo[0] && x < b.hi[0] && y >= b.lo[1] && y < b.hi[1] && z >= b.lo[2] && z < b.hi[2];
+}
+
+// gps: every rank has its own replica of both whole volumes, addressed through global_piece and
+// global_sink. After each step the cells a rank stored reach another rank's replica only inside
+// that rank's read_boxes (what tracking its loads subscribes it to); everything else of the
+// second buffer's interior stays NaN there, so a load the boxes miss shows.
+// skip_box: a box of read_boxes left out of the publish (-1: none).
+std::vector<float> run_replicas(const FdProblem& p, Axis axis, int ranks, const Stepper& how = {}, int skip_box = -1) {
+  const std::vector<float> u0 = fd3d_initial(p);
+  const i64 r = p.radius;
+  std::vector<float> poisoned = u0;
+  for (i64 z = r; z < p.n[2] - r; ++z)
+    for (i64 y = r; y < p.n[1] - r; ++y)
+      for (i64 x = r; x < p.n[0] - r; ++x) poisoned[(z * p.n[1] + y) * p.n[0] + x] = std::nanf("");
+  std::vector<Slab3D> s;
+  std::vector<std::vector<float>> rep[2];
+  for (int k = 0; k < ranks; ++k) {
+    s.push_back(slab3d(p.n, axis, p.radius, ranks, k));
+    rep[0].push_back(u0);
+    rep[1].push_back(poisoned);
+  }
+  const int a = static_cast<int>(axis);
+  for (int it = 0; it < p.iters; ++it) {
+    const int c = it & 1;
+    for (int k = 0; k < ranks; ++k) {
+      FdStep st;
+      st.in.mid = global_piece(s[k], rep[c][k].data());
+      st.out = global_sink(s[k], rep[1 - c][k].data());
+      st.box = box_of(s[k]);
+      st.radius = p.radius;
+      st.w = fd_weights(p.radius);
+      run_step(st, how);
+    }
+    // Publish: rank k's updated cells into each other rank's replica where that rank reads them.
+    for (int k = 0; k < ranks; ++k)
+      for (int q = 0; q < ranks; ++q) {
+        if (q == k) continue;
+        const auto boxes = read_boxes(s[q]);
+        for (i64 z = r; z < p.n[2] - r; ++z)
+          for (i64 y = r; y < p.n[1] - r; ++y)
+            for (i64 x = r; x < p.n[0] - r; ++x) {
+              const i64 g = coord(a, x, y, z);
+              if (g < s[k].first || g >= s[k].first + s[k].count) continue;
+              bool read = false;
+              for (int b = 0; b < 3; ++b) read = read || (b != skip_box && in_box(boxes[b], x, y, z));
+              if (!read) continue;
+              const i64 i = (z * p.n[1] + y) * p.n[0] + x;
+              rep[1 - c][q][i] = rep[1 - c][k][i];
+            }
+      }
+  }
+  // Each rank's updated cells from its replica; the boundary layer is never written.
+  std::vector<float> g = u0;
+  for (int k = 0; k < ranks; ++k)
+    for (i64 z = r; z < p.n[2] - r; ++z)
+      for (i64 y = r; y < p.n[1] - r; ++y)
+        for (i64 x = r; x < p.n[0] - r; ++x) {
+          const i64 c = coord(a, x, y, z);
+          if (c >= s[k].first && c < s[k].first + s[k].count)
+            g[(z * p.n[1] + y) * p.n[0] + x] = rep[p.iters % 2][k][(z * p.n[1] + y) * p.n[0] + x];
+        }
+  return g;
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -507,6 +575,118 @@ TEST(FdPasses, DistributedLayoutWithPaddingEqualsTheReferenceBitForBit) {
         }
       }
   }
+}
+
+// gps: each rank's step through global_piece / global_sink over its own replicas, which hold the
+// other ranks' cells only inside read_boxes: cell by cell and as the kernel's blocks run it.
+TEST(FdGps, ReplicasHoldingOnlyTheReadBoxesEqualTheReferenceBitForBit) {
+  for (int r : {2, 4}) {
+    FdProblem p;
+    p.n[0] = 2 * r + 37;  // two x tiles, the second mostly outside
+    p.n[1] = 2 * r + 19;
+    p.n[2] = 2 * r + 14;
+    p.radius = r;
+    p.iters = 3;
+    for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+      FdProblem q = p;
+      q.n[static_cast<int>(axis)] = 2 * r + 3 * r + 4;  // 3 ranks: unequal slabs
+      const std::vector<float> ref = fd3d_reference(q);
+      for (int ranks = 1; ranks <= 3; ++ranks)
+        for (const Stepper how : {Stepper{}, Stepper{true, 1}, Stepper{true, 1000}})
+          EXPECT_TRUE(same_bits(run_replicas(q, axis, ranks, how), ref))
+              << "R " << r << " along " << axis_name(axis) << ", " << ranks << " ranks, "
+              << (how.kernel ? "kernel blocks, " + std::to_string(how.slots) + " slots" : "cell by cell");
+    }
+  }
+}
+
+// The read boxes are what a rank needs: the box widened along the split axis holds its neighbours'
+// planes; published without it, the second step reads NaN. (The two others hold only the rank's own
+// planes, which no other rank stores.)
+TEST(FdGps, AReplicaMissingTheSplitAxisBoxReadsNaN) {
+  FdProblem p;
+  p.n[0] = 17;
+  p.n[1] = 15;
+  p.n[2] = 16;
+  p.radius = 2;
+  p.iters = 2;
+  const std::vector<float> ref = fd3d_reference(p);
+  for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
+    const int a = static_cast<int>(axis);
+    const Slab3D s = slab3d(p.n, axis, 2, 2, 1);
+    const auto boxes = read_boxes(s);
+    EXPECT_EQ(boxes[a].lo[a], s.first - 2);
+    EXPECT_EQ(boxes[a].hi[a], s.first + s.count + 2);
+    for (int b = 0; b < 3; ++b) {
+      const std::vector<float> got = run_replicas(p, axis, 2, {}, b);
+      if (b != a) {
+        EXPECT_TRUE(same_bits(got, ref)) << axis_name(axis) << " without box " << b;
+        continue;
+      }
+      bool nan = false;
+      for (float v : got) nan = nan || std::isnan(v);
+      EXPECT_TRUE(nan) << axis_name(axis);
+    }
+  }
+}
+
+TEST(FdGps, BoxRunsAreTheBoxsCellsInOrderAndMaximal) {
+  const i64 n[3] = {7, 5, 4};
+  const CellBox boxes[] = {
+      {{0, 0, 1}, {7, 5, 3}},  // whole planes: one run
+      {{0, 1, 0}, {7, 4, 4}},  // whole rows: one run per plane
+      {{2, 1, 1}, {6, 3, 4}},  // part rows: one run per row
+      {{0, 0, 0}, {7, 5, 4}},  // everything
+      {{3, 3, 3}, {3, 4, 4}},  // empty
+  };
+  for (const CellBox& b : boxes) {
+    std::vector<i64> want;
+    for (i64 z = b.lo[2]; z < b.hi[2]; ++z)
+      for (i64 y = b.lo[1]; y < b.hi[1]; ++y)
+        for (i64 x = b.lo[0]; x < b.hi[0]; ++x) want.push_back((z * n[1] + y) * n[0] + x);
+    std::vector<i64> got;
+    i64 end = -1;
+    box_runs(n, b, [&](i64 first, i64 count) {
+      EXPECT_GT(count, 0);
+      EXPECT_NE(first, end) << "two runs that meet are one";
+      for (i64 k = 0; k < count; ++k) got.push_back(first + k);
+      end = first + count;
+    });
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST(FdGps, StepChoiceParsesAndRefusesWithTheChoices) {
+  EXPECT_EQ(parse_gps_step_choice(nullptr), GpsStepChoice::automatic);
+  EXPECT_EQ(parse_gps_step_choice(""), GpsStepChoice::automatic);
+  EXPECT_EQ(parse_gps_step_choice("auto"), GpsStepChoice::automatic);
+  EXPECT_EQ(parse_gps_step_choice("published"), GpsStepChoice::published);
+  EXPECT_EQ(parse_gps_step_choice("checked"), GpsStepChoice::checked);
+  try {
+    parse_gps_step_choice("tile");
+    FAIL() << "accepted 'tile'";
+  } catch (const gpsm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GPSM_FD3D_GPS_STEP='tile'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use auto (the default), published"), std::string::npos) << e.what();
+  }
+}
+
+// global_piece / global_sink address box coordinates as the global cell, on every rank and axis.
+TEST(FdGps, GlobalPieceAddressesTheGlobalCell) {
+  const i64 n[3] = {19, 17, 23};
+  for (Axis axis : {Axis::x, Axis::y, Axis::z})
+    for (int k = 0; k < 3; ++k) {
+      const Slab3D s = slab3d(n, axis, 2, 3, k);
+      const Piece q = global_piece(s, nullptr);
+      const Sink o = global_sink(s, nullptr);
+      for (i64 z = 0; z < s.local[2]; ++z)
+        for (i64 y = 0; y < s.local[1]; ++y)
+          for (i64 x = 0; x < s.local[0]; ++x) {
+            const i64 g = (s.global(2, z) * n[1] + s.global(1, y)) * n[0] + s.global(0, x);
+            ASSERT_EQ(index_in(q.off, q.sy, q.sz, x, y, z), g);
+            ASSERT_EQ(index_in(o.off, o.sy, o.sz, x, y, z), g);
+          }
+    }
 }
 
 // The kernel's own code (fd3d_block.hpp: the tile, the queue, the apron, the remote picks, the
@@ -591,9 +771,10 @@ TEST(FdApp, SizesIterationsParadigmsAndRefusals) {
   EXPECT_EQ(app->problem("128:h2", 0).iters, 100);        // the cap
   EXPECT_EQ(app->problem("128:h2", 7).iters, 7);
   EXPECT_THROW(app->problem("128:h5", 0), std::invalid_argument);
-  for (Paradigm par : {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::infinite})
+  for (Paradigm par :
+       {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl, Paradigm::gps, Paradigm::infinite})
     EXPECT_TRUE(app->has(par)) << paradigm_name(par);
-  for (Paradigm par : {Paradigm::um, Paradigm::gps, Paradigm::nccl, Paradigm::cpu_free, Paradigm::proact})
+  for (Paradigm par : {Paradigm::um, Paradigm::nccl, Paradigm::cpu_free, Paradigm::proact})
     EXPECT_FALSE(app->has(par)) << paradigm_name(par);
   // Split along x (the size's axis, whatever --axis says): 504 interior columns, 252 a GPU, each
   // box 252 + 2 x 4 columns wide, two buffers.
@@ -612,7 +793,7 @@ TEST(FdApp, SizesIterationsParadigmsAndRefusals) {
   o = app->run(r);
   EXPECT_EQ(o.status, RunStatus::unsupported);
   EXPECT_EQ(o.reason, "8 interior planes along z leave a GPU fewer than 16 (the halo)");
-  r.paradigm = Paradigm::gps;
+  r.paradigm = Paradigm::um;
   o = app->run(r);
   EXPECT_EQ(o.status, RunStatus::unsupported);
   EXPECT_NE(o.reason.find("not implemented for fd3d"), std::string::npos) << o.reason;

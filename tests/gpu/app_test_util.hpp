@@ -43,6 +43,18 @@ inline std::unique_ptr<gpsm::apps::App> nvshmem_app(const std::string& name) {
   return app_named(name);
 }
 
+// An app's run option (an environment variable) set for a scope, then unset.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 // In a build without NVSHMEM the paradigm must say so, and the test is skipped (never passed).
 #define GPSM_SKIP_WITHOUT_NVSHMEM(app)                                                                          \
   do {                                                                                                          \

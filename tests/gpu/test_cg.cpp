@@ -191,17 +191,7 @@ TEST(CgGpu, ToleranceStopsWhereTheReferenceStops) {
   }
 }
 
-// GPSM_CG_VALUES / GPSM_CG_HOST_THREADS for a scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
+using apptest::ScopedEnv;  // GPSM_CG_VALUES / GPSM_CG_HOST_THREADS for a scope
 
 std::string choice_of(const RunOutcome& o, const std::string& name) {
   for (const RunChoice& c : o.choices)

@@ -23,7 +23,7 @@ using apptest::gpu_counts;
 using apptest::run;
 
 const Paradigm kParadigms[] = {Paradigm::single, Paradigm::memcpy, Paradigm::p2p_inline, Paradigm::rdl,
-                               Paradigm::infinite};
+                               Paradigm::gps,    Paradigm::infinite};
 
 // A box for g GPUs at halo r: along the split axis each GPU owns at least r planes and the interior
 // is not a multiple of g (unequal slabs); x = 2r + 37 (two tiles of 32, the second mostly outside),
@@ -57,6 +57,12 @@ void check_run(App& app, Paradigm par, int g, const Problem& p, const std::strin
   EXPECT_NE(o.timing.find("checked bit for bit against"), std::string::npos) << o.timing;
   if (g == 1 || par == Paradigm::infinite) EXPECT_EQ(o.link_bytes_per_iter, 0.0);
   else EXPECT_GT(o.link_bytes_per_iter, 0.0);
+  // gps: after tracking, every GPU's timed step is the tile kernel (one GPU: the hand-written one),
+  // not the checked fallback.
+  if (par == Paradigm::gps) {
+    EXPECT_EQ(o.timing.find("the checked step"), std::string::npos) << o.timing;
+    EXPECT_NE(o.timing.find(g == 1 ? "(sole)" : "stores published"), std::string::npos) << o.timing;
+  }
 }
 
 }  // namespace
@@ -75,6 +81,33 @@ TEST(Fd3dGpu, EveryParadigmAxisAndGpuCountEqualsTheCpuReferenceBitForBit) {
           p.seed = 5;
           check_run(*app, par, g, p, size);
         }
+}
+
+// gps with each of its steps forced (GPSM_FD3D_GPS_STEP): the tile kernel storing through the view
+// and the checked step run on one GPU too (where auto runs the hand-written step), and on every
+// GPU count give the reference's bits.
+TEST(Fd3dGpu, GpsWithEachStepForcedEqualsTheCpuReferenceBitForBit) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = app_named("fd3d");
+  ASSERT_NE(app, nullptr);
+  for (const char* step : {"published", "checked"}) {
+    apptest::ScopedEnv env("GPSM_FD3D_GPS_STEP", step);
+    for (int r : {2, 8})
+      for (Axis axis : {Axis::z, Axis::y, Axis::x})
+        for (int g : gpu_counts()) {
+          const std::string size = box_for(r, axis, g);
+          Problem p = app->problem(size, 4);
+          p.axis = axis;
+          p.seed = 7;
+          SCOPED_TRACE(std::string(step) + " " + size + " on " + std::to_string(g) + " GPUs along " + axis_name(axis));
+          const RunOutcome o = run(*app, Paradigm::gps, g, p);
+          ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+          EXPECT_EQ(o.error, 0.0);
+          EXPECT_NE(o.timing.find(std::string(step) == "published" ? "stores published" : "the checked step"),
+                    std::string::npos)
+              << o.timing;
+        }
+  }
 }
 
 // The axis in the size wins over --axis (Problem::axis).
@@ -103,7 +136,7 @@ TEST(Fd3dGpu, LargeVolumesMatchTheCheckedOneGpuRun) {
   for (Axis axis : {Axis::z, Axis::x}) {
     Problem p = app->problem("256:h16", 0);
     p.axis = axis;
-    for (Paradigm par : {Paradigm::rdl, Paradigm::memcpy}) {
+    for (Paradigm par : {Paradigm::rdl, Paradigm::memcpy, Paradigm::gps}) {
       const RunOutcome o = run(*app, par, all, p);
       ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
       EXPECT_EQ(o.error, 0.0);

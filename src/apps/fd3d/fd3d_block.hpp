@@ -140,16 +140,22 @@ GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int 
   }
 }
 
-// The cell at plane z from the tile (x, y) and the queue (z), in fd_cell's order; stored, and
-// pushed where p2p_inline asks (kPush).
+// This thread's updated cell at the current plane from the tile (x, y) and the queue (z), in
+// fd_cell's order (the GPS step stores it through its view: fd3d_gps_kernels.cu).
+template <int R>
+GPSM_HD float cell_value(const FdStep& s, const Queue<R>& u, int tx, int ty, const TileRow<R>* tile) {
+  const auto at = [&](int d, int k) -> float {
+    return d == 0 ? tile[ty + R][tx + R + k] : d == 1 ? tile[ty + R + k][tx + R] : u.q[R + k];
+  };
+  return fd_cell(s.w, R, at);
+}
+
+// The cell at plane z (cell_value); stored, and pushed where p2p_inline asks (kPush).
 template <int R, bool kPush>
 GPSM_HD void compute(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty,
                      const TileRow<R>* tile) {
   if (!c.upd) return;
-  const auto at = [&](int d, int k) -> float {
-    return d == 0 ? tile[ty + R][tx + R + k] : d == 1 ? tile[ty + R + k][tx + R] : u.q[R + k];
-  };
-  const float v = fd_cell(s.w, R, at);
+  const float v = cell_value<R>(s, u, tx, ty, tile);
   if constexpr (kPush)
     fd_store(s, c.x, c.y, z, v);
   else

@@ -40,15 +40,9 @@ namespace {
 
 using i64 = std::int64_t;
 
-// Blocks per SM the registers must allow: 2 (32 warps, at most 64 registers a thread) to hide the
-// loads behind another block's arithmetic; at R = 16 one (16 warps: the queue of 33 planes and the
-// addressing need more than 64 registers, which spilled 88-164 bytes per thread; GPU-SM's Table 1
-// runs halo 16 at 31 % occupancy too).
-constexpr int min_blocks(int r) { return r >= 16 ? 1 : 2; }
-
 // fd3d_block.hpp's phases, a block barrier between them.
 template <int R, bool kRemote, bool kPush>
-__global__ void __launch_bounds__(kThreads, min_blocks(R)) fd_step_kernel(const __grid_constant__ FdStep s, const Plan p) {
+__global__ void __launch_bounds__(kThreads, fd_min_blocks(R)) fd_step_kernel(const __grid_constant__ FdStep s, const Plan p) {
   __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   for (std::int64_t w = blockIdx.x; w < p.items; w += gridDim.x) {
@@ -86,37 +80,31 @@ StepFn pick(const FdStep& s) {
   throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", s.radius, kHaloList));
 }
 
-// Blocks of `kernel` the current device holds at once; cached per device (common/resident_blocks.hpp).
-i64 resident_blocks(const void* kernel) { return gpsm::resident_blocks(kernel, kThreads); }
-
-std::pair<StepFn, Plan> step_launch(const FdStep& s) {
-  const StepFn fn = pick(s);
-  return {fn, make_plan(s.box, s.radius, resident_blocks(reinterpret_cast<const void*>(fn)), s.in.remote_faces())};
-}
-
 }  // namespace
 
-Plan fd_step_plan(const FdStep& s) { return step_launch(s).second; }
-
-void launch_fd_step(const FdStep& s, cudaStream_t st) {
-  // make_plan's search is cheap (a loop over chunk counts), but a captured loop asks per GPU and
-  // iteration: the plan depends only on the launch's shape, so it is kept.
+Plan fd_cached_plan(const void* fn, const FdStep& s) {
   static std::mutex mu;
-  static std::map<std::array<i64, 8>, std::pair<StepFn, Plan>> cache;
+  static std::map<std::array<i64, 8>, Plan> cache;
   int dev = 0;
   GPSM_CUDA(cudaGetDevice(&dev));
-  const StepFn fn = pick(s);
   const std::array<i64, 8> key{reinterpret_cast<i64>(fn), dev, s.box.n[0], s.box.n[1], s.box.n[2], s.box.axis,
                                s.box.count, s.in.remote_faces()};
-  std::pair<StepFn, Plan> k;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, step_launch(s)).first;
-    k = it->second;
-  }
-  const auto grid = static_cast<unsigned>(std::clamp<i64>(k.second.items, 1, INT_MAX));
-  k.first<<<grid, dim3(kTx, kTy), 0, st>>>(s, k.second);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  // make_plan's search is cheap (a loop over chunk counts); the blocks a device holds are cached
+  // per device (common/resident_blocks.hpp).
+  if (it == cache.end())
+    it = cache.emplace(key, make_plan(s.box, s.radius, gpsm::resident_blocks(fn, kThreads), s.in.remote_faces())).first;
+  return it->second;
+}
+
+Plan fd_step_plan(const FdStep& s) { return fd_cached_plan(reinterpret_cast<const void*>(pick(s)), s); }
+
+void launch_fd_step(const FdStep& s, cudaStream_t st) {
+  const StepFn fn = pick(s);
+  const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
+  const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
+  fn<<<grid, dim3(kTx, kTy), 0, st>>>(s, p);
   GPSM_CUDA_LAUNCH();
 }
 

@@ -9,6 +9,17 @@
 
 namespace gpsm::apps::fd3d {
 
+// Blocks per SM the step kernels' registers must allow: 2 (32 warps, at most 64 registers a
+// thread) to hide the loads behind another block's arithmetic; at R = 16 one (16 warps: the queue
+// of 33 planes and the addressing need more than 64 registers, which spilled 88-164 bytes per
+// thread; GPU-SM's Table 1 runs halo 16 at 31 % occupancy too).
+constexpr int fd_min_blocks(int r) { return r >= 16 ? 1 : 2; }
+
+// The plan of a step kernel `fn` (kThreads threads a block) for s's box on the current device,
+// sized by the blocks of fn the device holds at once. Kept per (kernel, device, shape): a captured
+// loop asks per GPU and iteration, and the plan depends only on the launch's shape.
+Plan fd_cached_plan(const void* fn, const FdStep& s);
+
 // One step on the current device. s.radius must be one of kHalos (fd3d_spec.hpp); a step both
 // reading remote sources and pushing is refused (no paradigm does both). Throws gpsm::Error.
 void launch_fd_step(const FdStep& s, cudaStream_t st);

@@ -9,6 +9,8 @@
 //   rdl         both volumes distributed arrays (one virtual range over every GPU's memory, one
 //               slab per GPU, slab_blocks): no halo planes, no copies; each GPU's step loads the
 //               cells next to its slab from its neighbours' blocks through the one range (GPU-SM)
+//   gps         the whole volume in two GPS arrays, each GPU updating its slab through its views;
+//               the runtime publishes the stored cells a neighbour reads (fd3d_gps_run_cuda.cpp)
 //   infinite    memcpy's loop with every copy elided (one GPU: single's run): the opportunity bound
 // Buffers: iteration t reads buffer t % 2 and writes the other; both start at fd3d_initial's
 // values (the boundary layer is never written).
@@ -37,6 +39,8 @@ class FdRun : public stencil3d::HostLoop {
 };
 
 bool fd_has(Paradigm p);
+// gps (fd3d_gps_run_cuda.cpp); make_fd_run calls it.
+std::unique_ptr<FdRun> make_fd_gps_run(gps::Context& ctx, const Problem& p, int radius);
 // p.axis is the split axis (the app resolves the size's axis first). Throws gpsm::Error when the
 // setup fails (a CUDA call, a distributed array the GPUs cannot map) and for a paradigm fd_has
 // does not list.

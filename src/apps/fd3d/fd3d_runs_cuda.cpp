@@ -167,6 +167,7 @@ bool fd_has(Paradigm p) {
     case Paradigm::memcpy:
     case Paradigm::p2p_inline:
     case Paradigm::rdl:
+    case Paradigm::gps:
     case Paradigm::infinite:
       return true;
     default:
@@ -181,10 +182,11 @@ std::unique_ptr<FdRun> make_fd_run(gps::Context& ctx, Paradigm par, const Proble
     case Paradigm::p2p_inline:
     case Paradigm::infinite: return std::make_unique<LocalRun>(ctx, par, p, radius);
     case Paradigm::rdl: return std::make_unique<DistributedRun>(ctx, p, radius);
+    case Paradigm::gps: return make_fd_gps_run(ctx, p, radius);
     default: break;
   }
   throw gpsm::Error(std::string("gpsm: fd3d: the ") + paradigm_name(par) +
-                    " paradigm is not implemented for fd3d; use single, memcpy, p2p_inline, rdl or infinite");
+                    " paradigm is not implemented for fd3d; use single, memcpy, p2p_inline, rdl, gps or infinite");
 }
 
 }  // namespace gpsm::apps::fd3d

@@ -28,30 +28,16 @@
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_gps_items.hpp"
 #include "apps/stencil3d/stencil3d_gps_lists.hpp"
+#include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
 #include "common/fork_join.hpp"
-#include "gpsm/gps/page_math.hpp"
 
 namespace gpsm::apps::stencil3d {
 namespace {
-
-// Pages of one plane of the split axis where that is a power of two of at least a line (along z a
-// whole plane, along y a row), so a neighbour subscribes to exactly the planes it reads; else
-// pages of about one halo piece (`radius` planes), a power of two from 4 KiB to 2 MiB.
-std::uint64_t page_for(const Problem& p, int radius) {
-  const int a = dim_of(p.axis);
-  const auto unit = static_cast<std::uint64_t>(a == 0 ? 1 : a == 1 ? p.n[0] : p.n[0] * p.n[1]);
-  if (const std::uint64_t page = gps::page_bytes_for_runs(unit * sizeof(float)); page == unit * sizeof(float))
-    return page;
-  const std::uint64_t piece = static_cast<std::uint64_t>(radius) * unit * sizeof(float);
-  std::uint64_t page = 4096;
-  while (page * 2 <= piece && page < (2u << 20)) page *= 2;
-  return page;
-}
 
 class GpsRun final : public HostLoop {
  public:
@@ -59,7 +45,7 @@ class GpsRun final : public HostLoop {
       : HostLoop(ctx, p, false), kind_(kind), cells_(static_cast<std::uint64_t>(p.n[0] * p.n[1] * p.n[2])) {
     for (int r = 0; r < n_; ++r) slab_.push_back(slab3d(p.n, p.axis, radius_of(kind), n_, r));
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
-    o.page_bytes = page_for(p, radius_of(kind));
+    o.page_bytes = gps_page_bytes(p.n, dim_of(p.axis), radius_of(kind));
     for (int b = 0; b < 2; ++b) {
       o.name = std::string(kind == Kind::heat ? "heat3d" : "wave3d") + (b == 0 ? "_a" : "_b");
       arr_[b] = ctx.alloc<float>(cells_, o);

@@ -1,0 +1,129 @@
+// fd3d's GPS steps (fd3d_gps_kernels.hpp). Built with --fmad=false like fd3d_kernels.cu: the same
+// cell (fd3d_math.hpp) in the same order, so the gps paradigm's volume is the reference's bit for bit.
+//
+// The tile kernel is fd3d_kernels.cu's march with one change, at the store: the cell goes through
+// the output view instead of a plain pointer. The subscribers are asked once per work item over
+// all of its stored cells (View::span: one mask read per run of pages with equal masks); a chunk
+// of planes no neighbour reads is one uniform span whose only subscriber is this GPU, so its
+// stores are plain. Where the item's pages disagree (the chunk holding the planes a neighbour
+// reads), each warp asks for its row of the tile at each plane: a page holds whole rows or planes
+// (the run's page size), so that span is uniform and its put reaches the neighbour directly.
+#include "apps/fd3d/fd3d_gps_kernels.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "apps/fd3d/fd3d_block.hpp"
+#include "apps/fd3d/fd3d_kernels.hpp"  // fd_min_blocks, fd_cached_plan
+#include "apps/fd3d/fd3d_spec.hpp"
+#include "common/cuda_check.hpp"
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::fd3d {
+namespace {
+
+using i64 = std::int64_t;
+using gps::View;
+
+__device__ __forceinline__ i64 cell_at(const FdStep& s, i64 x, i64 y, i64 z) {
+  return index_in(s.out.off, s.out.sy, s.out.sz, x, y, z);
+}
+
+template <int R>
+__global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
+    fd_gps_kernel(const __grid_constant__ FdStep s, const Plan p, const __grid_constant__ View<float> out) {
+  __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]);
+  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) {
+    const Column c = column_of<R, false>(s, p, w, tx, ty);
+    // The item's updated cells: x [x0, xe), y [y0, ye), planes [z0, z1).
+    const int xe = min(c.x0 + kTx, n0 - R), ye = min(c.y0 + kTy, n1 - R);
+    const i64 first = cell_at(s, c.x0, c.y0, c.z0);
+    const auto whole = out.span(first, cell_at(s, xe - 1, ye - 1, c.z1 - 1) - first + 1);
+    Queue<R> u;
+    prime<R>(s, c, u);
+    for (int z = c.z0; z < c.z1; ++z) {
+      advance<R>(s, c, u, z);
+      __syncthreads();  // the block is done with the previous plane's tile
+      fill_tile<R>(s, c, u, z, tx, ty, tile);
+      __syncthreads();
+      if (c.upd) {
+        const float v = cell_value<R>(s, u, tx, ty, tile);
+        const i64 i = cell_at(s, c.x, c.y, z);
+        out.store(whole.uniform ? whole : out.span(i - tx, static_cast<std::uint64_t>(xe - c.x0)), i, v);
+      }
+    }
+  }
+}
+
+// One thread per updated cell of the box ([R, n - R) on every axis), grid-stride.
+template <int R>
+__global__ void __launch_bounds__(kThreads)
+    fd_checked_kernel(const __grid_constant__ FdStep s, const __grid_constant__ View<float> in,
+                      const __grid_constant__ View<float> out) {
+  const i64 e0 = s.box.n[0] - 2 * R, e1 = s.box.n[1] - 2 * R, e2 = s.box.n[2] - 2 * R;
+  const i64 cells = e0 * e1 * e2;
+  const Piece& q = s.in.mid;
+  for (i64 j = static_cast<i64>(blockIdx.x) * kThreads + threadIdx.x; j < cells;
+       j += static_cast<i64>(gridDim.x) * kThreads) {
+    const i64 x = R + j % e0, y = R + (j / e0) % e1, z = R + j / (e0 * e1);
+    const i64 c = index_in(q.off, q.sy, q.sz, x, y, z);
+    const auto at = [&](int d, int k) {
+      return in.load(static_cast<std::uint64_t>(c + k * (d == 0 ? 1 : d == 1 ? q.sy : q.sz)));
+    };
+    out.store(static_cast<std::uint64_t>(cell_at(s, x, y, z)), fd_cell(s.w, R, at));
+  }
+}
+
+using GpsFn = void (*)(FdStep, Plan, View<float>);
+using CheckedFn = void (*)(FdStep, View<float>, View<float>);
+
+template <class Fn, template <int> class K>
+Fn by_halo(int r) {
+  switch (r) {
+    case 2: return K<2>::fn;
+    case 4: return K<4>::fn;
+    case 8: return K<8>::fn;
+    case 16: return K<16>::fn;
+    default: break;
+  }
+  throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", r, kHaloList));
+}
+template <int R>
+struct GpsK {
+  static constexpr GpsFn fn = fd_gps_kernel<R>;
+};
+template <int R>
+struct CheckedK {
+  static constexpr CheckedFn fn = fd_checked_kernel<R>;
+};
+
+void check_local(const FdStep& s) {
+  if (s.in.remote()) throw gpsm::Error("gpsm: fd3d: a GPS step reads one replica, not remote pieces");
+}
+
+}  // namespace
+
+void launch_fd_gps_step(const FdStep& s, const View<float>& out, cudaStream_t st) {
+  check_local(s);
+  const GpsFn fn = by_halo<GpsFn, GpsK>(s.radius);
+  const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
+  fn<<<static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX)), dim3(kTx, kTy), 0, st>>>(s, p, out);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_fd_checked_step(const FdStep& s, const View<float>& in, const View<float>& out, cudaStream_t st) {
+  check_local(s);
+  const CheckedFn fn = by_halo<CheckedFn, CheckedK>(s.radius);
+  i64 cells = 1;
+  for (int d = 0; d < 3; ++d) cells *= s.box.n[d] - 2 * s.radius;
+  if (cells <= 0) return;
+  const auto blocks = static_cast<unsigned>(std::clamp<i64>((cells + kThreads - 1) / kThreads, 1, 8192));
+  fn<<<blocks, kThreads, 0, st>>>(s, in, out);
+  GPSM_CUDA_LAUNCH();
+}
+
+}  // namespace gpsm::apps::fd3d

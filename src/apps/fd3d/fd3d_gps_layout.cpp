@@ -1,0 +1,55 @@
+#include "apps/fd3d/fd3d_gps_layout.hpp"
+
+#include <cstdlib>
+
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::fd3d {
+
+namespace {
+
+Piece global_of(const Slab3D& s, const float* volume) {
+  const int a = static_cast<int>(s.axis);
+  const std::int64_t sy = s.n[0], sz = s.n[0] * s.n[1];
+  const std::int64_t stride = a == 0 ? 1 : a == 1 ? sy : sz;
+  return Piece{volume, sy, sz, (s.first - s.radius) * stride};
+}
+
+}  // namespace
+
+Piece global_piece(const Slab3D& s, const float* volume) { return global_of(s, volume); }
+
+Sink global_sink(const Slab3D& s, float* volume) {
+  const Piece p = global_of(s, volume);
+  return Sink{volume, p.sy, p.sz, p.off};
+}
+
+std::array<CellBox, 3> read_boxes(const Slab3D& s) {
+  const int a = static_cast<int>(s.axis), r = s.radius;
+  CellBox upd;
+  for (int d = 0; d < 3; ++d) {
+    upd.lo[d] = d == a ? s.first : r;
+    upd.hi[d] = d == a ? s.first + s.count : s.n[d] - r;
+  }
+  std::array<CellBox, 3> out;
+  for (int d = 0; d < 3; ++d) {
+    out[d] = upd;
+    out[d].lo[d] -= r;
+    out[d].hi[d] += r;
+  }
+  return out;
+}
+
+GpsStepChoice parse_gps_step_choice(const char* text) {
+  const std::string v = text == nullptr ? "" : text;
+  if (v.empty() || v == "auto") return GpsStepChoice::automatic;
+  if (v == "published") return GpsStepChoice::published;
+  if (v == "checked") return GpsStepChoice::checked;
+  throw gpsm::Error("gpsm: GPSM_FD3D_GPS_STEP='" + v +
+                    "' is not a step of fd3d's gps paradigm; use auto (the default), published (the tile kernel, its "
+                    "stores through the view) or checked (every load and store through the views)");
+}
+
+GpsStepChoice gps_step_choice_from_env() { return parse_gps_step_choice(std::getenv("GPSM_FD3D_GPS_STEP")); }
+
+}  // namespace gpsm::apps::fd3d
