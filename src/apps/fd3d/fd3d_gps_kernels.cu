@@ -33,21 +33,6 @@ __device__ __forceinline__ i64 cell_at(const FdStep& s, i64 x, i64 y, i64 z) {
   return index_in(s.out.off, s.out.sy, s.out.sz, x, y, z);
 }
 
-// One work item's march (fd3d_block.hpp's phases), each updated cell handed to store(z, v).
-template <int R, class Store>
-__device__ __forceinline__ void march(const FdStep& s, const Column& c, int tx, int ty, TileRow<R>* tile,
-                                      const Store& store) {
-  Queue<R> u;
-  prime<R>(s, c, u);
-  for (int z = c.z0; z < c.z1; ++z) {
-    advance<R>(s, c, u, z);
-    __syncthreads();  // the block is done with the previous plane's tile
-    fill_tile<R>(s, c, u, z, tx, ty, tile);
-    __syncthreads();
-    if (c.upd) store(z, cell_value<R>(s, u, tx, ty, tile));
-  }
-}
-
 template <int R>
 __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
     fd_gps_kernel(const __grid_constant__ FdStep s, const Plan p, const __grid_constant__ View<float> out) {
@@ -66,17 +51,29 @@ __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
       const auto sp = out.span(static_cast<std::uint64_t>(cell_at(s, c.x0, c.y0, z)), static_cast<std::uint64_t>(run));
       mine = mine && sp.uniform && sp.others == 0u && sp.here != nullptr;
     }
-    if (__syncthreads_and(mine)) {
-      march<R>(s, c, tx, ty, tile, [&](int z, float v) { s.out.p[cell_at(s, c.x, c.y, z)] = v; });
-      continue;
-    }
-    // Published: each warp asks for its row of the tile at each plane (a page holds whole rows or
-    // planes, so the span is uniform and put reaches the page's subscribers directly).
-    march<R>(s, c, tx, ty, tile, [&](int z, float v) {
+    mine = __syncthreads_and(mine);
+    // One march for both kinds of item, as fd3d_kernels.cu's (a march per kind, each in a function
+    // of its own, made ptxas address the tile anew in every plane: 750 instructions a plane at
+    // R = 16 against the hand-written kernel's 668); the choice is at the store, uniform over the block.
+    Queue<R> u;
+    prime<R>(s, c, u);
+    for (int z = c.z0; z < c.z1; ++z) {
+      advance<R>(s, c, u, z);
+      __syncthreads();  // the block is done with the previous plane's tile
+      fill_tile<R>(s, c, u, z, tx, ty, tile);
+      __syncthreads();
+      if (!c.upd) continue;
+      const float v = cell_value<R>(s, u, tx, ty, tile);
       const i64 i = cell_at(s, c.x, c.y, z);
-      out.store(out.span(static_cast<std::uint64_t>(i - tx), static_cast<std::uint64_t>(xe - c.x0)),
-                static_cast<std::uint64_t>(i), v);
-    });
+      if (mine) {
+        s.out.p[i] = v;
+      } else {
+        // Published: each warp asks for its row of the tile at this plane (a page holds whole rows
+        // or planes, so the span is uniform and put reaches the page's subscribers directly).
+        out.store(out.span(static_cast<std::uint64_t>(i - tx), static_cast<std::uint64_t>(xe - c.x0)),
+                  static_cast<std::uint64_t>(i), v);
+      }
+    }
   }
 }
 
