@@ -656,18 +656,71 @@ TEST(FdGps, BoxRunsAreTheBoxsCellsInOrderAndMaximal) {
   }
 }
 
+// published_planes on subscriptions shaped as tracking leaves them: a rank's first and last R
+// planes read by its neighbours (plane pages), everything else its own.
+TEST(FdGps, PublishedPlanesAreTheFacesANeighbourReads) {
+  const i64 n[3] = {20, 18, 30};
+  for (Axis axis : {Axis::z, Axis::y, Axis::x}) {
+    const int a = static_cast<int>(axis);
+    const int ranks = 3, r = 2;
+    std::vector<Slab3D> s;
+    for (int k = 0; k < ranks; ++k) s.push_back(slab3d(n, axis, r, ranks, k));
+    // The subscribers of a cell: its owner and whoever's read box along the split axis holds it.
+    const auto subscribers_of = [&](i64 cell) {
+      const i64 x = cell % n[0], y = (cell / n[0]) % n[1], z = cell / (n[0] * n[1]);
+      std::uint32_t m = 0;
+      for (int k = 0; k < ranks; ++k) {
+        const i64 c = coord(a, x, y, z);
+        if ((c >= s[k].first && c < s[k].first + s[k].count) || in_box(read_boxes(s[k])[a], x, y, z)) m |= 1u << k;
+      }
+      return m;
+    };
+    for (int k = 0; k < ranks; ++k) {
+      const auto pub = published_planes(s[k], 1u << k, [&](i64 f, i64 cnt) {
+        gpsm::gps::RangeSubscribers rs{subscribers_of(f), true};
+        for (i64 j = f; j < f + cnt; ++j) rs.uniform = rs.uniform && subscribers_of(j) == rs.mask;
+        return rs;
+      });
+      ASSERT_TRUE(pub.has_value()) << axis_name(axis) << " rank " << k;
+      const i64 lo = k > 0 ? r : 0, hi = k + 1 < ranks ? r : 0;  // planes each face publishes
+      // The first run is the lower face's where there is one, else the upper face's.
+      const i64 b0 = lo > 0 ? r : r + s[k].count - hi, e0 = lo > 0 ? 2 * r : r + s[k].count;
+      EXPECT_EQ(pub->lo_begin, lo + hi > 0 ? b0 : 0) << axis_name(axis) << " rank " << k;
+      EXPECT_EQ(pub->lo_end, lo + hi > 0 ? e0 : 0);
+      if (lo > 0) EXPECT_EQ(pub->lo_mask, (1u << k) | (1u << (k - 1)));
+      if (lo > 0 && hi > 0) {
+        EXPECT_EQ(pub->hi_begin, r + s[k].count - r);
+        EXPECT_EQ(pub->hi_end, r + s[k].count);
+        EXPECT_EQ(pub->hi_mask, (1u << k) | (1u << (k + 1)));
+      } else {
+        EXPECT_EQ(pub->hi_end - pub->hi_begin, 0);
+      }
+    }
+  }
+  // A plane whose cells disagree, or a third published run: no answer (the kernel asks per item).
+  const Slab3D s = slab3d(n, Axis::z, 2, 2, 0);
+  EXPECT_FALSE(published_planes(s, 1u, [](i64 f, i64) {
+                 return gpsm::gps::RangeSubscribers{1u, f % 7 != 0};
+               }).has_value());
+  EXPECT_FALSE(published_planes(s, 1u, [&](i64 f, i64) {
+                 const i64 z = f / (n[0] * n[1]);
+                 return gpsm::gps::RangeSubscribers{z % 4 == 0 ? 3u : 1u, true};
+               }).has_value());
+}
+
 TEST(FdGps, StepChoiceParsesAndRefusesWithTheChoices) {
   EXPECT_EQ(parse_gps_step_choice(nullptr), GpsStepChoice::automatic);
   EXPECT_EQ(parse_gps_step_choice(""), GpsStepChoice::automatic);
   EXPECT_EQ(parse_gps_step_choice("auto"), GpsStepChoice::automatic);
-  EXPECT_EQ(parse_gps_step_choice("published"), GpsStepChoice::published);
+  EXPECT_EQ(parse_gps_step_choice("planes"), GpsStepChoice::planes);
+  EXPECT_EQ(parse_gps_step_choice("items"), GpsStepChoice::items);
   EXPECT_EQ(parse_gps_step_choice("checked"), GpsStepChoice::checked);
   try {
     parse_gps_step_choice("tile");
     FAIL() << "accepted 'tile'";
   } catch (const gpsm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("GPSM_FD3D_GPS_STEP='tile'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("use auto (the default), published"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use auto (the default), planes"), std::string::npos) << e.what();
   }
 }
 

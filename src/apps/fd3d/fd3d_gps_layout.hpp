@@ -9,10 +9,12 @@
 // whose offset moves box coordinate l along the split axis to global plane first - R + l.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "apps/fd3d/fd3d_step.hpp"
 #include "apps/stencil/decomp.hpp"
+#include "gpsm/gps/subscription.hpp"  // RangeSubscribers
 
 namespace gpsm::apps::fd3d {
 
@@ -52,13 +54,65 @@ void box_runs(const std::int64_t n[3], const CellBox& b, F f) {
   }
 }
 
+// The planes of a rank's split axis whose stored cells other GPUs subscribe to, in box coordinates
+// along the split axis, each run of them with its subscribers (this GPU included): asked on the
+// host once per subscription change (Array::subscribers), so that the tile kernel publishes by a
+// cell's plane as p2p_inline pushes by it, with no mask read (View::span_with) and plain stores
+// everywhere else. At most two runs (a slab's two faces).
+struct PublishedPlanes {
+  std::int64_t lo_begin = 0, lo_end = 0, hi_begin = 0, hi_end = 0;
+  std::uint32_t lo_mask = 0, hi_mask = 0;
+};
+
+// subscribers(first, count): the runtime's subscribers of a run of global cells. nullopt where a
+// plane's stored cells do not share one set of subscribers (pages across the plane's edge, as a
+// split along x gives), or where more than two runs of planes are published; the caller then
+// asks per work item instead.
+template <class F>
+std::optional<PublishedPlanes> published_planes(const Slab3D& s, std::uint32_t me, F subscribers) {
+  const int a = static_cast<int>(s.axis);
+  PublishedPlanes out;
+  int runs = 0;
+  std::uint32_t open = 0;  // the mask of the run being extended (0: none)
+  for (std::int64_t c = s.radius; c < s.radius + s.count; ++c) {
+    CellBox b;  // the plane's updated cells
+    for (int d = 0; d < 3; ++d) {
+      b.lo[d] = d == a ? s.first + (c - s.radius) : s.radius;
+      b.hi[d] = d == a ? b.lo[d] + 1 : s.n[d] - s.radius;
+    }
+    bool one = true, first = true;
+    std::uint32_t mask = 0;
+    box_runs(s.n, b, [&](std::int64_t f, std::int64_t n) {
+      const gps::RangeSubscribers r = subscribers(f, n);
+      one = one && r.uniform && (first || r.mask == mask);
+      mask = r.mask;
+      first = false;
+    });
+    if (!one) return std::nullopt;
+    if (mask == me) {
+      open = 0;
+      continue;
+    }
+    if (open == mask) {  // the run goes on
+      (runs == 1 ? out.lo_end : out.hi_end) = c + 1;
+      continue;
+    }
+    if (++runs > 2) return std::nullopt;
+    open = mask;
+    if (runs == 1) out.lo_begin = c, out.lo_end = c + 1, out.lo_mask = mask;
+    else out.hi_begin = c, out.hi_end = c + 1, out.hi_mask = mask;
+  }
+  return out;
+}
+
 // Which step the gps paradigm runs (GPSM_FD3D_GPS_STEP): automatic (the hand-written step where a
-// GPU alone holds both arrays, the tile kernel with published stores where it holds every page it
-// reads, else the checked step), or one forced for an A/B: `published` (the tile kernel even on one
-// GPU; refused where a GPU lacks a page it reads) or `checked` (every access through the views).
+// GPU alone holds both arrays, the tile kernel publishing by plane where it holds every page it
+// reads and published_planes answers, the tile kernel asking per work item where it does not, else
+// the checked step), or one forced for an A/B: `planes` or `items` (that tile kernel even on one
+// GPU; refused where it does not apply) or `checked` (every access through the views).
 // Tracking always runs the checked step: its loads are what the runtime learns from.
-enum class GpsStepChoice : std::uint8_t { automatic, published, checked };
-// GPSM_FD3D_GPS_STEP's value: null, "" or "auto", "published", "checked". Throws gpsm::Error otherwise.
+enum class GpsStepChoice : std::uint8_t { automatic, planes, items, checked };
+// GPSM_FD3D_GPS_STEP's value: null, "" or "auto", "planes", "items", "checked". Throws gpsm::Error otherwise.
 GpsStepChoice parse_gps_step_choice(const char* text);
 GpsStepChoice gps_step_choice_from_env();
 

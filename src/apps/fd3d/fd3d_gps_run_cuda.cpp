@@ -7,9 +7,12 @@
 // Subscriptions are learned by tracking two iterations of the checked step (every load and store
 // through the views) in an untimed pass before the first timed run. After it, once per
 // subscription change, the host asks the runtime whether each GPU holds every page its step reads
-// (Array::reach over read_boxes, fd3d_gps_layout.hpp); where it does, the GPU runs fd3d's tile
-// kernel on its replica with the stores put through the output view (fd3d_gps_kernels.hpp), else
-// the checked step. Where a GPU alone holds both arrays (one GPU), the hand-written step runs on
+// (Array::reach over read_boxes, fd3d_gps_layout.hpp) and which of the planes it stores other GPUs
+// subscribe to (Array::subscribers: published_planes). Where it holds them, the GPU runs fd3d's
+// tile kernel on its replica, putting the cells of those planes to their subscribers through the
+// output view with the masks asked (as p2p_inline pushes its edge planes) and storing the rest
+// plainly; where the published planes are not two runs of one set each, the same kernel asks the
+// view per work item (fd3d_gps_kernels.hpp); where it lacks a page, the checked step. Where a GPU alone holds both arrays (one GPU), the hand-written step runs on
 // its replica (Array::sole); GPSM_FD3D_GPS_STEP forces one of the GPS steps for an A/B
 // (fd3d_gps_layout.hpp). A stream-ordered fence (Context::fence_async) ends every iteration:
 // every GPU's next step waits for every GPU's stores, with no host wait. The timed loop is one
@@ -19,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +54,7 @@ class GpsRun final : public FdRun {
       arr_[b] = ctx.alloc<float>(cells_, o);
     }
     held_.assign(static_cast<std::size_t>(n_), {false, false});
+    pub_.resize(static_cast<std::size_t>(n_));
     kind_.assign(static_cast<std::size_t>(n_), StepKind::none);
   }
 
@@ -110,11 +115,12 @@ class GpsRun final : public FdRun {
   bool graph_ok() const override { return !one_off_; }
 
   // Which step a GPU ran last (said in the timing: a run that never left the checked step shows).
-  enum class StepKind { none, sole, published, checked };
+  enum class StepKind { none, sole, planes, items, checked };
   static const char* kind_name(StepKind k) {
     switch (k) {
       case StepKind::sole: return "the hand-written step on its replica (sole)";
-      case StepKind::published: return "the tile kernel, stores published";
+      case StepKind::planes: return "the tile kernel, published by plane";
+      case StepKind::items: return "the tile kernel, published per work item";
       case StepKind::checked: return "the checked step";
       default: return "none";
     }
@@ -133,7 +139,9 @@ class GpsRun final : public FdRun {
     kind_[static_cast<std::size_t>(r)] = k;
     if (k == StepKind::sole)
       launch_fd_step(st, ctx_.stream(r));
-    else if (k == StepKind::published)
+    else if (k == StepKind::planes)
+      launch_fd_planes_step(st, out, *pub_[static_cast<std::size_t>(r)][c], ctx_.stream(r));
+    else if (k == StepKind::items)
       launch_fd_gps_step(st, out, ctx_.stream(r));
     else
       launch_fd_checked_step(st, in, out, ctx_.stream(r));
@@ -142,11 +150,16 @@ class GpsRun final : public FdRun {
   StepKind pick(int r, int c) const {
     if (ctx_.tracking() || choice_ == GpsStepChoice::checked) return StepKind::checked;
     if (choice_ == GpsStepChoice::automatic && arr_[c].sole(r) && arr_[1 - c].sole(r)) return StepKind::sole;
-    if (held_current() && held_[static_cast<std::size_t>(r)][c]) return StepKind::published;
-    if (choice_ == GpsStepChoice::published)
-      throw gpsm::Error(fmt::format("gpsm: fd3d gps: GPSM_FD3D_GPS_STEP=published, but GPU {} lacks a page its step "
-                                    "reads (its subscriptions); use auto",
-                                    ctx_.device(r)));
+    const auto q = static_cast<std::size_t>(r);
+    if (held_current() && held_[q][c]) {
+      if (choice_ != GpsStepChoice::items && pub_[q][c]) return StepKind::planes;
+      if (choice_ != GpsStepChoice::planes) return StepKind::items;
+    }
+    if (choice_ == GpsStepChoice::planes || choice_ == GpsStepChoice::items)
+      throw gpsm::Error(fmt::format("gpsm: fd3d gps: GPSM_FD3D_GPS_STEP={} does not apply on GPU {}: {}; use auto",
+                                    choice_ == GpsStepChoice::planes ? "planes" : "items", ctx_.device(r),
+                                    held_[q][c] ? "its published planes are not two runs of one set of subscribers each"
+                                                : "it lacks a page its step reads (its subscriptions)"));
     return StepKind::checked;
   }
   void after_iteration(int) override { ctx_.fence_async(); }
@@ -155,8 +168,9 @@ class GpsRun final : public FdRun {
     return !ctx_.tracking() && held_for_[0] == arr_[0].subscription_version() &&
            held_for_[1] == arr_[1].subscription_version();
   }
-  // Whether each rank holds every page its step reads from each array, asked again when the
-  // subscriptions changed; the captured graph, whose launches chose by the old answer, is dropped.
+  // Whether each rank holds every page its step reads from each array, and which of the planes it
+  // stores other GPUs subscribe to, asked again when the subscriptions changed; the captured
+  // graph, whose launches chose by the old answers, is dropped.
   void refresh_held() {
     if (ctx_.tracking() || held_current()) return;
     for (int r = 0; r < n_; ++r)
@@ -168,6 +182,10 @@ class GpsRun final : public FdRun {
                              gps::Reach::checked;
           });
         held_[static_cast<std::size_t>(r)][c] = all;
+        const gps::Array<float>& out = arr_[1 - c];
+        pub_[static_cast<std::size_t>(r)][c] = published_planes(slab_[r], 1u << r, [&](std::int64_t f, std::int64_t n) {
+          return out.subscribers(static_cast<std::uint64_t>(f), static_cast<std::uint64_t>(n));
+        });
       }
     held_for_ = {arr_[0].subscription_version(), arr_[1].subscription_version()};
     drop_graph();
@@ -215,6 +233,7 @@ class GpsRun final : public FdRun {
   bool tracked_ = false;
   bool one_off_ = false;
   std::vector<std::array<bool, 2>> held_;  // [rank][array read]
+  std::vector<std::array<std::optional<PublishedPlanes>, 2>> pub_;  // [rank][array read]: of the array stored
   std::vector<StepKind> kind_;             // [rank]
   std::array<std::uint64_t, 2> held_for_{~std::uint64_t{0}, ~std::uint64_t{0}};
 };
