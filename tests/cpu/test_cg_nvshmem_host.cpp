@@ -89,6 +89,7 @@ CgWorkerArgs sample_args() {
   a.matrix = "banded:1000:7@nnz@tol=1e-6";
   a.spmv = "sell";
   a.values = "f32";
+  a.index = "i16";
   a.rows_per_thread = "2";
   a.iters = 300;
   a.rank = 2;
@@ -151,6 +152,7 @@ TEST(CgNvshmemProto, CommandLineRoundTrips) {
   EXPECT_EQ(b.matrix, a.matrix);
   EXPECT_EQ(b.spmv, "sell");
   EXPECT_EQ(b.values, "f32");
+  EXPECT_EQ(b.index, "i16");
   EXPECT_EQ(b.rows_per_thread, "2");
   EXPECT_EQ(b.iters, 300);
   EXPECT_EQ(b.rank, 2);
@@ -347,6 +349,9 @@ TEST(CgNvshmemParent, WorkerArgumentsCarryTheEntryTheDeviceAndTheSpmvChoice) {
   EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, "auto").values, "");
   EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, nullptr, "4").rows_per_thread, "4");
   EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, nullptr, "auto").rows_per_thread, "");
+  EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, nullptr, nullptr, "i32").index, "i32");
+  EXPECT_EQ(cg_worker_args(req, Variant::standard, 9, 0, nullptr, nullptr, nullptr, "auto").index, "");
+  EXPECT_EQ(a.index, "");
   EXPECT_EQ(a.values, "");
   EXPECT_EQ(a.rows_per_thread, "");
 }
@@ -361,7 +366,7 @@ TEST(CgNvshmemParent, GathersWhatFakeWorkersHandBack) {
   const std::string w = s.file("fake-cg-worker");
   write_script(w,
                "[ \"$NVSHMEM_DISABLE_NVLS\" = 1 ] || { echo 'NVLS not disabled' >&2; exit 9; }\n"
-               "case \"$*\" in *'--variant pipe --matrix poisson2d:7x5 --spmv sell --values auto --rows-per-thread auto --iters 9 '*) ;; "
+               "case \"$*\" in *'--variant pipe --matrix poisson2d:7x5 --spmv sell --values auto --index auto --rows-per-thread auto --iters 9 '*) ;; "
                "*) echo \"bad args: $*\" >&2; exit 9;; esac\n"
                "while [ $# -gt 0 ]; do case $1 in --out) out=$2; shift 2;; --rank) rank=$2; shift 2;; "
                "*) shift;; esac; done\n"

@@ -193,9 +193,11 @@ TEST(CgSell, EnvironmentValues) {
 
 TEST(CgSell, TrafficCountsTheEntriesTheSlicedSpmvReads) {
   const Matrix a = poisson2d(100, 100);  // 10000 rows: 312 full slices and one of 16 rows
-  // Values as doubles (12 bytes an entry); as floats, test_cg_values.cpp.
+  // Values as doubles and 32-bit columns (12 bytes an entry); as floats or a table,
+  // test_cg_values.cpp; as 16-bit deltas, test_cg_sell_deltas.cpp.
   const Plan csr = make_plan(a, split_rows(a.n, 1), SpmvChoice::csr, ValueChoice::f64);
-  const Plan sell = make_plan(a, split_rows(a.n, 1), SpmvChoice::automatic, ValueChoice::f64);
+  const Plan sell = make_plan(a, split_rows(a.n, 1), SpmvChoice::automatic, ValueChoice::f64, Variant::standard, 0,
+                              IndexChoice::i32);
   ASSERT_EQ(sell.spmv.layout, SpmvLayout::sell);
   // Independently of sell.cpp: 32 rows per slice (the last one's 16 missing rows included, its
   // warp computes them) times the slice's longest row.

@@ -202,9 +202,11 @@ TEST(MemoryEstimate, CgRunMatchesItsPeak) {
     const cg::Start sp = cg::make_start(a, plan, cg::Variant::pipelined, 0);
     const cg::Solve rs = cg::reference_solve(a, plan, st, cg::Variant::standard, 5);
     const cg::Solve rp = cg::reference_solve(a, plan, sp, cg::Variant::pipelined, 5);
-    {  // the upload's sliced copy of a GPU's rows, while the references are cached
+    {  // the upload's sliced copy of a GPU's rows and its deltas, while the references are cached
       ASSERT_EQ(plan.spmv.layout, cg::SpmvLayout::sell);
+      ASSERT_EQ(plan.index.storage, cg::IndexStorage::i16);
       const cg::Sell sell = cg::make_sell(plan.rank[0].row_ptr, plan.rank[0].col, plan.rank[0].val);
+      const cg::SellDeltas deltas = cg::make_deltas(sell);
     }
     const std::vector<double> gathered(static_cast<std::size_t>(a.n));
     expect_within_20_percent(cg::cg_host_bytes(s), peak.above_start(), spec);

@@ -199,9 +199,9 @@ std::string choice_of(const RunOutcome& o, const std::string& name) {
   return "";
 }
 
-// Values stored as the floats they are (value_storage.hpp) compute the doubles' bits, in both
-// layouts and every kind of kernel (host-launched, persistent, GPS); a matrix with a value no
-// float holds stays double.
+// Values stored as the floats they are or (sliced) as table indices (value_storage.hpp) compute
+// the doubles' bits, in both layouts and every kind of kernel (host-launched, persistent, GPS); a
+// matrix with a value no float holds and many distinct ones stays double.
 TEST(CgGpu, FloatStoredValuesComputeTheDoublesBits) {
   GPSM_REQUIRE_GPUS(1);
   auto app = cg_app();
@@ -213,23 +213,67 @@ TEST(CgGpu, FloatStoredValuesComputeTheDoublesBits) {
       for (const char* layout : {"csr", "sell"}) {
         SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + layout);
         const ForceLayout force(layout);
-        double error[2] = {-1, -1};
-        for (const char* values : {"f64", "auto"}) {
+        double f64_error = -1;
+        for (const char* values : {"f64", "f32", "table", "auto"}) {
+          const bool csr = std::string(layout) == "csr";
+          if (csr && std::string(values) == "table") continue;  // the sliced layout's only
           const ScopedEnv env("GPSM_CG_VALUES", values);
           const RunOutcome o = run(*app, par, g, app->problem("poisson2d:37x29", 40));
           ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
           EXPECT_LE(o.error, 1e-10);
-          const bool f64 = std::string(values) == "f64";
-          EXPECT_EQ(choice_of(o, "values"), f64 ? "f64" : "f32");
-          error[f64 ? 0 : 1] = o.error;
+          const std::string want = std::string(values) != "auto" ? values : csr ? "f32" : "table";
+          EXPECT_EQ(choice_of(o, "values"), want);
+          if (f64_error < 0) f64_error = o.error;
+          else EXPECT_EQ(o.error, f64_error);  // the same bits
         }
-        EXPECT_EQ(error[0], error[1]);  // the same bits
       }
     }
   const ScopedEnv env("GPSM_CG_VALUES", "auto");
   const RunOutcome o = run(*app, Paradigm::cpu_free_std, 1, app->problem("banded:3001:9", 40));
   ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
   EXPECT_EQ(choice_of(o, "values"), "f64");
+}
+
+// 16-bit column deltas (GPSM_CG_INDEX=i16, sell_deltas.hpp) and the value table
+// (GPSM_CG_VALUES=table) compute what 32-bit columns and floats compute, to the last bit (the same
+// error against the reference), in every kind of kernel that reads the sliced layout:
+// host-launched, persistent, NVSHMEM where built, GPS (global columns). A grid whose width is a
+// multiple of 32 and one with a short last slice (37 x 29 = 1073 rows); unforced, both take the
+// compressed forms.
+static void compressed_forms_compute_the_same_bits(int g) {
+  auto app = cg_app();
+  const ForceLayout force("sell");
+  for (Paradigm par : {Paradigm::single, Paradigm::cpu_ctrl_pipe, Paradigm::cpu_free_std, Paradigm::cpu_free_pipe,
+                       Paradigm::nvshmem_std, Paradigm::nvshmem_pipe, Paradigm::gps, Paradigm::gps_pipe})
+    for (const std::string size : {"poisson2d:64x48", "poisson2d:37x29"}) {
+      if ((par == Paradigm::single && g != 1) || unavailable(par, g)) continue;
+      double plain_error = -1;
+      for (const char* index : {"i32", "i16", "auto"})
+        for (const char* values : {"f32", "table"}) {
+          SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size +
+                       ", GPSM_CG_INDEX=" + index + ", GPSM_CG_VALUES=" + values);
+          const ScopedEnv ie("GPSM_CG_INDEX", index);
+          const ScopedEnv ve("GPSM_CG_VALUES", values);
+          const RunOutcome o = run(*app, par, g, app->problem(size, 40));
+          ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+          EXPECT_EQ(choice_of(o, "index"), std::string(index) == "auto" ? "i16" : index);
+          EXPECT_EQ(choice_of(o, "values"), values);
+          EXPECT_EQ(o.iterations, 40);
+          EXPECT_LE(o.error, 1e-10);
+          if (plain_error < 0) plain_error = o.error;  // i32, f32: the uncompressed run
+          else EXPECT_EQ(o.error, plain_error);
+        }
+    }
+}
+
+TEST(CgGpu, CompressedColumnsAndValueTableComputeTheSameBitsOnOneGpu) {
+  GPSM_REQUIRE_GPUS(1);
+  compressed_forms_compute_the_same_bits(1);
+}
+
+TEST(CgGpu, CompressedColumnsAndValueTableComputeTheSameBitsOnTwoGpus) {
+  GPSM_REQUIRE_GPUS(2);
+  compressed_forms_compute_the_same_bits(2);
 }
 
 // The CPU-controlled paradigms driven by a host thread per GPU compute what one thread computes.

@@ -50,7 +50,7 @@ CgProblem build(const CgWorkerArgs& a) {
   const auto parts = spec.balance_nnz ? split_rows_by_nnz(m.row_ptr, a.ranks) : split_rows(m.n, a.ranks);
   CgProblem p;
   p.plan = make_plan(m, parts, parse_spmv_choice(a.spmv.c_str()), parse_value_choice(a.values.c_str()),
-                     a.variant, parse_rows_per_thread(a.rows_per_thread.c_str()));
+                     a.variant, parse_rows_per_thread(a.rows_per_thread.c_str()), parse_index_choice(a.index.c_str()));
   p.start = make_start(m, p.plan, a.variant, spec.tol);
   return p;
 }

@@ -134,17 +134,18 @@ const Matrix& CgApp::matrix(const MatrixSpec& s, const RunRequest& req) {
 }
 
 const Plan& CgApp::plan(const MatrixSpec& s, int gpus, Variant v, const RunRequest& req) {
-  // The environment's layout, value storage and rows a thread (run_options.hpp). The variants
-  // share a plan where their rows a thread agree (the larger matrices).
+  // The environment's layout, value and index storage and rows a thread (run_options.hpp). The
+  // variants share a plan where their rows a thread agree (the larger matrices).
   const CgEnv env = cg_env();
   const auto parts = s.balance_nnz ? split_rows_by_nnz(a_->row_ptr, gpus) : split_rows(a_->n, gpus);
   const int rows = env.rows_per_thread != 0 ? env.rows_per_thread : rows_per_thread_for(parts, v);
-  const std::string key = fmt::format("{}/{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows",
-                                      static_cast<int>(env.spmv), value_choice_name(env.values), rows);
+  const std::string key = fmt::format("{}/{}/{}/{}/{}/{}", gpus, s.balance_nnz ? "nnz" : "rows",
+                                      static_cast<int>(env.spmv), value_choice_name(env.values),
+                                      index_choice_name(env.index), rows);
   auto it = plans_.find(key);
   if (it == plans_.end()) {
     say(req, fmt::format("splitting over {} GPUs", gpus));
-    it = plans_.emplace(key, make_plan(*a_, parts, env.spmv, env.values, v, env.rows_per_thread)).first;
+    it = plans_.emplace(key, make_plan(*a_, parts, env.spmv, env.values, v, env.rows_per_thread, env.index)).first;
   }
   return it->second;
 }
@@ -293,6 +294,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host);
     out.choices.push_back({"spmv", layout_name(p.spmv.layout), p.spmv.reason});
     out.choices.push_back({"values", value_storage_name(p.values.storage), p.values.reason});
+    out.choices.push_back({"index", index_storage_name(p.index.storage), p.index.reason});
     out.choices.push_back({"rows_per_thread", std::to_string(p.rows_per_thread), p.rows_per_thread_why});
     if (runs.size() > 1) {
       std::string medians;

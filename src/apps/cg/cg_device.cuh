@@ -31,16 +31,44 @@ void with_lanes(int lanes, const F& f) {
   }
 }
 
-// Host: f(std::integral_constant<int, L>, V{}) for the lanes per row and the value type the
-// matrix is stored in (V = double, or float when f32: matrix_values), the kernels' template
-// arguments.
+// The value type of a matrix whose values are 1-byte indices into a table of doubles
+// (value_storage.hpp; DevMatrix::val8, val_table): a kernel template argument like double and float.
+struct Table8 {};
+
+// Host: f(std::integral_constant<int, L>, V{}, Ix{}) for the lanes per row, the value type the
+// matrix is stored in (V = double, float or Table8: stored_values) and its column type (Ix =
+// std::int32_t, or std::uint16_t for deltas: sell_chunk), the kernels' template arguments.
+// Every combination is one more instantiation of every CG kernel: the table and the deltas exist
+// for the sliced layout only, so the 3 sliced lanes (kL <= kSellMaxLanes) take 3 value x 2 column
+// types and the 2 CSR lanes (16, 32) keep double and float with 32-bit columns: 22 per kernel
+// instead of 10 (sm_90, cg_persistent.cu: 21.6 s of nvcc instead of 11.8 on a 2-core machine),
+// where every value x column type for all 5 lanes would make 30. A sliced-only choice on wider
+// rows is a plan bug: refused here.
 template <class F>
-void with_shape(int lanes, bool f32, const F& f) {
+void with_shape(int lanes, EntryKind kind, const F& f) {
   with_lanes(lanes, [&](auto l) {
-    if (f32)
-      f(l, float{});
-    else
-      f(l, double{});
+    if constexpr (decltype(l)::value <= kSellMaxLanes) {
+      auto with_index = [&](auto v) {
+        if (kind.index == IndexStorage::i16)
+          f(l, v, std::uint16_t{});
+        else
+          f(l, v, std::int32_t{});
+      };
+      if (kind.values == ValueStorage::table)
+        with_index(Table8{});
+      else if (kind.values == ValueStorage::f32)
+        with_index(float{});
+      else
+        with_index(double{});
+    } else {
+      if (kind.values == ValueStorage::table || kind.index == IndexStorage::i16)
+        throw gpsm::Error("gpsm: cg: a value table or 16-bit column deltas on rows of " + std::to_string(lanes) +
+                          " lanes (the sliced layout's only)");
+      if (kind.values == ValueStorage::f32)
+        f(l, float{}, std::int32_t{});
+      else
+        f(l, double{}, std::int32_t{});
+    }
   });
 }
 
@@ -66,18 +94,32 @@ __device__ __forceinline__ double block_sum(double v) {
   return t;
 }
 
-// The matrix values as stored: V = double, or float where every value is exactly one
-// (value_storage.hpp). V is a kernel template argument, not a run-time choice: chosen per entry
-// (a predicated float or double load), ptxas converted each float right after its load, so every
-// batched load of sell_chunk waited for the one before it, and the floats' 15 % fewer bytes ran
-// 3-9 % slower than doubles on one H200 (2026-11-29, shares of poisson2d:2048; docs/cg.md,
-// "Matrix values"). With V known, the floats stay raw until the fmas.
+// The matrix values as stored: V = double, float where every value is exactly one, or (Table8)
+// 1-byte indices into a table of doubles (value_storage.hpp). V is a kernel template argument, not
+// a run-time choice: chosen per entry (a predicated float or double load), ptxas converted each
+// float right after its load, so every batched load of sell_chunk waited for the one before it,
+// and the floats' 15 % fewer bytes ran 3-9 % slower than doubles on one H200 (2026-11-29, shares
+// of poisson2d:2048; docs/cg.md, "Matrix values"). With V known, the floats stay raw until the
+// fmas.
 template <class V>
-__device__ __forceinline__ const V* matrix_values(const DevMatrix& a) {
-  if constexpr (std::is_same_v<V, float>)
+using Stored = std::conditional_t<std::is_same_v<V, Table8>, std::uint8_t, V>;
+template <class V>
+__device__ __forceinline__ const Stored<V>* stored_values(const DevMatrix& a) {
+  if constexpr (std::is_same_v<V, Table8>)
+    return a.val8;
+  else if constexpr (std::is_same_v<V, float>)
     return a.val32;
   else
     return a.val;
+}
+
+// The columns as stored: Ix = std::int32_t, the columns; std::uint16_t, deltas from slot bases.
+template <class Ix>
+__device__ __forceinline__ const Ix* stored_columns(const DevMatrix& a) {
+  if constexpr (std::is_same_v<Ix, std::uint16_t>)
+    return a.col16;
+  else
+    return a.col;
 }
 
 // Rows of chunk c times x: row group g (kL lanes) takes local rows first + g, first + g + G, ...;
@@ -85,7 +127,8 @@ __device__ __forceinline__ const V* matrix_values(const DevMatrix& a) {
 // control flow (the shuffles need every lane).
 template <int kL, class V, class X, class Out>
 __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
-  const V* val = matrix_values<V>(a);
+  static_assert(!std::is_same_v<V, Table8>, "the value table is the sliced layout's only");
+  const V* val = stored_values<V>(a);
   const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
   const int lane = threadIdx.x % kL, group = threadIdx.x / kL;
   constexpr int kGroups = kThreads / kL;
@@ -108,9 +151,19 @@ __device__ __forceinline__ void spmv_chunk(const DevMatrix& a, std::int64_t c, c
 // the lanes' shuffle-down tree (cg_math.hpp): the CSR path's bits (sell.hpp says when a zero's
 // sign may differ). out(offset in chunk, value) is called by every thread whose row exists. Every
 // lane of a warp must call it (it holds warp barriers): the kernels call it block-uniformly.
-template <int kL, class V, class X, class Out>
+// Ix = std::int32_t: the columns as stored (col); std::uint16_t: 16-bit deltas (col16) from the
+// slot's base (col_base: one address for the whole warp, a broadcast), column = base + delta
+// (sell_deltas.hpp), loaded in the batch's first step beside the deltas. (Lane t holding slot
+// k0 + t's base and the batch taking each by a shuffle, one register instead of kL, made ptxas
+// spill more in the Standard kernel at its 64 registers, not less: 88 bytes stored at kL = 4
+// with floats against 8.)
+// V = Table8: each value is table[index], the table read through the read-only cache beside the
+// gathers (a few distinct addresses per warp: L1 hits), the same double bit for bit.
+template <int kL, class V, class Ix, class X, class Out>
 __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
-  const V* val = matrix_values<V>(a);
+  constexpr bool kDeltas = std::is_same_v<Ix, std::uint16_t>;
+  constexpr bool kTable = std::is_same_v<V, Table8>;
+  const Stored<V>* val = stored_values<V>(a);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   const int t = static_cast<int>(threadIdx.x % kWarp);
   for (int e = 0; e < a.rows_per_thread; ++e) {
@@ -121,7 +174,8 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
     // barriers below see every lane; only existing rows are written.
     const std::int32_t b = __ldg(a.slice_ptr + s), w = (__ldg(a.slice_ptr + s + 1) - b) / kWarp;
     const std::int64_t at0 = static_cast<std::int64_t>(b) + t;
-    const std::int32_t* cl = a.col + at0;
+    const Ix* cl = stored_columns<Ix>(a) + at0;
+    const std::int32_t* bases = a.col_base + b / kWarp;  // slot k's base at bases[k] (deltas only)
     double acc[kL];
 #pragma unroll
     for (int l = 0; l < kL; ++l) acc[l] = 0.0;
@@ -131,22 +185,26 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
     // persistent kernels to save registers). An entry past the width re-reads the last one (an
     // L1 hit) and is not added.
     for (std::int32_t k = 0; k < w; k += kL) {
-      std::int32_t j[kL];
-      V m[kL];
-      double xv[kL];
+      std::int32_t j[kL], base[kL];
+      Stored<V> m[kL];
+      double xv[kL], mv[kL];
 #pragma unroll
       for (int l = 0; l < kL; ++l) {
-        const std::int32_t at = min(k + l, w - 1) * kWarp;
+        const std::int32_t slot = min(k + l, w - 1), at = slot * kWarp;
         j[l] = __ldg(cl + at);
+        if constexpr (kDeltas) base[l] = __ldg(bases + slot);
         m[l] = __ldg(val + at0 + at);
       }
       __syncwarp();
 #pragma unroll
-      for (int l = 0; l < kL; ++l) xv[l] = x(j[l]);
+      for (int l = 0; l < kL; ++l) {
+        xv[l] = x(kDeltas ? base[l] + j[l] : j[l]);
+        if constexpr (kTable) mv[l] = __ldg(a.val_table + m[l]);
+      }
       __syncwarp();
 #pragma unroll
       for (int l = 0; l < kL; ++l)
-        if (k + l < w) acc[l] = fmad(static_cast<double>(m[l]), xv[l], acc[l]);
+        if (k + l < w) acc[l] = fmad(kTable ? mv[l] : static_cast<double>(m[l]), xv[l], acc[l]);
     }
 #pragma unroll
     for (int o = kL / 2; o > 0; o /= 2)
@@ -158,16 +216,22 @@ __device__ __forceinline__ void sell_chunk(const DevMatrix& a, std::int64_t c, c
 
 // Chunk c's rows times x in the matrix's layout: the one SpMV call of every CG kernel. Sliced
 // only for kL <= kSellMaxLanes (the plan never slices wider rows), so the wide kernels keep their
-// registers. Block-uniform control flow.
-template <int kL, class V, class X, class Out>
+// registers; always sliced for a value table or deltas (the sliced layout's only: no CSR path
+// compiled into those kernels). Block-uniform control flow.
+template <int kL, class V, class Ix, class X, class Out>
 __device__ __forceinline__ void spmv_rows(const DevMatrix& a, std::int64_t c, const X& x, const Out& out) {
-  if constexpr (kL <= kSellMaxLanes) {
-    if (a.slice_ptr != nullptr) {
-      sell_chunk<kL, V>(a, c, x, out);
-      return;
+  if constexpr (std::is_same_v<V, Table8> || std::is_same_v<Ix, std::uint16_t>) {
+    static_assert(kL <= kSellMaxLanes, "a value table and column deltas are the sliced layout's only");
+    sell_chunk<kL, V, Ix>(a, c, x, out);
+  } else {
+    if constexpr (kL <= kSellMaxLanes) {
+      if (a.slice_ptr != nullptr) {
+        sell_chunk<kL, V, Ix>(a, c, x, out);
+        return;
+      }
     }
+    spmv_chunk<kL, V>(a, c, x, out);
   }
-  spmv_chunk<kL, V>(a, c, x, out);
 }
 
 // The local rows of chunk c thread t owns in the dot-product order: first + t + e * kThreads.
@@ -192,13 +256,13 @@ __device__ __forceinline__ bool push_chunk(const Pushes& p, int parity, std::int
 // x_step: also x += alpha_prev p_{k-1} for the own rows (the persistent kernels move the last
 // iteration's x update here, where p_{k-1} is read anyway: 8 bytes a row less per iteration than
 // in the update step, which then reads neither x nor p).
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVectors& v, int par, double beta,
                                               std::int64_t c, double* part, double* sq, bool x_step = false,
                                               double alpha_prev = 0.0) {
   const double* pold = pick(v.p, par);
   const double* r = v.r;
-  spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
+  spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
                    [&](std::int64_t off, double s) { sq[off] = s; });
   __syncthreads();
   double* pnew = pick(v.p, 1 - par);
@@ -255,9 +319,9 @@ __device__ __forceinline__ void std_x_step(const DevMatrix& a, const StdVectors&
 __host__ __device__ constexpr int pipe_slots(int rows_per_thread) { return rows_per_thread >= 4 ? 1 : 4 / rows_per_thread; }
 
 // n = A w (w: w[par] of iteration i) for chunk c, through out(offset, value).
-template <int kL, class V, class Out>
+template <int kL, class V, class Ix, class Out>
 __device__ __forceinline__ void pipe_spmv_step(const DevMatrix& a, const double* w, std::int64_t c, const Out& out) {
-  spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return w[j]; }, out);
+  spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return w[j]; }, out);
 }
 
 // Update step of chunk c at iteration parity par, n_at(i) giving (A w)_i: z, s, p, x, r and the

@@ -19,7 +19,7 @@ __device__ __forceinline__ double gathered_sum(const double* g, int ranks, int s
 
 __device__ __forceinline__ bool first_thread() { return blockIdx.x == 0 && threadIdx.x == 0; }
 
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __global__ void __launch_bounds__(kThreads) std_spmv_kernel(StdStep s) {
   extern __shared__ double sq[];
   if (s.ctl->stop) return;
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) std_spmv_kernel(StdStep s) {
     s.hist[s.k] = rho;
   }
   if (static_cast<std::int32_t>(blockIdx.x) < s.a.chunks)
-    std_spmv_step<kL, V>(s.a, s.v, s.k & 1, beta, blockIdx.x, s.part, sq);
+    std_spmv_step<kL, V, Ix>(s.a, s.v, s.k & 1, beta, blockIdx.x, s.part, sq);
   else
     std_halo_step(s.a, s.v, s.k & 1, beta, blockIdx.x - s.a.chunks);
 }
@@ -66,12 +66,12 @@ __global__ void std_finish_kernel(StdStep s, int iters) {
   s.ctl->stop = 1;
 }
 
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __global__ void __launch_bounds__(kThreads) pipe_spmv_kernel(PipeStep s) {
   if (s.ctl->stop) return;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * chunk_rows(s.a.rows_per_thread);
   double* n = s.v.n;
-  pipe_spmv_step<kL, V>(s.a, pick(s.v.w, s.i & 1), blockIdx.x, [&](std::int64_t off, double v) { n[first + off] = v; });
+  pipe_spmv_step<kL, V, Ix>(s.a, pick(s.v.w, s.i & 1), blockIdx.x, [&](std::int64_t off, double v) { n[first + off] = v; });
 }
 
 __global__ void __launch_bounds__(kThreads) pipe_update_kernel(PipeStep s) {
@@ -111,8 +111,8 @@ unsigned grid_of(std::int64_t blocks) { return static_cast<unsigned>(blocks > 0 
 
 void launch_std_spmv(const StdStep& s, cudaStream_t st) {
   const std::size_t smem = static_cast<std::size_t>(chunk_rows(s.a.rows_per_thread)) * sizeof(double);
-  with_shape(s.a.lanes, s.a.f32(), [&](auto l, auto v) {
-    std_spmv_kernel<decltype(l)::value, decltype(v)><<<grid_of(std_spmv_items(s.a)), kThreads, smem, st>>>(s);
+  with_shape(s.a.lanes, s.a.kind(), [&](auto l, auto v, auto ix) {
+    std_spmv_kernel<decltype(l)::value, decltype(v), decltype(ix)><<<grid_of(std_spmv_items(s.a)), kThreads, smem, st>>>(s);
   });
   GPSM_CUDA_LAUNCH();
 }
@@ -128,8 +128,8 @@ void launch_std_finish(const StdStep& s, int iters, cudaStream_t st) {
 }
 
 void launch_pipe_spmv(const PipeStep& s, cudaStream_t st) {
-  with_shape(s.a.lanes, s.a.f32(), [&](auto l, auto v) {
-    pipe_spmv_kernel<decltype(l)::value, decltype(v)><<<grid_of(s.a.chunks), kThreads, 0, st>>>(s);
+  with_shape(s.a.lanes, s.a.kind(), [&](auto l, auto v, auto ix) {
+    pipe_spmv_kernel<decltype(l)::value, decltype(v), decltype(ix)><<<grid_of(s.a.chunks), kThreads, 0, st>>>(s);
   });
   GPSM_CUDA_LAUNCH();
 }

@@ -31,7 +31,7 @@ class FreeRun final : public CgRun {
       blocks_[r] = persistent_blocks(ctx.device(r), v, data_.matrix(r));
       most = std::max(most, blocks_[r]);
     }
-    ctx.check_coresident(free_kernel(pipe, plan.lanes, plan.values.storage == ValueStorage::f32), most, kThreads, free_smem(pipe, plan.rows_per_thread));
+    ctx.check_coresident(free_kernel(pipe, plan.lanes, entry_kind(plan)), most, kThreads, free_smem(pipe, plan.rows_per_thread));
     for (int r = 0; r < n; ++r) {
       const CgSync sync = sync_.handle(r, arriving_blocks(v, blocks_[r]), ctx.wait_policy(r));
       const Pushes push = data_.peer_pushes(r, elided);

@@ -36,7 +36,7 @@ __device__ __forceinline__ gps::View<double>::Span own_rows_span(const GpsStd& g
 // column range would mark the pages between them too).
 // kSole (GpsStd::sole): r is read straight from this GPU's replica.
 // x_step: x += alpha_prev p_{k-1} for the own rows, where p_{k-1} is read anyway (as cpu_free_std).
-template <int kL, class V, bool kSole>
+template <int kL, class V, class Ix, bool kSole>
 __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double beta, std::int64_t c, double* sq,
                                               bool x_step, double alpha_prev) {
   const DevMatrix& a = g.a;
@@ -44,15 +44,15 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
   auto out = [&](std::int64_t off, double s) { sq[off] = s; };
   if constexpr (kSole) {
     const double* r = g.r.local();
-    spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
+    spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
   } else {
     const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
     const double* span = g.tracking ? nullptr : g.r.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
     if (span != nullptr) {  // block-uniform: every thread checked the same pages
       const double* r = span - lo;
-      spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
+      spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
     } else {
-      spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
+      spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], g.r.load(static_cast<std::uint64_t>(j))); }, out);
     }
   }
   __syncthreads();
@@ -113,7 +113,7 @@ __device__ __forceinline__ bool gps_update_step(const GpsStd& g, double alpha, s
   return !kSole && (!s.uniform || s.others != 0u);
 }
 
-template <int kL, class V, bool kSole>
+template <int kL, class V, class Ix, bool kSole>
 __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
   extern __shared__ double sq[];
   const std::int64_t chunks = g.a.chunks, items = chunks + g.pieces;
@@ -134,9 +134,9 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
       if (it >= chunks)
         gps_remote_step(g, par, beta, it - chunks);
       else if (plain(it))
-        gps_spmv_step<kL, V, true>(g, par, beta, it, sq, k > 0, alpha);
+        gps_spmv_step<kL, V, Ix, true>(g, par, beta, it, sq, k > 0, alpha);
       else
-        gps_spmv_step<kL, V, kSole>(g, par, beta, it, sq, k > 0, alpha);
+        gps_spmv_step<kL, V, Ix, kSole>(g, par, beta, it, sq, k > 0, alpha);
     }
     double pq[1];
     g.fence.arrive_and_reduce<1>(round++, false, gpu_sum(0), pq);
@@ -171,24 +171,25 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
 // occupancy it had without them (ptxas, sm_90: 80 registers for kL = 8, 64 for the others);
 // left alone, kL = 8 took 102 registers (2 blocks per SM instead of 3). The plain variant is
 // left to ptxas, as before.
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __global__ void __launch_bounds__(kThreads, kL == 8 ? 3 : 4) gps_std_kernel_gps(const __grid_constant__ GpsStd g) {
-  gps_std_solve<kL, V, false>(g);
+  gps_std_solve<kL, V, Ix, false>(g);
 }
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __global__ void __launch_bounds__(kThreads) gps_std_kernel_sole(const __grid_constant__ GpsStd g) {
-  gps_std_solve<kL, V, true>(g);
+  gps_std_solve<kL, V, Ix, true>(g);
 }
 
 }  // namespace
 
-const void* gps_std_kernel(int lanes, bool f32, bool sole) {
+const void* gps_std_kernel(int lanes, EntryKind kind, bool sole) {
   const void* k = nullptr;
-  with_shape(lanes, f32, [&](auto l, auto v) {
+  with_shape(lanes, kind, [&](auto l, auto v, auto ix) {
     constexpr int kL = decltype(l)::value;
     using V = decltype(v);
-    k = sole ? reinterpret_cast<const void*>(gps_std_kernel_sole<kL, V>)
-             : reinterpret_cast<const void*>(gps_std_kernel_gps<kL, V>);
+    using Ix = decltype(ix);
+    k = sole ? reinterpret_cast<const void*>(gps_std_kernel_sole<kL, V, Ix>)
+             : reinterpret_cast<const void*>(gps_std_kernel_gps<kL, V, Ix>);
   });
   return k;
 }
@@ -197,12 +198,12 @@ std::size_t gps_std_smem(int rows_per_thread) {
   return static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double);
 }
 
-int gps_std_blocks(int device, int lanes, bool f32, int rows_per_thread) {
+int gps_std_blocks(int device, int lanes, EntryKind kind, int rows_per_thread) {
   int per_sm = 0, sms = 0;
   GPSM_CUDA(cudaSetDevice(device));
   for (const bool sole : {false, true}) {
     int n = 0;
-    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gps_std_kernel(lanes, f32, sole), kThreads,
+    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gps_std_kernel(lanes, kind, sole), kThreads,
                                                             gps_std_smem(rows_per_thread)));
     per_sm = sole ? std::min(per_sm, n) : n;
   }
@@ -214,7 +215,7 @@ int gps_std_blocks(int device, int lanes, bool f32, int rows_per_thread) {
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st) {
   GpsStd arg = g;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.a.f32(), g.sole), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.a.kind(), g.sole), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, gps_std_smem(g.a.rows_per_thread), st));
 }
 

@@ -47,8 +47,8 @@ struct GpsStd {
 
 // Resident blocks per GPU of the kernel for this matrix's lanes and rows per thread (the smaller
 // of the two variants', so either may be launched on the same fences).
-int gps_std_blocks(int device, int lanes, bool f32, int rows_per_thread);  // f32: values as floats (val32)
-const void* gps_std_kernel(int lanes, bool f32, bool sole);
+int gps_std_blocks(int device, int lanes, EntryKind kind, int rows_per_thread);  // kind: DevMatrix::kind
+const void* gps_std_kernel(int lanes, EntryKind kind, bool sole);
 std::size_t gps_std_smem(int rows_per_thread);
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st);
 

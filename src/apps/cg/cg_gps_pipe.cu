@@ -32,20 +32,20 @@ using Span = gps::View<double>::Span;
 // n = A w for chunk c, through out(offset, value). While tracking, every gather is View::load, so
 // the runtime records exactly the pages the SpMV reads; else one subscriber check per chunk
 // (View::local_span over its column range), the loads then from this GPU's replica.
-template <int kL, class V, bool kSole, class Out>
+template <int kL, class V, class Ix, bool kSole, class Out>
 __device__ __forceinline__ void gps_pipe_spmv(const GpsPipe& g, const gps::View<double>& w, std::int64_t c, const Out& out) {
   const DevMatrix& a = g.a;
   if constexpr (kSole) {
     const double* wl = w.local();
-    spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
+    spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
   } else {
     const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
     const double* span = g.tracking ? nullptr : w.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
     if (span != nullptr) {  // block-uniform
       const double* wl = span - lo;
-      spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
+      spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
     } else {
-      spmv_rows<kL, V>(a, c, [&](std::int32_t j) { return w.load(static_cast<std::uint64_t>(j)); }, out);
+      spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return w.load(static_cast<std::uint64_t>(j)); }, out);
     }
   }
 }
@@ -94,7 +94,7 @@ __device__ __forceinline__ bool gps_pipe_update(const GpsPipe& g, const gps::Vie
   return !kSole && (!ws.uniform || ws.others != 0u);
 }
 
-template <int kL, class V, bool kSole>
+template <int kL, class V, class Ix, bool kSole>
 __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots) {
   const DevMatrix& a = g.a;
   const int nslots = pipe_slots(a.rows_per_thread);
@@ -142,9 +142,9 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
         auto out = [&](std::int64_t off, double v) { slot[off] = v; };
         inner[got] = kSole || idx < first_boundary;
         if (inner[got])
-          gps_pipe_spmv<kL, V, true>(g, w, c, out);
+          gps_pipe_spmv<kL, V, Ix, true>(g, w, c, out);
         else
-          gps_pipe_spmv<kL, V, kSole>(g, w, c, out);
+          gps_pipe_spmv<kL, V, Ix, kSole>(g, w, c, out);
         mine[got] = c;
       }
       learn();
@@ -172,21 +172,22 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
 // sm_90): both variants launch with the GPS one's block count, and left alone ptxas gave the
 // plain variant 64 registers with spills (kL = 4: 92 bytes stored, 240 loaded) for a fourth block
 // it never gets; at 80 neither variant spills for kL = 2, and kL = 4 spills 44 bytes in the GPS one.
-template <int kL, class V, bool kSole>
+template <int kL, class V, class Ix, bool kSole>
 __global__ void __launch_bounds__(kThreads, 3) gps_pipe_kernel_impl(const __grid_constant__ GpsPipe g) {
   extern __shared__ double slots[];
-  gps_pipe_iterate<kL, V, kSole>(g, slots);
+  gps_pipe_iterate<kL, V, Ix, kSole>(g, slots);
 }
 
 }  // namespace
 
-const void* gps_pipe_kernel(int lanes, bool f32, bool sole) {
+const void* gps_pipe_kernel(int lanes, EntryKind kind, bool sole) {
   const void* k = nullptr;
-  with_shape(lanes, f32, [&](auto l, auto v) {
+  with_shape(lanes, kind, [&](auto l, auto v, auto ix) {
     constexpr int kL = decltype(l)::value;
     using V = decltype(v);
-    k = sole ? reinterpret_cast<const void*>(gps_pipe_kernel_impl<kL, V, true>)
-             : reinterpret_cast<const void*>(gps_pipe_kernel_impl<kL, V, false>);
+    using Ix = decltype(ix);
+    k = sole ? reinterpret_cast<const void*>(gps_pipe_kernel_impl<kL, V, Ix, true>)
+             : reinterpret_cast<const void*>(gps_pipe_kernel_impl<kL, V, Ix, false>);
   });
   return k;
 }
@@ -196,12 +197,12 @@ std::size_t gps_pipe_smem(int rows_per_thread) {
          static_cast<std::size_t>(pipe_slots(rows_per_thread));
 }
 
-int gps_pipe_blocks(int device, int lanes, bool f32, int rows_per_thread) {
+int gps_pipe_blocks(int device, int lanes, EntryKind kind, int rows_per_thread) {
   int per_sm = 0, sms = 0;
   GPSM_CUDA(cudaSetDevice(device));
   for (const bool sole : {false, true}) {
     int n = 0;
-    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gps_pipe_kernel(lanes, f32, sole), kThreads,
+    GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, gps_pipe_kernel(lanes, kind, sole), kThreads,
                                                             gps_pipe_smem(rows_per_thread)));
     per_sm = sole ? std::min(per_sm, n) : n;
   }
@@ -213,7 +214,7 @@ int gps_pipe_blocks(int device, int lanes, bool f32, int rows_per_thread) {
 void launch_gps_pipe(const GpsPipe& g, int blocks, cudaStream_t st) {
   GpsPipe arg = g;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_pipe_kernel(g.a.lanes, g.a.f32(), g.sole), dim3(static_cast<unsigned>(blocks)),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_pipe_kernel(g.a.lanes, g.a.kind(), g.sole), dim3(static_cast<unsigned>(blocks)),
                                         dim3(kThreads), args, gps_pipe_smem(g.a.rows_per_thread), st));
 }
 

@@ -39,8 +39,8 @@ struct GpsPipe {
 };
 
 // Resident blocks per GPU (the smaller of the two variants', so either may run on the same fences).
-int gps_pipe_blocks(int device, int lanes, bool f32, int rows_per_thread);  // f32: values as floats (val32)
-const void* gps_pipe_kernel(int lanes, bool f32, bool sole);
+int gps_pipe_blocks(int device, int lanes, EntryKind kind, int rows_per_thread);  // kind: DevMatrix::kind
+const void* gps_pipe_kernel(int lanes, EntryKind kind, bool sole);
 std::size_t gps_pipe_smem(int rows_per_thread);
 void launch_gps_pipe(const GpsPipe& g, int blocks, cudaStream_t st);
 

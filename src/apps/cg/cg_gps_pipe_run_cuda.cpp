@@ -48,7 +48,7 @@ class GpsPipeRun final : public CgRun {
       w_[k] = ctx.alloc<double>(static_cast<std::uint64_t>(plan.n), o);
     }
     d_.resize(static_cast<std::size_t>(plan.ranks));
-    const bool f32 = plan.values.storage == ValueStorage::f32;
+    const EntryKind kind = entry_kind(plan);
     for (int r = 0; r < plan.ranks; ++r) {
       const RankPlan& p = plan.rank[r];
       Rank& d = d_[r];
@@ -65,11 +65,11 @@ class GpsPipeRun final : public CgRun {
       d.part0.resize(2 * chunks);
       for (std::size_t c = 0; c < chunks; ++c) d.part0[2 * c] = g[c], d.part0[2 * c + 1] = dl[c];
       d.r0.assign(start.b.begin() + p.rows.begin, start.b.begin() + p.rows.end);
-      const int most = gps_pipe_blocks(dev, plan.lanes, f32, plan.rows_per_thread);
+      const int most = gps_pipe_blocks(dev, plan.lanes, kind, plan.rows_per_thread);
       resident_ = r == 0 ? most : std::min(resident_, most);
     }
     for (const bool sole : {false, true})
-      ctx.check_coresident(gps_pipe_kernel(plan.lanes, f32, sole), resident_, kThreads, gps_pipe_smem(plan.rows_per_thread));
+      ctx.check_coresident(gps_pipe_kernel(plan.lanes, kind, sole), resident_, kThreads, gps_pipe_smem(plan.rows_per_thread));
   }
 
   // Untimed. The first call learns the subscriptions (tracking an untimed solve of up to two

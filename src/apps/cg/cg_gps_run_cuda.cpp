@@ -45,7 +45,7 @@ class GpsRun final : public CgRun {
     r_ = ctx.alloc<double>(static_cast<std::uint64_t>(plan.n), o);
     const auto n = static_cast<std::size_t>(plan.n);
     d_.resize(static_cast<std::size_t>(plan.ranks));
-    const bool f32 = plan.values.storage == ValueStorage::f32;
+    const EntryKind kind = entry_kind(plan);
     for (int r = 0; r < plan.ranks; ++r) {
       const RankPlan& p = plan.rank[r];
       Rank& d = d_[r];
@@ -60,11 +60,11 @@ class GpsRun final : public CgRun {
       d.part[1].alloc(dev, static_cast<std::size_t>(plan.chunks(r)));
       d.hist.alloc(dev, static_cast<std::size_t>(iters) + 1);
       d.iters.alloc(dev, 1);
-      const int most = gps_std_blocks(dev, plan.lanes, f32, plan.rows_per_thread);
+      const int most = gps_std_blocks(dev, plan.lanes, kind, plan.rows_per_thread);
       resident_ = r == 0 ? most : std::min(resident_, most);
     }
     for (const bool sole : {false, true})
-      ctx.check_coresident(gps_std_kernel(plan.lanes, f32, sole), resident_, kThreads, gps_std_smem(plan.rows_per_thread));
+      ctx.check_coresident(gps_std_kernel(plan.lanes, kind, sole), resident_, kThreads, gps_std_smem(plan.rows_per_thread));
   }
 
   // Untimed. The first call learns the subscriptions: the initial state, tracking on, a solve of

@@ -8,25 +8,43 @@
 
 #include "apps/cg/cg_math.hpp"
 #include "apps/cg/cg_sync.hpp"
+#include "apps/cg/sell_deltas.hpp"
+#include "apps/cg/value_storage.hpp"
 
 namespace gpsm::apps::cg {
 
+// How a GPU's matrix entries are stored: the kernels' template arguments beside the lanes
+// (with_shape in cg_device.cuh).
+struct EntryKind {
+  ValueStorage values = ValueStorage::f64;
+  IndexStorage index = IndexStorage::i32;
+};
+
 // One GPU's block of rows: local CSR (columns < rows: own rows; rows + h: halo slot h), or, when
 // slice_ptr is set, the same rows in the sliced-ELL layout (sell.hpp: col and val column-major per
-// slice of 32 rows, padded; row_ptr unset). The values in val, or, when val32 is set, in val32 as
-// the floats they exactly are (value_storage.hpp; val unset).
+// slice of 32 rows, padded; row_ptr unset). The columns in col, or, sliced, when col16 is set, as
+// 16-bit deltas from the slot bases col_base (sell_deltas.hpp; col unset). The values in val, or,
+// when val32 is set, in val32 as the floats they exactly are, or, sliced, when val8 is set, as
+// indices into val_table (value_storage.hpp; val unset).
 struct DevMatrix {
   const std::int32_t* row_ptr = nullptr;
   const std::int32_t* slice_ptr = nullptr;
   const std::int32_t* col = nullptr;
+  const std::uint16_t* col16 = nullptr;
+  const std::int32_t* col_base = nullptr;
   const double* val = nullptr;
   const float* val32 = nullptr;
+  const std::uint8_t* val8 = nullptr;
+  const double* val_table = nullptr;
   std::int32_t rows = 0, halo = 0;
   std::int32_t chunks = 0;
   int rows_per_thread = 1;  // E
   int lanes = 2;            // threads per row
-  // The kernels' value type (with_shape in cg_device.cuh): floats where val32 is set.
-  bool f32() const { return val32 != nullptr; }
+  // The kernels' value and index types (with_shape in cg_device.cuh), from the buffers set.
+  EntryKind kind() const {
+    return {val8 != nullptr ? ValueStorage::table : val32 != nullptr ? ValueStorage::f32 : ValueStorage::f64,
+            col16 != nullptr ? IndexStorage::i16 : IndexStorage::i32};
+  }
 };
 
 // Where the rank's sent entries go: entry e (of chunk c: [chunk_off[c], chunk_off[c + 1])) is local
@@ -144,9 +162,9 @@ struct FreePipe {
 };
 // Blocks per GPU the persistent kernels can keep resident (all of them must be), at most one per
 // work item (Pipelined: plus its communication block).
-// f32: the matrix values are stored as floats (DevMatrix::val32).
-int free_blocks(int device, bool pipelined, int lanes, bool f32, int rows_per_thread, std::int64_t items);
-const void* free_kernel(bool pipelined, int lanes, bool f32);
+// kind: how the matrix entries are stored (DevMatrix::kind).
+int free_blocks(int device, bool pipelined, int lanes, EntryKind kind, int rows_per_thread, std::int64_t items);
+const void* free_kernel(bool pipelined, int lanes, EntryKind kind);
 std::size_t free_smem(bool pipelined, int rows_per_thread);
 void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st);
 void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st);

@@ -14,12 +14,13 @@ std::string chosen(const char* env) { return env != nullptr && std::string(env) 
 }  // namespace
 
 CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, const char* spmv_env,
-                            const char* values_env, const char* rows_env) {
+                            const char* values_env, const char* rows_env, const char* index_env) {
   CgWorkerArgs a;
   a.variant = v;
   a.matrix = req.problem.graph;
   a.spmv = chosen(spmv_env);
   a.values = chosen(values_env);
+  a.index = chosen(index_env);
   a.rows_per_thread = chosen(rows_env);
   a.iters = iters;
   a.rank = r;
@@ -34,11 +35,12 @@ CgGathered run_cg_nvshmem(const RunRequest& req, const Plan& plan, Variant v, in
   const char* spmv = std::getenv("GPSM_CG_SPMV");
   const char* values = std::getenv("GPSM_CG_VALUES");
   const char* rows = std::getenv("GPSM_CG_ROWS_PER_THREAD");
+  const char* index = std::getenv("GPSM_CG_INDEX");
   std::vector<CgWorkerResult> results;
   jacobi::run_nvshmem_workers(
       jacobi::kNvshmemCgWorkerName, req.devices,
       [&](int r, const std::string& uid, const std::string& out, int timeout) {
-        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv, values, rows);
+        CgWorkerArgs a = cg_worker_args(req, v, iters, r, spmv, values, rows, index);
         a.uid_file = uid;
         a.out_file = out;
         a.timeout_s = timeout;

@@ -13,12 +13,14 @@ namespace gpsm::apps::cg {
 
 // req.warmup + req.reps solves of req.problem.graph (the --size entry, which every worker builds
 // again) split as `plan` (the parent's: each worker's rows are checked against it), variant v,
-// at most `iters` iterations; GPSM_CG_SPMV, GPSM_CG_VALUES and GPSM_CG_ROWS_PER_THREAD are passed on. Throws gpsm::Error when a worker is
+// at most `iters` iterations; GPSM_CG_SPMV, GPSM_CG_VALUES, GPSM_CG_INDEX and GPSM_CG_ROWS_PER_THREAD
+// are passed on. Throws gpsm::Error when a worker is
 // missing, cannot start, fails, hangs past the timeout or reports results that do not fit.
 CgGathered run_cg_nvshmem(const RunRequest& req, const Plan& plan, Variant v, int iters);
 
 // The worker's arguments for rank r (what run_cg_nvshmem passes; tested on the CPU).
 CgWorkerArgs cg_worker_args(const RunRequest& req, Variant v, int iters, int r, const char* spmv_env,
-                            const char* values_env = nullptr, const char* rows_env = nullptr);
+                            const char* values_env = nullptr, const char* rows_env = nullptr,
+                            const char* index_env = nullptr);
 
 }  // namespace gpsm::apps::cg

@@ -31,7 +31,7 @@ namespace {
 template <int kL>
 constexpr int free_std_min_blocks() { return kL <= 4 ? 4 : 3; }
 
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_kernel(FreeStd f) {
   extern __shared__ double sq[];
   __shared__ double vals[4];
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_
     // x_k = x_{k-1} + alpha_{k-1} p_{k-1} here, where the SpMV reads p_{k-1} anyway (k > 0).
     for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
       if (it < a.chunks)
-        std_spmv_step<kL, V>(a, f.v, par, beta, it, f.part[0], sq, k > 0, alpha);
+        std_spmv_step<kL, V, Ix>(a, f.v, par, beta, it, f.part[0], sq, k > 0, alpha);
       else
         std_halo_step(a, f.v, par, beta, it - a.chunks);
     }
@@ -96,7 +96,7 @@ __device__ __noinline__ void receive_call(const CgSync& sync, std::uint64_t s, i
   sync.receive(s, count, out);
 }
 
-template <int kL, class V>
+template <int kL, class V, class Ix>
 __global__ void __launch_bounds__(kThreads, 3) free_pipe_kernel(FreePipe f) {
   extern __shared__ double slots[];
   __shared__ double vals[4];
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kThreads, 3) free_pipe_kernel(FreePipe f) {
         if (stop) break;
         const std::int32_t c = f.order[idx];
         double* slot = slots + got * chunk;
-        pipe_spmv_step<kL, V>(a, w, c, [&](std::int64_t off, double v) { slot[off] = v; });
+        pipe_spmv_step<kL, V, Ix>(a, w, c, [&](std::int64_t off, double v) { slot[off] = v; });
         mine[got] = c;
       }
       if (!have) learn();
@@ -165,13 +165,14 @@ __global__ void __launch_bounds__(kThreads, 3) free_pipe_kernel(FreePipe f) {
 
 }  // namespace
 
-const void* free_kernel(bool pipelined, int lanes, bool f32) {
+const void* free_kernel(bool pipelined, int lanes, EntryKind kind) {
   const void* k = nullptr;
-  with_shape(lanes, f32, [&](auto l, auto v) {
+  with_shape(lanes, kind, [&](auto l, auto v, auto ix) {
     constexpr int kL = decltype(l)::value;
     using V = decltype(v);
-    k = pipelined ? reinterpret_cast<const void*>(free_pipe_kernel<kL, V>)
-                  : reinterpret_cast<const void*>(free_std_kernel<kL, V>);
+    using Ix = decltype(ix);
+    k = pipelined ? reinterpret_cast<const void*>(free_pipe_kernel<kL, V, Ix>)
+                  : reinterpret_cast<const void*>(free_std_kernel<kL, V, Ix>);
   });
   return k;
 }
@@ -181,10 +182,10 @@ std::size_t free_smem(bool pipelined, int rows_per_thread) {
   return pipelined ? chunk * static_cast<std::size_t>(pipe_slots(rows_per_thread)) : chunk;
 }
 
-int free_blocks(int device, bool pipelined, int lanes, bool f32, int rows_per_thread, std::int64_t items) {
+int free_blocks(int device, bool pipelined, int lanes, EntryKind kind, int rows_per_thread, std::int64_t items) {
   int per_sm = 0, sms = 0;
   GPSM_CUDA(cudaSetDevice(device));
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, free_kernel(pipelined, lanes, f32), kThreads,
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, free_kernel(pipelined, lanes, kind), kThreads,
                                                           free_smem(pipelined, rows_per_thread)));
   GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   if (per_sm < 1) throw gpsm::Error("gpsm: cg: the persistent kernel does not fit on an SM of device " + std::to_string(device));
@@ -196,14 +197,14 @@ int free_blocks(int device, bool pipelined, int lanes, bool f32, int rows_per_th
 void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st) {
   FreeStd arg = f;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes, f.a.f32()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes, f.a.kind()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, free_smem(false, f.a.rows_per_thread), st));
 }
 
 void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st) {
   FreePipe arg = f;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(true, f.a.lanes, f.a.f32()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(true, f.a.lanes, f.a.kind()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                                         args, free_smem(true, f.a.rows_per_thread), st));
 }
 

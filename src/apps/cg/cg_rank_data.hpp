@@ -19,14 +19,18 @@
 
 namespace gpsm::apps::cg {
 
-// One GPU's matrix on the device in the plan's layout and value storage: row_ptr (CSR) or
+// One GPU's matrix on the device in the plan's layout, index and value storage: row_ptr (CSR) or
 // slice_ptr (sliced, sell.hpp: built here, one GPU at a time, so the host keeps only the CSR),
-// col, and val (doubles) or val32 (the floats they exactly are: value_storage.hpp). The buffers
-// the layout or the storage does not use stay unallocated (null in the view).
+// col or (sliced) col16 and col_base (16-bit deltas: sell_deltas.hpp), and val (doubles), val32
+// (the floats they exactly are) or (sliced) val8 and val_table (indices into a table of the
+// doubles: value_storage.hpp). The buffers the layout or the storage does not use stay
+// unallocated (null in the view).
 struct DevMatrixBufs {
-  DevBuf<std::int32_t> row_ptr, slice_ptr, col;
-  DevBuf<double> val;
+  DevBuf<std::int32_t> row_ptr, slice_ptr, col, col_base;
+  DevBuf<std::uint16_t> col16;
+  DevBuf<double> val, val_table;
   DevBuf<float> val32;
+  DevBuf<std::uint8_t> val8;
   // Rank p's rows with columns `cols` (p.col's order: local or global indices); a sliced padding
   // entry's column is pad_base + its row (make_sell).
   void upload(int dev, const Plan& plan, const RankPlan& p, const std::vector<std::int32_t>& cols,
@@ -34,6 +38,9 @@ struct DevMatrixBufs {
   // The kernels' view: these buffers' pointers; the caller sets the sizes.
   DevMatrix view() const;
 };
+
+// The kernels' template arguments for the plan's storage (DevMatrix::kind of every GPU's matrix).
+inline EntryKind entry_kind(const Plan& plan) { return {plan.values.storage, plan.index.storage}; }
 
 // Standard CG with nothing to do (no iterations asked, or b already within the tolerance): the
 // runs launch nothing, the state records 0 iterations.

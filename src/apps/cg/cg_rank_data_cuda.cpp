@@ -6,6 +6,7 @@
 #include <string>
 
 #include "apps/cg/sell.hpp"
+#include "apps/cg/sell_deltas.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 
@@ -17,16 +18,27 @@ void DevMatrixBufs::upload(int dev, const Plan& plan, const RankPlan& p, const s
   const Sell sell = sliced ? make_sell(p.row_ptr, cols, p.val, pad_base) : Sell{};
   if (sliced) {
     slice_ptr.assign(dev, sell.slice_ptr);
-    col.assign(dev, sell.col);
+    if (plan.index.storage == IndexStorage::i16) {
+      const SellDeltas d = make_deltas(sell);  // the plan checked every slot: fits
+      col_base.assign(dev, d.base);
+      col16.assign(dev, d.delta);
+    } else {
+      col.assign(dev, sell.col);
+    }
   } else {
     row_ptr.assign(dev, p.row_ptr);
     col.assign(dev, cols);
   }
   const std::vector<double>& values = sliced ? sell.val : p.val;
-  if (plan.values.storage == ValueStorage::f32)
+  if (plan.values.storage == ValueStorage::table) {
+    const ValueTable t = make_value_table(values);  // this GPU's values and the padding's 0
+    val8.assign(dev, t.index);
+    val_table.assign(dev, t.table);
+  } else if (plan.values.storage == ValueStorage::f32) {
     val32.assign(dev, to_floats(values));
-  else
+  } else {
     val.assign(dev, values);
+  }
 }
 
 DevMatrix DevMatrixBufs::view() const {
@@ -34,8 +46,12 @@ DevMatrix DevMatrixBufs::view() const {
   m.row_ptr = row_ptr.p;
   m.slice_ptr = slice_ptr.p;
   m.col = col.p;
+  m.col16 = col16.p;
+  m.col_base = col_base.p;
   m.val = val.p;
   m.val32 = val32.p;
+  m.val8 = val8.p;
+  m.val_table = val_table.p;
   return m;
 }
 
@@ -233,7 +249,7 @@ FreePipe CgRankData::free_pipe(const Pushes& push, const CgSync& sync) const {
 
 int persistent_blocks(int device, Variant v, const DevMatrix& a) {
   const bool pipe = v == Variant::pipelined;
-  const int blocks = free_blocks(device, pipe, a.lanes, a.f32(), a.rows_per_thread, pipe ? a.chunks : std_spmv_items(a));
+  const int blocks = free_blocks(device, pipe, a.lanes, a.kind(), a.rows_per_thread, pipe ? a.chunks : std_spmv_items(a));
   if (pipe && blocks < 2)
     throw gpsm::Error("gpsm: cg: the pipelined persistent kernel needs two resident blocks on device " +
                       std::to_string(device));

@@ -37,6 +37,7 @@ const char* worker_variant_name(Variant v) { return v == Variant::standard ? "st
 std::vector<std::string> to_args(const CgWorkerArgs& a) {
   return {"--variant", worker_variant_name(a.variant), "--matrix",  a.matrix,
           "--spmv",    a.spmv.empty() ? "auto" : a.spmv, "--values", a.values.empty() ? "auto" : a.values,
+          "--index",   a.index.empty() ? "auto" : a.index,
           "--rows-per-thread", a.rows_per_thread.empty() ? "auto" : a.rows_per_thread,
           "--iters",   std::to_string(a.iters),
           "--rank",    std::to_string(a.rank),          "--ranks",   std::to_string(a.ranks),
@@ -52,7 +53,8 @@ CgWorkerArgs parse_cg_worker_args(int argc, const char* const* argv) {
   app.add_option("--variant", variant, "std or pipe")->required();
   app.add_option("--matrix", a.matrix, "the --size entry")->required();
   app.add_option("--spmv", a.spmv, "auto, csr or sell (GPSM_CG_SPMV)")->required();
-  app.add_option("--values", a.values, "auto, f64 or f32 (GPSM_CG_VALUES)")->required();
+  app.add_option("--values", a.values, "auto, f64, f32 or table (GPSM_CG_VALUES)")->required();
+  app.add_option("--index", a.index, "auto, i32 or i16 (GPSM_CG_INDEX)")->required();
   app.add_option("--rows-per-thread", a.rows_per_thread, "auto, 1, 2, 4 or 8 (GPSM_CG_ROWS_PER_THREAD)")->required();
   app.add_option("--iters", a.iters, "iteration cap")->required()->check(CLI::NonNegativeNumber);
   app.add_option("--rank", a.rank, "this PE")->required()->check(CLI::NonNegativeNumber);
@@ -76,6 +78,7 @@ CgWorkerArgs parse_cg_worker_args(int argc, const char* const* argv) {
   if (a.matrix.empty()) throw std::invalid_argument("gpsm-nvshmem-cg: --matrix is empty");
   if (a.spmv == "auto") a.spmv.clear();
   if (a.values == "auto") a.values.clear();
+  if (a.index == "auto") a.index.clear();
   if (a.rows_per_thread == "auto") a.rows_per_thread.clear();
   return a;
 }

@@ -39,6 +39,7 @@ struct CgWorkerArgs {
   std::string matrix;            // the --size entry (matrix.hpp's grammar, @nnz and @tol included)
   std::string spmv;              // GPSM_CG_SPMV's value in the parent ("" : automatic)
   std::string values;            // GPSM_CG_VALUES's value in the parent ("" : automatic)
+  std::string index;             // GPSM_CG_INDEX's value in the parent ("" : automatic)
   std::string rows_per_thread;   // GPSM_CG_ROWS_PER_THREAD's value in the parent ("" : automatic)
   int iters = 0;                 // iteration cap
   int rank = 0, ranks = 1;

@@ -92,8 +92,23 @@ int parse_rows_per_thread(const char* text) {
   throw gpsm::Error("gpsm: GPSM_CG_ROWS_PER_THREAD=" + t + ": not a row count; use 1, 2, 4, 8 or auto (the default)");
 }
 
+std::string delta_misfit(const RankPlan& p, int r) {
+  const std::int64_t rows = p.local_rows();
+  const WideSlot local = first_wide_slot(p.row_ptr, [&](std::int64_t k) { return p.col[static_cast<std::size_t>(k)]; }, 0);
+  if (local.found()) return fmt::format("GPU {}'s {} (local columns: halo slots after the rows)", r, describe(local));
+  const WideSlot global = first_wide_slot(
+      p.row_ptr,
+      [&](std::int64_t k) {
+        const std::int64_t c = p.col[static_cast<std::size_t>(k)];
+        return c < rows ? p.rows.begin + c : p.halo[static_cast<std::size_t>(c - rows)];
+      },
+      p.rows.begin);
+  if (global.found()) return fmt::format("GPU {}'s {} (global columns: gps, gps_pipe)", r, describe(global));
+  return "";
+}
+
 Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv, ValueChoice values, Variant v,
-               int rows_per_thread) {
+               int rows_per_thread, IndexChoice index) {
   const int ranks = static_cast<int>(parts.size());
   if (ranks < 1 || ranks > kMaxRanks)
     throw gpsm::Error("gpsm: cg: " + std::to_string(ranks) + " GPUs; the solver takes 1 to " + std::to_string(kMaxRanks));
@@ -174,7 +189,14 @@ Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice s
   for (const RankPlan& p : plan.rank) stored = std::max(stored, p.sell_entries);
   if (plan.spmv.layout == SpmvLayout::sell && stored > kInt32Max)
     plan.spmv = {SpmvLayout::csr, padding, "CSR: a GPU's sliced layout would store 2^31 entries or more (int32 offsets)"};
-  plan.values = choose_values(a.val, values);  // one storage for every GPU, from the whole matrix
+  // One value and one index storage for every GPU (the kernels' template arguments): the values
+  // judged on the whole matrix, the deltas on every GPU's slots.
+  const bool sliced = plan.spmv.layout == SpmvLayout::sell;
+  plan.values = choose_values(a.val, values, sliced);
+  std::string misfit;
+  if (sliced && index != IndexChoice::i32)
+    for (int r = 0; r < ranks && misfit.empty(); ++r) misfit = delta_misfit(plan.rank[r], r);
+  plan.index = choose_index(sliced, index, misfit);
 
   // Send lists: what each peer's halo slots ask of this rank, in the peer's slot order.
   for (int r = 0; r < ranks; ++r) {

@@ -15,6 +15,7 @@
 
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/sell.hpp"
+#include "apps/cg/sell_deltas.hpp"
 #include "apps/cg/value_storage.hpp"
 #include "apps/cg/variant.hpp"
 
@@ -67,7 +68,8 @@ struct Plan {
   int rows_per_thread = 1;  // E: chunks of kThreads * E rows
   std::string rows_per_thread_why;  // how E was chosen (reported with the run)
   LayoutChoice spmv;        // CSR or SELL-32 on every GPU, and why (sell.hpp; same arithmetic either way)
-  ValuesChoice values;      // the matrix values as doubles or as the floats they are (value_storage.hpp)
+  ValuesChoice values;      // the matrix values as doubles, the floats they are or table indices (value_storage.hpp)
+  IndexesChoice index;      // the sliced columns as 32-bit indices or 16-bit deltas (sell_deltas.hpp)
   std::int64_t n = 0, nnz = 0;
   std::vector<RankPlan> rank;
 
@@ -93,10 +95,18 @@ int rows_per_thread_for(const std::vector<RowRange>& parts, Variant v);
 int parse_rows_per_thread(const char* text);
 
 // The split of `a` over parts.size() GPUs, and its SpMV layout (choose_layout on the largest GPU's
-// padding, `spmv` forcing one); E for variant v, or `rows_per_thread` when not 0. Throws gpsm::Error when a GPU would hold 2^31 or more nonzeros or
-// local entries, or parts exceed kMaxRanks.
+// padding, `spmv` forcing one); E for variant v, or `rows_per_thread` when not 0; the value and
+// index storage (`values`, `index` forcing one). 16-bit deltas where every GPU's every slot fits
+// in both numberings the runs use: local columns (halo slots after the rows: the CPU-driven,
+// CPU-free and NVSHMEM runs) and global ones (gps, gps_pipe). Throws gpsm::Error when a GPU would
+// hold 2^31 or more nonzeros or local entries, parts exceed kMaxRanks, or a forced storage does
+// not apply.
 Plan make_plan(const Matrix& a, const std::vector<RowRange>& parts, SpmvChoice spmv = SpmvChoice::automatic,
                ValueChoice values = ValueChoice::automatic, Variant v = Variant::standard,
-               int rows_per_thread = 0);
+               int rows_per_thread = 0, IndexChoice index = IndexChoice::automatic);
+
+// "" when every slot of rank r's sliced rows spans < 65536 columns in both numberings, else the
+// first that does not, with its GPU and numbering (choose_index's misfit).
+std::string delta_misfit(const RankPlan& p, int r);
 
 }  // namespace gpsm::apps::cg

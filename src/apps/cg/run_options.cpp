@@ -20,6 +20,7 @@ CgEnv cg_env() {
   CgEnv e;
   e.spmv = parse_spmv_choice(std::getenv("GPSM_CG_SPMV"));
   e.values = parse_value_choice(std::getenv("GPSM_CG_VALUES"));
+  e.index = parse_index_choice(std::getenv("GPSM_CG_INDEX"));
   e.rows_per_thread = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
   e.host_threads = parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS"));
   return e;

@@ -1,9 +1,10 @@
 #pragma once
 // CG run options read from the environment (plain C++, CPU-tested), read per run so that one
-// process can compare them (docs/cg.md). The SpMV layout, the value storage and the rows a thread
-// shape the plan (sell.hpp, value_storage.hpp, partition.hpp); the host threads how a
-// CPU-controlled run is driven.
+// process can compare them (docs/cg.md). The SpMV layout, the value and index storage and the rows
+// a thread shape the plan (sell.hpp, value_storage.hpp, sell_deltas.hpp, partition.hpp); the host
+// threads how a CPU-controlled run is driven.
 #include "apps/cg/sell.hpp"
+#include "apps/cg/sell_deltas.hpp"
 #include "apps/cg/value_storage.hpp"
 
 namespace gpsm::apps::cg {
@@ -16,10 +17,11 @@ bool parse_host_threads(const char* text);
 struct CgEnv {
   SpmvChoice spmv = SpmvChoice::automatic;        // GPSM_CG_SPMV
   ValueChoice values = ValueChoice::automatic;    // GPSM_CG_VALUES
+  IndexChoice index = IndexChoice::automatic;     // GPSM_CG_INDEX
   int rows_per_thread = 0;                        // GPSM_CG_ROWS_PER_THREAD (0: the plan's rule)
   bool host_threads = false;                      // GPSM_CG_HOST_THREADS
 };
-// All four, each checked: throws gpsm::Error naming the first bad value.
+// All five, each checked: throws gpsm::Error naming the first bad value.
 CgEnv cg_env();
 
 }  // namespace gpsm::apps::cg

@@ -63,7 +63,7 @@ Sell make_sell(const std::vector<std::int32_t>& row_ptr, const std::vector<std::
         s.col[e] = col[static_cast<std::size_t>(row_ptr[i] + k)];
         s.val[e] = val[static_cast<std::size_t>(row_ptr[i] + k)];
       } else {
-        s.col[e] = static_cast<std::int32_t>(pad_base + i);  // value 0 (assigned)
+        s.col[e] = static_cast<std::int32_t>(sell_pad_column(i, s.rows, pad_base));  // value 0 (assigned)
       }
     }
   }
@@ -72,7 +72,7 @@ Sell make_sell(const std::vector<std::int32_t>& row_ptr, const std::vector<std::
   for (std::int64_t i = s.rows; i < slices * kSliceRows; ++i) {
     const std::int64_t sl = i / kSliceRows, base = s.slice_ptr[sl] + i % kSliceRows;
     for (int k = 0; k < s.width(sl); ++k)
-      s.col[static_cast<std::size_t>(base + static_cast<std::int64_t>(k) * kSliceRows)] = static_cast<std::int32_t>(pad_base + s.rows - 1);
+      s.col[static_cast<std::size_t>(base + static_cast<std::int64_t>(k) * kSliceRows)] = static_cast<std::int32_t>(sell_pad_column(i, s.rows, pad_base));
   }
   return s;
 }

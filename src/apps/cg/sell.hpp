@@ -56,9 +56,16 @@ struct Sell {
 // and the whole warp computes them so that its loads need no per-lane guard.
 std::int64_t sell_entries(const std::vector<std::int32_t>& row_ptr);
 
-// The sliced layout of a CSR (row_ptr: rows + 1). A padding entry's column is pad_base + its row
-// (0: local columns; the row's global index for global columns). Throws gpsm::Error when the
-// stored entries reach 2^31.
+// The column of a padding entry of row `row` (of `rows`; a short last slice's missing rows are
+// rows and beyond): the row's own, pad_base + row (0: local columns; the row's global index for
+// global columns), the last row's for a missing row. make_sell and the delta fit (sell_deltas.hpp)
+// both take it from here.
+inline std::int64_t sell_pad_column(std::int64_t row, std::int64_t rows, std::int64_t pad_base) {
+  return pad_base + (row < rows ? row : rows - 1);
+}
+
+// The sliced layout of a CSR (row_ptr: rows + 1), padded at sell_pad_column. Throws gpsm::Error
+// when the stored entries reach 2^31.
 Sell make_sell(const std::vector<std::int32_t>& row_ptr, const std::vector<std::int32_t>& col,
                const std::vector<double>& val, std::int64_t pad_base = 0);
 
@@ -72,19 +79,31 @@ struct LayoutChoice {
 LayoutChoice choose_layout(int lanes, double padding, SpmvChoice want);
 
 // Host emulation of the device's sliced SpMV for local row `row` (x(j): the vector at column j),
-// in cg_math.hpp's order: equal to row_times over the row's CSR entries for finite x.
-template <class X>
-double sell_row_times(const Sell& s, std::int64_t row, int lanes, const X& x) {
+// in cg_math.hpp's order: equal to row_times over the row's CSR entries for finite x. The entries
+// as stored: column col(e, slot) and value val(e) of entry e (slot: slice_ptr[s] / 32 + k, entry
+// k of the row's slice s), so the compressed forms (sell_deltas.hpp, value_storage.hpp) emulate
+// through the same loop.
+template <class Col, class Val, class X>
+double sliced_row_times(const std::vector<std::int32_t>& slice_ptr, std::int64_t row, int lanes, const Col& col,
+                        const Val& val, const X& x) {
   const std::int64_t sl = row / kSliceRows, t = row % kSliceRows;
-  const std::int64_t base = s.slice_ptr[sl] + t;
-  const int w = s.width(sl);
+  const std::int64_t base = slice_ptr[sl] + t, slot0 = slice_ptr[sl] / kSliceRows;
+  const int w = (slice_ptr[sl + 1] - slice_ptr[sl]) / kSliceRows;
   double acc[kWarp];
   for (int l = 0; l < lanes; ++l) acc[l] = 0.0;
   for (int k = 0; k < w; ++k) {
     const std::int64_t e = base + static_cast<std::int64_t>(k) * kSliceRows;
-    acc[k % lanes] = fmad(s.val[e], x(s.col[e]), acc[k % lanes]);
+    acc[k % lanes] = fmad(val(e), x(col(e, slot0 + k)), acc[k % lanes]);
   }
   return lane_tree(acc, lanes);
+}
+
+// The same for the plain layout: 32-bit columns, double values.
+template <class X>
+double sell_row_times(const Sell& s, std::int64_t row, int lanes, const X& x) {
+  return sliced_row_times(
+      s.slice_ptr, row, lanes, [&](std::int64_t e, std::int64_t) { return s.col[static_cast<std::size_t>(e)]; },
+      [&](std::int64_t e) { return s.val[static_cast<std::size_t>(e)]; }, x);
 }
 
 }  // namespace gpsm::apps::cg

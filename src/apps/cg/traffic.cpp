@@ -22,12 +22,15 @@ double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
   const RankPlan& p = plan.rank[r];
   const double rows = static_cast<double>(p.local_rows()), halo = static_cast<double>(p.halo_size());
   // CSR: every nonzero and the row pointers; SELL-32: every stored entry (the threads read them
-  // all, padding included) and the slice pointers. An entry: its 4-byte column and its value (8
-  // bytes, or 4 where the values are stored as the floats they are).
+  // all, padding included) and the slice pointers. An entry: its column (4 bytes; sliced 16-bit
+  // deltas: 2, plus a 4-byte base per slot of 32 entries, sell_deltas.hpp) and its value (8 bytes,
+  // 4 where the values are stored as the floats they are, 1 as a table index: value_storage.hpp;
+  // the table itself, at most 2 KB read through the cache, is not counted).
   const double slices = std::ceil(rows / kSliceRows);
-  const double entry = 4.0 + value_bytes(plan.values.storage);
-  const double matrix = plan.spmv.layout == SpmvLayout::sell ? entry * static_cast<double>(p.sell_entries) + 4.0 * (slices + 1)
-                                                             : entry * static_cast<double>(p.nnz()) + 4.0 * (rows + 1);
+  const double value = value_bytes(plan.values.storage), entries = static_cast<double>(p.sell_entries);
+  const double column = plan.index.storage == IndexStorage::i16 ? index_bytes(IndexStorage::i16) + 4.0 / kSliceRows : 4.0;
+  const double matrix = plan.spmv.layout == SpmvLayout::sell ? (column + value) * entries + 4.0 * (slices + 1)
+                                                             : (4.0 + value) * static_cast<double>(p.nnz()) + 4.0 * (rows + 1);
   const double sends = 16.0 * static_cast<double>(p.sends());  // a sent entry read, and written to a peer or the pack
   double vectors = 0;
   if (v == Variant::standard) {

@@ -4,7 +4,8 @@
 //         Standard, w for Pipelined) plus the reductions' messages between GPUs;
 //   memory: a model of the compulsory traffic of each GPU's kernels: the matrix once (8-byte
 //         value and 4-byte column per nonzero, 4-byte row pointers; in the sliced layout per
-//         stored entry, padding included, and 4-byte slice pointers) and every vector the
+//         stored entry, padding included, and 4-byte slice pointers; values and columns as
+//         stored: value_storage.hpp, sell_deltas.hpp) and every vector the
 //         iteration reads or writes once (docs/cg.md lists them); time per iteration against it
 //         gives the achieved memory bandwidth, the roofline CG is bound by.
 #include "apps/cg/partition.hpp"

@@ -1,0 +1,91 @@
+// 16-bit column deltas of CG's sliced layout (sell_deltas.hpp).
+#include "apps/cg/sell_deltas.hpp"
+
+#include <fmt/format.h>
+
+#include "gpsm/error.hpp"
+
+namespace gpsm::apps::cg {
+
+const char* index_storage_name(IndexStorage s) { return s == IndexStorage::i16 ? "i16" : "i32"; }
+
+const char* index_choice_name(IndexChoice c) {
+  switch (c) {
+    case IndexChoice::i32: return "i32";
+    case IndexChoice::i16: return "i16";
+    default: return "auto";
+  }
+}
+
+IndexChoice parse_index_choice(const char* text) {
+  const std::string t = text == nullptr ? "" : text;
+  if (t.empty() || t == "auto") return IndexChoice::automatic;
+  if (t == "i32") return IndexChoice::i32;
+  if (t == "i16") return IndexChoice::i16;
+  throw gpsm::Error("gpsm: GPSM_CG_INDEX=" + t + ": not an index storage; use i32, i16 or auto (the default)");
+}
+
+namespace {
+// Slot k of slice s: its entries' smallest and largest column.
+void slot_range(const Sell& s, std::int64_t sl, int k, std::int64_t& lo, std::int64_t& hi) {
+  const std::int64_t e0 = s.slice_ptr[sl] + static_cast<std::int64_t>(k) * kSliceRows;
+  lo = hi = s.col[static_cast<std::size_t>(e0)];
+  for (std::int64_t e = e0 + 1; e < e0 + kSliceRows; ++e) {
+    lo = std::min<std::int64_t>(lo, s.col[static_cast<std::size_t>(e)]);
+    hi = std::max<std::int64_t>(hi, s.col[static_cast<std::size_t>(e)]);
+  }
+}
+}  // namespace
+
+WideSlot first_wide_slot(const Sell& s) {
+  for (std::int64_t sl = 0; sl < s.slices(); ++sl)
+    for (int k = 0; k < s.width(sl); ++k) {
+      std::int64_t lo = 0, hi = 0;
+      slot_range(s, sl, k, lo, hi);
+      if (hi - lo >= kDeltaSpan) return {sl, k, lo, hi};
+    }
+  return {};
+}
+
+std::string describe(const WideSlot& w) {
+  return fmt::format("slice {}, slot {} spans columns {} to {} ({} apart; 16-bit deltas reach {})", w.slice, w.slot,
+                     w.lo, w.hi, w.hi - w.lo, kDeltaSpan - 1);
+}
+
+SellDeltas make_deltas(const Sell& s) {
+  SellDeltas d;
+  d.base.resize(s.col.size() / kSliceRows);
+  d.delta.resize(s.col.size());
+  for (std::int64_t sl = 0; sl < s.slices(); ++sl)
+    for (int k = 0; k < s.width(sl); ++k) {
+      std::int64_t lo = 0, hi = 0;
+      slot_range(s, sl, k, lo, hi);
+      if (hi - lo >= kDeltaSpan)
+        throw gpsm::Error("gpsm: cg: 16-bit column deltas do not fit: " + describe({sl, k, lo, hi}));
+      const std::int64_t e0 = s.slice_ptr[sl] + static_cast<std::int64_t>(k) * kSliceRows;
+      d.base[static_cast<std::size_t>(e0 / kSliceRows)] = static_cast<std::int32_t>(lo);
+      for (std::int64_t e = e0; e < e0 + kSliceRows; ++e)
+        d.delta[static_cast<std::size_t>(e)] = static_cast<std::uint16_t>(s.col[static_cast<std::size_t>(e)] - lo);
+    }
+  return d;
+}
+
+IndexesChoice choose_index(bool sliced, IndexChoice want, const std::string& misfit) {
+  if (want == IndexChoice::i32) return {IndexStorage::i32, "columns i32 (GPSM_CG_INDEX=i32)"};
+  if (!sliced) {
+    if (want == IndexChoice::i16)
+      throw gpsm::Error("gpsm: cg: GPSM_CG_INDEX=i16, but this run's SpMV layout is CSR: 16-bit column deltas are a "
+                        "form of the sliced layout (use i32 or auto, or GPSM_CG_SPMV=sell where rows are short)");
+    return {IndexStorage::i32, "columns i32: the CSR layout (16-bit deltas are sliced only)"};
+  }
+  if (!misfit.empty()) {
+    if (want == IndexChoice::i16)
+      throw gpsm::Error("gpsm: cg: GPSM_CG_INDEX=i16, but " + misfit + " (use i32 or auto)");
+    return {IndexStorage::i32, "columns i32: " + misfit};
+  }
+  return {IndexStorage::i16, want == IndexChoice::i16
+                                 ? "columns as 16-bit deltas (GPSM_CG_INDEX=i16; every slot of 32 spans < 65536)"
+                                 : "columns as 16-bit deltas from a base per slot: every slot of 32 spans < 65536"};
+}
+
+}  // namespace gpsm::apps::cg
