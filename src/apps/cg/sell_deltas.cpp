@@ -83,9 +83,15 @@ IndexesChoice choose_index(bool sliced, IndexChoice want, const std::string& mis
       throw gpsm::Error("gpsm: cg: GPSM_CG_INDEX=i16, but " + misfit + " (use i32 or auto)");
     return {IndexStorage::i32, "columns i32: " + misfit};
   }
-  return {IndexStorage::i16, want == IndexChoice::i16
-                                 ? "columns as 16-bit deltas (GPSM_CG_INDEX=i16; every slot of 32 spans < 65536)"
-                                 : "columns as 16-bit deltas from a base per slot: every slot of 32 spans < 65536"};
+  // Automatic keeps 32-bit columns: on one H200 (poisson2d:2048x512 and 2048x1024, values as a
+  // table) the deltas made the Standard persistent kernel slower (45.93 against 44.56 us; its
+  // ptxas spills a scalar with them), Pipelined and gps within 1.2 % either way, and every kernel
+  // slower at 512^2 (the matrix sits in L2 there: fewer bytes buy nothing, the base load costs).
+  if (want == IndexChoice::i16)
+    return {IndexStorage::i16, "columns as 16-bit deltas (GPSM_CG_INDEX=i16; every slot of 32 spans < 65536)"};
+  return {IndexStorage::i32,
+          "columns i32: 16-bit deltas fit (every slot of 32 spans < 65536) but measured no faster; GPSM_CG_INDEX=i16 "
+          "takes them"};
 }
 
 }  // namespace gpsm::apps::cg
