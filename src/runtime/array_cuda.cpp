@@ -600,6 +600,49 @@ void ArrayBase::reset_link_stats() {
   }
 }
 
+void ArrayBase::publish_box_bytes_async(const std::uint64_t n[3], std::uint64_t elem, const std::uint64_t lo[3],
+                                        const std::uint64_t hi[3], int rank) {
+  if (!s_) throw gpsm::Error("gpsm: publish_box_async() of an empty GPS array handle");
+  s_->check_live("publish_box_async()");
+  auto& st = *s_;
+  if (rank < 0 || rank >= st.ctx->size())
+    throw gpsm::Error("gpsm: publish_box_async() of array '" + st.name + "' for rank " + std::to_string(rank) +
+                      ": the context has ranks 0.." + std::to_string(st.ctx->size() - 1));
+  const std::vector<BoxCopy> plan = plan_box_publish(st.g, st.table.masks().data(), n, elem, lo, hi, rank);
+  if (plan.empty()) return;
+  st.ctx->set(rank);
+  const cudaStream_t stream = st.ctx->streams[rank];
+  const std::uint64_t box_bytes = (hi[0] - lo[0]) * elem * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+  for (const BoxCopy& c : plan) {
+    if (c.whole) {
+      cudaMemcpy3DPeerParms m{};
+      m.srcPtr = make_cudaPitchedPtr(st.dev[rank].replica, n[0] * elem, n[0] * elem, n[1]);
+      m.dstPtr = make_cudaPitchedPtr(st.dev[c.dst].replica, n[0] * elem, n[0] * elem, n[1]);
+      m.srcPos = make_cudaPos(lo[0] * elem, lo[1], lo[2]);
+      m.dstPos = m.srcPos;
+      m.extent = make_cudaExtent((hi[0] - lo[0]) * elem, hi[1] - lo[1], hi[2] - lo[2]);
+      m.srcDevice = st.ctx->devices[rank];
+      m.dstDevice = st.ctx->devices[c.dst];
+      GPSM_CUDA(cudaMemcpy3DPeerAsync(&m, stream));
+      if (st.counting) {
+        st.host_stats.useful_bytes += box_bytes;
+        st.host_stats.link_bytes += box_bytes;
+        st.host_stats.messages += 1;
+      }
+      continue;
+    }
+    for (const CopyRun& run : c.runs) {
+      GPSM_CUDA(cudaMemcpyPeerAsync(st.dev[c.dst].replica + run.byte_offset, st.ctx->devices[c.dst],
+                                    st.dev[rank].replica + run.byte_offset, st.ctx->devices[rank], run.bytes, stream));
+      if (st.counting) {
+        st.host_stats.useful_bytes += run.bytes;
+        st.host_stats.link_bytes += run.bytes;
+        st.host_stats.messages += 1;
+      }
+    }
+  }
+}
+
 void ArrayBase::upload(const void* src, std::uint64_t bytes, std::uint64_t offset) {
   s_->check_live("upload");
   auto& st = *s_;

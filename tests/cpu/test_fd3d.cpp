@@ -712,7 +712,7 @@ TEST(FdGps, StepChoiceParsesAndRefusesWithTheChoices) {
   EXPECT_EQ(parse_gps_step_choice(nullptr), GpsStepChoice::automatic);
   EXPECT_EQ(parse_gps_step_choice(""), GpsStepChoice::automatic);
   EXPECT_EQ(parse_gps_step_choice("auto"), GpsStepChoice::automatic);
-  EXPECT_EQ(parse_gps_step_choice("planes"), GpsStepChoice::planes);
+  EXPECT_EQ(parse_gps_step_choice("copies"), GpsStepChoice::copies);
   EXPECT_EQ(parse_gps_step_choice("items"), GpsStepChoice::items);
   EXPECT_EQ(parse_gps_step_choice("checked"), GpsStepChoice::checked);
   try {
@@ -720,7 +720,7 @@ TEST(FdGps, StepChoiceParsesAndRefusesWithTheChoices) {
     FAIL() << "accepted 'tile'";
   } catch (const gpsm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("GPSM_FD3D_GPS_STEP='tile'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("use auto (the default), planes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use auto (the default), copies"), std::string::npos) << e.what();
   }
 }
 

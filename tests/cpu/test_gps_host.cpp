@@ -932,3 +932,54 @@ TEST(GpsModes, EveryModeRunsAndBadValuesAreRefused) {
     EXPECT_NO_THROW(check_publish_mode(m));
   expect_error([] { check_publish_mode(static_cast<PublishMode>(9)); }, {"9", "names no mode"});
 }
+
+// Box publish plan (ArrayBase::publish_box_bytes_async): against a byte-by-byte reference, the
+// bytes each destination receives are exactly the box's bytes on pages it subscribes to.
+TEST(GpsBoxPublishPlan, EachDestinationGetsTheBoxsBytesOnItsPages) {
+  const std::uint64_t n[3] = {10, 6, 4}, elem = 4;
+  const Geometry g{n[0] * n[1] * n[2] * elem, 7};  // 128-byte pages: 32 floats, rows cross pages
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::uint32_t> masks(g.pages());
+    for (auto& m : masks) m = (rng() & 0xeu) | 1u;  // device 0 everywhere, 1-3 at random
+    if (trial % 3 == 0)
+      for (auto& m : masks) m |= 2u;  // device 1 on every page: one whole copy
+    std::uint64_t lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = rng() % n[d];
+      hi[d] = lo[d] + 1 + rng() % (n[d] - lo[d]);
+    }
+    const auto plan = plan_box_publish(g, masks.data(), n, elem, lo, hi, 0);
+    for (int dst = 1; dst < 4; ++dst) {
+      std::vector<bool> want(g.bytes, false), got(g.bytes, false);
+      bool any = false;
+      for (std::uint64_t z = lo[2]; z < hi[2]; ++z)
+        for (std::uint64_t y = lo[1]; y < hi[1]; ++y)
+          for (std::uint64_t x = lo[0]; x < hi[0]; ++x)
+            for (std::uint64_t b = 0; b < elem; ++b) {
+              const std::uint64_t at = ((z * n[1] + y) * n[0] + x) * elem + b;
+              if ((masks[g.page_of_byte(at)] >> dst) & 1u) want[at] = any = true;
+            }
+      const auto it = std::find_if(plan.begin(), plan.end(), [&](const BoxCopy& c) { return c.dst == dst; });
+      ASSERT_EQ(it != plan.end(), any) << "trial " << trial << " dst " << dst;
+      if (!any) continue;
+      if (it->whole) {
+        EXPECT_TRUE(it->runs.empty());
+        for (std::uint64_t z = lo[2]; z < hi[2]; ++z)
+          for (std::uint64_t y = lo[1]; y < hi[1]; ++y)
+            for (std::uint64_t at = ((z * n[1] + y) * n[0] + lo[0]) * elem; at < ((z * n[1] + y) * n[0] + hi[0]) * elem;
+                 ++at)
+              got[at] = true;
+      } else {
+        for (const CopyRun& r : it->runs) {
+          EXPECT_EQ(r.dst, dst);
+          for (std::uint64_t at = r.byte_offset; at < r.byte_offset + r.bytes; ++at) got[at] = true;
+        }
+      }
+      EXPECT_EQ(got, want) << "trial " << trial << " dst " << dst << (it->whole ? " (whole)" : "");
+    }
+    EXPECT_TRUE(std::none_of(plan.begin(), plan.end(), [](const BoxCopy& c) { return c.dst == 0; }));
+  }
+  const std::uint64_t lo[3] = {0, 0, 0}, bad[3] = {11, 1, 1};
+  EXPECT_THROW(plan_box_publish(g, std::vector<std::uint32_t>(g.pages(), 3u).data(), n, elem, lo, bad, 0), gpsm::Error);
+}

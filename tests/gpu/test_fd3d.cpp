@@ -83,21 +83,21 @@ TEST(Fd3dGpu, EveryParadigmAxisAndGpuCountEqualsTheCpuReferenceBitForBit) {
         }
 }
 
-// gps with each of its steps forced (GPSM_FD3D_GPS_STEP): the tile kernel publishing by plane or
+// gps with each of its steps forced (GPSM_FD3D_GPS_STEP): the copies step, the tile kernel asking
 // per work item and the checked step run on one GPU too (where auto runs the hand-written step),
 // and on every GPU count give the reference's bits.
 TEST(Fd3dGpu, GpsWithEachStepForcedEqualsTheCpuReferenceBitForBit) {
   GPSM_REQUIRE_GPUS(1);
   auto app = app_named("fd3d");
   ASSERT_NE(app, nullptr);
-  for (const char* step : {"planes", "items", "checked"}) {
+  for (const char* step : {"copies", "items", "checked"}) {
     apptest::ScopedEnv env("GPSM_FD3D_GPS_STEP", step);
     for (int r : {2, 8})
       for (Axis axis : {Axis::z, Axis::y, Axis::x})
         for (int g : gpu_counts()) {
-          // By plane needs each plane's pages to have one set of subscribers: these boxes' planes
+          // Copies need each plane's pages to have one set of subscribers: these boxes' planes
           // are not page multiples, so on more GPUs auto asks per item (the test above).
-          if (std::string(step) == "planes" && g > 1) continue;
+          if (std::string(step) == "copies" && g > 1) continue;
           const std::string size = box_for(r, axis, g);
           Problem p = app->problem(size, 4);
           p.axis = axis;
@@ -106,7 +106,7 @@ TEST(Fd3dGpu, GpsWithEachStepForcedEqualsTheCpuReferenceBitForBit) {
           const RunOutcome o = run(*app, Paradigm::gps, g, p);
           ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
           EXPECT_EQ(o.error, 0.0);
-          const std::string want = std::string(step) == "planes"  ? "published by plane"
+          const std::string want = std::string(step) == "copies"  ? "published planes copied"
                                    : std::string(step) == "items" ? "published per work item"
                                                                   : "the checked step";
           EXPECT_NE(o.timing.find(want), std::string::npos) << o.timing;

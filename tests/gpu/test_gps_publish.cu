@@ -302,3 +302,45 @@ TEST(GpsFenceAsync, StrongAccessBetweenAsyncFencesIsAnError) {
   ctx.fence_async();
   EXPECT_THROW(ctx.fence(), gpsm::Error);
 }
+
+// Array::publish_box_async: cells rank 0 wrote into its own replica (a plain copy into local(), no
+// view) reach rank 1's replica inside the box only, and only on the pages rank 1 subscribes to; a
+// rank not subscribed anywhere in the box gets nothing. Counted bytes are the box's.
+TEST(GpsPublishBox, CopiesTheBoxToEachSubscriberOnItsPages) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const std::uint64_t n[3] = {48, 20, 10}, cells = n[0] * n[1] * n[2];
+  AllocOptions o = with_mode(PublishMode::inline_store);
+  o.page_bytes = 1024;  // 256 floats: rows (48) cross pages
+  auto x = ctx.alloc<float>(cells, o);
+  std::vector<float> before(cells), mine(cells);
+  for (std::uint64_t i = 0; i < cells; ++i) before[i] = -1.0f - static_cast<float>(i), mine[i] = static_cast<float>(i);
+  x.upload(before);
+  const std::uint64_t lo[3] = {3, 2, 1}, hi[3] = {45, 19, 9};
+  const auto in_box = [&](std::uint64_t i) {
+    const std::uint64_t c[3] = {i % n[0], (i / n[0]) % n[1], i / (n[0] * n[1])};
+    return c[0] >= lo[0] && c[0] < hi[0] && c[1] >= lo[1] && c[1] < hi[1] && c[2] >= lo[2] && c[2] < hi[2];
+  };
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) x.unsubscribe(0, 2048, 1);  // rank 1 leaves the first 8 pages: those rows are not copied
+    x.upload(before);
+    GPSM_CUDA(cudaSetDevice(ctx.device(0)));
+    GPSM_CUDA(cudaMemcpy(x.view(0).local(), mine.data(), cells * sizeof(float), cudaMemcpyHostToDevice));
+    x.set_counting(true);
+    x.reset_link_stats();
+    x.publish_box_async(n, lo, hi, 0);
+    ctx.fence_async();
+    ctx.synchronize();
+    const LinkStats st = x.link_stats();
+    x.set_counting(false);
+    const std::vector<float> got = x.replica(1);
+    std::uint64_t want_bytes = 0;
+    for (std::uint64_t i = 0; i < cells; ++i) {
+      const bool sub = round == 0 || i >= 2048;
+      const float want = in_box(i) && sub ? mine[i] : before[i];
+      if (in_box(i) && sub) want_bytes += sizeof(float);
+      if (sub) ASSERT_EQ(got[i], want) << "round " << round << " cell " << i;
+    }
+    if (ctx.size() == 2) EXPECT_EQ(st.link_bytes, want_bytes) << "round " << round;
+  }
+}

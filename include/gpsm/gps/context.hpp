@@ -103,6 +103,16 @@ class ArrayBase {
   // change: subscribe, unsubscribe, demotion, tracking start and stop). A launch that classifies its
   // work on the host keeps the classes while this stays the same.
   std::uint64_t subscription_version() const;
+  // Publishes cells that `rank` stored into its own replica (View::local(), a plain kernel) rather
+  // than through a view: the sub-box [lo, hi) of the array read as a 3D volume of n[0] x n[1] x
+  // n[2] elements of `elem` bytes (x fastest) is copied by copy engine from rank's replica to every
+  // other device subscribed to its pages (each gets the rows on pages it subscribes to: one 3D copy
+  // where that is all of them), on rank's stream after the work enqueued there. The next
+  // fence_async() or fence() orders the copies before the other devices' later work. A copy's
+  // bytes count in link_stats() while counting. The box must hold only cells `rank` wrote since
+  // the last fence (a copy carries whole rows of the box).
+  void publish_box_bytes_async(const std::uint64_t n[3], std::uint64_t elem, const std::uint64_t lo[3],
+                               const std::uint64_t hi[3], int rank);
   // Byte-range subscription hints (pages overlapping the range). Both fence first.
   void subscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
   void unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
@@ -151,6 +161,10 @@ class Array : public ArrayBase {
     unsubscribe_bytes(first * sizeof(T), (first + count) * sizeof(T), rank);
   }
   void demote(std::uint64_t first, std::uint64_t count) { demote_bytes(first * sizeof(T), (first + count) * sizeof(T)); }
+  // publish_box_bytes_async with T's elements.
+  void publish_box_async(const std::uint64_t n[3], const std::uint64_t lo[3], const std::uint64_t hi[3], int rank) {
+    publish_box_bytes_async(n, sizeof(T), lo, hi, rank);
+  }
   void upload(const std::vector<T>& v) { ArrayBase::upload(v.data(), v.size() * sizeof(T)); }
   std::vector<T> replica(int rank) const {
     std::vector<T> v(size());

@@ -77,38 +77,6 @@ __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
   }
 }
 
-// The hand-written march (fd3d_kernels.cu's) with p2p_inline's store: by the cell's plane along
-// the split axis, a put to that plane's subscribers (the mask the host asked: no mask read), else
-// a plain store.
-template <int R>
-__global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
-    fd_planes_kernel(const __grid_constant__ FdStep s, const Plan p, const __grid_constant__ View<float> out,
-                     const PublishedPlanes pub) {
-  __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
-  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) {
-    const Column c = column_of<R, false>(s, p, w, tx, ty);
-    Queue<R> u;
-    prime<R>(s, c, u);
-    for (int z = c.z0; z < c.z1; ++z) {
-      advance<R>(s, c, u, z);
-      __syncthreads();  // the block is done with the previous plane's tile
-      fill_tile<R>(s, c, u, z, tx, ty, tile);
-      __syncthreads();
-      if (!c.upd) continue;
-      const float v = cell_value<R>(s, u, tx, ty, tile);
-      const i64 i = cell_at(s, c.x, c.y, z);
-      const i64 k = coord(s.box.axis, c.x, c.y, z);
-      if (k >= pub.lo_begin && k < pub.lo_end)
-        out.put(out.span_with(pub.lo_mask), static_cast<std::uint64_t>(i), v);
-      else if (k >= pub.hi_begin && k < pub.hi_end)
-        out.put(out.span_with(pub.hi_mask), static_cast<std::uint64_t>(i), v);
-      else
-        s.out.p[i] = v;
-    }
-  }
-}
-
 // One thread per updated cell of the box ([R, n - R) on every axis), grid-stride.
 template <int R>
 __global__ void __launch_bounds__(kThreads)
@@ -128,7 +96,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-using PlanesFn = void (*)(FdStep, Plan, View<float>, PublishedPlanes);
 using GpsFn = void (*)(FdStep, Plan, View<float>);
 using CheckedFn = void (*)(FdStep, View<float>, View<float>);
 
@@ -144,10 +111,6 @@ Fn by_halo(int r) {
   throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", r, kHaloList));
 }
 template <int R>
-struct PlanesK {
-  static constexpr PlanesFn fn = fd_planes_kernel<R>;
-};
-template <int R>
 struct GpsK {
   static constexpr GpsFn fn = fd_gps_kernel<R>;
 };
@@ -161,14 +124,6 @@ void check_local(const FdStep& s) {
 }
 
 }  // namespace
-
-void launch_fd_planes_step(const FdStep& s, const View<float>& out, const PublishedPlanes& pub, cudaStream_t st) {
-  check_local(s);
-  const PlanesFn fn = by_halo<PlanesFn, PlanesK>(s.radius);
-  const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
-  fn<<<static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX)), dim3(kTx, kTy), 0, st>>>(s, p, out, pub);
-  GPSM_CUDA_LAUNCH();
-}
 
 void launch_fd_gps_step(const FdStep& s, const View<float>& out, cudaStream_t st) {
   check_local(s);

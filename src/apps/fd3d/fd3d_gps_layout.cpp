@@ -43,13 +43,13 @@ std::array<CellBox, 3> read_boxes(const Slab3D& s) {
 GpsStepChoice parse_gps_step_choice(const char* text) {
   const std::string v = text == nullptr ? "" : text;
   if (v.empty() || v == "auto") return GpsStepChoice::automatic;
-  if (v == "planes") return GpsStepChoice::planes;
+  if (v == "copies") return GpsStepChoice::copies;
   if (v == "items") return GpsStepChoice::items;
   if (v == "checked") return GpsStepChoice::checked;
   throw gpsm::Error("gpsm: GPSM_FD3D_GPS_STEP='" + v +
-                    "' is not a step of fd3d's gps paradigm; use auto (the default), planes (the tile kernel publishing "
-                    "by plane), items (the tile kernel asking per work item) or checked (every load and store through "
-                    "the views)");
+                    "' is not a step of fd3d's gps paradigm; use auto (the default), copies (the hand-written step, its "
+                    "published planes copied after it), items (the tile kernel asking per work item) or checked (every "
+                    "load and store through the views)");
 }
 
 GpsStepChoice gps_step_choice_from_env() { return parse_gps_step_choice(std::getenv("GPSM_FD3D_GPS_STEP")); }

@@ -56,9 +56,10 @@ void box_runs(const std::int64_t n[3], const CellBox& b, F f) {
 
 // The planes of a rank's split axis whose stored cells other GPUs subscribe to, in box coordinates
 // along the split axis, each run of them with its subscribers (this GPU included): asked on the
-// host once per subscription change (Array::subscribers), so that the tile kernel publishes by a
-// cell's plane as p2p_inline pushes by it, with no mask read (View::span_with) and plain stores
-// everywhere else. At most two runs (a slab's two faces).
+// host once per subscription change (Array::subscribers), so that the step can run the hand-written
+// kernel on the replica and publish those planes after it by copy engine
+// (Array::publish_box_async), as the memcpy paradigm copies its edge planes. At most two runs (a
+// slab's two faces).
 struct PublishedPlanes {
   std::int64_t lo_begin = 0, lo_end = 0, hi_begin = 0, hi_end = 0;
   std::uint32_t lo_mask = 0, hi_mask = 0;
@@ -106,13 +107,14 @@ std::optional<PublishedPlanes> published_planes(const Slab3D& s, std::uint32_t m
 }
 
 // Which step the gps paradigm runs (GPSM_FD3D_GPS_STEP): automatic (the hand-written step where a
-// GPU alone holds both arrays, the tile kernel publishing by plane where it holds every page it
-// reads and published_planes answers, the tile kernel asking per work item where it does not, else
-// the checked step), or one forced for an A/B: `planes` or `items` (that tile kernel even on one
-// GPU; refused where it does not apply) or `checked` (every access through the views).
+// GPU alone holds both arrays; where it holds every page it reads, the hand-written step with its
+// published planes copied after it where published_planes answers, else the tile kernel asking
+// the view per work item; else the checked step), or one forced for an A/B: `copies` or `items`
+// (refused where it does not apply; `items` runs its kernel on one GPU too) or `checked` (every
+// access through the views).
 // Tracking always runs the checked step: its loads are what the runtime learns from.
-enum class GpsStepChoice : std::uint8_t { automatic, planes, items, checked };
-// GPSM_FD3D_GPS_STEP's value: null, "" or "auto", "planes", "items", "checked". Throws gpsm::Error otherwise.
+enum class GpsStepChoice : std::uint8_t { automatic, copies, items, checked };
+// GPSM_FD3D_GPS_STEP's value: null, "" or "auto", "copies", "items", "checked". Throws gpsm::Error otherwise.
 GpsStepChoice parse_gps_step_choice(const char* text);
 GpsStepChoice gps_step_choice_from_env();
 

@@ -8,11 +8,20 @@
 // through the views) in an untimed pass before the first timed run. After it, once per
 // subscription change, the host asks the runtime whether each GPU holds every page its step reads
 // (Array::reach over read_boxes, fd3d_gps_layout.hpp) and which of the planes it stores other GPUs
-// subscribe to (Array::subscribers: published_planes). Where it holds them, the GPU runs fd3d's
-// tile kernel on its replica, putting the cells of those planes to their subscribers through the
-// output view with the masks asked (as p2p_inline pushes its edge planes) and storing the rest
-// plainly; where the published planes are not two runs of one set each, the same kernel asks the
-// view per work item (fd3d_gps_kernels.hpp); where it lacks a page, the checked step. Where a GPU alone holds both arrays (one GPU), the hand-written step runs on
+// subscribe to (Array::subscribers: published_planes). Where it holds them, the GPU runs the
+// hand-written step on its replica and then has the runtime copy those planes to their
+// subscribers (Array::publish_box_async: copy engines, on its stream), the memcpy paradigm's
+// structure with the runtime choosing what goes where; where the published planes are not two runs
+// of one set of subscribers each (pages across a plane's edge, as a split along x gives), fd3d's
+// tile kernel asks the output view per work item (fd3d_gps_kernels.hpp); where it lacks a page,
+// the checked step.
+//
+// Chosen by measurement on one H200 (the step with nothing to publish, forced; the hand-written
+// kernel's time = 1): every cell through View::store 1.09-1.10; plain stores per work item and the
+// view elsewhere 1.01-1.03 at halos 2-8, 1.06 at 16; p2p_inline's structure (a cell of a published
+// plane put with the host-asked mask, View::span_with) 1.05-1.13: any publishing path compiled
+// into the march costs it registers and scheduling, so the kernel stays the hand-written one and
+// the copies follow it. Where a GPU alone holds both arrays (one GPU), the hand-written step runs on
 // its replica (Array::sole); GPSM_FD3D_GPS_STEP forces one of the GPS steps for an A/B
 // (fd3d_gps_layout.hpp). A stream-ordered fence (Context::fence_async) ends every iteration:
 // every GPU's next step waits for every GPU's stores, with no host wait. The timed loop is one
@@ -24,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -115,11 +125,11 @@ class GpsRun final : public FdRun {
   bool graph_ok() const override { return !one_off_; }
 
   // Which step a GPU ran last (said in the timing: a run that never left the checked step shows).
-  enum class StepKind { none, sole, planes, items, checked };
+  enum class StepKind { none, sole, copies, items, checked };
   static const char* kind_name(StepKind k) {
     switch (k) {
       case StepKind::sole: return "the hand-written step on its replica (sole)";
-      case StepKind::planes: return "the tile kernel, published by plane";
+      case StepKind::copies: return "the hand-written step, published planes copied after it";
       case StepKind::items: return "the tile kernel, published per work item";
       case StepKind::checked: return "the checked step";
       default: return "none";
@@ -139,8 +149,8 @@ class GpsRun final : public FdRun {
     kind_[static_cast<std::size_t>(r)] = k;
     if (k == StepKind::sole)
       launch_fd_step(st, ctx_.stream(r));
-    else if (k == StepKind::planes)
-      launch_fd_planes_step(st, out, *pub_[static_cast<std::size_t>(r)][c], ctx_.stream(r));
+    else if (k == StepKind::copies)
+      copy_step(st, r, c);
     else if (k == StepKind::items)
       launch_fd_gps_step(st, out, ctx_.stream(r));
     else
@@ -152,17 +162,38 @@ class GpsRun final : public FdRun {
     if (choice_ == GpsStepChoice::automatic && arr_[c].sole(r) && arr_[1 - c].sole(r)) return StepKind::sole;
     const auto q = static_cast<std::size_t>(r);
     if (held_current() && held_[q][c]) {
-      if (choice_ != GpsStepChoice::items && pub_[q][c]) return StepKind::planes;
-      if (choice_ != GpsStepChoice::planes) return StepKind::items;
+      if (choice_ != GpsStepChoice::items && pub_[q][c]) return StepKind::copies;
+      if (choice_ != GpsStepChoice::copies) return StepKind::items;
     }
-    if (choice_ == GpsStepChoice::planes || choice_ == GpsStepChoice::items)
+    if (choice_ == GpsStepChoice::copies || choice_ == GpsStepChoice::items)
       throw gpsm::Error(fmt::format("gpsm: fd3d gps: GPSM_FD3D_GPS_STEP={} does not apply on GPU {}: {}; use auto",
-                                    choice_ == GpsStepChoice::planes ? "planes" : "items", ctx_.device(r),
+                                    choice_ == GpsStepChoice::copies ? "copies" : "items", ctx_.device(r),
                                     held_[q][c] ? "its published planes are not two runs of one set of subscribers each"
                                                 : "it lacks a page its step reads (its subscriptions)"));
     return StepKind::checked;
   }
   void after_iteration(int) override { ctx_.fence_async(); }
+
+  // The hand-written step on rank r's replica, then each run of its published planes (their
+  // updated cells) copied to that run's subscribers by the runtime.
+  void copy_step(const FdStep& st, int r, int c) {
+    launch_fd_step(st, ctx_.stream(r));
+    const PublishedPlanes& pub = *pub_[static_cast<std::size_t>(r)][c];
+    const Slab3D& s = slab_[r];
+    const int a = static_cast<int>(s.axis);
+    std::uint64_t n[3], lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+      n[d] = static_cast<std::uint64_t>(s.n[d]);
+      lo[d] = static_cast<std::uint64_t>(s.radius);
+      hi[d] = static_cast<std::uint64_t>(s.n[d] - s.radius);
+    }
+    for (const auto& [b, e] : {std::pair{pub.lo_begin, pub.lo_end}, std::pair{pub.hi_begin, pub.hi_end}}) {
+      if (e <= b) continue;
+      lo[a] = static_cast<std::uint64_t>(s.first + (b - s.radius));  // box coordinate -> global plane
+      hi[a] = static_cast<std::uint64_t>(s.first + (e - s.radius));
+      arr_[1 - c].publish_box_async(n, lo, hi, r);
+    }
+  }
 
   bool held_current() const {
     return !ctx_.tracking() && held_for_[0] == arr_[0].subscription_version() &&
