@@ -256,7 +256,7 @@ static void compressed_forms_compute_the_same_bits(int g) {
           const ScopedEnv ve("GPSM_CG_VALUES", values);
           const RunOutcome o = run(*app, par, g, app->problem(size, 40));
           ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
-          EXPECT_EQ(choice_of(o, "index"), std::string(index) == "auto" ? "i16" : index);
+          EXPECT_EQ(choice_of(o, "index"), std::string(index) == "auto" ? "i32" : index);  // auto keeps i32 (sell_deltas.cpp)
           EXPECT_EQ(choice_of(o, "values"), values);
           EXPECT_EQ(o.iterations, 40);
           EXPECT_LE(o.error, 1e-10);
