@@ -3,7 +3,8 @@
 # most ~560 s: the CG GPU tests on every GPU count (the reduction without the broadcast hop, the
 # float-stored values and the host thread per GPU have run on one GPU at most), then the issue-29
 # targets with the values as doubles and as floats, and Table 3.1's CPU-controlled runs with a
-# host thread per GPU. Written, not run yet.
+# host thread per GPU. Written, not run yet. Since stop 44 the values' default is the table
+# (GPSM_CG_VALUES=auto: 1 byte an entry for Poisson), so the targets run f64, f32 and the default.
 # Usage (binaries built here, carried; LD_LIBRARY_PATH to python3's nvidia/nccl and nvshmem libs):
 #   B=<dir with gpsm, gpsm-nvshmem-cg, gpsm_gpu_tests> G=0,1[,2,3] OUT=... experiments/cg-sync/multi_gpu_check.sh
 set -uo pipefail
@@ -12,8 +13,9 @@ cd "$(dirname "$0")/../.."
 export GPSM_NVSHMEM_CG_WORKER=$B/gpsm-nvshmem-cg
 P=cpu_free_std,cpu_free_pipe,gps,gps_pipe
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
-OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget 560 \
+OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget 590 \
   "tests:200:$B/gpsm_gpu_tests --gtest_filter='CgGpu.*'" \
   "f64:110:GPSM_CG_VALUES=f64 $B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 --gpus 1,$n --paradigm $P --reps 5 --json \$STEP_OUT/cg-f64.json" \
-  "f32:110:$B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 --gpus 1,$n --paradigm $P --reps 5 --json \$STEP_OUT/cg-f32.json" \
+  "f32:110:GPSM_CG_VALUES=f32 $B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 --gpus 1,$n --paradigm $P --reps 5 --json \$STEP_OUT/cg-f32.json" \
+  "table:110:$B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 --gpus 1,$n --paradigm $P --reps 5 --json \$STEP_OUT/cg-table.json" \
   "t31:120:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:9-18 --iters 200 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-threads.json"
