@@ -22,20 +22,13 @@
 #include "apps/cg/traffic.hpp"
 #include "apps/cg/value_storage.hpp"
 #include "gpsm/error.hpp"
+#include "test_support.hpp"
 
 using namespace gpsm::apps::cg;
 
 namespace {
 
-template <class F>
-std::string error_of(const F& f) {
-  try {
-    f();
-  } catch (const gpsm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gpsm::test::error_of;
 
 // n rows, each its diagonal (4), row `far_row` also column `far_col` (-1): a slot that spans
 // far_col - (the slot's smallest column) in slice far_row / 32, slot 1. Not SPD: a shape only.

@@ -16,20 +16,13 @@
 #include "apps/cg/traffic.hpp"
 #include "apps/cg/value_storage.hpp"
 #include "gpsm/error.hpp"
+#include "test_support.hpp"
 
 using namespace gpsm::apps::cg;
 
 namespace {
 
-template <class F>
-std::string error_of(const F& f) {
-  try {
-    f();
-  } catch (const gpsm::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gpsm::test::error_of;
 
 }  // namespace
 

@@ -12,6 +12,8 @@
 #include <system_error>
 #include <vector>
 
+#include "gpsm/error.hpp"
+
 namespace gpsm::test {
 
 // A fresh folder under the system's temp folder, named for the process and the running test, and
@@ -48,6 +50,17 @@ struct TmpDir {
     return out;
   }
 };
+
+// The message of the gpsm::Error f() throws, or "" when it throws none.
+template <class F>
+std::string error_of(const F& f) {
+  try {
+    f();
+  } catch (const gpsm::Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // Sets an environment variable until the end of the scope, then restores what was there.
 class ScopedEnv {

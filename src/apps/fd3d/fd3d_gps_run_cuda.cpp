@@ -43,6 +43,7 @@
 #include "apps/fd3d/fd3d_kernels.hpp"
 #include "apps/fd3d/fd3d_layout.hpp"  // box_of
 #include "apps/fd3d/fd3d_runs.hpp"
+#include "apps/harness/gps_link_bytes.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"  // launch_grid_init
 #include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "common/cuda_check.hpp"
@@ -96,19 +97,7 @@ class GpsRun final : public FdRun {
   }
 
   // Link bytes of one more iteration, counted by the runtime.
-  double link_bytes_per_iter() override {
-    for (auto& a : arr_) {
-      a.set_counting(true);
-      a.reset_link_stats();
-    }
-    iterate(1);
-    double bytes = 0;
-    for (auto& a : arr_) {
-      bytes += static_cast<double>(a.link_stats().link_bytes);
-      a.set_counting(false);
-    }
-    return bytes;
-  }
+  double link_bytes_per_iter() override { return counted_link_bytes(arr_, [&] { iterate(1); }); }
 
   std::string timing_note() const override {
     std::string steps;

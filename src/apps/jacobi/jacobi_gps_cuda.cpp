@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "apps/harness/gps_link_bytes.hpp"
 #include "apps/jacobi/jacobi_kernels.hpp"
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/row_pages.hpp"
@@ -89,18 +90,11 @@ class GpsRun final : public JacobiRun {
   // One more iteration with counting views: the halo rows the runtime published (inline 32-byte
   // sectors), plus the device fence's tagged word per ordered GPU pair.
   double link_bytes_per_iter() override {
-    for (auto& a : arr_) {
-      a.set_counting(true);
-      a.reset_link_stats();
-    }
-    arm(1);
-    launch();
-    double bytes = static_cast<double>(n_) * (n_ - 1) * sizeof(std::uint64_t);
-    for (auto& a : arr_) {
-      bytes += static_cast<double>(a.link_stats().link_bytes);
-      a.set_counting(false);
-    }
-    return bytes;
+    const double published = counted_link_bytes(arr_, [&] {
+      arm(1);
+      launch();
+    });
+    return published + static_cast<double>(n_) * (n_ - 1) * sizeof(std::uint64_t);
   }
 
   std::string timing() const override {

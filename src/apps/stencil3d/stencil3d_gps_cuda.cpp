@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/harness/gps_link_bytes.hpp"
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_gps_items.hpp"
 #include "apps/stencil3d/stencil3d_gps_lists.hpp"
@@ -80,19 +81,7 @@ class GpsRun final : public HostLoop {
   }
 
   // Link bytes of one more iteration, counted by the runtime.
-  double link_bytes_per_iter() override {
-    for (auto& a : arr_) {
-      a.set_counting(true);
-      a.reset_link_stats();
-    }
-    iterate(1);
-    double bytes = 0;
-    for (auto& a : arr_) {
-      bytes += static_cast<double>(a.link_stats().link_bytes);
-      a.set_counting(false);
-    }
-    return bytes;
-  }
+  double link_bytes_per_iter() override { return counted_link_bytes(arr_, [&] { iterate(1); }); }
 
   std::string timing() const override {
     const std::string loop = HostLoop::timing();
