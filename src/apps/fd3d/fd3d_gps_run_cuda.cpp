@@ -1,8 +1,7 @@
 // fd3d on GPS arrays (gps), written as a user of the runtime would write it: the whole volume in
 // two replicated arrays (inline publishing; pages of one plane or row of the split axis where that
-// is a power of two: stencil3d_gps_pages.hpp), each GPU updating its slab through its views. No
-// halo plane, copy or push in the app: the runtime publishes each stored cell to the GPUs that
-// read its page.
+// is a power of two: stencil3d_gps_pages.hpp), each GPU updating its slab of it. No halo plane,
+// neighbour or transfer in the app: what goes to which GPU is the runtime's subscriptions.
 //
 // Subscriptions are learned by tracking two iterations of the checked step (every load and store
 // through the views) in an untimed pass before the first timed run. After it, once per
