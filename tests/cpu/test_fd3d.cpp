@@ -26,6 +26,7 @@
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil/stencil_math.hpp"
 #include "apps/stencil3d/stencil3d_cells.hpp"
+#include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/ownership_map.hpp"
 
@@ -706,6 +707,52 @@ TEST(FdGps, PublishedPlanesAreTheFacesANeighbourReads) {
                  const i64 z = f / (n[0] * n[1]);
                  return gpsm::gps::RangeSubscribers{z % 4 == 0 ? 3u : 1u, true};
                }).has_value());
+}
+
+// Pages as tracking leaves them (a page's subscribers: every rank that stores or reads a cell of
+// it), for pages of `page` bytes over a float volume: published_planes answers where the pages
+// tile the planes (fd_gps_page_bytes) and not where a page straddles two planes (heat3d's rule on a
+// plane that is not a power of two, as 768^3 along z is).
+TEST(FdGps, PagesThatTileThePlanesLetEveryPlaneAgree) {
+  const i64 n[3] = {24, 24, 40};  // a plane of 2304 bytes = 256 x 9, as 768^2 floats = 256 KiB x 9
+  const int r = 2, ranks = 2;
+  const auto answers = [&](std::uint64_t page) {
+    const i64 cells = n[0] * n[1] * n[2];
+    const i64 per = static_cast<i64>(page / sizeof(float));
+    std::vector<std::uint32_t> mask(static_cast<std::size_t>((cells + per - 1) / per), 0u);
+    std::vector<Slab3D> s;
+    for (int k = 0; k < ranks; ++k) s.push_back(slab3d(n, Axis::z, r, ranks, k));
+    for (int k = 0; k < ranks; ++k) {
+      CellBox own;  // its updated cells
+      for (int d = 0; d < 3; ++d) {
+        own.lo[d] = d == 2 ? s[k].first : r;
+        own.hi[d] = d == 2 ? s[k].first + s[k].count : n[d] - r;
+      }
+      std::vector<CellBox> touched{own};
+      for (const CellBox& b : read_boxes(s[k])) touched.push_back(b);
+      for (const CellBox& b : touched)
+        box_runs(n, b, [&](i64 f, i64 c) {
+          for (i64 p = f / per; p <= (f + c - 1) / per; ++p) mask[static_cast<std::size_t>(p)] |= 1u << k;
+        });
+    }
+    bool all = true;
+    for (int k = 0; k < ranks; ++k)
+      all = all && published_planes(s[k], 1u << k, [&](i64 f, i64 c) {
+                     gpsm::gps::RangeSubscribers rs{mask[static_cast<std::size_t>(f / per)], true};
+                     for (i64 p = f / per; p <= (f + c - 1) / per; ++p)
+                       rs.uniform = rs.uniform && mask[static_cast<std::size_t>(p)] == rs.mask;
+                     return rs;
+                   }).has_value();
+    return all;
+  };
+  EXPECT_EQ(fd_gps_page_bytes(n, 2, r), 256u);
+  EXPECT_TRUE(answers(fd_gps_page_bytes(n, 2, r)));
+  EXPECT_EQ(gpsm::apps::stencil3d::gps_page_bytes(n, 2, r), 4096u);
+  EXPECT_FALSE(answers(4096));
+  const i64 big[3] = {768, 768, 768};
+  EXPECT_EQ(fd_gps_page_bytes(big, 2, 16), 256u * 1024);
+  EXPECT_EQ(fd_gps_page_bytes(big, 1, 16), 1024u);   // a row of 3072 bytes
+  EXPECT_EQ(fd_gps_page_bytes(big, 0, 16), gpsm::apps::stencil3d::gps_page_bytes(big, 0, 16));
 }
 
 TEST(FdGps, StepChoiceParsesAndRefusesWithTheChoices) {

@@ -2,7 +2,9 @@
 
 #include <cstdlib>
 
+#include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "gpsm/error.hpp"
+#include "gpsm/gps/page_math.hpp"
 
 namespace gpsm::apps::fd3d {
 
@@ -22,6 +24,12 @@ Piece global_piece(const Slab3D& s, const float* volume) { return global_of(s, v
 Sink global_sink(const Slab3D& s, float* volume) {
   const Piece p = global_of(s, volume);
   return Sink{volume, p.sy, p.sz, p.off};
+}
+
+std::uint64_t fd_gps_page_bytes(const std::int64_t n[3], int axis, int radius) {
+  const auto unit = static_cast<std::uint64_t>(axis == 0 ? 1 : axis == 1 ? n[0] : n[0] * n[1]);
+  if (const std::uint64_t page = gps::page_bytes_for_runs(unit * sizeof(float)); page != 0) return page;
+  return stencil3d::gps_page_bytes(n, axis, radius);
 }
 
 std::array<CellBox, 3> read_boxes(const Slab3D& s) {

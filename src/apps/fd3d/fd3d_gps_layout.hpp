@@ -23,6 +23,14 @@ namespace gpsm::apps::fd3d {
 Piece global_piece(const Slab3D& s, const float* volume);
 Sink global_sink(const Slab3D& s, float* volume);
 
+// The GPS page size of fd3d's arrays: the largest power of two dividing one plane of the split axis
+// (a row along y), at least a line and at most 2 MiB, so that every page lies in one plane and a
+// plane is whole pages: a neighbour then subscribes to exactly the planes it reads, every plane's
+// pages agree on their subscribers, and published_planes has an answer (768^3 along z: 256 KiB
+// pages, 9 a plane; heat3d's rule, a plane where that is a power of two else ~R planes, gives 2 MiB
+// pages across planes there). Along x (a plane is single cells) heat3d's rule.
+std::uint64_t fd_gps_page_bytes(const std::int64_t n[3], int axis, int radius);
+
 // Global cells [lo[d], hi[d]) along each axis.
 struct CellBox {
   std::int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};

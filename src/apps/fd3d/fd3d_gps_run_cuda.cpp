@@ -1,6 +1,6 @@
 // fd3d on GPS arrays (gps), written as a user of the runtime would write it: the whole volume in
-// two replicated arrays (inline publishing; pages of one plane or row of the split axis where that
-// is a power of two: stencil3d_gps_pages.hpp), each GPU updating its slab of it. No halo plane,
+// two replicated arrays (inline publishing; pages that tile the planes of the split axis:
+// fd_gps_page_bytes), each GPU updating its slab of it. No halo plane,
 // neighbour or transfer in the app: what goes to which GPU is the runtime's subscriptions.
 //
 // Subscriptions are learned by tracking two iterations of the checked step (every load and store
@@ -44,7 +44,6 @@
 #include "apps/fd3d/fd3d_runs.hpp"
 #include "apps/harness/gps_link_bytes.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"  // launch_grid_init
-#include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 
@@ -58,7 +57,7 @@ class GpsRun final : public FdRun {
     cells_ = static_cast<std::uint64_t>(p.n[0] * p.n[1] * p.n[2]);
     for (int r = 0; r < n_; ++r) slab_.push_back(slab3d(p.n, p.axis, radius, n_, r));
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
-    o.page_bytes = stencil3d::gps_page_bytes(p.n, static_cast<int>(p.axis), radius);
+    o.page_bytes = fd_gps_page_bytes(p.n, static_cast<int>(p.axis), radius);
     for (int b = 0; b < 2; ++b) {
       o.name = b == 0 ? "fd3d_a" : "fd3d_b";
       arr_[b] = ctx.alloc<float>(cells_, o);
