@@ -28,6 +28,8 @@
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "gpsm/error.hpp"
+#include "gpsm/gps/page_math.hpp"
+#include "runtime/bulk_plan.hpp"
 #include "gpsm/ownership_map.hpp"
 
 using namespace gpsm::apps;
@@ -683,30 +685,43 @@ TEST(FdGps, PublishedPlanesAreTheFacesANeighbourReads) {
         return rs;
       });
       ASSERT_TRUE(pub.has_value()) << axis_name(axis) << " rank " << k;
-      const i64 lo = k > 0 ? r : 0, hi = k + 1 < ranks ? r : 0;  // planes each face publishes
-      // The first run is the lower face's where there is one, else the upper face's.
-      const i64 b0 = lo > 0 ? r : r + s[k].count - hi, e0 = lo > 0 ? 2 * r : r + s[k].count;
-      EXPECT_EQ(pub->lo_begin, lo + hi > 0 ? b0 : 0) << axis_name(axis) << " rank " << k;
-      EXPECT_EQ(pub->lo_end, lo + hi > 0 ? e0 : 0);
-      if (lo > 0) EXPECT_EQ(pub->lo_mask, (1u << k) | (1u << (k - 1)));
-      if (lo > 0 && hi > 0) {
-        EXPECT_EQ(pub->hi_begin, r + s[k].count - r);
-        EXPECT_EQ(pub->hi_end, r + s[k].count);
-        EXPECT_EQ(pub->hi_mask, (1u << k) | (1u << (k + 1)));
-      } else {
-        EXPECT_EQ(pub->hi_end - pub->hi_begin, 0);
+      // The lower face's R planes read by the rank below, then the upper face's by the one above.
+      std::vector<PublishedPlanes::Run> want;
+      if (k > 0) want.push_back({r, 2 * r, (1u << k) | (1u << (k - 1))});
+      if (k + 1 < ranks) want.push_back({s[k].count, r + s[k].count, (1u << k) | (1u << (k + 1))});
+      ASSERT_EQ(pub->runs.size(), want.size()) << axis_name(axis) << " rank " << k;
+      for (std::size_t j = 0; j < want.size(); ++j) {
+        EXPECT_EQ(pub->runs[j].begin, want[j].begin);
+        EXPECT_EQ(pub->runs[j].end, want[j].end);
+        EXPECT_EQ(pub->runs[j].mask, want[j].mask);
+      }
+      // As global boxes: those planes' updated cells.
+      const auto boxes = published_boxes(s[k], *pub);
+      ASSERT_EQ(boxes.size(), want.size());
+      for (std::size_t j = 0; j < want.size(); ++j) {
+        EXPECT_EQ(boxes[j].lo[a], s[k].first + want[j].begin - r);
+        EXPECT_EQ(boxes[j].hi[a], s[k].first + want[j].end - r);
+        EXPECT_EQ(boxes[j].lo[(a + 1) % 3], r);
+        EXPECT_EQ(boxes[j].hi[(a + 1) % 3], n[(a + 1) % 3] - r);
       }
     }
   }
-  // A plane whose cells disagree, or a third published run: no answer (the kernel asks per item).
+  // A plane whose cells disagree: no answer (the kernel asks per item). Runs of planes with
+  // different subscribers stay apart.
   const Slab3D s = slab3d(n, Axis::z, 2, 2, 0);
   EXPECT_FALSE(published_planes(s, 1u, [](i64 f, i64) {
                  return gpsm::gps::RangeSubscribers{1u, f % 7 != 0};
                }).has_value());
-  EXPECT_FALSE(published_planes(s, 1u, [&](i64 f, i64) {
-                 const i64 z = f / (n[0] * n[1]);
-                 return gpsm::gps::RangeSubscribers{z % 4 == 0 ? 3u : 1u, true};
-               }).has_value());
+  const auto runs = published_planes(s, 1u, [&](i64 f, i64) {
+    const i64 z = f / (n[0] * n[1]);
+    return gpsm::gps::RangeSubscribers{z < 6 ? 3u : z < 8 ? 5u : 1u, true};
+  });
+  ASSERT_TRUE(runs.has_value());
+  ASSERT_EQ(runs->runs.size(), 2u);  // planes 2..5 (mask 3), 6..7 (mask 5): box coordinates 2..5, 6..7
+  EXPECT_EQ(runs->runs[0].begin, 2);
+  EXPECT_EQ(runs->runs[0].end, 6);
+  EXPECT_EQ(runs->runs[1].end, 8);
+  EXPECT_EQ(runs->runs[1].mask, 5u);
 }
 
 // Pages as tracking leaves them (a page's subscribers: every rank that stores or reads a cell of
@@ -753,6 +768,103 @@ TEST(FdGps, PagesThatTileThePlanesLetEveryPlaneAgree) {
   EXPECT_EQ(fd_gps_page_bytes(big, 2, 16), 256u * 1024);
   EXPECT_EQ(fd_gps_page_bytes(big, 1, 16), 1024u);   // a row of 3072 bytes
   EXPECT_EQ(fd_gps_page_bytes(big, 0, 16), gpsm::apps::stencil3d::gps_page_bytes(big, 0, 16));
+}
+
+// The copies step end to end on the host: pages of fd_gps_page_bytes with tracking-shaped masks
+// (a page's subscribers: the ranks that store or read a cell of it), each rank's hand-written step
+// into its own replica, then published_planes -> published_boxes -> plan_box_publish's copies
+// (the runtime's plan) into the subscribers' replicas, and the result read as download_coherent
+// does (each page from its home, the lowest subscriber): the reference's bits. Without the
+// copies the second step reads NaN.
+TEST(FdGps, CopiesStepWithTheRuntimesPlanEqualsTheReferenceBitForBit) {
+  for (Axis axis : {Axis::z, Axis::y})
+    for (bool copies : {true, false}) {
+      const int r = 2, ranks = 3, a = static_cast<int>(axis);
+      FdProblem p;
+      p.n[0] = 32;  // a row of 128 bytes (a line): pages tile the rows along y
+      p.n[1] = 24;
+      p.n[2] = 20;
+      p.n[a] = 2 * r + 3 * r + 4;  // unequal slabs
+      p.radius = r;
+      p.iters = 3;
+      const i64 cells = p.n[0] * p.n[1] * p.n[2];
+      const std::uint64_t page = fd_gps_page_bytes(p.n, a, r);
+      const gpsm::gps::Geometry g{static_cast<std::uint64_t>(cells) * sizeof(float),
+                                  static_cast<std::uint32_t>(gpsm::gps::page_shift_of(page))};
+      const i64 per = static_cast<i64>(page / sizeof(float));
+      std::vector<Slab3D> s;
+      for (int k = 0; k < ranks; ++k) s.push_back(slab3d(p.n, axis, r, ranks, k));
+      std::vector<std::uint32_t> mask(g.pages(), 0u);
+      for (int k = 0; k < ranks; ++k) {
+        CellBox own;
+        for (int d = 0; d < 3; ++d) {
+          own.lo[d] = d == a ? s[k].first : r;
+          own.hi[d] = d == a ? s[k].first + s[k].count : p.n[d] - r;
+        }
+        std::vector<CellBox> touched{own};
+        for (const CellBox& b : read_boxes(s[k])) touched.push_back(b);
+        for (const CellBox& b : touched)
+          box_runs(p.n, b, [&](i64 f, i64 c) {
+            for (i64 q = f / per; q <= (f + c - 1) / per; ++q) mask[static_cast<std::size_t>(q)] |= 1u << k;
+          });
+      }
+      const auto subscribers = [&](i64 f, i64 c) {
+        gpsm::gps::RangeSubscribers rs{mask[static_cast<std::size_t>(f / per)], true};
+        for (i64 q = f / per; q <= (f + c - 1) / per; ++q) rs.uniform = rs.uniform && mask[static_cast<std::size_t>(q)] == rs.mask;
+        return rs;
+      };
+      const std::vector<float> u0 = fd3d_initial(p);
+      std::vector<float> poisoned = u0;
+      for (i64 z = r; z < p.n[2] - r; ++z)
+        for (i64 y = r; y < p.n[1] - r; ++y)
+          for (i64 x = r; x < p.n[0] - r; ++x) poisoned[(z * p.n[1] + y) * p.n[0] + x] = std::nanf("");
+      std::vector<std::vector<float>> rep[2];
+      for (int k = 0; k < ranks; ++k) rep[0].push_back(u0), rep[1].push_back(poisoned);
+      const std::uint64_t n[3] = {static_cast<std::uint64_t>(p.n[0]), static_cast<std::uint64_t>(p.n[1]),
+                                  static_cast<std::uint64_t>(p.n[2])};
+      for (int it = 0; it < p.iters; ++it) {
+        const int c = it & 1;
+        for (int k = 0; k < ranks; ++k) {
+          FdStep st;
+          st.in.mid = global_piece(s[k], rep[c][k].data());
+          st.out = global_sink(s[k], rep[1 - c][k].data());
+          st.box = box_of(s[k]);
+          st.radius = r;
+          st.w = fd_weights(r);
+          run_step(st, Stepper{true, 1000});
+          if (!copies) continue;
+          const auto pub = published_planes(s[k], 1u << k, subscribers);
+          ASSERT_TRUE(pub.has_value()) << axis_name(axis) << " rank " << k;
+          for (const CellBox& b : published_boxes(s[k], *pub)) {
+            std::uint64_t lo[3], hi[3];
+            for (int d = 0; d < 3; ++d) lo[d] = static_cast<std::uint64_t>(b.lo[d]), hi[d] = static_cast<std::uint64_t>(b.hi[d]);
+            for (const gpsm::gps::BoxCopy& bc : gpsm::gps::plan_box_publish(g, mask.data(), n, sizeof(float), lo, hi, k)) {
+              auto& dst = rep[1 - c][static_cast<std::size_t>(bc.dst)];
+              const auto& src = rep[1 - c][static_cast<std::size_t>(k)];
+              if (bc.whole) {
+                box_runs(p.n, b, [&](i64 f, i64 cnt) { std::copy(src.begin() + f, src.begin() + f + cnt, dst.begin() + f); });
+              } else {
+                for (const gpsm::gps::CopyRun& run : bc.runs) {
+                  const auto f = static_cast<i64>(run.byte_offset / sizeof(float)), cnt = static_cast<i64>(run.bytes / sizeof(float));
+                  std::copy(src.begin() + f, src.begin() + f + cnt, dst.begin() + f);
+                }
+              }
+            }
+          }
+        }
+      }
+      std::vector<float> got(static_cast<std::size_t>(cells));
+      for (i64 i = 0; i < cells; ++i) {
+        const std::uint32_t m = mask[static_cast<std::size_t>(i / per)];
+        const int home = m == 0u ? 0 : __builtin_ctz(m);
+        got[static_cast<std::size_t>(i)] = rep[p.iters % 2][static_cast<std::size_t>(home)][static_cast<std::size_t>(i)];
+      }
+      if (copies) {
+        EXPECT_TRUE(same_bits(got, fd3d_reference(p))) << axis_name(axis);
+      } else {
+        EXPECT_FALSE(same_bits(got, fd3d_reference(p))) << axis_name(axis) << ": the copies must matter";
+      }
+    }
 }
 
 TEST(FdGps, StepChoiceParsesAndRefusesWithTheChoices) {

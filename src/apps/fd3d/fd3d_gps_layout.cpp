@@ -48,6 +48,20 @@ std::array<CellBox, 3> read_boxes(const Slab3D& s) {
   return out;
 }
 
+std::vector<CellBox> published_boxes(const Slab3D& s, const PublishedPlanes& pub) {
+  const int a = static_cast<int>(s.axis);
+  std::vector<CellBox> out;
+  for (const PublishedPlanes::Run& run : pub.runs) {
+    CellBox box;
+    for (int d = 0; d < 3; ++d) {
+      box.lo[d] = d == a ? s.first + (run.begin - s.radius) : s.radius;  // box coordinate -> global plane
+      box.hi[d] = d == a ? s.first + (run.end - s.radius) : s.n[d] - s.radius;
+    }
+    out.push_back(box);
+  }
+  return out;
+}
+
 GpsStepChoice parse_gps_step_choice(const char* text) {
   const std::string v = text == nullptr ? "" : text;
   if (v.empty() || v == "auto") return GpsStepChoice::automatic;

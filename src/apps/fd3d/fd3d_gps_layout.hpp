@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apps/fd3d/fd3d_step.hpp"
 #include "apps/stencil/decomp.hpp"
@@ -63,26 +64,26 @@ void box_runs(const std::int64_t n[3], const CellBox& b, F f) {
 }
 
 // The planes of a rank's split axis whose stored cells other GPUs subscribe to, in box coordinates
-// along the split axis, each run of them with its subscribers (this GPU included): asked on the
-// host once per subscription change (Array::subscribers), so that the step can run the hand-written
-// kernel on the replica and publish those planes after it by copy engine
-// (Array::publish_box_async), as the memcpy paradigm copies its edge planes. At most two runs (a
-// slab's two faces).
+// along the split axis, as runs of planes with one set of subscribers each (this GPU included):
+// asked on the host once per subscription change (Array::subscribers), so that the step can run
+// the hand-written kernel on the replica and publish those planes after it by copy engine
+// (Array::publish_box_async), as the memcpy paradigm copies its edge planes. Usually a slab's two
+// faces; a slab thinner than 2R has planes both neighbours read, a run of their own.
 struct PublishedPlanes {
-  std::int64_t lo_begin = 0, lo_end = 0, hi_begin = 0, hi_end = 0;
-  std::uint32_t lo_mask = 0, hi_mask = 0;
+  struct Run {
+    std::int64_t begin = 0, end = 0;
+    std::uint32_t mask = 0;
+  };
+  std::vector<Run> runs;
 };
 
 // subscribers(first, count): the runtime's subscribers of a run of global cells. nullopt where a
 // plane's stored cells do not share one set of subscribers (pages across the plane's edge, as a
-// split along x gives), or where more than two runs of planes are published; the caller then
-// asks per work item instead.
+// split along x gives); the caller then asks per work item instead.
 template <class F>
 std::optional<PublishedPlanes> published_planes(const Slab3D& s, std::uint32_t me, F subscribers) {
   const int a = static_cast<int>(s.axis);
   PublishedPlanes out;
-  int runs = 0;
-  std::uint32_t open = 0;  // the mask of the run being extended (0: none)
   for (std::int64_t c = s.radius; c < s.radius + s.count; ++c) {
     CellBox b;  // the plane's updated cells
     for (int d = 0; d < 3; ++d) {
@@ -98,21 +99,19 @@ std::optional<PublishedPlanes> published_planes(const Slab3D& s, std::uint32_t m
       first = false;
     });
     if (!one) return std::nullopt;
-    if (mask == me) {
-      open = 0;
-      continue;
-    }
-    if (open == mask) {  // the run goes on
-      (runs == 1 ? out.lo_end : out.hi_end) = c + 1;
-      continue;
-    }
-    if (++runs > 2) return std::nullopt;
-    open = mask;
-    if (runs == 1) out.lo_begin = c, out.lo_end = c + 1, out.lo_mask = mask;
-    else out.hi_begin = c, out.hi_end = c + 1, out.hi_mask = mask;
+    if (mask == me) continue;
+    if (!out.runs.empty() && out.runs.back().end == c && out.runs.back().mask == mask)
+      out.runs.back().end = c + 1;  // the run goes on
+    else
+      out.runs.push_back({c, c + 1, mask});
   }
   return out;
 }
+
+// The boxes of global cells the copies step publishes after rank s's hand-written step: each run
+// of published planes (box coordinates along the split axis) as global planes, the updated cells
+// of the other two axes. Empty runs give no box.
+std::vector<CellBox> published_boxes(const Slab3D& s, const PublishedPlanes& pub);
 
 // Which step the gps paradigm runs (GPSM_FD3D_GPS_STEP): automatic (the hand-written step where a
 // GPU alone holds both arrays; where it holds every page it reads, the hand-written step with its

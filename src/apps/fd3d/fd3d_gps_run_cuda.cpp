@@ -10,8 +10,8 @@
 // subscribe to (Array::subscribers: published_planes). Where it holds them, the GPU runs the
 // hand-written step on its replica and then has the runtime copy those planes to their
 // subscribers (Array::publish_box_async: copy engines, on its stream), the memcpy paradigm's
-// structure with the runtime choosing what goes where; where the published planes are not two runs
-// of one set of subscribers each (pages across a plane's edge, as a split along x gives), fd3d's
+// structure with the runtime choosing what goes where; where a plane's pages have different
+// subscribers (pages across a plane's edge, as a split along x gives), fd3d's
 // tile kernel asks the output view per work item (fd3d_gps_kernels.hpp); where it lacks a page,
 // the checked step.
 //
@@ -32,7 +32,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -155,29 +154,21 @@ class GpsRun final : public FdRun {
     if (choice_ == GpsStepChoice::copies || choice_ == GpsStepChoice::items)
       throw gpsm::Error(fmt::format("gpsm: fd3d gps: GPSM_FD3D_GPS_STEP={} does not apply on GPU {}: {}; use auto",
                                     choice_ == GpsStepChoice::copies ? "copies" : "items", ctx_.device(r),
-                                    held_[q][c] ? "its published planes are not two runs of one set of subscribers each"
+                                    held_[q][c] ? "a plane it stores has pages with different subscribers"
                                                 : "it lacks a page its step reads (its subscriptions)"));
     return StepKind::checked;
   }
   void after_iteration(int) override { ctx_.fence_async(); }
 
   // The hand-written step on rank r's replica, then each run of its published planes (their
-  // updated cells) copied to that run's subscribers by the runtime.
+  // updated cells: published_boxes) copied to that run's subscribers by the runtime.
   void copy_step(const FdStep& st, int r, int c) {
     launch_fd_step(st, ctx_.stream(r));
-    const PublishedPlanes& pub = *pub_[static_cast<std::size_t>(r)][c];
-    const Slab3D& s = slab_[r];
-    const int a = static_cast<int>(s.axis);
-    std::uint64_t n[3], lo[3], hi[3];
-    for (int d = 0; d < 3; ++d) {
-      n[d] = static_cast<std::uint64_t>(s.n[d]);
-      lo[d] = static_cast<std::uint64_t>(s.radius);
-      hi[d] = static_cast<std::uint64_t>(s.n[d] - s.radius);
-    }
-    for (const auto& [b, e] : {std::pair{pub.lo_begin, pub.lo_end}, std::pair{pub.hi_begin, pub.hi_end}}) {
-      if (e <= b) continue;
-      lo[a] = static_cast<std::uint64_t>(s.first + (b - s.radius));  // box coordinate -> global plane
-      hi[a] = static_cast<std::uint64_t>(s.first + (e - s.radius));
+    std::uint64_t n[3];
+    for (int d = 0; d < 3; ++d) n[d] = static_cast<std::uint64_t>(p_.n[d]);
+    for (const CellBox& b : published_boxes(slab_[r], *pub_[static_cast<std::size_t>(r)][c])) {
+      std::uint64_t lo[3], hi[3];
+      for (int d = 0; d < 3; ++d) lo[d] = static_cast<std::uint64_t>(b.lo[d]), hi[d] = static_cast<std::uint64_t>(b.hi[d]);
       arr_[1 - c].publish_box_async(n, lo, hi, r);
     }
   }
