@@ -614,16 +614,18 @@ void ArrayBase::publish_box_bytes_async(const std::uint64_t n[3], std::uint64_t 
   const cudaStream_t stream = st.ctx->streams[rank];
   const std::uint64_t box_bytes = (hi[0] - lo[0]) * elem * (hi[1] - lo[1]) * (hi[2] - lo[2]);
   for (const BoxCopy& c : plan) {
+    // Unified addressing with peer access (the context enables it for every pair): the default
+    // kind copies between the GPUs, and both calls are captured as memcpy nodes when the caller's
+    // loop is a CUDA graph.
     if (c.whole) {
-      cudaMemcpy3DPeerParms m{};
+      cudaMemcpy3DParms m{};
       m.srcPtr = make_cudaPitchedPtr(st.dev[rank].replica, n[0] * elem, n[0] * elem, n[1]);
       m.dstPtr = make_cudaPitchedPtr(st.dev[c.dst].replica, n[0] * elem, n[0] * elem, n[1]);
       m.srcPos = make_cudaPos(lo[0] * elem, lo[1], lo[2]);
       m.dstPos = m.srcPos;
       m.extent = make_cudaExtent((hi[0] - lo[0]) * elem, hi[1] - lo[1], hi[2] - lo[2]);
-      m.srcDevice = st.ctx->devices[rank];
-      m.dstDevice = st.ctx->devices[c.dst];
-      GPSM_CUDA(cudaMemcpy3DPeerAsync(&m, stream));
+      m.kind = cudaMemcpyDefault;
+      GPSM_CUDA(cudaMemcpy3DAsync(&m, stream));
       if (st.counting) {
         st.host_stats.useful_bytes += box_bytes;
         st.host_stats.link_bytes += box_bytes;
@@ -632,8 +634,8 @@ void ArrayBase::publish_box_bytes_async(const std::uint64_t n[3], std::uint64_t 
       continue;
     }
     for (const CopyRun& run : c.runs) {
-      GPSM_CUDA(cudaMemcpyPeerAsync(st.dev[c.dst].replica + run.byte_offset, st.ctx->devices[c.dst],
-                                    st.dev[rank].replica + run.byte_offset, st.ctx->devices[rank], run.bytes, stream));
+      GPSM_CUDA(cudaMemcpyAsync(st.dev[c.dst].replica + run.byte_offset, st.dev[rank].replica + run.byte_offset,
+                                run.bytes, cudaMemcpyDefault, stream));
       if (st.counting) {
         st.host_stats.useful_bytes += run.bytes;
         st.host_stats.link_bytes += run.bytes;

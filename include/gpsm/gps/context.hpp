@@ -107,7 +107,8 @@ class ArrayBase {
   // than through a view: the sub-box [lo, hi) of the array read as a 3D volume of n[0] x n[1] x
   // n[2] elements of `elem` bytes (x fastest) is copied by copy engine from rank's replica to every
   // other device subscribed to its pages (each gets the rows on pages it subscribes to: one 3D copy
-  // where that is all of them), on rank's stream after the work enqueued there. The next
+  // where that is all of them), on rank's stream after the work enqueued there (captured into a
+  // CUDA graph where that stream is being captured). The next
   // fence_async() or fence() orders the copies before the other devices' later work. A copy's
   // bytes count in link_stats() while counting. The box must hold only cells `rank` wrote since
   // the last fence (a copy carries whole rows of the box).
