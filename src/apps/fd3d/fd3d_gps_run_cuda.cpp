@@ -79,7 +79,7 @@ class GpsRun final : public FdRun {
       write_initial();
       if (n_ > 1) {
         ctx_.tracking_start();
-        iterate(2);
+        iterate_launched(2);
         ctx_.tracking_stop();
       }
       tracked_ = true;
@@ -94,7 +94,7 @@ class GpsRun final : public FdRun {
   }
 
   // Link bytes of one more iteration, counted by the runtime.
-  double link_bytes_per_iter() override { return counted_link_bytes(arr_, [&] { iterate(1); }); }
+  double link_bytes_per_iter() override { return counted_link_bytes(arr_, [&] { iterate_launched(1); }); }
 
   std::string timing_note() const override {
     std::string steps;
@@ -107,8 +107,9 @@ class GpsRun final : public FdRun {
 
  private:
   // The graph holds the views of its capture: only the plain timed loop is captured; the tracking
-  // and counting passes (their views mark pages, count bytes) launch iteration by iteration.
-  bool graph_ok() const override { return !one_off_; }
+  // and counting passes (their views mark pages, count bytes) launch iteration by iteration
+  // (iterate_launched).
+  bool graph_ok() const override { return true; }
 
   // Which step a GPU ran last (said in the timing: a run that never left the checked step shows).
   enum class StepKind { none, sole, copies, items, checked };
@@ -200,15 +201,6 @@ class GpsRun final : public FdRun {
     drop_graph();
   }
 
-  void iterate(int iters) {
-    const int keep = p_.iters;
-    p_.iters = iters;
-    one_off_ = true;
-    solve();
-    one_off_ = false;
-    p_.iters = keep;
-  }
-
   // Every replica written directly, the whole volume (the fence first publishes anything pending,
   // so nothing lands on top afterwards): fd3d's initial values, the boundary layer R thick. Buffer
   // 1, written first by the first iteration, is NaN in the interior, so a cell that is neither
@@ -240,7 +232,6 @@ class GpsRun final : public FdRun {
   std::vector<Slab3D> slab_;
   std::array<gps::Array<float>, 2> arr_;
   bool tracked_ = false;
-  bool one_off_ = false;
   std::vector<std::array<bool, 2>> held_;  // [rank][array read]
   std::vector<std::array<std::optional<PublishedPlanes>, 2>> pub_;  // [rank][array read]: of the array stored
   std::vector<StepKind> kind_;             // [rank]

@@ -65,6 +65,10 @@ class HostLoop : public Run {
   virtual void after_iteration(int /*iter*/) {}
   // Forgets the captured graph: the next graph solve() captures again (what a hook enqueues changed).
   void drop_graph();
+  // solve() over `iters` iterations launched one by one, never through the graph (setup passes
+  // whose kernels must take their arguments at launch: a GPS run's tracking and counting, whose
+  // views mark pages or count bytes); p_.iters is kept.
+  void iterate_launched(int iters);
 
   gps::Context& ctx_;
   Problem p_;
@@ -75,6 +79,7 @@ class HostLoop : public Run {
   bool use_graph() const;
 
   bool events_;
+  bool launched_ = false;  // in iterate_launched
   LoopLaunch launch_;
   std::vector<std::array<cudaEvent_t, 2>> ev_;  // [rank][iteration parity]
   std::unique_ptr<MultiGpuGraph> graph_;         // made at the first graph solve()

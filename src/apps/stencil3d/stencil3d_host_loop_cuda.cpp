@@ -37,7 +37,22 @@ HostLoop::~HostLoop() {
 // Paradigms whose ranks are ordered by something the graph cannot hold (NCCL's matching, host
 // fences) never say graph_ok(); the others order them with the loop's events or with stream work
 // of their own (gps: the runtime's stream-ordered fence, events recorded and waited on the streams).
-bool HostLoop::use_graph() const { return launch_ == LoopLaunch::graph && graph_ok(); }
+bool HostLoop::use_graph() const { return launch_ == LoopLaunch::graph && graph_ok() && !launched_; }
+
+void HostLoop::iterate_launched(int iters) {
+  const int keep = p_.iters;
+  p_.iters = iters;
+  launched_ = true;
+  try {
+    solve();
+  } catch (...) {
+    launched_ = false;
+    p_.iters = keep;
+    throw;
+  }
+  launched_ = false;
+  p_.iters = keep;
+}
 
 std::string HostLoop::timing() const {
   if (!use_graph()) return "";
