@@ -992,7 +992,8 @@ TEST(FdApp, SizesIterationsParadigmsAndRefusals) {
   // box 252 + 2 x 4 columns wide, two buffers.
   Problem q = p;
   q.axis = Axis::z;
-  EXPECT_EQ(app->gpu_bytes_per_gpu(q, 2), 2.0 * 4 * 260 * 512 * 512);
+  EXPECT_EQ(app->gpu_bytes_per_gpu(q, 2, Paradigm::memcpy), 2.0 * 4 * 260 * 512 * 512);
+  EXPECT_EQ(app->gpu_bytes_per_gpu(q, 2, Paradigm::gps), 2.0 * 4 * 512 * 512 * 512);  // both whole volumes
 
   RunRequest r;
   r.devices = {0, 1};

@@ -251,7 +251,7 @@ TEST(FilterApp, SizesDefaultPassesAndParadigms) {
   for (Paradigm par : {Paradigm::nccl, Paradigm::um_hints, Paradigm::cpu_free, Paradigm::proact})
     EXPECT_FALSE(app->has(par)) << gpsm::apps::paradigm_name(par);
   // Two slabs of 4096 rows, each with 2 halo rows: two buffers of 2052 rows of 4096 floats.
-  EXPECT_EQ(app->gpu_bytes_per_gpu(app->problem("4096x4096:k5", 0), 2), 2.0 * 2052 * 4096 * 4);
+  EXPECT_EQ(app->gpu_bytes_per_gpu(app->problem("4096x4096:k5", 0), 2, Paradigm::memcpy), 2.0 * 2052 * 4096 * 4);
 }
 
 // The kernels' tile block (filter_tile_block: each tile row read once into registers, given to the

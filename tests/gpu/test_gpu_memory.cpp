@@ -28,10 +28,10 @@ TEST(GpuMemory, ASizeNoGpuHoldsIsRefusedWithTheFigure) {
   auto heat = apptest::app_named("heat3d");
   ASSERT_NE(heat, nullptr);
   // 8192^3 cells: two 2-TiB buffers on one GPU, more than any GPU has.
-  const std::string no_room = gpu_memory_check(*heat, heat->problem("8192", 1), {0});
+  const std::string no_room = gpu_memory_check(*heat, heat->problem("8192", 1), Paradigm::single, {0});
   EXPECT_EQ(no_room.rfind("gpsm: heat3d 8192x8192x8192 on 1 GPU needs 4096.0 GiB per GPU, the GPU has ", 0), 0u)
       << no_room;
   EXPECT_NE(no_room.find(" GiB free; use a smaller size or more GPUs"), std::string::npos) << no_room;
   // 64^3: 2 MiB.
-  EXPECT_EQ(gpu_memory_check(*heat, heat->problem("64", 1), {0}), "");
+  EXPECT_EQ(gpu_memory_check(*heat, heat->problem("64", 1), Paradigm::single, {0}), "");
 }

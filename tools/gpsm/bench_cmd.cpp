@@ -207,7 +207,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           rec.label = proact.label(point);
           // A size the GPUs cannot hold fails its run with the figure, not a CUDA out-of-memory error.
           // (A paradigm the app lacks reports `unsupported` from run() as before.)
-          if (const std::string no_room = app->has(par) ? gpu_memory_check(*app, p, req.devices) : std::string();
+          if (const std::string no_room = app->has(par) ? gpu_memory_check(*app, p, par, req.devices) : std::string();
               !no_room.empty()) {
             rec.out.status = RunStatus::failed;
             rec.out.reason = no_room;

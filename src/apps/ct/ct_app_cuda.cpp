@@ -56,7 +56,7 @@ class CtApp final : public App {
     return p;
   }
   double host_bytes(const Problem& p) const override { return ct_host_bytes(parse_bench_spec(p.graph)); }
-  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
     (void)gpus;  // every GPU holds the whole scan and image; rank 0 also the cost's projection
     return ct_gpu_bytes_per_gpu(parse_bench_spec(p.graph));
   }

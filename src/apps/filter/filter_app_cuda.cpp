@@ -56,7 +56,7 @@ class FilterApp final : public App {
   }
   // The largest slab's two buffers with their halo rows (the local-buffer paradigms; the
   // distributed array's blocks are smaller, um and gps hold more and say so when they fail).
-  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
     const double rows = static_cast<double>((p.n[1] + gpus - 1) / gpus + (p.n[2] - 1));
     return 2.0 * rows * static_cast<double>(p.n[0]) * sizeof(float);
   }

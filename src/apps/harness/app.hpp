@@ -118,10 +118,11 @@ class App {
     (void)p;
     return 0;
   }
-  // Bytes one of `gpus` GPUs holds for p's arrays in the app's own decomposition, compared with the
-  // GPU's free memory before the run (gpu_memory_refusal); 0: not estimated.
-  virtual double gpu_bytes_per_gpu(const Problem& p, int gpus) const {
-    (void)p, (void)gpus;
+  // Bytes one of `gpus` GPUs holds for p's arrays in paradigm `par`'s decomposition (a paradigm
+  // that replicates the whole problem on every GPU, as gps does, holds more than the slabs of the
+  // others), compared with the GPU's free memory before the run (gpu_memory_refusal); 0: not estimated.
+  virtual double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm par) const {
+    (void)p, (void)gpus, (void)par;
     return 0;
   }
   // Runs warm-ups and timed reps, verifies the last timed rep against the CPU reference (the app

@@ -12,8 +12,8 @@ namespace gpsm::apps {
 // The least free memory in bytes among `devices` (cudaMemGetInfo on each); 0 where not known.
 double gpu_free_bytes(const std::vector<int>& devices);
 
-// gpu_memory_refusal's line for app running p on `devices`; "" where it fits or either side is
-// not known.
-std::string gpu_memory_check(const App& app, const Problem& p, const std::vector<int>& devices);
+// gpu_memory_refusal's line for app running p in paradigm `par` on `devices`; "" where it fits or
+// either side is not known.
+std::string gpu_memory_check(const App& app, const Problem& p, Paradigm par, const std::vector<int>& devices);
 
 }  // namespace gpsm::apps

@@ -27,9 +27,9 @@ double gpu_free_bytes(const std::vector<int>& devices) {
   return least;
 }
 
-std::string gpu_memory_check(const App& app, const Problem& p, const std::vector<int>& devices) {
+std::string gpu_memory_check(const App& app, const Problem& p, Paradigm par, const std::vector<int>& devices) {
   const int gpus = static_cast<int>(devices.size());
-  const double need = app.gpu_bytes_per_gpu(p, gpus);
+  const double need = app.gpu_bytes_per_gpu(p, gpus, par);
   if (!(need > 0)) return "";
   return gpu_memory_refusal(app.name(), p.label(), gpus, need, gpu_free_bytes(devices));
 }

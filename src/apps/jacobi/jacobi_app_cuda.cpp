@@ -77,7 +77,7 @@ class JacobiApp final : public App {
     return p;
   }
   double host_bytes(const Problem& p) const override { return jacobi2d_host_bytes(p.n[0], p.n[1]); }
-  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
     return jacobi2d_gpu_bytes(p.n[0], p.n[1], gpus);
   }
   bool has(Paradigm p) const override {

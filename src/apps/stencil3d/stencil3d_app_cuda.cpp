@@ -259,7 +259,7 @@ class Stencil3DApp final : public App {
     return p;
   }
   double host_bytes(const Problem& p) const override { return stencil3d_host_bytes(p.n); }
-  double gpu_bytes_per_gpu(const Problem& p, int gpus) const override {
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
     return stencil3d_gpu_bytes(p.n, p.axis, stencil3d::radius_of(kind_), gpus);
   }
   bool has(Paradigm p) const override {
