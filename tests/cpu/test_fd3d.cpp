@@ -38,6 +38,17 @@ using i64 = std::int64_t;
 
 namespace {
 
+// An nx x ny x nz volume (boundary layer included) at halo r, `iters` steps, the default seed.
+FdProblem box_problem(i64 nx, i64 ny, i64 nz, int r, int iters) {
+  FdProblem p;
+  p.n[0] = nx;
+  p.n[1] = ny;
+  p.n[2] = nz;
+  p.radius = r;
+  p.iters = iters;
+  return p;
+}
+
 std::string what_of(const std::string& s) {
   try {
     parse_fd_size(s);
@@ -127,12 +138,7 @@ TEST(FdMath, TheCellIsThePapersStencilOverOnePlusTwelveRInOneOrder) {
 }
 
 TEST(FdReference, StepsUpdateTheInteriorOnlyAndStayInTheInitialRange) {
-  FdProblem p;
-  p.n[0] = 17;
-  p.n[1] = 14;
-  p.n[2] = 19;
-  p.radius = 4;
-  p.iters = 0;
+  FdProblem p = box_problem(17, 14, 19, 4, 0);
   const std::vector<float> u0 = fd3d_initial(p);
   EXPECT_EQ(u0[5], initial_value(5, p.seed));
   p.iters = 1;
@@ -162,12 +168,7 @@ TEST(FdReference, StepsUpdateTheInteriorOnlyAndStayInTheInitialRange) {
 }
 
 TEST(FdReference, SampledCheckCatchesAWrongCellOnASampledPlane) {
-  FdProblem p;
-  p.n[0] = 12;
-  p.n[1] = 11;
-  p.n[2] = 40;
-  p.radius = 2;
-  p.iters = 3;
+  FdProblem p = box_problem(12, 11, 40, 2, 3);
   const std::vector<float> prev = fd3d_reference(p);
   std::vector<float> next = prev;
   fd3d_step(p, prev.data(), next.data(), 0, p.n[2]);
@@ -456,18 +457,63 @@ bool in_box(const CellBox& b, i64 x, i64 y, i64 z) {
   return x >= b.lo[0] && x < b.hi[0] && y >= b.lo[1] && y < b.hi[1] && z >= b.lo[2] && z < b.hi[2];
 }
 
+// The initial volume with its interior NaN: the second buffer of a gps replica, whose interior
+// cells must be stored or published before they are read.
+std::vector<float> poisoned_initial(const FdProblem& p) {
+  std::vector<float> v = fd3d_initial(p);
+  const i64 r = p.radius;
+  for (i64 z = r; z < p.n[2] - r; ++z)
+    for (i64 y = r; y < p.n[1] - r; ++y)
+      for (i64 x = r; x < p.n[0] - r; ++x) v[(z * p.n[1] + y) * p.n[0] + x] = std::nanf("");
+  return v;
+}
+
+// Slab s's step from one whole-volume replica into another (gps: global_piece, global_sink).
+FdStep replica_step(const Slab3D& s, const FdProblem& p, const float* in, float* out) {
+  FdStep st;
+  st.in.mid = global_piece(s, in);
+  st.out = global_sink(s, out);
+  st.box = box_of(s);
+  st.radius = p.radius;
+  st.w = fd_weights(p.radius);
+  return st;
+}
+
+// Page masks as tracking leaves them, for pages of `per` cells over a volume of extents n: a
+// page's subscribers are the ranks that store (their updated cells) or read (read_boxes) a cell of
+// it. And the runtime's answer for a run of cells over those masks (Array::subscribers).
+std::vector<std::uint32_t> tracked_page_masks(const i64 n[3], const std::vector<Slab3D>& s, i64 per) {
+  std::vector<std::uint32_t> mask(static_cast<std::size_t>((n[0] * n[1] * n[2] + per - 1) / per), 0u);
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    const int a = static_cast<int>(s[k].axis), r = s[k].radius;
+    CellBox own;
+    for (int d = 0; d < 3; ++d) {
+      own.lo[d] = d == a ? s[k].first : r;
+      own.hi[d] = d == a ? s[k].first + s[k].count : n[d] - r;
+    }
+    std::vector<CellBox> touched{own};
+    for (const CellBox& b : read_boxes(s[k])) touched.push_back(b);
+    for (const CellBox& b : touched)
+      box_runs(n, b, [&](i64 f, i64 c) {
+        for (i64 q = f / per; q <= (f + c - 1) / per; ++q) mask[static_cast<std::size_t>(q)] |= 1u << k;
+      });
+  }
+  return mask;
+}
+gpsm::gps::RangeSubscribers page_subscribers(const std::vector<std::uint32_t>& mask, i64 per, i64 f, i64 c) {
+  gpsm::gps::RangeSubscribers rs{mask[static_cast<std::size_t>(f / per)], true};
+  for (i64 q = f / per; q <= (f + c - 1) / per; ++q) rs.uniform = rs.uniform && mask[static_cast<std::size_t>(q)] == rs.mask;
+  return rs;
+}
+
 // gps: every rank has its own replica of both whole volumes, addressed through global_piece and
 // global_sink. After each step the cells a rank stored reach another rank's replica only inside
 // that rank's read_boxes (what tracking its loads subscribes it to); everything else of the
 // second buffer's interior stays NaN there, so a load the boxes miss shows.
 // skip_box: a box of read_boxes left out of the publish (-1: none).
 std::vector<float> run_replicas(const FdProblem& p, Axis axis, int ranks, const Stepper& how = {}, int skip_box = -1) {
-  const std::vector<float> u0 = fd3d_initial(p);
+  const std::vector<float> u0 = fd3d_initial(p), poisoned = poisoned_initial(p);
   const i64 r = p.radius;
-  std::vector<float> poisoned = u0;
-  for (i64 z = r; z < p.n[2] - r; ++z)
-    for (i64 y = r; y < p.n[1] - r; ++y)
-      for (i64 x = r; x < p.n[0] - r; ++x) poisoned[(z * p.n[1] + y) * p.n[0] + x] = std::nanf("");
   std::vector<Slab3D> s;
   std::vector<std::vector<float>> rep[2];
   for (int k = 0; k < ranks; ++k) {
@@ -478,15 +524,7 @@ std::vector<float> run_replicas(const FdProblem& p, Axis axis, int ranks, const 
   const int a = static_cast<int>(axis);
   for (int it = 0; it < p.iters; ++it) {
     const int c = it & 1;
-    for (int k = 0; k < ranks; ++k) {
-      FdStep st;
-      st.in.mid = global_piece(s[k], rep[c][k].data());
-      st.out = global_sink(s[k], rep[1 - c][k].data());
-      st.box = box_of(s[k]);
-      st.radius = p.radius;
-      st.w = fd_weights(p.radius);
-      run_step(st, how);
-    }
+    for (int k = 0; k < ranks; ++k) run_step(replica_step(s[k], p, rep[c][k].data(), rep[1 - c][k].data()), how);
     // Publish: rank k's updated cells into each other rank's replica where that rank reads them.
     for (int k = 0; k < ranks; ++k)
       for (int q = 0; q < ranks; ++q) {
@@ -529,12 +567,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST(FdPasses, LocalBoxesWithCopiesOrPushesEqualTheReferenceBitForBit) {
   for (int r : {2, 4}) {
-    FdProblem p;
-    p.n[0] = 2 * r + 15;  // 3 ranks do not divide any interior evenly
-    p.n[1] = 2 * r + 13;
-    p.n[2] = 2 * r + 14;
-    p.radius = r;
-    p.iters = 3;
+    // 3 ranks do not divide any interior evenly
+    FdProblem p = box_problem(2 * r + 15, 2 * r + 13, 2 * r + 14, r, 3);
     const std::vector<float> ref = fd3d_reference(p);
     for (Axis axis : {Axis::x, Axis::y, Axis::z})
       for (int ranks = 1; ranks <= 3; ++ranks)
@@ -546,12 +580,7 @@ TEST(FdPasses, LocalBoxesWithCopiesOrPushesEqualTheReferenceBitForBit) {
 }
 
 TEST(FdPasses, WithoutTheHaloExchangeTheResultDiffers) {
-  FdProblem p;
-  p.n[0] = 15;
-  p.n[1] = 13;
-  p.n[2] = 14;
-  p.radius = 2;
-  p.iters = 2;
+  FdProblem p = box_problem(15, 13, 14, 2, 2);
   const std::vector<float> got = run_boxes(p, Axis::y, 2, Way::none);
   EXPECT_FALSE(same_bits(got, fd3d_reference(p)));
   bool nan = false;
@@ -561,12 +590,7 @@ TEST(FdPasses, WithoutTheHaloExchangeTheResultDiffers) {
 
 TEST(FdPasses, DistributedLayoutWithPaddingEqualsTheReferenceBitForBit) {
   for (int r : {2, 4}) {
-    FdProblem p;
-    p.n[0] = 2 * r + 15;
-    p.n[1] = 2 * r + 13;
-    p.n[2] = 2 * r + 14;
-    p.radius = r;
-    p.iters = 3;
+    FdProblem p = box_problem(2 * r + 15, 2 * r + 13, 2 * r + 14, r, 3);
     const std::vector<float> ref = fd3d_reference(p);
     for (Axis axis : {Axis::x, Axis::y, Axis::z})
       for (int ranks = 1; ranks <= 3; ++ranks) {
@@ -584,12 +608,8 @@ TEST(FdPasses, DistributedLayoutWithPaddingEqualsTheReferenceBitForBit) {
 // other ranks' cells only inside read_boxes: cell by cell and as the kernel's blocks run it.
 TEST(FdGps, ReplicasHoldingOnlyTheReadBoxesEqualTheReferenceBitForBit) {
   for (int r : {2, 4}) {
-    FdProblem p;
-    p.n[0] = 2 * r + 37;  // two x tiles, the second mostly outside
-    p.n[1] = 2 * r + 19;
-    p.n[2] = 2 * r + 14;
-    p.radius = r;
-    p.iters = 3;
+    // two x tiles, the second mostly outside
+    FdProblem p = box_problem(2 * r + 37, 2 * r + 19, 2 * r + 14, r, 3);
     for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
       FdProblem q = p;
       q.n[static_cast<int>(axis)] = 2 * r + 3 * r + 4;  // 3 ranks: unequal slabs
@@ -607,12 +627,7 @@ TEST(FdGps, ReplicasHoldingOnlyTheReadBoxesEqualTheReferenceBitForBit) {
 // planes; published without it, the second step reads NaN. (The two others hold only the rank's own
 // planes, which no other rank stores.)
 TEST(FdGps, AReplicaMissingTheSplitAxisBoxReadsNaN) {
-  FdProblem p;
-  p.n[0] = 17;
-  p.n[1] = 15;
-  p.n[2] = 16;
-  p.radius = 2;
-  p.iters = 2;
+  FdProblem p = box_problem(17, 15, 16, 2, 2);
   const std::vector<float> ref = fd3d_reference(p);
   for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
     const int a = static_cast<int>(axis);
@@ -732,31 +747,14 @@ TEST(FdGps, PagesThatTileThePlanesLetEveryPlaneAgree) {
   const i64 n[3] = {24, 24, 40};  // a plane of 2304 bytes = 256 x 9, as 768^2 floats = 256 KiB x 9
   const int r = 2, ranks = 2;
   const auto answers = [&](std::uint64_t page) {
-    const i64 cells = n[0] * n[1] * n[2];
     const i64 per = static_cast<i64>(page / sizeof(float));
-    std::vector<std::uint32_t> mask(static_cast<std::size_t>((cells + per - 1) / per), 0u);
     std::vector<Slab3D> s;
     for (int k = 0; k < ranks; ++k) s.push_back(slab3d(n, Axis::z, r, ranks, k));
-    for (int k = 0; k < ranks; ++k) {
-      CellBox own;  // its updated cells
-      for (int d = 0; d < 3; ++d) {
-        own.lo[d] = d == 2 ? s[k].first : r;
-        own.hi[d] = d == 2 ? s[k].first + s[k].count : n[d] - r;
-      }
-      std::vector<CellBox> touched{own};
-      for (const CellBox& b : read_boxes(s[k])) touched.push_back(b);
-      for (const CellBox& b : touched)
-        box_runs(n, b, [&](i64 f, i64 c) {
-          for (i64 p = f / per; p <= (f + c - 1) / per; ++p) mask[static_cast<std::size_t>(p)] |= 1u << k;
-        });
-    }
+    const std::vector<std::uint32_t> mask = tracked_page_masks(n, s, per);
     bool all = true;
     for (int k = 0; k < ranks; ++k)
       all = all && published_planes(s[k], 1u << k, [&](i64 f, i64 c) {
-                     gpsm::gps::RangeSubscribers rs{mask[static_cast<std::size_t>(f / per)], true};
-                     for (i64 p = f / per; p <= (f + c - 1) / per; ++p)
-                       rs.uniform = rs.uniform && mask[static_cast<std::size_t>(p)] == rs.mask;
-                     return rs;
+                     return page_subscribers(mask, per, f, c);
                    }).has_value();
     return all;
   };
@@ -780,13 +778,8 @@ TEST(FdGps, CopiesStepWithTheRuntimesPlanEqualsTheReferenceBitForBit) {
   for (Axis axis : {Axis::z, Axis::y})
     for (bool copies : {true, false}) {
       const int r = 2, ranks = 3, a = static_cast<int>(axis);
-      FdProblem p;
-      p.n[0] = 32;  // a row of 128 bytes (a line): pages tile the rows along y
-      p.n[1] = 24;
-      p.n[2] = 20;
-      p.n[a] = 2 * r + 3 * r + 4;  // unequal slabs
-      p.radius = r;
-      p.iters = 3;
+      FdProblem p = box_problem(32, 24, 20, r, 3);  // a row of 128 bytes (a line): pages tile the rows along y
+      p.n[a] = 2 * r + 3 * r + 4;                    // unequal slabs
       const i64 cells = p.n[0] * p.n[1] * p.n[2];
       const std::uint64_t page = fd_gps_page_bytes(p.n, a, r);
       const gpsm::gps::Geometry g{static_cast<std::uint64_t>(cells) * sizeof(float),
@@ -794,30 +787,10 @@ TEST(FdGps, CopiesStepWithTheRuntimesPlanEqualsTheReferenceBitForBit) {
       const i64 per = static_cast<i64>(page / sizeof(float));
       std::vector<Slab3D> s;
       for (int k = 0; k < ranks; ++k) s.push_back(slab3d(p.n, axis, r, ranks, k));
-      std::vector<std::uint32_t> mask(g.pages(), 0u);
-      for (int k = 0; k < ranks; ++k) {
-        CellBox own;
-        for (int d = 0; d < 3; ++d) {
-          own.lo[d] = d == a ? s[k].first : r;
-          own.hi[d] = d == a ? s[k].first + s[k].count : p.n[d] - r;
-        }
-        std::vector<CellBox> touched{own};
-        for (const CellBox& b : read_boxes(s[k])) touched.push_back(b);
-        for (const CellBox& b : touched)
-          box_runs(p.n, b, [&](i64 f, i64 c) {
-            for (i64 q = f / per; q <= (f + c - 1) / per; ++q) mask[static_cast<std::size_t>(q)] |= 1u << k;
-          });
-      }
-      const auto subscribers = [&](i64 f, i64 c) {
-        gpsm::gps::RangeSubscribers rs{mask[static_cast<std::size_t>(f / per)], true};
-        for (i64 q = f / per; q <= (f + c - 1) / per; ++q) rs.uniform = rs.uniform && mask[static_cast<std::size_t>(q)] == rs.mask;
-        return rs;
-      };
-      const std::vector<float> u0 = fd3d_initial(p);
-      std::vector<float> poisoned = u0;
-      for (i64 z = r; z < p.n[2] - r; ++z)
-        for (i64 y = r; y < p.n[1] - r; ++y)
-          for (i64 x = r; x < p.n[0] - r; ++x) poisoned[(z * p.n[1] + y) * p.n[0] + x] = std::nanf("");
+      const std::vector<std::uint32_t> mask = tracked_page_masks(p.n, s, per);
+      ASSERT_EQ(mask.size(), g.pages());
+      const auto subscribers = [&](i64 f, i64 c) { return page_subscribers(mask, per, f, c); };
+      const std::vector<float> u0 = fd3d_initial(p), poisoned = poisoned_initial(p);
       std::vector<std::vector<float>> rep[2];
       for (int k = 0; k < ranks; ++k) rep[0].push_back(u0), rep[1].push_back(poisoned);
       const std::uint64_t n[3] = {static_cast<std::uint64_t>(p.n[0]), static_cast<std::uint64_t>(p.n[1]),
@@ -825,13 +798,7 @@ TEST(FdGps, CopiesStepWithTheRuntimesPlanEqualsTheReferenceBitForBit) {
       for (int it = 0; it < p.iters; ++it) {
         const int c = it & 1;
         for (int k = 0; k < ranks; ++k) {
-          FdStep st;
-          st.in.mid = global_piece(s[k], rep[c][k].data());
-          st.out = global_sink(s[k], rep[1 - c][k].data());
-          st.box = box_of(s[k]);
-          st.radius = r;
-          st.w = fd_weights(r);
-          run_step(st, Stepper{true, 1000});
+          run_step(replica_step(s[k], p, rep[c][k].data(), rep[1 - c][k].data()), Stepper{true, 1000});
           if (!copies) continue;
           const auto pub = published_planes(s[k], 1u << k, subscribers);
           ASSERT_TRUE(pub.has_value()) << axis_name(axis) << " rank " << k;
@@ -906,13 +873,9 @@ TEST(FdGps, GlobalPieceAddressesTheGlobalCell) {
 // slabs, at halos 2, 4 and 16, with one chunk per tile (one resident block) or many (a thousand).
 TEST(FdBlock, TheKernelsPhasesOnEveryParadigmEqualTheReferenceBitForBit) {
   for (int r : {2, 4, 16}) {
-    FdProblem p;
     const i64 split = 3 * r + 4;  // 3 ranks: r + 1, r + 1, r + 2 planes
-    p.n[0] = 2 * r + 37;          // two x tiles, the second mostly outside
-    p.n[1] = 2 * r + 19;          // two y tiles
-    p.n[2] = 2 * r + 13;
-    p.radius = r;
-    p.iters = 2;
+    // two x tiles (the second mostly outside), two y tiles
+    FdProblem p = box_problem(2 * r + 37, 2 * r + 19, 2 * r + 13, r, 2);
     for (Axis axis : {Axis::x, Axis::y, Axis::z}) {
       FdProblem q = p;
       q.n[static_cast<int>(axis)] = 2 * r + split;
