@@ -468,17 +468,6 @@ std::vector<float> poisoned_initial(const FdProblem& p) {
   return v;
 }
 
-// Slab s's step from one whole-volume replica into another (gps: global_piece, global_sink).
-FdStep replica_step(const Slab3D& s, const FdProblem& p, const float* in, float* out) {
-  FdStep st;
-  st.in.mid = global_piece(s, in);
-  st.out = global_sink(s, out);
-  st.box = box_of(s);
-  st.radius = p.radius;
-  st.w = fd_weights(p.radius);
-  return st;
-}
-
 // Page masks as tracking leaves them, for pages of `per` cells over a volume of extents n: a
 // page's subscribers are the ranks that store (their updated cells) or read (read_boxes) a cell of
 // it. And the runtime's answer for a run of cells over those masks (Array::subscribers).
@@ -524,7 +513,7 @@ std::vector<float> run_replicas(const FdProblem& p, Axis axis, int ranks, const 
   const int a = static_cast<int>(axis);
   for (int it = 0; it < p.iters; ++it) {
     const int c = it & 1;
-    for (int k = 0; k < ranks; ++k) run_step(replica_step(s[k], p, rep[c][k].data(), rep[1 - c][k].data()), how);
+    for (int k = 0; k < ranks; ++k) run_step(replica_step(s[k], rep[c][k].data(), rep[1 - c][k].data()), how);
     // Publish: rank k's updated cells into each other rank's replica where that rank reads them.
     for (int k = 0; k < ranks; ++k)
       for (int q = 0; q < ranks; ++q) {
@@ -798,7 +787,7 @@ TEST(FdGps, CopiesStepWithTheRuntimesPlanEqualsTheReferenceBitForBit) {
       for (int it = 0; it < p.iters; ++it) {
         const int c = it & 1;
         for (int k = 0; k < ranks; ++k) {
-          run_step(replica_step(s[k], p, rep[c][k].data(), rep[1 - c][k].data()), Stepper{true, 1000});
+          run_step(replica_step(s[k], rep[c][k].data(), rep[1 - c][k].data()), Stepper{true, 1000});
           if (!copies) continue;
           const auto pub = published_planes(s[k], 1u << k, subscribers);
           ASSERT_TRUE(pub.has_value()) << axis_name(axis) << " rank " << k;

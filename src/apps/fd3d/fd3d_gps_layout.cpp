@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "apps/fd3d/fd3d_layout.hpp"  // box_of
 #include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/page_math.hpp"
@@ -24,6 +25,16 @@ Piece global_piece(const Slab3D& s, const float* volume) { return global_of(s, v
 Sink global_sink(const Slab3D& s, float* volume) {
   const Piece p = global_of(s, volume);
   return Sink{volume, p.sy, p.sz, p.off};
+}
+
+FdStep replica_step(const Slab3D& s, const float* in, float* out) {
+  FdStep st;
+  st.in.mid = global_piece(s, in);
+  st.out = global_sink(s, out);
+  st.box = box_of(s);
+  st.radius = s.radius;
+  st.w = fd_weights(s.radius);
+  return st;
 }
 
 std::uint64_t fd_gps_page_bytes(const std::int64_t n[3], int axis, int radius) {

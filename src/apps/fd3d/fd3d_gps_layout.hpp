@@ -23,6 +23,9 @@ namespace gpsm::apps::fd3d {
 // global cell index_in(off, sy, sz, x, y, z).
 Piece global_piece(const Slab3D& s, const float* volume);
 Sink global_sink(const Slab3D& s, float* volume);
+// Slab s's step from one whole-volume replica into another: global_piece and global_sink, its box,
+// halo and weights.
+FdStep replica_step(const Slab3D& s, const float* in, float* out);
 
 // The GPS page size of fd3d's arrays: the largest power of two dividing one plane of the split axis
 // (a row along y), at least a line and at most 2 MiB, so that every page lies in one plane and a

@@ -39,7 +39,6 @@
 #include "apps/fd3d/fd3d_gps_kernels.hpp"
 #include "apps/fd3d/fd3d_gps_layout.hpp"
 #include "apps/fd3d/fd3d_kernels.hpp"
-#include "apps/fd3d/fd3d_layout.hpp"  // box_of
 #include "apps/fd3d/fd3d_runs.hpp"
 #include "apps/harness/gps_link_bytes.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"  // launch_grid_init
@@ -52,7 +51,7 @@ namespace {
 class GpsRun final : public FdRun {
  public:
   GpsRun(gps::Context& ctx, const Problem& p, int radius)
-      : FdRun(ctx, p, false), radius_(radius), w_(fd_weights(radius)), choice_(gps_step_choice_from_env()) {
+      : FdRun(ctx, p, false), radius_(radius), choice_(gps_step_choice_from_env()) {
     cells_ = static_cast<std::uint64_t>(p.n[0] * p.n[1] * p.n[2]);
     for (int r = 0; r < n_; ++r) slab_.push_back(slab3d(p.n, p.axis, radius, n_, r));
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
@@ -126,12 +125,7 @@ class GpsRun final : public FdRun {
   void step(int r, int it) override {
     const int c = it & 1;
     const gps::View<float> in = arr_[c].view(r), out = arr_[1 - c].view(r);
-    FdStep st;
-    st.in.mid = global_piece(slab_[r], in.local());
-    st.out = global_sink(slab_[r], out.local());
-    st.box = box_of(slab_[r]);
-    st.radius = radius_;
-    st.w = w_;
+    const FdStep st = replica_step(slab_[r], in.local(), out.local());
     const StepKind k = pick(r, c);
     kind_[static_cast<std::size_t>(r)] = k;
     if (k == StepKind::sole)
@@ -226,7 +220,6 @@ class GpsRun final : public FdRun {
   }
 
   int radius_;
-  FdWeights w_;
   GpsStepChoice choice_;
   std::uint64_t cells_ = 0;
   std::vector<Slab3D> slab_;
