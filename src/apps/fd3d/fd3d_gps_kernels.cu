@@ -15,11 +15,8 @@
 #include <algorithm>
 #include <climits>
 
-#include <fmt/format.h>
-
 #include "apps/fd3d/fd3d_block.hpp"
 #include "apps/fd3d/fd3d_kernels.hpp"  // fd_min_blocks, fd_cached_plan
-#include "apps/fd3d/fd3d_spec.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 
@@ -99,26 +96,6 @@ __global__ void __launch_bounds__(kThreads)
 using GpsFn = void (*)(FdStep, Plan, View<float>);
 using CheckedFn = void (*)(FdStep, View<float>, View<float>);
 
-template <class Fn, template <int> class K>
-Fn by_halo(int r) {
-  switch (r) {
-    case 2: return K<2>::fn;
-    case 4: return K<4>::fn;
-    case 8: return K<8>::fn;
-    case 16: return K<16>::fn;
-    default: break;
-  }
-  throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", r, kHaloList));
-}
-template <int R>
-struct GpsK {
-  static constexpr GpsFn fn = fd_gps_kernel<R>;
-};
-template <int R>
-struct CheckedK {
-  static constexpr CheckedFn fn = fd_checked_kernel<R>;
-};
-
 void check_local(const FdStep& s) {
   if (s.in.remote()) throw gpsm::Error("gpsm: fd3d: a GPS step reads one replica, not remote pieces");
 }
@@ -127,7 +104,7 @@ void check_local(const FdStep& s) {
 
 void launch_fd_gps_step(const FdStep& s, const View<float>& out, cudaStream_t st) {
   check_local(s);
-  const GpsFn fn = by_halo<GpsFn, GpsK>(s.radius);
+  const GpsFn fn = with_halo(s.radius, [](auto r) -> GpsFn { return fd_gps_kernel<decltype(r)::value>; });
   const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
   fn<<<static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX)), dim3(kTx, kTy), 0, st>>>(s, p, out);
   GPSM_CUDA_LAUNCH();
@@ -135,7 +112,7 @@ void launch_fd_gps_step(const FdStep& s, const View<float>& out, cudaStream_t st
 
 void launch_fd_checked_step(const FdStep& s, const View<float>& in, const View<float>& out, cudaStream_t st) {
   check_local(s);
-  const CheckedFn fn = by_halo<CheckedFn, CheckedK>(s.radius);
+  const CheckedFn fn = with_halo(s.radius, [](auto r) -> CheckedFn { return fd_checked_kernel<decltype(r)::value>; });
   i64 cells = 1;
   for (int d = 0; d < 3; ++d) cells *= s.box.n[d] - 2 * s.radius;
   if (cells <= 0) return;

@@ -27,10 +27,7 @@
 #include <map>
 #include <mutex>
 
-#include <fmt/format.h>
-
 #include "apps/fd3d/fd3d_block.hpp"
-#include "apps/fd3d/fd3d_spec.hpp"
 #include "common/cuda_check.hpp"
 #include "common/resident_blocks.hpp"
 #include "gpsm/error.hpp"
@@ -70,14 +67,7 @@ StepFn step_fn(bool remote, bool push) {
 StepFn pick(const FdStep& s) {
   const bool remote = s.in.remote(), push = s.lower.p != nullptr || s.upper.p != nullptr;
   if (remote && push) throw gpsm::Error("gpsm: fd3d: a step that both loads remote halos and pushes is not built");
-  switch (s.radius) {
-    case 2: return step_fn<2>(remote, push);
-    case 4: return step_fn<4>(remote, push);
-    case 8: return step_fn<8>(remote, push);
-    case 16: return step_fn<16>(remote, push);
-    default: break;
-  }
-  throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", s.radius, kHaloList));
+  return with_halo(s.radius, [&](auto r) { return step_fn<decltype(r)::value>(remote, push); });
 }
 
 }  // namespace

@@ -4,10 +4,30 @@
 // pushes), with fd3d_plan.hpp's work items. The design is in fd3d_plan.hpp's header comment.
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
+#include <fmt/format.h>
+
 #include "apps/fd3d/fd3d_plan.hpp"
+#include "apps/fd3d/fd3d_spec.hpp"  // kHaloList
 #include "apps/fd3d/fd3d_step.hpp"
+#include "gpsm/error.hpp"
 
 namespace gpsm::apps::fd3d {
+
+// f(std::integral_constant<int, R>{}) for halo r, one of kHalos (the kernels are compiled for
+// those); throws gpsm::Error naming them otherwise. The step kernels pick their instantiation so.
+template <class F>
+auto with_halo(int r, const F& f) {
+  switch (r) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 16: return f(std::integral_constant<int, 16>{});
+    default: break;
+  }
+  throw gpsm::Error(fmt::format("gpsm: fd3d: no kernel for halo {}; use {}", r, kHaloList));
+}
 
 // Blocks per SM the step kernels' registers must allow: 2 (32 warps, at most 64 registers a
 // thread) to hide the loads behind another block's arithmetic; at R = 16 one (16 warps: the queue
