@@ -283,9 +283,7 @@ void ArrayState::bulk_copy(std::vector<Control>& snap) {
     for (const CopyRun& run : runs) {
       GPSM_CUDA(cudaMemcpyPeerAsync(dev[run.dst].replica + run.byte_offset, ctx->devices[run.dst],
                                     dev[s].replica + run.byte_offset, ctx->devices[s], run.bytes, ctx->streams[s]));
-      host_stats.useful_bytes += run.bytes;
-      host_stats.link_bytes += run.bytes;
-      host_stats.messages += 1;
+      count_copy(run.bytes);
     }
     GPSM_CUDA(cudaMemsetAsync(dev[s].dirty, 0, dirty.size() * sizeof(std::uint32_t), ctx->streams[s]));
     GPSM_CUDA(cudaMemsetAsync(&dev[s].ctl->dirty_any, 0, sizeof(std::uint32_t), ctx->streams[s]));
@@ -626,21 +624,13 @@ void ArrayBase::publish_box_bytes_async(const std::uint64_t n[3], std::uint64_t 
       m.extent = make_cudaExtent((hi[0] - lo[0]) * elem, hi[1] - lo[1], hi[2] - lo[2]);
       m.kind = cudaMemcpyDefault;
       GPSM_CUDA(cudaMemcpy3DAsync(&m, stream));
-      if (st.counting) {
-        st.host_stats.useful_bytes += box_bytes;
-        st.host_stats.link_bytes += box_bytes;
-        st.host_stats.messages += 1;
-      }
+      if (st.counting) st.count_copy(box_bytes);
       continue;
     }
     for (const CopyRun& run : c.runs) {
       GPSM_CUDA(cudaMemcpyAsync(st.dev[c.dst].replica + run.byte_offset, st.dev[rank].replica + run.byte_offset,
                                 run.bytes, cudaMemcpyDefault, stream));
-      if (st.counting) {
-        st.host_stats.useful_bytes += run.bytes;
-        st.host_stats.link_bytes += run.bytes;
-        st.host_stats.messages += 1;
-      }
+      if (st.counting) st.count_copy(run.bytes);
     }
   }
 }

@@ -100,6 +100,12 @@ struct ArrayState {
   bool grow_inbound = false;           // a fence overflowed: double the capacity at the next one
   std::uint64_t blocks() const { return (g.lines() + block_lines_for(g.page_shift) - 1) / block_lines_for(g.page_shift); }
   LinkStats host_stats;                // bulk copies and fence rounds, counted on the host
+  // One copy-engine copy of `bytes` to another replica, in host_stats.
+  void count_copy(std::uint64_t bytes) {
+    host_stats.useful_bytes += bytes;
+    host_stats.link_bytes += bytes;
+    host_stats.messages += 1;
+  }
   std::vector<PerDevice> dev;
 
   // Decoupled mode (docs/gps.md, "Decoupled publishing").
