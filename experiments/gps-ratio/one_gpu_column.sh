@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one-GPU column of the issue-28 table (gps ÷ the best hand-written paradigm, every app at its
 # default sizes) in one device call of at most ~570 s, on a day only one GPU is lent. The same
-# paradigm sets as the 4-GPU call of 2026-11-28 (results/nvidia-h200-x4/2026-11-28_b73a08d_issue28-4gpu).
+# paradigm sets as the 4-GPU call of 2026-11-28 (results/nvidia-h200-x4/2026-11-28_b73a08d_issue28-4gpu);
+# fd3d (its gps since stop 44) added after, not yet run by this script.
 # Usage: B=<dir with gpsm> OUT=... experiments/gps-ratio/one_gpu_column.sh; then
 #   python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
 set -uo pipefail
@@ -16,4 +17,5 @@ OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget 570 \
   "filter:80:$B/gpsm bench --app filter $G --paradigm single,memcpy,rdl,p2p_inline,gps --json \$STEP_OUT/filter.json" \
   "pr:60:$B/gpsm bench --app pagerank --size rmat:20,rmat:23 $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/pagerank.json" \
   "sssp:60:$B/gpsm bench --app sssp --size rmat:20,rmat:23 $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/sssp.json" \
-  "als:70:$B/gpsm bench --app als $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/als.json"
+  "als:70:$B/gpsm bench --app als $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/als.json" \
+  "fd3d:60:$B/gpsm bench --app fd3d $G --paradigm single,memcpy,p2p_inline,rdl,gps --json \$STEP_OUT/fd3d.json"

@@ -1,6 +1,7 @@
 #include "apps/fd3d/fd3d_gps_layout.hpp"
 
 #include <cstdlib>
+#include <string>
 
 #include "apps/fd3d/fd3d_layout.hpp"  // box_of
 #include "apps/stencil3d/stencil3d_gps_pages.hpp"
