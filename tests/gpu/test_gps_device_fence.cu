@@ -173,8 +173,10 @@ __global__ void reduce_kernel(DeviceFence f, int rounds, double* part, double* o
 // hold t + 1 (no block writes parity p again before every block of every GPU finished wait_all(t));
 // wait_all<1>: the sum must be the GPUs' block-ordered sums in rank order, and this GPU's replica must
 // hold t + 1 at every (p, g, b). A block with stale data or a wrong sum counts it in *bad.
+// reducer < 0: arrive<1> (the GPU's last block to arrive reduces); else block specialization:
+// every block count_in, and block `reducer` publish_values after its wait_local.
 __global__ void split_kernel(DeviceFence f, const __grid_constant__ View<std::uint32_t> pub, std::uint32_t* local,
-                             double* part, int rounds, unsigned long long* bad) {
+                             double* part, int rounds, int reducer, unsigned long long* bad) {
   const unsigned nb = gridDim.x;
   const std::uint32_t* replica = pub.local();
   unsigned long long miss = 0;
@@ -186,14 +188,21 @@ __global__ void split_kernel(DeviceFence f, const __grid_constant__ View<std::ui
       pub.store((static_cast<std::uint64_t>(p) * f.ranks + f.rank) * nb + blockIdx.x, stamp);
       part[p * nb + blockIdx.x] = reduce_value(f.rank, static_cast<int>(blockIdx.x), t, 0);
     }
-    f.arrive<1>(t, true, [&](double* o) {
+    auto gpu_values = [&](double* o) {
       if (threadIdx.x == 0) {
         double s = 0.0;
         for (unsigned b = 0; b < nb; ++b) s = s + __ldcg(part + p * nb + b);
         o[0] = s;
       }
-    });
-    f.wait_local(t);
+    };
+    if (reducer < 0) {
+      f.arrive<1>(t, true, gpu_values);
+      f.wait_local(t);
+    } else {
+      f.count_in(t, true);
+      f.wait_local(t);
+      if (static_cast<int>(blockIdx.x) == reducer) f.publish_values<1>(t, gpu_values);
+    }
     for (unsigned b = threadIdx.x; b < nb; b += blockDim.x) miss += local[p * nb + b] != stamp;  // plain loads
     double got[1];
     f.wait_all<1>(t, got);
@@ -369,8 +378,7 @@ TEST(GpsDeviceFence, ReduceGivesTheSameBitsInRankOrderEverywhere) {
   }
 }
 
-TEST(GpsDeviceFence, SplitPhaseSeesLocalThenEveryGpusStoresAndSum) {
-  GPSM_REQUIRE_GPUS(1);
+static void run_split_phase(int reducer) {
   Context ctx(gpstest::all_devices());
   const int n = ctx.size();
   const int rounds = static_cast<int>(gpstest::scaled(100000, 100));
@@ -387,12 +395,25 @@ TEST(GpsDeviceFence, SplitPhaseSeesLocalThenEveryGpusStoresAndSum) {
   const std::vector<DeviceFence> f = ctx.device_fences(kBlocks);
   for (int r = 0; r < n; ++r) {
     GPSM_CUDA(cudaSetDevice(ctx.device(r)));
-    split_kernel<<<kBlocks, kThreads, 0, ctx.stream(r)>>>(f[r], pub.view(r), local[r].p, part[r].p, rounds, bad[r].p);
+    split_kernel<<<kBlocks, kThreads, 0, ctx.stream(r)>>>(f[r], pub.view(r), local[r].p, part[r].p, rounds, reducer, bad[r].p);
     GPSM_CUDA_LAUNCH();
   }
   ctx.synchronize();
   for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r].download()[0], 0ull) << "rank " << r << " saw stale data or a wrong sum";
-  std::printf("[split fence] %d GPUs x %d blocks x %d rounds: local, published and summed all fresh\n", n, kBlocks, rounds);
+  std::printf("[split fence, %s] %d GPUs x %d blocks x %d rounds: local, published and summed all fresh\n",
+              reducer < 0 ? "last block reduces" : "block 0 reduces", n, kBlocks, rounds);
+}
+
+TEST(GpsDeviceFence, SplitPhaseSeesLocalThenEveryGpusStoresAndSum) {
+  GPSM_REQUIRE_GPUS(1);
+  run_split_phase(-1);
+}
+
+// Block specialization: the same checks with block 0 publishing every round's values (count_in,
+// then publish_values after wait_local) while the last block to arrive only raises `local`.
+TEST(GpsDeviceFence, SplitPhaseWithACommunicationBlockSeesTheSame) {
+  GPSM_REQUIRE_GPUS(1);
+  run_split_phase(0);
 }
 
 TEST(GpsDeviceFence, RefusesArraysThatWaitForTheHostDrain) {

@@ -150,9 +150,26 @@ struct DeviceFence {
   // the GPU's values and tag into slot [p][rank] of every GPU. Returns without waiting for peers.
   template <int N, class GpuValues>
   __device__ void arrive(int t, bool published, const GpuValues& gpu_values) const {
-    static_assert(N >= 1 && N <= kFenceValues, "arrive_and_reduce: 1 to kFenceValues doubles");
+    if (count_in(t, published)) publish_values<N>(t, gpu_values);  // block-uniform
+  }
+
+  // Block specialization: the split phase with the GPU's values computed and published by one
+  // block the kernel chooses instead of the last to arrive. Where that block has no other work
+  // (the communication block of Pipelined CG in the CPU-free execution thesis, Listing 3.1), the
+  // reduction overlaps the other blocks' work after wait_local instead of delaying the last
+  // block's own. Per round t:
+  //   every block:         f.count_in(t, published);   // arrive without values
+  //   one block per GPU:   f.wait_local(t); f.publish_values<N>(t, gpu_values);
+  //   every block:         f.wait_local(t); ...; f.wait_all<N>(t, result);
+  // Exactly one block of each GPU calls publish_values(t), every round; never mix it with
+  // arrive<N> in one round. The two-parity argument holds unchanged: publish_values(t) runs
+  // after every block of its GPU arrived at t, as the last block's did.
+  //
+  // count_in (block-collective): counts the block in after its stores (system-scope fence when
+  // `published`); the GPU's last block raises `local` to t + 1 (wait_local's release). Returns
+  // whether this block was the last (the same in every thread).
+  __device__ bool count_in(int t, bool published) const {
     __shared__ int last;
-    __shared__ double mine[kFenceValues];
     const int p = t & 1;
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __syncthreads();  // every thread's stores before thread 0's fence (cumulative)
@@ -163,28 +180,39 @@ struct DeviceFence {
         __threadfence();
       last = atomicAdd(&self->arrive[p], 1u) == blocks - 1 ? 1 : 0;
       if (last) {
-        __threadfence();  // every block's stores happen before gpu_values reads them
+        __threadfence();  // every block's stores happen before what follows
         atomicExch(&self->arrive[p], 0u);
         atomicMax(&self->local, static_cast<unsigned long long>(t) + 1ull);  // wait_local's release
       }
     }
     __syncthreads();
-    if (last) {  // block-uniform
-      gpu_values(mine);
-      __syncthreads();
-      if (tid == 0) {
-        for (int g = 0; g < ranks; ++g)
-          for (int k = 0; k < N; ++k)
-            st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->values[p][rank][k]),
-                           static_cast<std::uint64_t>(__double_as_longlong(mine[k])));
-        // The values and everything this GPU's blocks released to this block, before the tags.
-        fence_sys();
-        const std::uint64_t word = static_cast<std::uint64_t>(t + 1) << 32;
-        for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
-      }
+    // No barrier needed before `last` is written again: the next round's count_in starts with one.
+    return last != 0;
+  }
+
+  // Block-collective, by one block per GPU per round, once every block of this GPU arrived at t
+  // (the last to arrive, or a block after its wait_local(t)): calls gpu_values(out) as
+  // arrive_and_reduce says and stores the GPU's values, then its tag, into slot [p][rank] of
+  // every GPU.
+  template <int N, class GpuValues>
+  __device__ void publish_values(int t, const GpuValues& gpu_values) const {
+    static_assert(N >= 1 && N <= kFenceValues, "arrive_and_reduce: 1 to kFenceValues doubles");
+    __shared__ double mine[kFenceValues];
+    const int p = t & 1;
+    const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    gpu_values(mine);
+    __syncthreads();
+    if (tid == 0) {
+      for (int g = 0; g < ranks; ++g)
+        for (int k = 0; k < N; ++k)
+          st_relaxed_sys(reinterpret_cast<std::uint64_t*>(&all[g]->values[p][rank][k]),
+                         static_cast<std::uint64_t>(__double_as_longlong(mine[k])));
+      // The values and everything this GPU's blocks released to this block, before the tags.
+      fence_sys();
+      const std::uint64_t word = static_cast<std::uint64_t>(t + 1) << 32;
+      for (int g = 0; g < ranks; ++g) st_relaxed_sys(&all[g]->slot[p][rank], word);
     }
-    // No barrier needed before `last` and `mine` are written again: the next round's arrive
-    // starts with one, after which thread 0 alone writes them.
+    // No barrier needed before `mine` is written again: the next round's count_in starts with one.
   }
 
   // Block-collective: returns once every block of this GPU arrived at round t (called after this

@@ -1,21 +1,22 @@
 // CG's gps_pipe paradigm on the device (cg_gps_pipe_kernels.hpp): Pipelined CG in one persistent
 // kernel per GPU on GPS memory, cpu_free_pipe's structure (cg_persistent.cu) with the hand-written
 // pushes, halo lists and inbox replaced by the view's stores and the runtime's split-phase device
-// fence. Per iteration i (parity par = i & 1):
-//   arrive(i): the block's (r, r), (w, r) chunk partials and w[par] rows are stored; the GPU's last
-//              block sums the partials in cg_math.hpp's order and publishes them with its tag
+// fence with block specialization. Per iteration i (parity par = i & 1):
+//   count_in(i): every block's (r, r), (w, r) chunk partials and w[par] rows are stored
 //   wait_local(i): every block of this GPU arrived, so its own rows of w[par] are complete
-//   SpMV on interior chunks (they read only pages no other GPU holds) while the fence's words
-//              travel; staged in shared memory (pipe_slots chunks)
+//   block 0 (the communication block, no chunks): publish_values(i), the GPU's partials summed in
+//              cg_math.hpp's order and published with its tag
+//   the other blocks: SpMV on interior chunks (they read only pages no other GPU holds) while
+//              block 0 reduces and the fence's words travel; staged in shared memory (pipe_slots chunks)
 //   wait_all(i): gamma, delta summed over the GPUs in rank order, every GPU's w[par] stores visible;
 //              then the boundary chunks' SpMV and the updates: z, s, p, x, r and w[1 - par]'s own
 //              rows through the view (put: this replica and the page's subscribers, inline)
 // Interior chunks run the plain variant's code (no span, no publish): their pages are this GPU's
 // alone for as long as the subscriptions hold, which the host's classification follows.
-// The communication block is the GPU's last block to arrive (as in the runtime's fence): it
-// reduces and publishes, then runs its own chunks; every block's warp 0 polls its own GPU's
-// fence words, in local memory. A block dedicated to polling (cpu_free_pipe's block 0) would add
-// nothing here: no one else needs to poll the peers for the others.
+// Why a communication block rather than the fence's default (the GPU's last block to arrive
+// reduces, then runs its own chunks): there the reduction delays that block's SpMV, and with it
+// the iteration; here it runs beside every SpMV, as in cpu_free_pipe. Every block's warp 0 polls
+// its own GPU's fence words, in local memory.
 #include <algorithm>
 #include <string>
 
@@ -100,21 +101,23 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
   const int nslots = pipe_slots(a.rows_per_thread);
   const std::int64_t chunk = chunk_rows(a.rows_per_thread);
   const std::int32_t first_boundary = a.chunks - g.boundary_chunks;
-  const std::int32_t blocks = static_cast<std::int32_t>(gridDim.x);
-  const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
+  const bool comm = blockIdx.x == 0;  // the communication block: reduces and publishes, no chunks
+  const std::int32_t worker = static_cast<std::int32_t>(blockIdx.x) - 1, workers = static_cast<std::int32_t>(gridDim.x) - 1;
   double gamma_prev = 0.0, alpha_prev = 0.0;
   bool published = false;
   for (int i = 0;; ++i) {
     const int par = i & 1;
     const gps::View<double>& w = par == 0 ? g.w[0] : g.w[1];
     const gps::View<double>& wn = par == 0 ? g.w[1] : g.w[0];
-    g.fence.arrive<2>(i, published, [&g, &a](double* out) {  // the GPU's gamma, delta partials
-      for (int k = 0; k < 2; ++k) {
-        const double t = gpu_partial(g.part, a.chunks, 2, k);
-        if (threadIdx.x == 0) out[k] = t;
-      }
-    });
+    g.fence.count_in(i, published);
     g.fence.wait_local(i);
+    if (comm)
+      g.fence.publish_values<2>(i, [&g, &a](double* out) {  // the GPU's gamma, delta partials
+        for (int k = 0; k < 2; ++k) {
+          const double t = gpu_partial(g.part, a.chunks, 2, k);
+          if (threadIdx.x == 0) out[k] = t;
+        }
+      });
     bool have = false, stop = false;
     double vals[2] = {0.0, 0.0};
     double alpha = 0.0, beta = 0.0;
@@ -124,17 +127,17 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
       g.fence.wait_all<2>(i, vals);
       stop = i == g.iters || cg_done(vals[0], g.threshold);
       if (!stop) stop = !pipe_scalars(i, vals[0], vals[1], gamma_prev, alpha_prev, alpha, beta);
-      if (lead) {
+      if (comm && threadIdx.x == 0) {
         g.hist[i] = vals[0];
         if (stop) *g.iterations = i;
       }
     };
     published = false;
-    for (std::int32_t idx = static_cast<std::int32_t>(blockIdx.x); idx < a.chunks;) {
+    for (std::int32_t idx = worker; !comm && idx < a.chunks;) {
       std::int32_t mine[4];
       bool inner[4];  // an interior chunk runs the plain variant's code: this GPU alone holds its pages
       int got = 0;
-      for (; got < nslots && idx < a.chunks; ++got, idx += blocks) {
+      for (; got < nslots && idx < a.chunks; ++got, idx += workers) {
         if (idx >= first_boundary) learn();  // other GPUs' rows of w have landed
         if (stop) break;
         const std::int32_t c = __ldg(g.order + idx);
@@ -160,7 +163,7 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
       }
       __syncthreads();  // before the slots are refilled
     }
-    learn();  // a block without chunks, or past its last
+    learn();  // the communication block, a block without chunks, or past its last
     if (stop) break;
     gamma_prev = vals[0];
     alpha_prev = alpha;

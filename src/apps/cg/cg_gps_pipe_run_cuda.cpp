@@ -183,7 +183,8 @@ class GpsPipeRun final : public CgRun {
     classify();
     std::int64_t items = 1;
     for (int r = 0; r < plan_.ranks; ++r) items = std::max(items, plan_.chunks(r));
-    blocks_ = static_cast<int>(std::min<std::int64_t>(resident_, items));
+    blocks_ = static_cast<int>(std::min<std::int64_t>(resident_, items + 1));  // + the communication block
+    if (blocks_ < 2) throw gpsm::Error("gpsm: cg: gps_pipe needs two resident blocks per GPU (a communication block and a worker)");
     const std::vector<gps::DeviceFence> f = ctx_.device_fences(blocks_);
     args_.assign(static_cast<std::size_t>(plan_.ranks), GpsPipe{});
     for (int r = 0; r < plan_.ranks; ++r) {
