@@ -6,7 +6,7 @@
 # Usage: OLD=<dir> OUT=... GPSM_COMMIT=<sha> experiments/cg-sync/comm_block_device.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-: "${OLD:?OLD: the base commit's two gps_pipe sources}"
+: "${OLD:?OLD: the two gps_pipe sources of the base commit}"
 t0=$(date +%s); out=${OUT:-$PWD/out}; mkdir -p "$out" /tmp/cb-new /tmp/cb-base
 f="src/apps/cg/cg_gps_pipe.cu src/apps/cg/cg_gps_pipe_run_cuda.cpp"
 cp $f /tmp/cb-new/ && cp "$OLD"/cg_gps_pipe.cu "$OLD"/cg_gps_pipe_run_cuda.cpp src/apps/cg/ || exit 1
