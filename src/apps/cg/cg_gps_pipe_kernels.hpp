@@ -2,9 +2,10 @@
 // CG's `gps_pipe` paradigm, device side (cg_gps_pipe.cu): Pipelined CG in one persistent kernel
 // per GPU over the public GPS API. The vector the SpMV gathers, w, lives in two GPS arrays (one
 // per iteration parity, inline publishing, subscriptions learned by tracking); each GPU stores its
-// rows of the next w through the view, and the runtime's split-phase device fence (arrive,
-// wait_local, wait) reduces the dot products while the blocks run the SpMV over chunks that read
-// only pages no other GPU holds. Same arithmetic as cpu_free_pipe (cg_device.cuh, cg_math.hpp).
+// rows of the next w through the view, and the runtime's split-phase device fence (count_in,
+// wait_local, publish_values in block 0, wait_all) reduces the dot products while the other
+// blocks run the SpMV over chunks that read only pages no other GPU holds. Same arithmetic as
+// cpu_free_pipe (cg_device.cuh, cg_math.hpp).
 #include <cuda_runtime.h>
 
 #include <cstddef>
