@@ -3,8 +3,9 @@
 # default sizes) in one or two device calls of at most ~570 s each, on a day only one GPU is lent. The same
 # paradigm sets as the 4-GPU call of 2026-11-28 (results/nvidia-h200-x4/2026-11-28_b73a08d_issue28-4gpu);
 # fd3d (its gps since stop 44) added after. PART=1 runs cg, heat3d, wave3d, jacobi2d, fd3d; PART=2
-# filter, pagerank, sssp, als; each fits one call after a build on the device (jacobi2d and als
-# need ~115 s and ~80 s: cut at 70 s in the one-call run of 2026-11-29).
+# filter, pagerank, sssp, als; PART=3 ct (medium with its hand-written paradigms, seed single and
+# gps, one iteration: ~10 s each on one H200); each fits one call after a build on the device
+# (jacobi2d and als need ~115 s and ~80 s: cut at 70 s in the one-call run of 2026-11-29).
 # Usage: B=<dir with gpsm> [PART=1|2] OUT=... experiments/gps-ratio/one_gpu_column.sh; then
 #   python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
 set -uo pipefail
@@ -20,9 +21,12 @@ two=("filter:90:$B/gpsm bench --app filter $G --paradigm single,memcpy,rdl,p2p_i
      "pr:60:$B/gpsm bench --app pagerank --size rmat:20,rmat:23 $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/pagerank.json"
      "sssp:60:$B/gpsm bench --app sssp --size rmat:20,rmat:23 $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/sssp.json"
      "als:120:$B/gpsm bench --app als $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/als.json")
+three=("ctm:150:$B/gpsm bench --app ct --size medium $G --paradigm single,memcpy,nccl,proact,gps --json \$STEP_OUT/ct-medium.json"
+       "cts:300:$B/gpsm bench --app ct --size seed --iters 1 $G --paradigm single,gps --json \$STEP_OUT/ct-seed.json")
 case "${PART:-all}" in
   1) steps=("${one[@]}") ;;
   2) steps=("${two[@]}") ;;
-  *) steps=("${one[@]}" "${two[@]}") ;;
+  3) steps=("${three[@]}") ;;
+  *) steps=("${one[@]}" "${two[@]}" "${three[@]}") ;;
 esac
 OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-570}" "${steps[@]}"
