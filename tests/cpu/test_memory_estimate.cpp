@@ -16,6 +16,7 @@
 #include "apps/cg/sell.hpp"
 #include "apps/cg/reference.hpp"
 #include "apps/graph/graph_spec.hpp"
+#include "apps/harness/app.hpp"
 #include "apps/harness/memory_estimate.hpp"
 #include "apps/stencil/reference.hpp"
 #include "common/memory_budget.hpp"
@@ -175,6 +176,34 @@ TEST(MemoryEstimate, StencilGpuBytesAreTheSlabBuffers) {
   EXPECT_EQ(stencil3d_gpu_bytes(n, Axis::z, 1, 1), 2.0 * 4 * 256 * 256 * 256);
   EXPECT_EQ(stencil3d_gpu_bytes(n, Axis::z, 1, 2), 2.0 * 4 * 256 * 256 * (127 + 2));  // 254 interior planes
   EXPECT_EQ(stencil3d_gpu_bytes(n, Axis::x, 2, 2), 2.0 * 4 * 256 * 256 * (126 + 4));  // wave: 252 interior, 2 halos
+}
+
+// gps allocates each of its two float arrays whole on every GPU, so its estimate is the whole
+// problem twice at any GPU count, where the slab paradigms' shrinks with the GPUs.
+TEST(MemoryEstimate, GpsHoldsBothWholeArraysOnEveryGpu) {
+  EXPECT_EQ(gps_replica_bytes(1000.0), 8000.0);
+  const struct {
+    const char* app;
+    const char* size;
+    double cells;
+  } cases[] = {{"jacobi2d", "4096", 4096.0 * 4096},
+               {"heat3d", "256", 256.0 * 256 * 256},
+               {"wave3d", "256x128x64", 256.0 * 128 * 64},
+               {"fd3d", "512:h4", 512.0 * 512 * 512},
+               {"filter", "4096x2048:k5", 4096.0 * 2048}};
+  auto apps = gpsm::apps::make_apps();
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.app);
+    const gpsm::apps::App* app = nullptr;
+    for (const auto& a : apps)
+      if (std::string(a->name()) == c.app) app = a.get();
+    ASSERT_NE(app, nullptr);
+    const gpsm::apps::Problem p = app->problem(c.size, 0);
+    for (int gpus : {1, 2, 4}) {
+      EXPECT_EQ(app->gpu_bytes_per_gpu(p, gpus, gpsm::apps::Paradigm::gps), 2.0 * 4 * c.cells) << gpus << " GPUs";
+      if (gpus > 1) EXPECT_LT(app->gpu_bytes_per_gpu(p, gpus, gpsm::apps::Paradigm::memcpy), 2.0 * 4 * c.cells) << gpus;
+    }
+  }
 }
 
 TEST(MemoryEstimate, GpuRefusalSaysNeedAndFree) {

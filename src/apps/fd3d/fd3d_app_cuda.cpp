@@ -90,7 +90,7 @@ class Fd3dApp final : public App {
   // smaller); gps: the whole volume in both arrays on every GPU (its replicas).
   double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm par) const override {
     if (par == Paradigm::gps)
-      return 2.0 * sizeof(float) * static_cast<double>(p.n[0]) * static_cast<double>(p.n[1]) * static_cast<double>(p.n[2]);
+      return gps_replica_bytes(static_cast<double>(p.n[0]) * static_cast<double>(p.n[1]) * static_cast<double>(p.n[2]));
     const FdSize f = fd3d::parse_fd_size(p.spec);
     return stencil3d_gpu_bytes(p.n, fd3d::axis_of(f, p.axis), f.radius, gpus);
   }

@@ -16,6 +16,7 @@
 #include "apps/filter/filter_runs.hpp"
 #include "apps/filter/filter_spec.hpp"
 #include "apps/harness/app.hpp"
+#include "apps/harness/memory_estimate.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 
@@ -55,8 +56,10 @@ class FilterApp final : public App {
     return 5.0 * static_cast<double>(p.n[0]) * static_cast<double>(p.n[1]) * sizeof(float);
   }
   // The largest slab's two buffers with their halo rows (the local-buffer paradigms; the
-  // distributed array's blocks are smaller, um and gps hold more and say so when they fail).
-  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
+  // distributed array's blocks are smaller, um holds more and says so when it fails); gps: both
+  // whole images on every GPU (its replicas).
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm par) const override {
+    if (par == Paradigm::gps) return gps_replica_bytes(static_cast<double>(p.n[0]) * static_cast<double>(p.n[1]));
     const double rows = static_cast<double>((p.n[1] + gpus - 1) / gpus + (p.n[2] - 1));
     return 2.0 * rows * static_cast<double>(p.n[0]) * sizeof(float);
   }

@@ -43,6 +43,8 @@ double stencil3d_gpu_bytes(const std::int64_t n[3], Axis axis, int radius, int g
   return most;
 }
 
+double gps_replica_bytes(double cells) { return 2.0 * kCell * cells; }
+
 std::string gpu_memory_refusal(const std::string& app, const std::string& size, int gpus, double need,
                                double free_bytes) {
   if (!(need > 0) || !(free_bytes > 0) || !(need > free_bytes)) return "";

@@ -25,6 +25,10 @@ double stencil3d_host_bytes(const std::int64_t n[3]);
 // (stencil3d::Slabs; radius 1 heat, 2 wave); 0 where the box cannot be split that way.
 double stencil3d_gpu_bytes(const std::int64_t n[3], Axis axis, int radius, int gpus);
 
+// The gps paradigm of jacobi2d, heat3d / wave3d, fd3d and filter on any GPU: two float arrays of
+// `cells`, each allocated whole on every GPU (a GPS array's replicas), whatever the GPU count.
+double gps_replica_bytes(double cells);
+
 // "gpsm: <app> <size> on <n> GPUs needs X GiB per GPU, the GPU has Y GiB free; use a smaller size
 // or more GPUs" when need exceeds free_bytes, else "" (also when either is unknown: <= 0).
 std::string gpu_memory_refusal(const std::string& app, const std::string& size, int gpus, double need,

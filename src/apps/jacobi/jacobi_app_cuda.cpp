@@ -77,7 +77,8 @@ class JacobiApp final : public App {
     return p;
   }
   double host_bytes(const Problem& p) const override { return jacobi2d_host_bytes(p.n[0], p.n[1]); }
-  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm par) const override {
+    if (par == Paradigm::gps) return gps_replica_bytes(static_cast<double>(p.n[0]) * static_cast<double>(p.n[1]));
     return jacobi2d_gpu_bytes(p.n[0], p.n[1], gpus);
   }
   bool has(Paradigm p) const override {

@@ -259,7 +259,9 @@ class Stencil3DApp final : public App {
     return p;
   }
   double host_bytes(const Problem& p) const override { return stencil3d_host_bytes(p.n); }
-  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm) const override {
+  double gpu_bytes_per_gpu(const Problem& p, int gpus, Paradigm par) const override {
+    if (par == Paradigm::gps)
+      return gps_replica_bytes(static_cast<double>(p.n[0]) * static_cast<double>(p.n[1]) * static_cast<double>(p.n[2]));
     return stencil3d_gpu_bytes(p.n, p.axis, stencil3d::radius_of(kind_), gpus);
   }
   bool has(Paradigm p) const override {
