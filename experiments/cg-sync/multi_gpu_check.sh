@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 export GPSM_NVSHMEM_CG_WORKER=$B/gpsm-nvshmem-cg
 P=cpu_free_std,cpu_free_pipe,gps,gps_pipe
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
-OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget 590 \
+OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-590}" \
   "tests:200:$B/gpsm_gpu_tests --gtest_filter='CgGpu.*'" \
   "f64:110:GPSM_CG_VALUES=f64 $B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 --gpus 1,$n --paradigm $P --reps 5 --json \$STEP_OUT/cg-f64.json" \
   "f32:110:GPSM_CG_VALUES=f32 $B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 --gpus 1,$n --paradigm $P --reps 5 --json \$STEP_OUT/cg-f32.json" \

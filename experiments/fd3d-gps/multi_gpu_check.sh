@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 P=memcpy,p2p_inline,rdl,gps,infinite
-OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget 590 \
+OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-590}" \
   "tests:150:$B/gpsm_gpu_tests --gtest_filter='Fd3dGpu.*:GpsPublishBox.*'" \
   "memcheck:60:compute-sanitizer --tool memcheck --report-api-errors no $B/gpsm_gpu_tests --gtest_filter='GpsPublishBox.*:Fd3dGpu.GpsWithEachStepForced*'" \
   "z:150:$B/gpsm bench --app fd3d --size 512:h4:z,768:h16:z,512:h16:z --gpus 1,$n --paradigm single,$P --reps 5 --json \$STEP_OUT/fd3d-z.json" \
