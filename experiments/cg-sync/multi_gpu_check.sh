@@ -5,12 +5,14 @@
 # targets with the values as doubles and as floats, and Table 3.1's CPU-controlled runs with a
 # host thread per GPU. Written, not run yet. Since stop 44 the values' default is the table
 # (GPSM_CG_VALUES=auto: 1 byte an entry for Poisson), so the targets run f64, f32 and the default.
-# Usage (binaries built here, carried; LD_LIBRARY_PATH to python3's nvidia/nccl and nvshmem libs):
+# Usage (binaries carried, or built on the device by experiments/build_then.sh):
 #   B=<dir with gpsm, gpsm-nvshmem-cg, gpsm_gpu_tests> G=0,1[,2,3] OUT=... experiments/cg-sync/multi_gpu_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm, gpsm-nvshmem-cg and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}"
 export GPSM_NVSHMEM_CG_WORKER=$B/gpsm-nvshmem-cg
+NV=$(python3 -c 'import nvidia;print(list(nvidia.__path__)[0])' 2>/dev/null)  # the worker's NVSHMEM and NCCL
+export LD_LIBRARY_PATH=$NV/nvshmem/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}
 P=cpu_free_std,cpu_free_pipe,gps,gps_pipe
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-590}" \
