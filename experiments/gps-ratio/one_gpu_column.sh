@@ -6,12 +6,15 @@
 # filter, pagerank, sssp, als; PART=3 ct (medium with its hand-written paradigms, seed single and
 # gps, one iteration: ~10 s each on one H200); each fits one call after a build on the device
 # (jacobi2d and als need ~115 s and ~80 s: cut at 70 s in the one-call run of 2026-11-29).
-# Usage: B=<dir with gpsm> [PART=1|2] OUT=... experiments/gps-ratio/one_gpu_column.sh; then
-#   python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
+# GPUS=2 or 4 runs the same sets for that column (the name stays: results cite it); the NVSHMEM
+# paradigms are not in these sets.
+# Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] OUT=... experiments/gps-ratio/one_gpu_column.sh;
+#   then python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
+#   (building on the device in the same call: experiments/build_then.sh experiments/gps-ratio/one_gpu_column.sh)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm}"
-G="--gpus 1 --reps 5"
+G="--gpus ${GPUS:-1} --reps 5"
 one=("cg:90:$B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 $G --paradigm single,cpu_free_std,cpu_free_pipe,gps,gps_pipe --json \$STEP_OUT/cg.json"
      "heat:40:$B/gpsm bench --app heat3d --size 256,512 $G --paradigm single,memcpy,um_hints,p2p_inline,gps,cpu_free --json \$STEP_OUT/heat3d.json"
      "wave:40:$B/gpsm bench --app wave3d --size 256,512 $G --paradigm single,memcpy,um_hints,p2p_inline,gps,cpu_free --json \$STEP_OUT/wave3d.json"
