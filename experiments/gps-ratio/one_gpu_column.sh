@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The one-GPU column of the issue-28 table (gps ÷ the best hand-written paradigm, every app at its
-# default sizes) in one or two device calls of at most ~570 s each, on a day only one GPU is lent. The same
+# default sizes) in three device calls (parts) of at most ~570 s each, on a day only one GPU is lent. The same
 # paradigm sets as the 4-GPU call of 2026-11-28 (results/nvidia-h200-x4/2026-11-28_b73a08d_issue28-4gpu);
 # fd3d (its gps since stop 44) added after. PART=1 runs cg, heat3d, wave3d, jacobi2d, fd3d; PART=2
-# filter, pagerank, sssp, als; PART=3 ct (medium with its hand-written paradigms, seed single and
-# gps, one iteration: ~10 s each on one H200); each fits one call after a build on the device
-# (jacobi2d and als need ~115 s and ~80 s: cut at 70 s in the one-call run of 2026-11-29).
+# filter, pagerank, sssp, als; PART=3 ct (medium with its hand-written paradigms; seed single and
+# gps, one iteration, ~21 s a rep and ~80 s of setup on one H200: cut at 300 s on 2026-11-29, so
+# 450 s now, which leaves no room for a build in the same call). Parts 1 and 2 each fit one call
+# after a build on the device (jacobi2d and als need ~115 s and ~80 s: cut at 70 s in the
+# one-call run of 2026-11-29).
 # GPUS=2 or 4 runs the same sets for that column (the name stays: results cite it); the NVSHMEM
 # paradigms are not in these sets.
 # Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] OUT=... experiments/gps-ratio/one_gpu_column.sh;
@@ -25,7 +27,7 @@ two=("filter:90:$B/gpsm bench --app filter $G --paradigm single,memcpy,rdl,p2p_i
      "sssp:60:$B/gpsm bench --app sssp --size rmat:20,rmat:23 $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/sssp.json"
      "als:120:$B/gpsm bench --app als $G --paradigm single,memcpy,p2p_inline,nccl,gps --json \$STEP_OUT/als.json")
 three=("ctm:150:$B/gpsm bench --app ct --size medium $G --paradigm single,memcpy,nccl,proact,gps --json \$STEP_OUT/ct-medium.json"
-       "cts:300:$B/gpsm bench --app ct --size seed --iters 1 $G --paradigm single,gps --json \$STEP_OUT/ct-seed.json")
+       "cts:450:$B/gpsm bench --app ct --size seed --iters 1 $G --paradigm single,gps --json \$STEP_OUT/ct-seed.json")
 case "${PART:-all}" in
   1) steps=("${one[@]}") ;;
   2) steps=("${two[@]}") ;;
