@@ -128,6 +128,44 @@ TEST(CtMultiGpu, ElidedExchangesFailTheCheck) {
   EXPECT_FALSE(c.failure.empty());
 }
 
+// A timing-only solve (Record::nothing, the bench's reps before the verified one) keeps no cost,
+// RMSE or image, and changes nothing for the next solve: a recorded solve after it passes the
+// bench's check against a fresh solver's run (the projections add with atomics, so not bit for
+// bit), on all GPUs, with copies and with gps.
+TEST(CtMultiGpu, TimingOnlySolveKeepsNothingAndChangesNothing) {
+  GPSM_REQUIRE_GPUS(1);
+  const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
+  const std::vector<float> mu = ct::phantom_mu(spec.g);
+  const ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
+                                                     ct::kBenchI0, ct::kBenchScanSeed);
+  ct::PwlsSettings s;
+  s.subsets = 4;
+  const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+  for (ct::CtExchange e : {ct::CtExchange::copies, ct::CtExchange::gps}) {
+    gpsm::gps::Context ctx(gpstest::all_devices());
+    SCOPED_TRACE(std::string(ct::exchange_name(e)) + " on " + std::to_string(ctx.size()) + " GPUs");
+    ct::MultiOptions o;
+    o.exchange = e;
+    ct::PwlsRun fresh;
+    {
+      ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
+      fresh = run.solve(x0, 2, mu, nullptr);
+    }
+    ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
+    std::vector<double> secs;
+    const ct::PwlsRun quiet = run.solve(x0, 2, mu, &secs, ct::MultiGpuPwls::Record::nothing);
+    EXPECT_TRUE(quiet.cost.empty() && quiet.rmse_hu.empty() && quiet.x.empty());
+    EXPECT_EQ(secs.size(), 2u);
+    const ct::PwlsRun after = run.solve(x0, 2, mu, nullptr);
+    ASSERT_EQ(after.cost.size(), 3u);
+    ASSERT_EQ(after.rmse_hu.size(), 3u);
+    const ct::RunCheck c = ct::check_run(fresh, after, 4);
+    EXPECT_TRUE(c.failure.empty()) << c.failure;
+    std::printf("ct small %s on %d GPUs: after a timing-only solve, %.3g HU from a fresh solver's image\n",
+                ct::exchange_name(e), ctx.size(), c.difference_hu);
+  }
+}
+
 // The per-phase times: one entry per GPU, compute phases measured, and the four phases of a GPU
 // (marks on its stream between the first subset's start and the last's end) inside the host's
 // wall clock of the iteration, which starts before the first mark and ends after the last.

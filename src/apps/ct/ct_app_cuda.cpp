@@ -209,7 +209,10 @@ RunOutcome CtApp::run(const RunRequest& req) {
       say(req, fmt::format("{} rep {}/{}", warm ? "warm-up" : "timed", warm ? k + 1 : k - req.warmup + 1,
                            warm ? req.warmup : req.reps));
       std::vector<double> secs;
-      got = run.solve(x0, iters, d.mu, &secs);
+      // The cost and the image only for the rep that is verified, the last.
+      const bool last = k + 1 == req.warmup + req.reps;
+      got = run.solve(x0, iters, d.mu, &secs,
+                      last ? MultiGpuPwls::Record::every_iteration : MultiGpuPwls::Record::nothing);
       double total = 0;
       for (double t : secs) total += t;
       if (!warm) out.sec_per_iter.push_back(total / std::max(1, iters));

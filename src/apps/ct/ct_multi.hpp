@@ -74,12 +74,20 @@ class MultiGpuPwls {
   MultiGpuPwls(const MultiGpuPwls&) = delete;
   MultiGpuPwls& operator=(const MultiGpuPwls&) = delete;
 
+  // What a solve keeps besides its seconds. The cost costs a forward projection of every view on
+  // rank 0 (at the seed's size 5.6 s on one H200, more than an iteration on 2 GPUs): a benchmark
+  // records only the rep it verifies.
+  enum class Record {
+    every_iteration,  // cost and RMSE before the first and after each iteration, and the final image
+    nothing           // PwlsRun empty: timing runs
+  };
+
   // `iterations` iterations from x0 (each subset once, subset_order's order). seconds[k]: host
   // wall clock of iteration k's subset updates, exchanges included (enqueue to every GPU idle);
   // the cost and RMSE after each iteration are computed on rank 0 outside it (rank 0 holds the
   // whole image after the exchange; elided: rank 0's image, its peers' slabs stale).
   PwlsRun solve(const std::vector<float>& x0, int iterations, const std::vector<float>& truth,
-                std::vector<double>* seconds);
+                std::vector<double>* seconds, Record record = Record::every_iteration);
 
   std::string timing() const;                 // what the seconds cover, one line
   // Per rank, the latest solve's phase times per iteration (its iterations' mean).

@@ -523,7 +523,7 @@ MultiGpuPwls::MultiGpuPwls(gps::Context& ctx, const Geometry& g, const Scan& sca
 MultiGpuPwls::~MultiGpuPwls() = default;
 
 PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const std::vector<float>& truth,
-                            std::vector<double>* seconds) {
+                            std::vector<double>* seconds, Record record) {
   Impl& p = *p_;
   if (x0.size() != static_cast<std::size_t>(p.g.voxels()))
     throw std::invalid_argument(fmt::format("ct: x0 of {} voxels for a {}-voxel image", x0.size(), p.g.voxels()));
@@ -573,8 +573,9 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
     GPSM_CUDA(cudaDeviceSynchronize());
   }
   PwlsRun run;
-  std::vector<float> host(x0.size());
-  p.record(run, truth, host);
+  const bool keep = record == Record::every_iteration;
+  std::vector<float> host(keep ? x0.size() : 0);
+  if (keep) p.record(run, truth, host);
   for (int it = 0; it < iterations; ++it) {
     const auto t0 = std::chrono::steady_clock::now();
     for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
@@ -583,7 +584,7 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (seconds != nullptr) seconds->push_back(sec);
     p.add_phase_times();
-    p.record(run, truth, host);
+    if (keep) p.record(run, truth, host);
   }
   run.x = std::move(host);
   return run;
