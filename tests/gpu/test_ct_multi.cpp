@@ -104,25 +104,34 @@ TEST(CtMultiGpu, ProactSmallChunksMatchTheOneGpuRun) {
   }
 }
 
+// The small problem with 4 subsets as the bench makes it (phantom, noisy scan, zero start), for
+// the tests that drive MultiGpuPwls directly.
+struct SmallScan {
+  ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
+  std::vector<float> mu = ct::phantom_mu(spec.g);
+  ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
+                                               ct::kBenchI0, ct::kBenchScanSeed);
+  ct::PwlsSettings s = [] {
+    ct::PwlsSettings p;
+    p.subsets = 4;
+    return p;
+  }();
+  std::vector<float> x0 = std::vector<float>(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+};
+
 // Without the exchanges each GPU updates its slab from a stale image: the result must fail the
 // check that passes the real runs, or that check proves nothing.
 TEST(CtMultiGpu, ElidedExchangesFailTheCheck) {
   GPSM_REQUIRE_GPUS(2);
-  const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
-  const std::vector<float> mu = ct::phantom_mu(spec.g);
-  const ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
-                                                     ct::kBenchI0, ct::kBenchScanSeed);
-  ct::PwlsSettings s;
-  s.subsets = 4;
-  const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
-  const ct::PwlsRun ref = ct::pwls_os_gpu(spec.g, scan, s, x0, 2, mu, gpstest::all_devices().at(0));
+  const SmallScan sc;
+  const ct::PwlsRun ref = ct::pwls_os_gpu(sc.spec.g, sc.scan, sc.s, sc.x0, 2, sc.mu, gpstest::all_devices().at(0));
   std::vector<int> devs = gpstest::all_devices();
   devs.resize(2);
   gpsm::gps::Context ctx(devs);
   ct::MultiOptions o;
   o.exchange = ct::CtExchange::elided;
-  ct::MultiGpuPwls elided(ctx, spec.g, scan, s, o);
-  const ct::PwlsRun got = elided.solve(x0, 2, mu, nullptr);
+  ct::MultiGpuPwls elided(ctx, sc.spec.g, sc.scan, sc.s, o);
+  const ct::PwlsRun got = elided.solve(sc.x0, 2, sc.mu, nullptr);
   const ct::RunCheck c = ct::check_run(ref, got, 4);
   std::printf("ct small elided on 2 GPUs: %s\n", c.failure.c_str());
   EXPECT_FALSE(c.failure.empty());
@@ -134,13 +143,7 @@ TEST(CtMultiGpu, ElidedExchangesFailTheCheck) {
 // bit), on all GPUs, with copies and with gps.
 TEST(CtMultiGpu, TimingOnlySolveKeepsNothingAndChangesNothing) {
   GPSM_REQUIRE_GPUS(1);
-  const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
-  const std::vector<float> mu = ct::phantom_mu(spec.g);
-  const ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
-                                                     ct::kBenchI0, ct::kBenchScanSeed);
-  ct::PwlsSettings s;
-  s.subsets = 4;
-  const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+  const SmallScan sc;
   for (ct::CtExchange e : {ct::CtExchange::copies, ct::CtExchange::gps}) {
     gpsm::gps::Context ctx(gpstest::all_devices());
     SCOPED_TRACE(std::string(ct::exchange_name(e)) + " on " + std::to_string(ctx.size()) + " GPUs");
@@ -148,15 +151,15 @@ TEST(CtMultiGpu, TimingOnlySolveKeepsNothingAndChangesNothing) {
     o.exchange = e;
     ct::PwlsRun fresh;
     {
-      ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
-      fresh = run.solve(x0, 2, mu, nullptr);
+      ct::MultiGpuPwls run(ctx, sc.spec.g, sc.scan, sc.s, o);
+      fresh = run.solve(sc.x0, 2, sc.mu, nullptr);
     }
-    ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
+    ct::MultiGpuPwls run(ctx, sc.spec.g, sc.scan, sc.s, o);
     std::vector<double> secs;
-    const ct::PwlsRun quiet = run.solve(x0, 2, mu, &secs, ct::MultiGpuPwls::Record::nothing);
+    const ct::PwlsRun quiet = run.solve(sc.x0, 2, sc.mu, &secs, ct::MultiGpuPwls::Record::nothing);
     EXPECT_TRUE(quiet.cost.empty() && quiet.rmse_hu.empty() && quiet.x.empty());
     EXPECT_EQ(secs.size(), 2u);
-    const ct::PwlsRun after = run.solve(x0, 2, mu, nullptr);
+    const ct::PwlsRun after = run.solve(sc.x0, 2, sc.mu, nullptr);
     ASSERT_EQ(after.cost.size(), 3u);
     ASSERT_EQ(after.rmse_hu.size(), 3u);
     const ct::RunCheck c = ct::check_run(fresh, after, 4);
@@ -171,21 +174,15 @@ TEST(CtMultiGpu, TimingOnlySolveKeepsNothingAndChangesNothing) {
 // wall clock of the iteration, which starts before the first mark and ends after the last.
 TEST(CtMultiGpu, PhaseTimesFitInsideEachIteration) {
   GPSM_REQUIRE_GPUS(1);
-  const ct::CtBenchSpec spec = ct::parse_bench_spec("small@subsets=4");
-  const std::vector<float> mu = ct::phantom_mu(spec.g);
-  const ct::Scan scan = ct::scan_from_line_integrals(ct::forward_project_gpu(spec.g, mu, ct::all_views(spec.g)),
-                                                     ct::kBenchI0, ct::kBenchScanSeed);
-  ct::PwlsSettings s;
-  s.subsets = 4;
-  const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
+  const SmallScan sc;
   for (ct::CtExchange e : {ct::CtExchange::copies, ct::CtExchange::proact}) {
     gpsm::gps::Context ctx(gpstest::all_devices());
     SCOPED_TRACE(std::string(ct::exchange_name(e)) + " on " + std::to_string(ctx.size()) + " GPUs");
     ct::MultiOptions o;
     o.exchange = ctx.size() > 1 ? e : ct::CtExchange::copies;
-    ct::MultiGpuPwls run(ctx, spec.g, scan, s, o);
+    ct::MultiGpuPwls run(ctx, sc.spec.g, sc.scan, sc.s, o);
     std::vector<double> secs;
-    run.solve(x0, 3, mu, &secs);
+    run.solve(sc.x0, 3, sc.mu, &secs);
     double mean_ms = 0;
     for (double t : secs) mean_ms += t * 1e3 / static_cast<double>(secs.size());
     const std::vector<ct::PhaseTimes> ph = run.phase_times();
