@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app_named.hpp"
 #include "apps/cg/matrix.hpp"
 #include "apps/cg/partition.hpp"
 #include "apps/cg/traffic.hpp"
@@ -74,9 +75,7 @@ TEST(CgTraffic, TableAndResultsCarryTheMemoryBandwidth) {
 }
 
 TEST(CgApp, SizesAndParadigms) {
-  std::unique_ptr<App> cg;
-  for (auto& a : make_apps())
-    if (std::string(a->name()) == "cg") cg = std::move(a);
+  const std::unique_ptr<App> cg = gpsm::test::app_named("cg");
   ASSERT_NE(cg, nullptr);
   const Problem p = cg->problem("poisson2d:512@nnz", 0);
   EXPECT_EQ(p.iters, 1000);

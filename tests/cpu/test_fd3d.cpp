@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "app_named.hpp"
 #include "apps/fd3d/fd3d_block.hpp"
 #include "apps/fd3d/fd3d_gps_layout.hpp"
 #include "apps/fd3d/fd3d_layout.hpp"
@@ -922,9 +923,7 @@ TEST(FdLayout, SlabBlocksAreTheRanksSpansAndOtherMapsAreRefused) {
 // The app as gpsm bench sees it: sizes, default iterations, paradigms, memory per GPU, and the
 // requests it refuses before touching a GPU.
 TEST(FdApp, SizesIterationsParadigmsAndRefusals) {
-  std::unique_ptr<App> app;
-  for (auto& a : make_apps())
-    if (std::string(a->name()) == "fd3d") app = std::move(a);
+  const std::unique_ptr<App> app = gpsm::test::app_named("fd3d");
   ASSERT_NE(app, nullptr);
   EXPECT_EQ(app->default_sizes(), "512:h4,768:h16");
   EXPECT_EQ(app->expand_size("table1:z").size(), 12u);

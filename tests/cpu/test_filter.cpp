@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app_named.hpp"
 #include "apps/filter/filter_math.hpp"
 #include "apps/filter/filter_reference.hpp"
 #include "apps/filter/filter_slab.hpp"
@@ -231,9 +232,7 @@ TEST(FilterReference, CompareNamesTheFirstDifferingPixel) {
 }
 
 TEST(FilterApp, SizesDefaultPassesAndParadigms) {
-  std::unique_ptr<gpsm::apps::App> app;
-  for (auto& a : gpsm::apps::make_apps())
-    if (std::string(a->name()) == "filter") app = std::move(a);
+  const std::unique_ptr<gpsm::apps::App> app = gpsm::test::app_named("filter");
   ASSERT_NE(app, nullptr);
   using gpsm::apps::Paradigm;
   gpsm::apps::Problem p = app->problem("4096x4096:k5", 0);

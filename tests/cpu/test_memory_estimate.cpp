@@ -3,6 +3,7 @@
 // passes a small one, and stays within 20% of the peak the code it stands for really allocates,
 // measured here by counting operator new's live bytes.
 #include <gtest/gtest.h>
+#include "app_named.hpp"
 #include "test_support.hpp"
 
 #include <atomic>
@@ -16,7 +17,6 @@
 #include "apps/cg/sell.hpp"
 #include "apps/cg/reference.hpp"
 #include "apps/graph/graph_spec.hpp"
-#include "apps/harness/app.hpp"
 #include "apps/harness/memory_estimate.hpp"
 #include "apps/stencil/reference.hpp"
 #include "common/memory_budget.hpp"
@@ -191,12 +191,9 @@ TEST(MemoryEstimate, GpsHoldsBothWholeArraysOnEveryGpu) {
                {"wave3d", "256x128x64", 256.0 * 128 * 64},
                {"fd3d", "512:h4", 512.0 * 512 * 512},
                {"filter", "4096x2048:k5", 4096.0 * 2048}};
-  auto apps = gpsm::apps::make_apps();
   for (const auto& c : cases) {
     SCOPED_TRACE(c.app);
-    const gpsm::apps::App* app = nullptr;
-    for (const auto& a : apps)
-      if (std::string(a->name()) == c.app) app = a.get();
+    const std::unique_ptr<gpsm::apps::App> app = gpsm::test::app_named(c.app);
     ASSERT_NE(app, nullptr);
     const gpsm::apps::Problem p = app->problem(c.size, 0);
     for (int gpus : {1, 2, 4}) {
