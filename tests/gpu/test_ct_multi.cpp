@@ -12,7 +12,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -167,6 +169,40 @@ TEST(CtMultiGpu, TimingOnlySolveKeepsNothingAndChangesNothing) {
     std::printf("ct small %s on %d GPUs: after a timing-only solve, %.3g HU from a fresh solver's image\n",
                 ct::exchange_name(e), ctx.size(), c.difference_hu);
   }
+}
+
+// A solver given d = A^T W A 1 (the bench shares the first paradigm's d with the rest) solves as
+// one that computed it, and uses what it is given: twice d (half the steps) ends elsewhere. A d of
+// the wrong size is refused.
+TEST(CtMultiGpu, GivenCurvatureIsUsedAndSolvesAsComputingIt) {
+  GPSM_REQUIRE_GPUS(1);
+  const SmallScan sc;
+  gpsm::gps::Context ctx(gpstest::all_devices());
+  ct::MultiOptions o;
+  ct::PwlsRun fresh;
+  std::shared_ptr<const std::vector<float>> d;
+  {
+    ct::MultiGpuPwls run(ctx, sc.spec.g, sc.scan, sc.s, o);
+    d = run.curvature();
+    fresh = run.solve(sc.x0, 2, sc.mu, nullptr);
+  }
+  ASSERT_NE(d, nullptr);
+  ASSERT_EQ(d->size(), sc.x0.size());
+  o.curvature = d;
+  ct::MultiGpuPwls given(ctx, sc.spec.g, sc.scan, sc.s, o);
+  EXPECT_EQ(given.curvature(), d);
+  const ct::RunCheck same = ct::check_run(fresh, given.solve(sc.x0, 2, sc.mu, nullptr), 4);
+  EXPECT_TRUE(same.failure.empty()) << same.failure;
+  auto twice = std::make_shared<std::vector<float>>(*d);
+  for (float& v : *twice) v *= 2;
+  o.curvature = twice;
+  ct::MultiGpuPwls doubled(ctx, sc.spec.g, sc.scan, sc.s, o);
+  const ct::RunCheck off = ct::check_run(fresh, doubled.solve(sc.x0, 2, sc.mu, nullptr), 4);
+  EXPECT_FALSE(off.failure.empty());
+  std::printf("ct small on %d GPUs: given d %.3g HU from computing it; twice d fails the check: %s\n", ctx.size(),
+              same.difference_hu, off.failure.c_str());
+  o.curvature = std::make_shared<std::vector<float>>(d->size() - 1, 1.0f);
+  EXPECT_THROW(ct::MultiGpuPwls(ctx, sc.spec.g, sc.scan, sc.s, o), std::invalid_argument);
 }
 
 // The per-phase times: one entry per GPU, compute phases measured, and the four phases of a GPU

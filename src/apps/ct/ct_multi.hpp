@@ -49,6 +49,11 @@ inline constexpr std::int64_t kDefaultImageChunkBytes = std::int64_t{1} << 20;
 struct MultiOptions {
   CtExchange exchange = CtExchange::copies;
   std::int64_t chunk_bytes = kDefaultImageChunkBytes;  // proact: requested bytes per image chunk
+  // d = A^T W A 1 of this geometry and scan when the caller has it (an earlier solver's
+  // curvature()): the setup then skips d's forward and back projection of every view (~11 s at the
+  // seed's size on one H200, paid once per paradigm before), and every run given the same d starts
+  // from the same bits. Null: computed on rank 0.
+  std::shared_ptr<const std::vector<float>> curvature;
 };
 
 // Where one GPU's iteration went, in milliseconds (CUDA events on its stream between the phases;
@@ -67,8 +72,9 @@ struct PhaseTimes {
 class MultiGpuPwls {
  public:
   // Uploads the scan to every GPU, computes d = A^T W A 1 on rank 0 (the one-GPU run's
-  // arithmetic, so every paradigm starts from the same d to the bit) and copies it to the others.
-  // Throws gpsm::Error on CUDA or NCCL failures, std::invalid_argument for more GPUs than y-planes.
+  // arithmetic, so every rank holds the same d to the bit) unless o.curvature gives it, and copies
+  // it to the others. Throws gpsm::Error on CUDA or NCCL failures, std::invalid_argument for more
+  // GPUs than y-planes or an o.curvature not of the image's size.
   MultiGpuPwls(gps::Context& ctx, const Geometry& g, const Scan& scan, const PwlsSettings& s, MultiOptions o);
   ~MultiGpuPwls();
   MultiGpuPwls(const MultiGpuPwls&) = delete;
@@ -96,6 +102,8 @@ class MultiGpuPwls {
   // runtime put on the links in one untimed iteration after the subscriptions were learned.
   double link_bytes_per_iteration() const;
   std::int64_t chunk_bytes() const;           // proact: the image chunk as run (whole columns); else 0
+  // d = A^T W A 1 as this solver used it (computed or given), for the next solver of the same scan.
+  std::shared_ptr<const std::vector<float>> curvature() const;
 
  private:
   struct Impl;

@@ -112,6 +112,7 @@ struct MultiGpuPwls::Impl {
   gps::Array<float> gimg[2], gres[2];  // gps: the image and residual buffers as GPS arrays
   bool tracked = false;                // gps: subscriptions learned (the first solve's first pass)
   double gps_link_bytes = 0;           // gps: link bytes of one iteration, counted by the runtime
+  std::shared_ptr<const std::vector<float>> curvature;  // d = A^T W A 1, as every rank holds it
   std::int64_t per = 1;  // proact: columns per image chunk
   int cur = 0;           // the image buffer holding the current iterate
   int parity = 0;        // the residual buffer of the current subset
@@ -177,7 +178,7 @@ struct MultiGpuPwls::Impl {
       k.marks.assign(static_cast<std::size_t>(4 * s.subsets + 1), nullptr);
       for (cudaEvent_t& e : k.marks) GPSM_CUDA(cudaEventCreate(&e));
     }
-    // d = A^T W A 1 on rank 0, as pwls_os_gpu computes it, then copied to every rank.
+    // d = A^T W A 1 on rank 0, as pwls_os_gpu computes it (or as given), then copied to every rank.
     Rank& z = ranks[0];
     GPSM_CUDA(cudaSetDevice(z.dev));
     ax.alloc(z.dev, static_cast<std::size_t>(g.sinogram_cells()));
@@ -187,23 +188,30 @@ struct MultiGpuPwls::Impl {
       every_split.scratch = every_scratch.p;
     }
     sums.alloc(z.dev, 2);
-    DevBuf<std::int32_t> every;
-    const std::vector<std::int32_t> all = all_views(g);
-    upload(every, z.dev, all.data(), all.size());
-    const std::vector<float> ones(voxels, 1.0f);
-    GPSM_CUDA(cudaMemcpy(z.x[0], ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
-    launch_forward_project(g, z.poses.p, z.x[0], every.p, g.views, tile_rows, ax.p, z.st, every_split);
-    launch_scale(ax.p, z.w.p, g.sinogram_cells(), z.st);
-    launch_back_project(g, z.poses.p, ax.p, every.p, g.views, 0, g.ny, z.d.p, z.st);
-    std::vector<float> d(voxels);
-    GPSM_CUDA(cudaMemcpyAsync(d.data(), z.d.p, voxels * sizeof(float), cudaMemcpyDeviceToHost, z.st));
-    GPSM_CUDA(cudaStreamSynchronize(z.st));
-    for (int r = 1; r < n; ++r) {
-      GPSM_CUDA(cudaSetDevice(ranks[r].dev));
-      GPSM_CUDA(cudaMemcpy(ranks[r].d.p, d.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
+    if (o.curvature) {
+      if (o.curvature->size() != voxels)
+        throw std::invalid_argument(fmt::format("ct: the given d = A^T W A 1 has {} values for an image of {} voxels",
+                                                o.curvature->size(), voxels));
+      curvature = o.curvature;
+    } else {
+      DevBuf<std::int32_t> every;
+      const std::vector<std::int32_t> all = all_views(g);
+      upload(every, z.dev, all.data(), all.size());
+      const std::vector<float> ones(voxels, 1.0f);
+      GPSM_CUDA(cudaMemcpy(z.x[0], ones.data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
+      launch_forward_project(g, z.poses.p, z.x[0], every.p, g.views, tile_rows, ax.p, z.st, every_split);
+      launch_scale(ax.p, z.w.p, g.sinogram_cells(), z.st);
+      launch_back_project(g, z.poses.p, ax.p, every.p, g.views, 0, g.ny, z.d.p, z.st);
+      auto d = std::make_shared<std::vector<float>>(voxels);
+      GPSM_CUDA(cudaMemcpyAsync(d->data(), z.d.p, voxels * sizeof(float), cudaMemcpyDeviceToHost, z.st));
+      GPSM_CUDA(cudaStreamSynchronize(z.st));
+      curvature = std::move(d);
     }
-    pen = make_penalty(g, s, d);
-    every.reset();
+    for (int r = o.curvature ? 0 : 1; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ranks[r].dev));
+      GPSM_CUDA(cudaMemcpy(ranks[r].d.p, curvature->data(), voxels * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    pen = make_penalty(g, s, *curvature);
 
     if (n == 1 || o.exchange == CtExchange::elided || o.exchange == CtExchange::gps) return;
     if (o.exchange == CtExchange::nccl) {
@@ -654,5 +662,7 @@ std::int64_t MultiGpuPwls::chunk_bytes() const {
     for (const Chunk& c : k.chunks) largest = std::max(largest, c.bytes);
   return largest;
 }
+
+std::shared_ptr<const std::vector<float>> MultiGpuPwls::curvature() const { return p_->curvature; }
 
 }  // namespace gpsm::apps::ct
