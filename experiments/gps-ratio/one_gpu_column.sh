@@ -5,8 +5,9 @@
 # fd3d (its gps since stop 44) added after. PART=1 runs cg, heat3d, wave3d, jacobi2d, fd3d; PART=2
 # filter, pagerank, sssp, als; PART=3 ct (medium with its hand-written paradigms; seed single and
 # gps, one iteration, ~21 s a rep and ~80 s of setup on one H200: cut at 300 s on 2026-11-29;
-# since 5cac386 only the last rep computes the cost, ~10 s a rep predicted, not yet run; 450 s
-# leaves no room for a build in the same call). Parts 1 and 2 each fit one call
+# since 5cac386 only the last rep computes the cost and since 7006fde d is computed once per size:
+# 10.1 s a rep, the whole step 254 s on one H200 (results/nvidia-h200/2026-11-29_7006fde_ct-seed-1gpu),
+# which fits after a build in one call; PART=3 with ctm too does not). Parts 1 and 2 each fit one call
 # after a build on the device (jacobi2d and als need ~115 s and ~80 s: cut at 70 s in the
 # one-call run of 2026-11-29).
 # GPUS=2 or 4 runs the same sets for that column (the name stays: results cite it); the NVSHMEM
