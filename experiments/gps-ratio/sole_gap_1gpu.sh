@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm}"
 M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct
 ncu_step() {  # $1 app, $2 paradigm
-  echo "ncu-$1-$2:90:ncu --kernel-name step_kernel --launch-skip 200 --launch-count 20 --metrics $M --csv $B/gpsm bench --app $1 --size 256 --gpus 1 --paradigm $2 --reps 1 --warmup 0 > \$STEP_OUT/ncu-$1-$2.csv"
+  echo "ncu-$1-$2:90:ncu --kernel-name step_kernel --launch-skip 50 --launch-count 20 --metrics $M --csv $B/gpsm bench --app $1 --size 256 --gpus 1 --paradigm $2 --reps 1 --warmup 0 > \$STEP_OUT/ncu-$1-$2.csv"
 }
 OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-570}" \
   "wa:40:$B/gpsm bench --app wave3d --size 256 --gpus 1 --paradigm single,memcpy,gps --reps 5 --json \$STEP_OUT/wave-a.json" \
