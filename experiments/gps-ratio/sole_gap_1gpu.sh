@@ -4,6 +4,9 @@
 # Is the difference in the kernel (the replicas' memory: same code, other addresses) or in the loop?
 # Interleaved bench rounds, then Nsight Compute's kernel duration and DRAM bytes of step_kernel
 # under single and under gps. One device call after a build (experiments/build_then.sh).
+# Answer (2026-11-29, results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement/call2): the same
+# kernel, same DRAM bytes and equal time under ncu (wave3d gps 60.26 us, single 60.69; heat3d 42.91
+# / 42.38), yet 2.3-3.0 % apart in the bench loop: not the kernel's code; sole_gap_addr.sh went on.
 # Usage: B=<dir with gpsm> OUT=... experiments/gps-ratio/sole_gap_1gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
