@@ -12,7 +12,11 @@
 # one-call run of 2026-11-29).
 # GPUS=2 or 4 runs the same sets for that column (the name stays: results cite it); the NVSHMEM
 # paradigms are not in these sets.
-# Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] OUT=... experiments/gps-ratio/one_gpu_column.sh;
+# ISOLATE=1 runs each paradigm in its own process (its own step and JSON, same limit each): one
+# bench process runs its paradigms in a fixed order on memory the earlier ones freed, which moved
+# wave3d 256³ by up to 3 % (results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement); each
+# process recomputes its CPU references. gps_ratio.py meets the files in one row per cell.
+# Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] [ISOLATE=1] OUT=... experiments/gps-ratio/one_gpu_column.sh;
 #   then python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
 #   (building on the device in the same call: experiments/build_then.sh experiments/gps-ratio/one_gpu_column.sh)
 set -uo pipefail
@@ -36,4 +40,15 @@ case "${PART:-all}" in
   3) steps=("${three[@]}") ;;
   *) steps=("${one[@]}" "${two[@]}" "${three[@]}") ;;
 esac
+if [ "${ISOLATE:-0}" = 1 ]; then
+  each=()
+  for st in "${steps[@]}"; do
+    name=${st%%:*}; rest=${st#*:}; limit=${rest%%:*}; cmd=${rest#*:}
+    ps=$(sed -E 's/.*--paradigm ([^ ]+).*/\1/' <<<"$cmd")
+    for p in ${ps//,/ }; do
+      each+=("$name-$p:$limit:$(sed -E "s/--paradigm [^ ]+/--paradigm $p/; s/\.json/-$p.json/" <<<"$cmd")")
+    done
+  done
+  steps=("${each[@]}")
+fi
 OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-570}" "${steps[@]}"
