@@ -124,6 +124,9 @@ struct MultiGpuPwls::Impl {
         tile_rows(forward_tile_rows(geo.rows, geo.channels)) {
     if (n > g.ny)
       throw std::invalid_argument(fmt::format("ct: {} GPUs for {} y-planes; use at most {} GPUs", n, g.ny, g.ny));
+    if (o.curvature && o.curvature->size() != static_cast<std::size_t>(g.voxels()))
+      throw std::invalid_argument(fmt::format("ct: the given d = A^T W A 1 has {} values for an image of {} voxels",
+                                              o.curvature->size(), g.voxels()));
     const std::vector<ViewPose> poses = view_poses(g);
     std::vector<std::int32_t> lists;
     std::int64_t largest = 0;
@@ -189,10 +192,7 @@ struct MultiGpuPwls::Impl {
     }
     sums.alloc(z.dev, 2);
     if (o.curvature) {
-      if (o.curvature->size() != voxels)
-        throw std::invalid_argument(fmt::format("ct: the given d = A^T W A 1 has {} values for an image of {} voxels",
-                                                o.curvature->size(), voxels));
-      curvature = o.curvature;
+      curvature = o.curvature;  // its size checked above, before anything was allocated
     } else {
       DevBuf<std::int32_t> every;
       const std::vector<std::int32_t> all = all_views(g);
