@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/cg/env_choice.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
@@ -13,11 +14,9 @@ namespace gpsm::apps::cg {
 const char* layout_name(SpmvLayout l) { return l == SpmvLayout::sell ? "sell" : "csr"; }
 
 SpmvChoice parse_spmv_choice(const char* text) {
-  const std::string t = text == nullptr ? "" : text;
-  if (t.empty() || t == "auto") return SpmvChoice::automatic;
-  if (t == "csr") return SpmvChoice::csr;
-  if (t == "sell") return SpmvChoice::sell;
-  throw gpsm::Error("gpsm: GPSM_CG_SPMV=" + t + ": not a layout; use csr, sell or auto (the default)");
+  static constexpr ChoiceName<SpmvChoice> kChoices[] = {
+      {"auto", SpmvChoice::automatic}, {"csr", SpmvChoice::csr}, {"sell", SpmvChoice::sell}};
+  return parse_choice("GPSM_CG_SPMV", "a layout", text, kChoices);
 }
 
 namespace {

@@ -3,26 +3,22 @@
 
 #include <fmt/format.h>
 
+#include "apps/cg/env_choice.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
 
 const char* index_storage_name(IndexStorage s) { return s == IndexStorage::i16 ? "i16" : "i32"; }
 
-const char* index_choice_name(IndexChoice c) {
-  switch (c) {
-    case IndexChoice::i32: return "i32";
-    case IndexChoice::i16: return "i16";
-    default: return "auto";
-  }
-}
+namespace {
+constexpr ChoiceName<IndexChoice> kIndexChoices[] = {
+    {"auto", IndexChoice::automatic}, {"i32", IndexChoice::i32}, {"i16", IndexChoice::i16}};
+}  // namespace
+
+const char* index_choice_name(IndexChoice c) { return choice_name(c, kIndexChoices); }
 
 IndexChoice parse_index_choice(const char* text) {
-  const std::string t = text == nullptr ? "" : text;
-  if (t.empty() || t == "auto") return IndexChoice::automatic;
-  if (t == "i32") return IndexChoice::i32;
-  if (t == "i16") return IndexChoice::i16;
-  throw gpsm::Error("gpsm: GPSM_CG_INDEX=" + t + ": not an index storage; use i32, i16 or auto (the default)");
+  return parse_choice("GPSM_CG_INDEX", "an index storage", text, kIndexChoices);
 }
 
 namespace {

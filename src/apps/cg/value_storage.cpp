@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/cg/env_choice.hpp"
 #include "gpsm/error.hpp"
 
 namespace gpsm::apps::cg {
@@ -14,22 +15,17 @@ const char* value_storage_name(ValueStorage s) {
   return s == ValueStorage::table ? "table" : s == ValueStorage::f32 ? "f32" : "f64";
 }
 
-const char* value_choice_name(ValueChoice c) {
-  switch (c) {
-    case ValueChoice::f64: return "f64";
-    case ValueChoice::f32: return "f32";
-    case ValueChoice::table: return "table";
-    default: return "auto";
-  }
-}
+namespace {
+constexpr ChoiceName<ValueChoice> kValueChoices[] = {{"auto", ValueChoice::automatic},
+                                                     {"f64", ValueChoice::f64},
+                                                     {"f32", ValueChoice::f32},
+                                                     {"table", ValueChoice::table}};
+}  // namespace
+
+const char* value_choice_name(ValueChoice c) { return choice_name(c, kValueChoices); }
 
 ValueChoice parse_value_choice(const char* text) {
-  const std::string t = text == nullptr ? "" : text;
-  if (t.empty() || t == "auto") return ValueChoice::automatic;
-  if (t == "f64") return ValueChoice::f64;
-  if (t == "f32") return ValueChoice::f32;
-  if (t == "table") return ValueChoice::table;
-  throw gpsm::Error("gpsm: GPSM_CG_VALUES=" + t + ": not a value storage; use f64, f32, table or auto (the default)");
+  return parse_choice("GPSM_CG_VALUES", "a value storage", text, kValueChoices);
 }
 
 std::int64_t first_inexact_float(const std::vector<double>& values) {
