@@ -31,6 +31,7 @@
 #include "apps/ct/ct_partition.hpp"
 #include "apps/ct/ct_projector.hpp"
 #include "apps/ct/ct_subsets.hpp"
+#include "apps/harness/gps_link_bytes.hpp"
 #include "apps/harness/nccl_comms.hpp"
 #include "common/cuda_check.hpp"
 #include "common/dev_buf.hpp"
@@ -551,18 +552,11 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
       p.tracked = true;
       // Link bytes of one more untimed iteration, counted by the runtime (counting costs time).
       gps::ArrayBase* arrays[] = {&p.gimg[0], &p.gimg[1], &p.gres[0], &p.gres[1]};
-      for (gps::ArrayBase* a : arrays) {
-        a->set_counting(true);
-        a->reset_link_stats();
-      }
-      for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
-      p.mark(4 * p.order.size());
-      p.ctx.fence();
-      p.gps_link_bytes = 0;
-      for (gps::ArrayBase* a : arrays) {
-        p.gps_link_bytes += static_cast<double>(a->link_stats().link_bytes);
-        a->set_counting(false);
-      }
+      p.gps_link_bytes = counted_link_bytes(arrays, [&] {
+        for (std::size_t at = 0; at < p.order.size(); ++at) p.subset(p.order[at], at);
+        p.mark(4 * p.order.size());
+        p.ctx.fence();
+      });
       p.cur = 0;
       p.parity = 0;
       for (int b = 0; b < 2; ++b) p.gimg[b].upload(x0);

@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "apps/graph/graph_exchange_proact.hpp"
 #include "apps/graph/graph_proact_plan.hpp"
+#include "apps/harness/gps_link_bytes.hpp"
 #include "apps/harness/proact_bench.hpp"
 #include "gpsm/error.hpp"
 
@@ -109,21 +111,11 @@ int GraphRun::solve_timed(double* seconds) {
 
 double GraphRun::link_bytes_per_iter() {
   if (par_ == Paradigm::gps || par_ == Paradigm::gps_all) {
+    std::vector<gps::Array<float>*> arrays;
     for (auto& e : ex_)
       for (int b = 0; b < 2; ++b)
-        if (gps::Array<float>* a = e->gps_array(b); a != nullptr) {
-          a->set_counting(true);
-          a->reset_link_stats();
-        }
-    iterate_untimed(1);
-    double bytes = 0;
-    for (auto& e : ex_)
-      for (int b = 0; b < 2; ++b)
-        if (gps::Array<float>* a = e->gps_array(b); a != nullptr) {
-          bytes += static_cast<double>(a->link_stats().link_bytes);
-          a->set_counting(false);
-        }
-    return bytes;
+        if (gps::Array<float>* a = e->gps_array(b); a != nullptr) arrays.push_back(a);
+    return counted_link_bytes(arrays, [&] { iterate_untimed(1); });
   }
   double bytes = extra_bytes();
   for (auto& e : ex_) {
