@@ -12,10 +12,11 @@
 # one-call run of 2026-11-29).
 # GPUS=2 or 4 runs the same sets for that column (the name stays: results cite it); the NVSHMEM
 # paradigms are not in these sets.
-# ISOLATE=1 runs each paradigm in its own process (its own step and JSON, same limit each): one
-# bench process runs its paradigms in a fixed order on memory the earlier ones freed, which moved
-# wave3d 256³ by up to 3 % (results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement); each
-# process recomputes its CPU references. gps_ratio.py meets the files in one row per cell.
+# ISOLATE=1 adds `gpsm bench --isolate` (each run in its own process, since the commit after
+# 5499885; before it this script split the paradigms into steps of their own): one bench process
+# runs its paradigms in a fixed order on memory the earlier ones freed, which moved wave3d 256³ by
+# up to 3 % (results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement). Each child recomputes
+# its CPU references, so a step's limit is multiplied by its paradigm count.
 # Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] [ISOLATE=1] OUT=... experiments/gps-ratio/one_gpu_column.sh;
 #   then python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
 #   (building on the device in the same call: experiments/build_then.sh experiments/gps-ratio/one_gpu_column.sh)
@@ -44,10 +45,8 @@ if [ "${ISOLATE:-0}" = 1 ]; then
   each=()
   for st in "${steps[@]}"; do
     name=${st%%:*}; rest=${st#*:}; limit=${rest%%:*}; cmd=${rest#*:}
-    ps=$(sed -E 's/.*--paradigm ([^ ]+).*/\1/' <<<"$cmd")
-    for p in ${ps//,/ }; do
-      each+=("$name-$p:$limit:$(sed -E "s/--paradigm [^ ]+/--paradigm $p/; s/\.json/-$p.json/" <<<"$cmd")")
-    done
+    ps=$(sed -E 's/.*--paradigm ([^ ]+).*/\1/' <<<"$cmd"); ps=${ps//,/ }; set -- $ps
+    each+=("$name:$((limit * $#)):$cmd --isolate")
   done
   steps=("${each[@]}")
 fi

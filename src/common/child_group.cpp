@@ -106,8 +106,9 @@ void ChildGroup::kill_running() {
     }
 }
 
-GroupResult ChildGroup::wait_all(double timeout_s) {
+GroupResult ChildGroup::wait_all(double timeout_s, const std::function<void()>& tick) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  auto next_tick = std::chrono::steady_clock::now();
   GroupResult out;
   for (;;) {
     bool any = false;
@@ -141,6 +142,10 @@ GroupResult ChildGroup::wait_all(double timeout_s) {
       kill_running();
       out.reason = fmt::format("timed out after {} s, killed the workers still running: {}", timeout_s, hung);
       return out;
+    }
+    if (tick && std::chrono::steady_clock::now() >= next_tick) {
+      tick();
+      next_tick = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -6,6 +6,7 @@
 // Plain POSIX C++, no CUDA: the CPU tests drive it with /bin/sh.
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,8 +38,9 @@ class ChildGroup {
   void spawn(const ChildSpec& c);
   // Waits until every child has exited. ok when all exited with status 0; otherwise the first
   // child seen exiting nonzero or by a signal, or the timeout, ends the wait and the others are
-  // killed and reaped before it returns.
-  GroupResult wait_all(double timeout_s);
+  // killed and reaped before it returns. tick, when given, is called about every 250 ms while
+  // children run (a parent showing their progress); it must not throw.
+  GroupResult wait_all(double timeout_s, const std::function<void()>& tick = {});
   std::size_t size() const { return kids_.size(); }
 
  private:

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,9 @@
 
 #include "apps/harness/bench_report.hpp"
 #include "apps/harness/gpu_memory.hpp"
+#include "apps/harness/isolated_run.hpp"
+#include "apps/harness/run_outcome_json.hpp"
+#include "common/atomic_file.hpp"
 #include "bench_proact.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -84,8 +88,27 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--proact-margin", a.proact_margin,
                 "--proact-tune: noise margin; a simpler configuration within it wins (memcpy over inline over copy engines)")
       ->capture_default_str();
+  c->add_flag("--isolate", a.isolate,
+             "Run every run (paradigm, GPU count, size) in a gpsm process of its own: a fresh CUDA context "
+             "and memory each, so no run's time depends on the runs before it in the process (where buffers "
+             "land moves a memory-bound kernel by up to ~3 % on H200, docs/bench.md), and a crash fails only its "
+             "run. Each child computes the app's CPU reference again, so large sizes take longer");
+  // The child side of --isolate, hidden from --help.
+  c->add_option("--isolated-run", a.isolated_run)->group("");
+  c->add_option("--isolated-outcome", a.isolated_outcome)->group("");
   return c;
 }
+
+namespace {
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw gpsm::Error("gpsm bench --isolate: cannot read /proc/self/exe (" + ec.message() + ")");
+  return p.string();
+}
+
+}  // namespace
 
 int run_bench(const BenchArgs& a, int argc, char** argv) {
   using namespace gpsm::apps;
@@ -111,6 +134,11 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   const auto counts = parse_gpu_counts(a.gpus);
   if (a.reps < 1 || a.warmup < 0 || a.nccheck < 1 || a.iters < 0)
     throw std::invalid_argument("--reps must be >= 1, --warmup >= 0, --nccheck >= 1, --iters >= 0");
+  // The child of --isolate: both hidden options or neither.
+  const bool child = a.isolated_run != 0;
+  if (child != !a.isolated_outcome.empty() || a.isolated_run < 0)
+    throw std::invalid_argument("--isolated-run K (K >= 1) and --isolated-outcome FILE go together (gpsm bench "
+                                "--isolate passes them to its children; use --isolate)");
   const Axis axis = parse_axis(a.axis);
   std::vector<std::pair<App*, Problem>> problems;
   std::vector<std::string> sizes_run;
@@ -179,12 +207,15 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   for (auto& [app, p] : problems)
     for (int g : counts)
       for (Paradigm par : paradigms) total += static_cast<int>(proact.points(*app, par, g).size());
+  if (child && a.isolated_run > total)
+    throw std::invalid_argument(fmt::format("--isolated-run {}: this command has {} run(s)", a.isolated_run, total));
   for (auto& [app, p] : problems) {
     std::vector<RunRecord> records;
     for (int g : counts) {
       for (Paradigm par : paradigms)
         for (std::uint64_t point : proact.points(*app, par, g)) {  // point: a --proact-tune chunk size, or 0
           ++done;
+          if (child && done != a.isolated_run) continue;
           RunRequest req;
           req.paradigm = par;
           req.devices.assign(pool.begin(), pool.begin() + g);
@@ -197,8 +228,11 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
                                                label, g, g == 1 ? "" : "s");
           req.progress = [&](const std::string& s) {
-            progress_show(fmt::format("{}: {} ({}{})", head, s, elapsed_text(elapsed()),
-                                      eta_suffix(elapsed(), done - 1, total)));
+            if (child)  // a line each: the parent shows the newest under its own head
+              std::cerr << s << "\n" << std::flush;
+            else
+              progress_show(fmt::format("{}: {} ({}{})", head, s, elapsed_text(elapsed()),
+                                        eta_suffix(elapsed(), done - 1, total)));
           };
           req.progress("setting up");
           RunRecord rec;
@@ -207,12 +241,23 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           rec.label = proact.label(point);
           // A size the GPUs cannot hold fails its run with the figure, not a CUDA out-of-memory error.
           // (A paradigm the app lacks reports `unsupported` from run() as before.)
-          if (const std::string no_room = app->has(par) ? gpu_memory_check(*app, p, par, req.devices) : std::string();
-              !no_room.empty()) {
+          if (a.isolate && !child) {
+            // The child runs the same enumeration and stops at this run (memory check included).
+            std::vector<std::string> args(argv + 1, argv + argc);
+            args.insert(args.end(), {"--isolated-run", std::to_string(done)});
+            const IsolatedRun iso{fmt::format("{} {} {} on {} GPU{}", app->name(), p.label(), label, g, g == 1 ? "" : "s"),
+                                  self_exe(), args};
+            rec.out = run_isolated(iso, [&](const std::string& line) { req.progress("in its own process: " + line); });
+          } else if (const std::string no_room = app->has(par) ? gpu_memory_check(*app, p, par, req.devices) : std::string();
+                     !no_room.empty()) {
             rec.out.status = RunStatus::failed;
             rec.out.reason = no_room;
           } else {
             rec.out = app->run(req);
+          }
+          if (child) {  // this run was the child's one job: hand it to the parent, nothing else
+            gpsm::write_file_atomic(a.isolated_outcome, run_outcome_to_json(rec.out).dump() + "\n");
+            return 0;
           }
           if (rec.out.status == RunStatus::failed) {
             ++failed;
@@ -232,8 +277,9 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           records.push_back(std::move(rec));
         }
       progress_clear();
-      proact.decide(*app, g, records);
+      if (!child) proact.decide(*app, g, records);  // a child returns at its run; the runs before it are not its
     }
+    if (child) continue;
     progress_clear();
     std::cout << format_table(app->name(), p, summarize(records)) << "\n" << std::flush;
     tests.push_back(bench_test_json(app->name(), app->description(), p, records));
@@ -255,7 +301,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     for (Paradigm par : paradigms) names.push_back(paradigm_name(par));
     j["options"] = {{"app", a.app},   {"gpus", counts},        {"paradigms", names},   {"sizes", sizes_run},
                     {"iters", a.iters}, {"nccheck", a.nccheck}, {"axis", a.axis}, {"reps", a.reps},       {"warmup", a.warmup},
-                    {"devices", pool}};
+                    {"devices", pool}, {"isolate", a.isolate}};
     proact.record_options(j["options"]);
     gpsm::write_file_atomic(a.json_path, j.dump(1) + "\n");
     std::cerr << "gpsm bench: wrote " << a.json_path << "\n";

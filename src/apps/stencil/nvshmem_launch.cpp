@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/child_group.hpp"
+#include "common/temp_dir.hpp"
 #include "gpsm/error.hpp"
 
 #ifndef GPSM_HAVE_NVSHMEM
@@ -22,32 +23,6 @@
 namespace gpsm::apps::jacobi {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// A private folder for the unique ID, the results and the logs, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    const char* t = std::getenv("TMPDIR");
-    std::string tmpl = std::string(t != nullptr && *t != '\0' ? t : "/tmp") + "/gpsm-nvshmem-XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr)
-      throw gpsm::Error("gpsm: nvshmem: cannot create a temporary folder " + tmpl + " (" + std::strerror(errno) + ")");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
 
 bool nvshmem_built() { return GPSM_HAVE_NVSHMEM != 0; }
 
@@ -119,7 +94,7 @@ void run_nvshmem_workers(const char* name, const std::vector<int>& devices, cons
   if (ranks < 1) throw gpsm::Error("gpsm: nvshmem: no devices");
   const std::string worker = find_nvshmem_worker(name);
   const int timeout = nvshmem_timeout_s();
-  TempDir dir;
+  TempDir dir("gpsm-nvshmem", "nvshmem");
   const auto env = nvshmem_worker_env();
   ChildGroup group;
   std::vector<std::string> outs;
