@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm}"
 b() {  # $1 step name, $2 app, $3 paradigms, $4 extra flags
-  echo "$1:60:$B/gpsm bench --app $2 --size 256 --gpus 1 --paradigm $3 --reps 5 $4 --json \$STEP_OUT/$1.json"
+  echo "$1:60:$B/gpsm bench --app $2 --size 256 --gpus 1 --paradigm $3 --reps 5 ${4:-} --json \$STEP_OUT/$1.json"
 }
 OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-570}" \
   "clitest:120:python3 tests/cli/bench_isolate.py --gpsm $B/gpsm --work \$STEP_OUT/bench-isolate" \

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """gpsm bench --isolate on a GPU: every run in a child process, the table and results file as
 without it. Runs heat3d 64^3 on one GPU under single and gps with --isolate and checks: exit 0,
-both runs ok and verified in the results file, options.isolate true, and the parent's progress
-showing its children's lines. Without a GPU, gpsm exits 3: reported as skipped (77), never passed.
+both runs ok and verified in the results file, options.isolate true, a progress line per run.
+Without a GPU, gpsm exits 3: reported as skipped (77), never passed.
 Usage: bench_isolate.py --gpsm PATH --work DIR"""
 import argparse
 import json
@@ -29,8 +29,12 @@ def main():
     fail = []
     if p.returncode != 0:
         fail.append(f"exit {p.returncode}")
-    if "in its own process: " not in p.stderr:
-        fail.append("no child progress line ('in its own process: ...') on stderr")
+    # (The children's own progress lines are not checked here: a 64^3 run can end before the
+    # parent's first look at its log; the CPU test IsolatedRun.ReturnsTheChildsOutcomeAndShowsItsProgress
+    # checks that they are shown.)
+    for par in ("single", "gps"):
+        if f"heat3d 64x64x64 {par} on 1 GPU" not in p.stderr:
+            fail.append(f"no progress line for the {par} run on stderr")
     try:
         doc = json.load(open(out))
     except (OSError, ValueError) as e:
