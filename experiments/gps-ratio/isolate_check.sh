@@ -4,6 +4,13 @@
 # alone: results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement), and what does it cost in
 # wall time? The same cells in one process and isolated, in two orders each, side by side in one
 # call; then the GPU CLI test of --isolate and the GPU tests whose launcher it shares (nvshmem).
+# (gpsm bench runs its paradigms in its fixed order, single first, whatever --paradigm's order:
+# the *-rev steps are repeats, not reversed orders.)
+# Answer (2026-11-29, 1×H200, results/nvidia-h200/2026-11-29_0fdbf83_bench-isolate, calls 1-2):
+# isolated, gps ÷ single is 1.003-1.007 at wave3d 256³ (4 commands) against 1.020 and 1.028 in one
+# process; heat3d 256³ stays 1.009-1.011 isolated (1.011, 1.013 in one process): its 1 % is not
+# placement. A child-per-run command of 3 runs took 1.8-3 s instead of 1-2 s. The CLI test and the
+# 6 nvshmem GPU tests passed (call 2; the one-process steps of call 1 broke on an unset $4).
 # Usage: B=<dir with gpsm> OUT=... experiments/gps-ratio/isolate_check.sh
 #   (building on the device in the same call: experiments/build_then.sh experiments/gps-ratio/isolate_check.sh)
 set -uo pipefail
