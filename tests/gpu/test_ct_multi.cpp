@@ -66,8 +66,6 @@ TEST(CtMultiGpu, EveryParadigmOnOneTwoAndAllGpusMatchesTheOneGpuRun) {
       const double exchanged = static_cast<double>(ct::CtPartition(spec.g, g, 4).iteration_bytes());
       if (g == 1) {
         EXPECT_EQ(o.link_bytes_per_iter, 0.0);
-        if (par == Paradigm::gps)  // nothing to learn on one GPU: no tracked iteration
-          EXPECT_NE(o.timing.find("one GPU, every page its own"), std::string::npos) << o.timing;
       } else if (par == Paradigm::gps) {
         // counted by the runtime: every stored word goes to the GPUs that read its page, at most
         // every other GPU (32 B sectors of whole dirty lines: no more than the words, up to the

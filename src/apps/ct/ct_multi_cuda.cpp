@@ -619,11 +619,9 @@ std::string MultiGpuPwls::timing() const {
     case CtExchange::elided: t += "; every exchange elided (the bound: the image is not a result)"; break;
     case CtExchange::gps: {
       t += fmt::format("; image and residual buffers in GPS arrays ({} publishing, {} B pages), each GPU storing its "
-                       "rows and slab through its views, a host fence (Context::fence) after each phase; {}: "
-                       "pages subscribed per GPU, image ",
-                       gps::mode_name(p.gimg[0].mode()), p.gimg[0].page_bytes(),
-                       p.n == 1 ? "one GPU, every page its own (no tracked iteration: nothing to learn)"
-                                : "subscriptions learned from one untimed tracked iteration");
+                       "rows and slab through its views, a host fence (Context::fence) after each phase; "
+                       "subscriptions learned from one untimed tracked iteration: pages subscribed per GPU, image ",
+                       gps::mode_name(p.gimg[0].mode()), p.gimg[0].page_bytes());
       for (int r = 0; r < p.n; ++r)
         t += fmt::format("{}{}", r ? "/" : "", p.gimg[0].subscriptions().summary().pages_per_device[r]);
       t += fmt::format(" of {}, residual ", p.gimg[0].subscriptions().pages());
