@@ -284,6 +284,8 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     std::cout << format_table(app->name(), p, summarize(records)) << "\n" << std::flush;
     tests.push_back(bench_test_json(app->name(), app->description(), p, records));
   }
+  // A child that did not meet its run must not go on to write the parent's results file.
+  if (child) throw gpsm::Error(fmt::format("gpsm bench: run {} of {} was not reached", a.isolated_run, total));
   if (!a.json_path.empty()) {
     scope::RunMeta m;
     for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);
