@@ -542,13 +542,9 @@ PwlsRun MultiGpuPwls::solve(const std::vector<float>& x0, int iterations, const 
   for (Rank& k : p.ranks) k.sum = {};
   if (p.o.exchange == CtExchange::gps) {
     for (int b = 0; b < 2; ++b) p.gimg[b].upload(x0);  // every replica (the fence first)
-    if (!p.tracked && p.n == 1) {
-      // One GPU: it already subscribes to every page (an array starts fully replicated), so one
-      // tracked iteration would learn nothing, and no byte crosses a link (~50 s saved at the seed).
-      p.tracked = true;
-      p.gps_link_bytes = 0;
-    }
-    if (!p.tracked) {
+    // One GPU learns nothing: it already subscribes to every page (an array starts fully
+    // replicated), and no byte crosses a link (gps_link_bytes stays 0; ~50 s saved at the seed).
+    if (!p.tracked && p.n > 1) {
       // The subscriptions learned from one untimed iteration (each subset once: every page of the
       // image and of the residual buffers a GPU reads or writes), as a user would learn them.
       p.ctx.tracking_start();
