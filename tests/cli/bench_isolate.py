@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpsm bench --isolate on a GPU: every run in a child process, the table and results file as
 without it. Runs heat3d 64^3 on one GPU under single and gps with --isolate and checks: exit 0,
-both runs ok and verified in the results file, options.isolate true, a progress line per run.
+both runs ok and verified in the results file, options.isolate true, a progress line per run,
+and nothing left in TMPDIR (the children's logs and outcomes, the shared references' folder).
 Without a GPU, gpsm exits 3: reported as skipped (77), never passed.
 Usage: bench_isolate.py --gpsm PATH --work DIR"""
 import argparse
@@ -22,7 +23,12 @@ def main():
         os.remove(out)
     cmd = [a.gpsm, "bench", "--isolate", "--app", "heat3d", "--size", "64", "--gpus", "1",
            "--paradigm", "single,gps", "--reps", "2", "--json", out]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    tmp = os.path.join(a.work, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    for name in os.listdir(tmp):
+        subprocess.run(["rm", "-rf", os.path.join(tmp, name)], check=True)
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     if p.returncode == 3:
         print("skipped: no GPU here:", p.stderr.strip())
         return 77
@@ -32,6 +38,9 @@ def main():
     # (The children's own progress lines are not checked here: a 64^3 run can end before the
     # parent's first look at its log; the CPU test IsolatedRun.ReturnsTheChildsOutcomeAndShowsItsProgress
     # checks that they are shown.)
+    left = os.listdir(tmp)
+    if left:
+        fail.append(f"left in TMPDIR: {left}")
     for par in ("single", "gps"):
         if f"heat3d 64x64x64 {par} on 1 GPU" not in p.stderr:
             fail.append(f"no progress line for the {par} run on stderr")

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -17,8 +18,10 @@
 #include "apps/harness/bench_report.hpp"
 #include "apps/harness/gpu_memory.hpp"
 #include "apps/harness/isolated_run.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "apps/harness/run_outcome_json.hpp"
 #include "common/atomic_file.hpp"
+#include "common/temp_dir.hpp"
 #include "bench_proact.hpp"
 #include "commands.hpp"
 #include "exit_codes.hpp"
@@ -92,10 +95,12 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
              "Run every run (paradigm, GPU count, size) in a gpsm process of its own: a fresh CUDA context "
              "and memory each, so no run's time depends on the runs before it in the process (where buffers "
              "land moves a memory-bound kernel by up to ~3 % on H200, docs/bench.md), and a crash fails only its "
-             "run. Each child computes the app's CPU reference again, so large sizes take longer");
+             "run. The children share the app's CPU references through a temporary folder: each is computed once "
+             "per command, as in one process");
   // The child side of --isolate, hidden from --help.
   c->add_option("--isolated-run", a.isolated_run)->group("");
   c->add_option("--isolated-outcome", a.isolated_outcome)->group("");
+  c->add_option("--isolated-references", a.isolated_references)->group("");
   return c;
 }
 
@@ -139,6 +144,10 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   if (child != !a.isolated_outcome.empty() || a.isolated_run < 0)
     throw std::invalid_argument("--isolated-run K (K >= 1) and --isolated-outcome FILE go together (gpsm bench "
                                 "--isolate passes them to its children; use --isolate)");
+  if (!a.isolated_references.empty() && (!child || !std::filesystem::is_directory(a.isolated_references)))
+    throw std::invalid_argument("--isolated-references " + a.isolated_references +
+                                ": an existing folder, given with --isolated-run (gpsm bench --isolate passes it to "
+                                "its children; use --isolate)");
   const Axis axis = parse_axis(a.axis);
   std::vector<std::pair<App*, Problem>> problems;
   std::vector<std::string> sizes_run;
@@ -192,6 +201,13 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     throw BadInput(msg + "; list more devices or ask for fewer");
   }
   begin_work();
+  // --isolate: one folder of references for the whole command, its children writing and reading
+  // it (apps/harness/reference_cache.hpp); removed when the command ends.
+  std::optional<gpsm::TempDir> shared_refs;
+  if (a.isolate && !child) shared_refs.emplace("gpsm-references", "gpsm bench --isolate's shared references");
+  std::optional<ReferenceCache> refs;
+  if (shared_refs) refs.emplace(shared_refs->path());
+  if (!a.isolated_references.empty()) refs.emplace(a.isolated_references);
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
@@ -223,6 +239,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           req.reps = a.reps;
           req.warmup = a.warmup;
           req.pictures_dir = a.pictures;
+          if (child && refs) req.references = &*refs;
           proact.configure(req, *app, g, point);
           const std::string label = point > 0 ? proact.label(point) : paradigm_name(par);
           const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
@@ -244,7 +261,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           if (a.isolate && !child) {
             // The child runs the same enumeration and stops at this run (memory check included).
             std::vector<std::string> args(argv + 1, argv + argc);
-            args.insert(args.end(), {"--isolated-run", std::to_string(done)});
+            args.insert(args.end(), {"--isolated-run", std::to_string(done), "--isolated-references", refs->dir()});
             const IsolatedRun iso{fmt::format("{} {} {} on {} GPU{}", app->name(), p.label(), label, g, g == 1 ? "" : "s"),
                                   self_exe(), args};
             rec.out = run_isolated(iso, [&](const std::string& line) { req.progress("in its own process: " + line); });

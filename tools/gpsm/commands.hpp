@@ -70,10 +70,13 @@ struct BenchArgs {
   std::string pictures;  // ct: the folder for the slices and cost curve `gpsm report` draws
   // --isolate: every run in a child gpsm of its own (apps/harness/isolated_run.hpp). The child is
   // this command again with the hidden --isolated-run K (run only the K-th run, 1-based, in the
-  // order the command enumerates them) and --isolated-outcome FILE (write its RunOutcome there).
+  // order the command enumerates them) and --isolated-outcome FILE (write its RunOutcome there),
+  // plus --isolated-references DIR: the parent's folder of references its children share
+  // (apps/harness/reference_cache.hpp).
   bool isolate = false;
   int isolated_run = 0;
   std::string isolated_outcome;
+  std::string isolated_references;
 };
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a);
 int run_bench(const BenchArgs& a, int argc, char** argv);

@@ -24,6 +24,7 @@
 #include "apps/cg/traffic.hpp"
 #include "apps/harness/app.hpp"
 #include "apps/harness/nccl_comms.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "apps/stencil/nvshmem_launch.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
@@ -162,8 +163,13 @@ const Solve& CgApp::reference(const std::string& plan_key, const Plan& p, const 
   const std::string key = fmt::format("{}/{}/{}/{}", plan_key, variant_name(v), st.threshold, iters);
   auto it = refs_.find(key);
   if (it == refs_.end()) {
-    say(req, fmt::format("CPU reference ({}, split over {} GPU{})", variant_name(v), p.ranks, p.ranks == 1 ? "" : "s"));
-    it = refs_.emplace(key, reference_solve(*a_, p, st, v, iters)).first;
+    auto compute = [&] {
+      say(req, fmt::format("CPU reference ({}, split over {} GPU{})", variant_name(v), p.ranks, p.ranks == 1 ? "" : "s"));
+      return reference_solve(*a_, p, st, v, iters);
+    };
+    // Shared between processes the key needs the matrix too (refs_ is cleared with the matrix).
+    it = refs_.emplace(key, cached_reference<Solve>(req.references, "cg/" + matrix_key_ + "/" + key, compute, req.progress))
+             .first;
   }
   return it->second;
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "apps/cg/cg_math.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "common/omp.hpp"
 #include "gpsm/error.hpp"
 
@@ -225,6 +226,19 @@ Check check_solve(const Matrix& a, const Start& s, const Solve& ref, const Solve
     c.failure = fmt::format("||b - Ax|| recomputed on the host is {:.6e}, the solver's residual {:.6e}: gap {:.3e} over the "
                             "bound {:.3e}", c.true_residual, c.solver_residual, gap, c.gap_bound);
   return c;
+}
+
+void write_ref(RefWriter& w, const Solve& s) {
+  w.array(s.rho);
+  w.value(s.iterations);
+  w.array(s.x);
+  w.value(s.max_x_norm);
+}
+void read_ref(RefReader& r, Solve& out) {
+  r.array(out.rho);
+  r.value(out.iterations);
+  r.array(out.x);
+  r.value(out.max_x_norm);
 }
 
 }  // namespace gpsm::apps::cg

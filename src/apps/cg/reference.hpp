@@ -21,6 +21,11 @@
 #include "apps/cg/partition.hpp"
 #include "apps/cg/variant.hpp"
 
+namespace gpsm::apps {
+class RefWriter;  // apps/harness/reference_cache.hpp
+class RefReader;
+}  // namespace gpsm::apps
+
 namespace gpsm::apps::cg {
 
 // ---- partitioned dot products (cg_math.hpp's order) ------------------------------------------
@@ -52,6 +57,9 @@ struct Solve {
   double max_x_norm = 0;    // max over the iterates of ||x_j||_2 (the residual gap bound)
 };
 Solve reference_solve(const Matrix& a, const Plan& plan, const Start& s, Variant v, int iters);
+// The solve as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
+void write_ref(RefWriter& w, const Solve& s);
+void read_ref(RefReader& r, Solve& out);
 
 // ---- verification (a GPU run against the reference) -------------------------------------------
 struct Check {

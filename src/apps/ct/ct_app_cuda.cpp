@@ -25,6 +25,7 @@
 #include "apps/harness/app.hpp"
 #include "apps/harness/nccl_comms.hpp"
 #include "apps/harness/proact_bench.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 
@@ -109,13 +110,14 @@ const PwlsRun& CtApp::reference(const CtBenchSpec& s, const CtData& d, int iters
   const std::string key = fmt::format("{}/{}/{}", s.g.label(), s.subsets, iters);
   auto it = refs_.find(key);
   if (it == refs_.end()) {
-    say(req, "one-GPU reference run");
-    PwlsSettings set;
-    set.subsets = s.subsets;
-    it = refs_
-             .emplace(key, pwls_os_gpu(s.g, d.scan, set, std::vector<float>(static_cast<std::size_t>(s.g.voxels())),
-                                       iters, d.mu, device))
-             .first;
+    auto compute = [&] {
+      say(req, "one-GPU reference run");
+      PwlsSettings set;
+      set.subsets = s.subsets;
+      return pwls_os_gpu(s.g, d.scan, set, std::vector<float>(static_cast<std::size_t>(s.g.voxels())), iters, d.mu,
+                         device);
+    };
+    it = refs_.emplace(key, cached_reference<PwlsRun>(req.references, "ct/" + key, compute, req.progress)).first;
   }
   return it->second;
 }
@@ -205,8 +207,26 @@ RunOutcome CtApp::run(const RunRequest& req) {
     say(req, "setting up");
     PwlsSettings set;
     set.subsets = spec.subsets;
+    // d is shared with the later children of --isolate too (reference_cache.hpp): its two
+    // projections of every view are the longest part of a solver's setup at the seed's size.
+    const std::string d_key = "ct/" + spec.g.label() + "/curvature";
+    if (!curvature_ && req.references != nullptr) {
+      std::vector<float> c;
+      std::string why;
+      if (req.references->load(d_key, [&](RefReader& r) { r.array(c); }, &why))
+        curvature_ = std::make_shared<const std::vector<float>>(std::move(c));
+      else if (!why.empty())
+        say(req, "the shared " + d_key + " is unreadable (" + why + "): computing it");
+    }
     opt.curvature = curvature_;
     MultiGpuPwls run(ctx, spec.g, d.scan, set, opt);
+    if (!curvature_ && req.references != nullptr) {
+      try {
+        req.references->store(d_key, [&](RefWriter& w) { w.array(*run.curvature()); });
+      } catch (const gpsm::Error& e) {
+        say(req, std::string("not shared with the next runs: ") + e.what());
+      }
+    }
     curvature_ = run.curvature();
     const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
     PwlsRun got;

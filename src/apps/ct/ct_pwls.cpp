@@ -6,6 +6,7 @@
 #include "apps/ct/ct_phantom.hpp"
 #include "apps/ct/ct_projector.hpp"
 #include "apps/ct/ct_subsets.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "common/omp.hpp"
 
 namespace gpsm::apps::ct {
@@ -114,6 +115,17 @@ PwlsRun pwls_os(const Geometry& g, const Scan& scan, const PwlsSettings& s, std:
     record();
   }
   return run;
+}
+
+void write_ref(RefWriter& w, const PwlsRun& run) {
+  w.array(run.cost);
+  w.array(run.rmse_hu);
+  w.array(run.x);
+}
+void read_ref(RefReader& r, PwlsRun& out) {
+  r.array(out.cost);
+  r.array(out.rmse_hu);
+  r.array(out.x);
 }
 
 }  // namespace gpsm::apps::ct

@@ -27,6 +27,11 @@
 #include "apps/ct/ct_penalty.hpp"
 #include "apps/ct/ct_scan.hpp"
 
+namespace gpsm::apps {
+class RefWriter;  // apps/harness/reference_cache.hpp
+class RefReader;
+}  // namespace gpsm::apps
+
 namespace gpsm::apps::ct {
 
 struct PwlsSettings {
@@ -61,6 +66,9 @@ struct PwlsRun {
   std::vector<double> rmse_hu;  // the same for the RMSE against the phantom (empty without one)
   std::vector<float> x;         // the final image
 };
+// The run as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
+void write_ref(RefWriter& w, const PwlsRun& run);
+void read_ref(RefReader& r, PwlsRun& out);
 
 // `iterations` iterations of PWLS-OS from x0 (every subset once per iteration, subset_order's
 // order), the cost and RMSE recorded after each. truth may be empty.

@@ -27,6 +27,7 @@
 #include "apps/harness/app.hpp"
 #include "apps/harness/gpu_memory.hpp"
 #include "apps/harness/memory_estimate.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "apps/stencil/reference.hpp"  // max_rel_error
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
@@ -101,7 +102,19 @@ class Fd3dApp final : public App {
   struct Reference {
     std::vector<float> volume;
     std::string what;  // how it was made, for the timing text
+    // An entry of gpsm bench --isolate's shared references (reference_cache.hpp).
+    friend void write_ref(RefWriter& w, const Reference& r) {
+      w.array(r.volume);
+      w.text(r.what);
+    }
+    friend void read_ref(RefReader& r, Reference& out) {
+      r.array(out.volume);
+      r.text(out.what);
+    }
   };
+  // The reference computed: on the CPU up to kCpuReferenceFlops, else a one-GPU run whose last
+  // step is checked on sampled planes.
+  static Reference compute_reference(const Problem& p, int radius, const std::string& key, const RunRequest& req);
   // The reference of p (any axis: the split does not change the result), computed once per
   // volume, halo, iterations and seed; throws gpsm::Error when the one-GPU run fails its check.
   const Reference& reference(const Problem& p, int radius, const RunRequest& req);
@@ -114,47 +127,56 @@ const Fd3dApp::Reference& Fd3dApp::reference(const Problem& p, int radius, const
   const std::string key = fmt::format("{}x{}x{}:h{}:{}:{}", f.n[0], f.n[1], f.n[2], radius, f.iters, f.seed);
   if (key == ref_key_) return ref_;
   ref_key_.clear();
-  ref_ = Reference{};
-  if (fd3d::reference_flops(f) <= kCpuReferenceFlops) {
-    if (req.progress) req.progress("CPU reference " + key);
-    ref_.volume = fd3d::fd3d_reference(f);
-    ref_.what = "the CPU reference";
-  } else {
-    // The one-GPU run holds the whole volume twice on the first GPU: said before allocating.
-    const double need = stencil3d_gpu_bytes(p.n, Axis::z, radius, 1), free_b = gpu_free_bytes({req.devices.front()});
-    if (need > 0 && free_b > 0 && need > free_b)
-      throw gpsm::Error(fmt::format(
-          "gpsm: fd3d {}: the one-GPU reference run that checks this size needs {:.1f} GiB on GPU {}, which has "
-          "{:.1f} GiB free; use a size one GPU holds, or fewer --iters (up to {:.0e} FLOPs the CPU reference "
-          "checks instead)",
-          p.label(), need / 1073741824.0, req.devices.front(), free_b / 1073741824.0, kCpuReferenceFlops));
-    if (req.progress) req.progress("one-GPU reference run " + key);
-    Problem one = p;
-    one.axis = Axis::z;
-    std::vector<float> prev;
-    {
-      gps::Context ctx({req.devices.front()}, gps::Settings::from_env());
-      auto run = fd3d::make_fd_run(ctx, Paradigm::single, one, radius);
-      run->init();
-      const stencil3d::Timing t = run->solve();
-      if (t.iterations != p.iters)
-        throw gpsm::Error(fmt::format("gpsm: fd3d: the one-GPU reference ran {} iterations, {} requested",
-                                      t.iterations, p.iters));
-      ref_.volume = run->gather_buffer(p.iters % 2);
-      if (p.iters > 0) prev = run->gather_buffer(1 - p.iters % 2);
-    }
-    if (p.iters > 0) {
-      if (req.progress) req.progress("sampled CPU check of the one-GPU reference's last step");
-      const std::string why =
-          fd3d::check_step(f, prev, ref_.volume, fd3d::sampled_planes(f, kSampledSpread));
-      if (!why.empty())
-        throw gpsm::Error("gpsm: fd3d: the one-GPU reference run's last step disagrees with the CPU: " + why);
-    }
-    ref_.what = fmt::format("a one-GPU run (GPU {}) whose last step matched the CPU on {} sampled planes",
-                            req.devices.front(), fd3d::sampled_planes(f, kSampledSpread).size());
-  }
+  ref_ = Reference{};  // the old volume goes before the new one is made
+  ref_ = cached_reference<Reference>(req.references, "fd3d/" + key,
+                                     [&] { return compute_reference(p, radius, key, req); }, req.progress);
   ref_key_ = key;
   return ref_;
+}
+
+Fd3dApp::Reference Fd3dApp::compute_reference(const Problem& p, int radius, const std::string& key,
+                                               const RunRequest& req) {
+  const FdProblem f = fd_problem(p, radius);
+  Reference ref;
+  if (fd3d::reference_flops(f) <= kCpuReferenceFlops) {
+    if (req.progress) req.progress("CPU reference " + key);
+    ref.volume = fd3d::fd3d_reference(f);
+    ref.what = "the CPU reference";
+    return ref;
+  }
+  // The one-GPU run holds the whole volume twice on the first GPU: said before allocating.
+  const double need = stencil3d_gpu_bytes(p.n, Axis::z, radius, 1), free_b = gpu_free_bytes({req.devices.front()});
+  if (need > 0 && free_b > 0 && need > free_b)
+    throw gpsm::Error(fmt::format(
+        "gpsm: fd3d {}: the one-GPU reference run that checks this size needs {:.1f} GiB on GPU {}, which has "
+        "{:.1f} GiB free; use a size one GPU holds, or fewer --iters (up to {:.0e} FLOPs the CPU reference "
+        "checks instead)",
+        p.label(), need / 1073741824.0, req.devices.front(), free_b / 1073741824.0, kCpuReferenceFlops));
+  if (req.progress) req.progress("one-GPU reference run " + key);
+  Problem one = p;
+  one.axis = Axis::z;
+  std::vector<float> prev;
+  {
+    gps::Context ctx({req.devices.front()}, gps::Settings::from_env());
+    auto run = fd3d::make_fd_run(ctx, Paradigm::single, one, radius);
+    run->init();
+    const stencil3d::Timing t = run->solve();
+    if (t.iterations != p.iters)
+      throw gpsm::Error(fmt::format("gpsm: fd3d: the one-GPU reference ran {} iterations, {} requested",
+                                    t.iterations, p.iters));
+    ref.volume = run->gather_buffer(p.iters % 2);
+    if (p.iters > 0) prev = run->gather_buffer(1 - p.iters % 2);
+  }
+  if (p.iters > 0) {
+    if (req.progress) req.progress("sampled CPU check of the one-GPU reference's last step");
+    const std::string why =
+        fd3d::check_step(f, prev, ref.volume, fd3d::sampled_planes(f, kSampledSpread));
+    if (!why.empty())
+      throw gpsm::Error("gpsm: fd3d: the one-GPU reference run's last step disagrees with the CPU: " + why);
+  }
+  ref.what = fmt::format("a one-GPU run (GPU {}) whose last step matched the CPU on {} sampled planes",
+                          req.devices.front(), fd3d::sampled_planes(f, kSampledSpread).size());
+  return ref;
 }
 
 RunOutcome Fd3dApp::run(const RunRequest& req) {

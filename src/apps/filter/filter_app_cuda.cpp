@@ -17,6 +17,7 @@
 #include "apps/filter/filter_spec.hpp"
 #include "apps/harness/app.hpp"
 #include "apps/harness/memory_estimate.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
 
@@ -80,9 +81,12 @@ class FilterApp final : public App {
     const std::string key = fmt::format("{}x{}:k{}:{}", f.width, f.height, f.k, p.iters);
     auto it = refs_.find(key);
     if (it == refs_.end()) {
-      if (r.progress) r.progress("CPU reference " + key);
       refs_.clear();  // one kept: the large images are gigabytes
-      it = refs_.emplace(key, filter::filter_repeated(input(p), filter::gauss_weights(f.k), f.k, p.iters)).first;
+      auto compute = [&] {
+        if (r.progress) r.progress("CPU reference " + key);
+        return filter::filter_repeated(input(p), filter::gauss_weights(f.k), f.k, p.iters);
+      };
+      it = refs_.emplace(key, cached_reference<filter::Image>(r.references, "filter/" + key, compute, r.progress)).first;
     }
     return it->second;
   }

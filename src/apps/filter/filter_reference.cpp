@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "apps/filter/filter_math.hpp"
+#include "apps/harness/reference_cache.hpp"
 
 namespace gpsm::apps::filter {
 
@@ -98,6 +99,17 @@ std::string compare_bits(const Image& got, const Image& want) {
   const std::int64_t x = static_cast<std::int64_t>(first) % got.width, y = static_cast<std::int64_t>(first) / got.width;
   return fmt::format("{} of {} pixels differ from the CPU reference; the first at (x {}, y {}): {:.9g} instead of {:.9g}",
                      bad, got.px.size(), x, y, got.px[first], want.px[first]);
+}
+
+void write_ref(RefWriter& w, const Image& im) {
+  w.value(im.width);
+  w.value(im.height);
+  w.array(im.px);
+}
+void read_ref(RefReader& r, Image& out) {
+  r.value(out.width);
+  r.value(out.height);
+  r.array(out.px);
 }
 
 }  // namespace gpsm::apps::filter

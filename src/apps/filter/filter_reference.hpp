@@ -5,6 +5,11 @@
 #include <string>
 #include <vector>
 
+namespace gpsm::apps {
+class RefWriter;  // apps/harness/reference_cache.hpp
+class RefReader;
+}  // namespace gpsm::apps
+
 namespace gpsm::apps::filter {
 
 // A row-major width x height image of floats.
@@ -12,6 +17,9 @@ struct Image {
   std::int64_t width = 0, height = 0;
   std::vector<float> px;
 };
+// The image as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
+void write_ref(RefWriter& w, const Image& im);
+void read_ref(RefReader& r, Image& out);
 
 // One pass of the K x K filter `w` (row-major, k*k weights) with clamp-to-edge borders.
 Image filter_once(const Image& in, const std::vector<float>& w, int k);

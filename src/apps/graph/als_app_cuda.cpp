@@ -17,6 +17,7 @@
 #include "apps/graph/graph_app.hpp"
 #include "apps/graph/graph_proact_plan.hpp"
 #include "apps/harness/proact_bench.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "apps/graph/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "common/cuda_check.hpp"
@@ -151,8 +152,12 @@ class AlsApp final : public App {
       d_ = std::move(d);
     }
     if (d_->ref_epochs != p.iters) {
-      if (req.progress) req.progress(fmt::format("CPU reference, {} epochs", p.iters));
-      d_->ref = sgd_reference(d_->by_user, d_->by_item, d_->params, p.iters);
+      auto compute = [&] {
+        if (req.progress) req.progress(fmt::format("CPU reference, {} epochs", p.iters));
+        return sgd_reference(d_->by_user, d_->by_item, d_->params, p.iters);
+      };
+      d_->ref = cached_reference<SgdResult>(req.references, fmt::format("als/{}/epochs:{}", d_->key, p.iters), compute,
+                                            req.progress);
       d_->ref_epochs = p.iters;
     }
     return *d_;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "gpsm/error.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "common/omp.hpp"
 #include "common/splitmix.hpp"
 
@@ -147,6 +148,37 @@ SgdResult sgd_reference(const graph_io::Csr& ratings, const graph_io::Csr& by_it
   }
   r.rmse = rmse(ratings, r.users, r.items, p.rank);
   return r;
+}
+
+void write_ref(RefWriter& w, const PageRankResult& r) {
+  w.array(r.rank);
+  w.value(r.iterations);
+}
+void read_ref(RefReader& r, PageRankResult& out) {
+  r.array(out.rank);
+  r.value(out.iterations);
+}
+void write_ref(RefWriter& w, const SsspResult& r) {
+  w.array(r.dist);
+  w.value(r.iterations);
+  w.value(r.converged);
+}
+void read_ref(RefReader& r, SsspResult& out) {
+  r.array(out.dist);
+  r.value(out.iterations);
+  r.value(out.converged);
+}
+void write_ref(RefWriter& w, const SgdResult& r) {
+  w.array(r.users);
+  w.array(r.items);
+  w.value(r.rmse);
+  w.value(r.initial_rmse);
+}
+void read_ref(RefReader& r, SgdResult& out) {
+  r.array(out.users);
+  r.array(out.items);
+  r.value(out.rmse);
+  r.value(out.initial_rmse);
 }
 
 }  // namespace gpsm::apps::graph

@@ -14,6 +14,11 @@
 
 #include "apps/graph_io/graph.hpp"
 
+namespace gpsm::apps {
+class RefWriter;  // apps/harness/reference_cache.hpp
+class RefReader;
+}  // namespace gpsm::apps
+
 namespace gpsm::apps::graph {
 
 constexpr float kDamping = 0.85f;
@@ -66,5 +71,13 @@ struct SgdResult {
 };
 // epochs x (user half-step over `ratings`, item half-step over `by_item` = its transpose).
 SgdResult sgd_reference(const graph_io::Csr& ratings, const graph_io::Csr& by_item, const SgdParams& p, int epochs);
+
+// The results as entries of gpsm bench --isolate's shared references (reference_cache.hpp).
+void write_ref(RefWriter& w, const PageRankResult& r);
+void read_ref(RefReader& r, PageRankResult& out);
+void write_ref(RefWriter& w, const SsspResult& r);
+void read_ref(RefReader& r, SsspResult& out);
+void write_ref(RefWriter& w, const SgdResult& r);
+void read_ref(RefReader& r, SgdResult& out);
 
 }  // namespace gpsm::apps::graph

@@ -14,6 +14,7 @@
 #include "apps/graph/graph_app.hpp"
 #include "apps/graph/graph_proact_plan.hpp"
 #include "apps/harness/proact_bench.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "apps/graph/graph_refs.hpp"
 #include "gpsm/error.hpp"
 #include "common/cuda_check.hpp"
@@ -173,8 +174,14 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
     auto ref_for = [&](int iters) -> const PageRankResult& {
       auto it = d.ref_by_iters.find(iters);
       if (it == d.ref_by_iters.end()) {
-        if (req.progress) req.progress(fmt::format("CPU reference, {} iterations", iters));
-        it = d.ref_by_iters.emplace(iters, pagerank_reference(d.in, d.inv_deg, iters, 0)).first;
+        auto compute = [&] {
+          if (req.progress) req.progress(fmt::format("CPU reference, {} iterations", iters));
+          return pagerank_reference(d.in, d.inv_deg, iters, 0);
+        };
+        it = d.ref_by_iters
+                 .emplace(iters, cached_reference<PageRankResult>(
+                                     req.references, fmt::format("pagerank/{}/iters:{}", d.key, iters), compute, req.progress))
+                 .first;
       }
       return it->second;
     };
@@ -182,8 +189,15 @@ RunOutcome PageRankApp::run(const RunRequest& req) {
     if (p.tol > 0) {
       auto it = d.ref_by_tol.find(p.tol);
       if (it == d.ref_by_tol.end()) {
-        if (req.progress) req.progress(fmt::format("CPU reference, tolerance {}", p.tol));
-        it = d.ref_by_tol.emplace(p.tol, pagerank_reference(d.in, d.inv_deg, p.iters, p.tol)).first;
+        auto compute = [&] {
+          if (req.progress) req.progress(fmt::format("CPU reference, tolerance {}", p.tol));
+          return pagerank_reference(d.in, d.inv_deg, p.iters, p.tol);
+        };
+        it = d.ref_by_tol
+                 .emplace(p.tol, cached_reference<PageRankResult>(
+                                     req.references, fmt::format("pagerank/{}/tol:{}:{}", d.key, p.tol, p.iters),
+                                     compute, req.progress))
+                 .first;
       }
       stop_iters = it->second.iterations;
     }

@@ -15,6 +15,8 @@
 
 namespace gpsm::apps {
 
+class ReferenceCache;  // reference_cache.hpp
+
 struct Problem {
   std::int64_t n[3] = {0, 0, 0};  // jacobi2d: n[0] = nx, n[1] = ny; 3D apps: x, y, z
   int iters = 0;                  // iteration cap (jacobi2d: niter)
@@ -90,6 +92,9 @@ struct RunRequest {
   std::function<ProactChunk(std::uint64_t key_size)> proact_chunk;
   // ct: a folder for the run's pictures (ct_slices.hpp), written once per size; empty: none.
   std::string pictures_dir;
+  // gpsm bench --isolate: the command's references, shared by its child processes
+  // (reference_cache.hpp); null in one process, where each app keeps its own in memory.
+  const ReferenceCache* references = nullptr;
 };
 
 class App {
@@ -126,7 +131,8 @@ class App {
     return 0;
   }
   // Runs warm-ups and timed reps, verifies the last timed rep against the CPU reference (the app
-  // caches the reference between runs of the same problem).
+  // caches the reference between runs of the same problem, and shares it through
+  // RunRequest::references when given).
   virtual RunOutcome run(const RunRequest& r) = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "apps/stencil/stencil_math.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "common/omp.hpp"
 
 namespace gpsm::apps {
@@ -210,6 +211,17 @@ double max_rel_error(const float* a, const float* b, std::size_t n) {
   }
   if (std::isinf(max_diff)) return inf;
   return max_diff / std::max(1.0, max_ref);
+}
+
+void write_ref(RefWriter& w, const JacobiResult& r) {
+  w.array(r.a);
+  w.value(r.iterations);
+  w.value(r.norm);
+}
+void read_ref(RefReader& r, JacobiResult& out) {
+  r.array(out.a);
+  r.value(out.iterations);
+  r.value(out.norm);
 }
 
 }  // namespace gpsm::apps

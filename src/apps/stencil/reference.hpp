@@ -7,6 +7,9 @@
 
 namespace gpsm::apps {
 
+class RefWriter;  // apps/harness/reference_cache.hpp
+class RefReader;
+
 struct JacobiProblem {
   std::int64_t nx = 4096, ny = 4096;
   int niter = 1000;     // iteration cap
@@ -23,6 +26,9 @@ struct JacobiResult {
 // Loop: while (norm > tol && iter < niter) { update; if (iter % nccheck == 0) norm = ...; ++iter }.
 // Throws std::invalid_argument for nx < 3, ny < 3, niter < 0 or nccheck < 1.
 JacobiResult jacobi_reference(const JacobiProblem& p);
+// The result as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
+void write_ref(RefWriter& w, const JacobiResult& r);
+void read_ref(RefReader& r, JacobiResult& out);
 
 struct Stencil3DProblem {
   std::int64_t n[3] = {256, 256, 256};  // x, y, z

@@ -21,6 +21,7 @@
 #include "apps/harness/app.hpp"
 #include "apps/harness/memory_estimate.hpp"
 #include "apps/harness/proact_bench.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "apps/stencil/nvshmem_launch.hpp"
 #include "common/dev_buf.hpp"
 #include "apps/stencil/decomp.hpp"
@@ -297,12 +298,17 @@ class Stencil3DApp final : public App {
     const std::string key = fmt::format("{}:{}:{}", p.label(), p.iters, p.seed);
     auto it = refs_.find(key);
     if (it == refs_.end()) {
-      if (r.progress) r.progress("CPU reference " + p.label());
-      Stencil3DProblem sp;
-      for (int d = 0; d < 3; ++d) sp.n[d] = p.n[d];
-      sp.iters = p.iters;
-      sp.seed = p.seed;
-      it = refs_.emplace(key, kind_ == Kind::heat ? heat3d_reference(sp) : wave3d_reference(sp)).first;
+      auto compute = [&] {
+        if (r.progress) r.progress("CPU reference " + p.label());
+        Stencil3DProblem sp;
+        for (int d = 0; d < 3; ++d) sp.n[d] = p.n[d];
+        sp.iters = p.iters;
+        sp.seed = p.seed;
+        return kind_ == Kind::heat ? heat3d_reference(sp) : wave3d_reference(sp);
+      };
+      it = refs_.emplace(key, cached_reference<std::vector<float>>(r.references, std::string(name()) + "/" + key,
+                                                                    compute, r.progress))
+               .first;
     }
     return it->second;
   }
