@@ -15,8 +15,10 @@
 # ISOLATE=1 adds `gpsm bench --isolate` (each run in its own process, since the commit after
 # 5499885; before it this script split the paradigms into steps of their own): one bench process
 # runs its paradigms in a fixed order on memory the earlier ones freed, which moved wave3d 256³ by
-# up to 3 % (results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement). Each child recomputes
-# its CPU references, so a step's limit is multiplied by its paradigm count.
+# up to 3 % (results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement). Since 2ae2580 the children
+# share the references, and an isolated command took 1.0-1.4x its one-process time (jacobi2d
+# 84.8 vs 78.9 s, heat3d 14.3 vs ~10 s: results/nvidia-h200/2026-11-29_4996b9b_isolate-shared-refs),
+# so a step's limit is 1.5x.
 # Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] [ISOLATE=1] OUT=... experiments/gps-ratio/one_gpu_column.sh;
 #   then python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
 #   (building on the device in the same call: experiments/build_then.sh experiments/gps-ratio/one_gpu_column.sh)
@@ -45,8 +47,7 @@ if [ "${ISOLATE:-0}" = 1 ]; then
   each=()
   for st in "${steps[@]}"; do
     name=${st%%:*}; rest=${st#*:}; limit=${rest%%:*}; cmd=${rest#*:}
-    ps=$(sed -E 's/.*--paradigm ([^ ]+).*/\1/' <<<"$cmd"); ps=${ps//,/ }; set -- $ps
-    each+=("$name:$((limit * $#)):$cmd --isolate")
+    each+=("$name:$((limit * 3 / 2)):$cmd --isolate")
   done
   steps=("${each[@]}")
 fi
