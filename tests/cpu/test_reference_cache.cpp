@@ -1,5 +1,5 @@
 // gpsm bench --isolate's shared references (apps/harness/reference_cache.hpp): every app's
-// reference type reads back bit for bit; a reference is computed once and then read; a damaged
+// reference type reads back bit for bit, and a generated graph (validated as it is read); a reference is computed once and then read; a damaged
 // or foreign entry is computed again with the reason said, never read as a reference; a folder
 // that cannot be written costs the sharing, not the run.
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 #include "apps/ct/ct_pwls.hpp"
 #include "apps/filter/filter_reference.hpp"
 #include "apps/graph/graph_refs.hpp"
+#include "apps/graph_io/graph.hpp"
 #include "apps/harness/reference_cache.hpp"
 #include "apps/stencil/reference.hpp"
 #include "common/temp_dir.hpp"
@@ -107,6 +108,27 @@ TEST(ReferenceCache, EveryAppsReferenceReadsBackBitForBit) {
 
   std::vector<float> v = {1, 2, 3};  // the 3D apps' reference: a plain vector
   EXPECT_TRUE(same_bits(round_trip(c, "heat3d/2x2x2:10:1", v), v));
+}
+
+TEST(ReferenceCache, AGraphReadsBackWholeAndAnInvalidOneIsNotUsed) {
+  gpsm::TempDir dir("gpsm-test-refs", "the test");
+  ReferenceCache c(dir.path());
+  gpsm::graph_io::Csr g;
+  g.rows = 3;
+  g.cols = 3;
+  g.row_ptr = {0, 2, 2, 3};
+  g.col = {1, 2, 0};
+  g.val = {0.5f, 1.5f, 2.5f};
+  EXPECT_EQ(round_trip(c, "sssp/graph/t#1", g), g);
+  g.val.clear();  // a pattern graph: no values
+  EXPECT_EQ(round_trip(c, "pagerank/graph/t#1", g), g);
+  // Lengths that fit but a column out of range: validate refuses it, the entry is not used.
+  g.col = {1, 7, 0};
+  c.store("bad", [&](RefWriter& w) { write_ref(w, g); });
+  gpsm::graph_io::Csr back;
+  std::string why;
+  EXPECT_FALSE(c.load("bad", [&](RefReader& r) { read_ref(r, back); }, &why));
+  EXPECT_NE(why.find("the shared graph"), std::string::npos) << why;
 }
 
 TEST(ReferenceCache, ComputedOnceThenReadByTheNextRun) {

@@ -42,9 +42,21 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
-struct AlsData {
-  std::string key;
+// The ratings both ways; shared by gpsm bench --isolate's children (reference_cache.hpp).
+struct AlsRatings {
   graph_io::Csr by_user, by_item;  // users x items ratings and the transpose
+  friend void write_ref(RefWriter& w, const AlsRatings& g) {
+    write_ref(w, g.by_user);
+    write_ref(w, g.by_item);
+  }
+  friend void read_ref(RefReader& r, AlsRatings& g) {
+    read_ref(r, g.by_user);
+    read_ref(r, g.by_item);
+  }
+};
+
+struct AlsData : AlsRatings {
+  std::string key;
   SgdParams params;
   int ref_epochs = -1;
   SgdResult ref;
@@ -142,11 +154,16 @@ class AlsApp final : public App {
     const std::string key = fmt::format("{}#{}", s.base(), p.seed);
     if (!d_ || d_->key != key) {
       d_.reset();
-      if (req.progress) req.progress("ratings " + s.base());
       auto d = std::make_unique<AlsData>();
       d->key = key;
-      d->by_user = build_graph(s, true, p.seed);
-      d->by_item = graph_io::transpose(d->by_user);
+      auto build = [&] {
+        if (req.progress) req.progress("ratings " + s.base());
+        AlsRatings b;
+        b.by_user = build_graph(s, true, p.seed);
+        b.by_item = graph_io::transpose(b.by_user);
+        return b;
+      };
+      static_cast<AlsRatings&>(*d) = cached_reference<AlsRatings>(req.references, "als/ratings/" + key, build, req.progress);
       d->params.seed = p.seed;
       static_assert(kSgdRank == SgdParams{}.rank, "the kernel's factor length is the reference's");
       d_ = std::move(d);

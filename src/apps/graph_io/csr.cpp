@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "apps/graph_io/graph.hpp"
+#include "apps/harness/reference_cache.hpp"
 #include "gpsm/error.hpp"
 #include "common/omp.hpp"
 
@@ -147,6 +148,23 @@ Csr transpose(const Csr& m) {
       if (m.weighted()) t.val[at] = m.val[e];
     }
   return t;
+}
+
+void write_ref(apps::RefWriter& w, const Csr& g) {
+  w.value(g.rows);
+  w.value(g.cols);
+  w.array(g.row_ptr);
+  w.array(g.col);
+  w.array(g.val);
+}
+
+void read_ref(apps::RefReader& r, Csr& g) {
+  r.value(g.rows);
+  r.value(g.cols);
+  r.array(g.row_ptr);
+  r.array(g.col);
+  r.array(g.val);
+  g.validate("the shared graph");
 }
 
 }  // namespace gpsm::graph_io

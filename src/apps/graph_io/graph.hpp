@@ -6,6 +6,11 @@
 #include <string>
 #include <vector>
 
+namespace gpsm::apps {
+class RefWriter;  // apps/harness/reference_cache.hpp
+class RefReader;
+}  // namespace gpsm::apps
+
 namespace gpsm::graph_io {
 
 // Compressed sparse rows. val is empty for pattern (unweighted) matrices, else has col.size()
@@ -32,6 +37,12 @@ struct BasicCsr {
 };
 using Csr = BasicCsr<float>;
 using CsrF64 = BasicCsr<double>;  // validate() is instantiated for these two in csr.cpp
+
+// A graph as (part of) an entry of gpsm bench --isolate's shared references
+// (apps/harness/reference_cache.hpp): a generated rmat:23 takes its children ~18 s each to build
+// again. read_ref validates what it read (gpsm::Error: the entry is not used).
+void write_ref(apps::RefWriter& w, const Csr& g);
+void read_ref(apps::RefReader& r, Csr& g);
 
 // One entry while building: 12 bytes per entry as float (16 as double), plus the CSR's 8/rows +
 // 4 (+ sizeof(V) weighted) per nnz.
