@@ -11,6 +11,13 @@
 #                             large sizes slower; not yet timed end to end)
 # Without a GPU it says so and runs the simulator instead (`gpsm sim`, simulated results) with the
 # same summary and plots. Other arguments go to `gpsm scope`.
+# Every bench command runs with --isolate (each run in a gpsm process of its own, the references
+# and graphs computed once per command and shared): in one process a run's buffers land where the
+# runs before it freed theirs, which moved wave3d 256³ gps ÷ the best by 2-3 % on one H200 (1.031
+# in one process, 1.007 isolated, results/nvidia-h200/2026-11-29_cf7cbf0_main-job-isolate). The
+# quick set's bench took 46.6 s isolated against 28.0 s in one process on one H200
+# (results/nvidia-h200/2026-11-29_89ab31d_isolate-shared-graphs); the multi-GPU estimates below
+# are from before --isolate and were not measured again with it.
 #
 # The quick set's time, from the committed 2xH200 bench runs under results/nvidia-h200-x2 (each
 # command's "gpsm bench: N run(s) ... in T s" line over its runs): jacobi2d 4096 0.56 s a run
@@ -87,7 +94,7 @@ bench_start=$(date +%s)
 jsons=()
 if [ "$full" = 1 ]; then
   echo "gpsm: the whole suite: every app, size and paradigm on $counts GPUs (estimated ~40 min on 2xH200)"
-  "$gpsm" bench --app all --gpus "$counts" --json "$out/bench.json" || echo "gpsm: some runs failed (named above)"
+  "$gpsm" bench --app all --gpus "$counts" --isolate --json "$out/bench.json" || echo "gpsm: some runs failed (named above)"
   jsons+=("$out/bench.json")
 else
   n=${#steps[@]}
@@ -95,7 +102,8 @@ else
     read -r app size paradigms _ <<<"${steps[$k]}"
     left=$(eta "$k")
     echo "gpsm: [$((k + 1))/$n] gpsm bench --app $app --size $size on $counts GPUs (~$((left / 60))m$(printf %02d $((left % 60)))s of bench left)"
-    "$gpsm" bench --app "$app" --size "$size" --gpus "$counts" --paradigm "$paradigms" --json "$out/bench-$app.json" ||
+    "$gpsm" bench --app "$app" --size "$size" --gpus "$counts" --paradigm "$paradigms" --isolate \
+      --json "$out/bench-$app.json" ||
       echo "gpsm: $app: some runs failed (named above); the summary shows the rest"
     [ -f "$out/bench-$app.json" ] && jsons+=("$out/bench-$app.json")
   done
