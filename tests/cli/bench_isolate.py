@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """gpsm bench --isolate on a GPU: every run in a child process, the table and results file as
-without it. Runs heat3d 64^3 on one GPU under single and gps with --isolate and checks: exit 0,
-both runs ok and verified in the results file, options.isolate true, a progress line per run,
+without it. Runs heat3d 64^3 under single and gps with --isolate on one GPU, and where the machine
+has two or more GPUs p2p_inline and gps on 1 and 2 GPUs (the main job runs its multi-GPU runs
+isolated), and checks: exit 0, every run ok and verified in the results file, options.isolate
+true, a progress line per run,
 and nothing left in TMPDIR (the children's logs and outcomes, the shared references' folder).
 Without a GPU, gpsm exits 3: reported as skipped (77), never passed.
 Usage: bench_isolate.py --gpsm PATH --work DIR"""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,8 +24,13 @@ def main():
     out = os.path.join(a.work, "isolate.json")
     if os.path.exists(out):
         os.remove(out)
-    cmd = [a.gpsm, "bench", "--isolate", "--app", "heat3d", "--size", "64", "--gpus", "1",
-           "--paradigm", "single,gps", "--reps", "2", "--json", out]
+    info = subprocess.run([a.gpsm, "info"], capture_output=True, text=True, timeout=120).stdout
+    m = re.search(r"^GPUs: (\d+)", info, re.M)
+    multi = m is not None and int(m.group(1)) >= 2
+    counts, pars = ("1,2", ("p2p_inline", "gps")) if multi else ("1", ("single", "gps"))
+    runs = [(par, g) for g in map(int, counts.split(",")) for par in pars]
+    cmd = [a.gpsm, "bench", "--isolate", "--app", "heat3d", "--size", "64", "--gpus", counts,
+           "--paradigm", ",".join(pars), "--reps", "2", "--json", out]
     tmp = os.path.join(a.work, "tmp")
     os.makedirs(tmp, exist_ok=True)
     for name in os.listdir(tmp):
@@ -41,9 +49,9 @@ def main():
     left = os.listdir(tmp)
     if left:
         fail.append(f"left in TMPDIR: {left}")
-    for par in ("single", "gps"):
-        if f"heat3d 64x64x64 {par} on 1 GPU" not in p.stderr:
-            fail.append(f"no progress line for the {par} run on stderr")
+    for par, g in runs:
+        if f"heat3d 64x64x64 {par} on {g} GPU" not in p.stderr:
+            fail.append(f"no progress line for the {par} run on {g} GPU(s) on stderr")
     try:
         doc = json.load(open(out))
     except (OSError, ValueError) as e:
@@ -53,18 +61,18 @@ def main():
         fail.append("options.isolate is not true")
     tests = doc.get("tests", [])
     series = {s["label"]: s for t in tests for s in t.get("series", [])}
-    for par in ("single", "gps"):
+    for par, g in runs:
         s = series.get(par)
         if s is None:
             fail.append(f"no {par} series")
             continue
-        pts = s.get("points", [])
+        pts = [q for q in s.get("points", []) if q.get("x") == g]  # x: the GPU count
         if len(pts) != 1 or not pts[0].get("verified") or len(pts[0].get("time_s", [])) != 2:
-            fail.append(f"{par}: expected one verified point with 2 reps, got {pts}")
+            fail.append(f"{par} on {g} GPU(s): expected one verified point with 2 reps, got {pts}")
     if fail:
         print("FAIL: " + "; ".join(fail) + f"\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
         return 1
-    print("ok: single and gps each ran in a child, verified; table:\n" + p.stdout)
+    print(f"ok: {len(runs)} runs, each in a child, verified; table:\n" + p.stdout)
     return 0
 
 
