@@ -23,8 +23,7 @@
 namespace {
 
 using gpsm::apps::ReferenceCache;
-using gpsm::apps::RefReader;
-using gpsm::apps::RefWriter;
+using gpsm::apps::RefFields;
 using gpsm::apps::cached_reference;
 
 template <class T>
@@ -34,13 +33,12 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
 
 // Stores t under key, reads it back into a fresh T.
 template <class T>
-T round_trip(const ReferenceCache& c, const std::string& key, const T& t) {
-  using gpsm::apps::read_ref;
-  using gpsm::apps::write_ref;
-  c.store(key, [&](RefWriter& w) { write_ref(w, t); });
+T round_trip(const ReferenceCache& c, const std::string& key, T t) {
+  using gpsm::apps::ref_fields;
+  c.store(key, [&](RefFields& f) { ref_fields(f, t); });
   T back{};
   std::string why = "unset";
-  EXPECT_TRUE(c.load(key, [&](RefReader& r) { read_ref(r, back); }, &why)) << why;
+  EXPECT_TRUE(c.load(key, [&](RefFields& f) { ref_fields(f, back); }, &why)) << why;
   EXPECT_EQ(why, "");
   return back;
 }
@@ -124,10 +122,10 @@ TEST(ReferenceCache, AGraphReadsBackWholeAndAnInvalidOneIsNotUsed) {
   EXPECT_EQ(round_trip(c, "pagerank/graph/t#1", g), g);
   // Lengths that fit but a column out of range: validate refuses it, the entry is not used.
   g.col = {1, 7, 0};
-  c.store("bad", [&](RefWriter& w) { write_ref(w, g); });
+  c.store("bad", [&](RefFields& f) { ref_fields(f, g); });
   gpsm::graph_io::Csr back;
   std::string why;
-  EXPECT_FALSE(c.load("bad", [&](RefReader& r) { read_ref(r, back); }, &why));
+  EXPECT_FALSE(c.load("bad", [&](RefFields& f) { ref_fields(f, back); }, &why));
   EXPECT_NE(why.find("the shared graph"), std::string::npos) << why;
 }
 
@@ -166,8 +164,8 @@ void plant(const ReferenceCache& c, const std::string& key, const std::string& b
   std::ofstream(c.path_of(key), std::ios::binary) << bytes;
 }
 
-std::string valid_entry(const ReferenceCache& c, const std::string& key, const std::vector<float>& v) {
-  c.store(key, [&](RefWriter& w) { w.array(v); });
+std::string valid_entry(const ReferenceCache& c, const std::string& key, std::vector<float> v) {
+  c.store(key, [&](RefFields& f) { f.array(v); });
   std::ifstream f(c.path_of(key), std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
@@ -178,7 +176,7 @@ TEST(ReferenceCache, DamagedOrForeignEntriesAreComputedAgainWithTheReason) {
   const std::string good = valid_entry(c, "k", {1, 2, 3, 4});
   auto try_load = [&](std::string* why) {
     std::vector<float> v;
-    return c.load("k", [&](RefReader& r) { r.array(v); }, why);
+    return c.load("k", [&](RefFields& f) { f.array(v); }, why);
   };
   std::string why;
   ASSERT_TRUE(try_load(&why)) << why;
@@ -225,17 +223,20 @@ TEST(ReferenceCache, DamagedOrForeignEntriesAreComputedAgainWithTheReason) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("unreadable (shorter than its end mark): computing it"), std::string::npos) << notes[0];
   std::vector<float> v;
-  EXPECT_TRUE(c.load("k", [&](RefReader& r) { r.array(v); }, &why)) << why;
+  EXPECT_TRUE(c.load("k", [&](RefFields& f) { f.array(v); }, &why)) << why;
   EXPECT_EQ(v, std::vector<float>{9});
   // Absent is not damaged: false with no reason.
-  EXPECT_FALSE(c.load("absent", [&](RefReader& r) { r.array(v); }, &why));
+  EXPECT_FALSE(c.load("absent", [&](RefFields& f) { f.array(v); }, &why));
   EXPECT_EQ(why, "");
 }
 
 TEST(ReferenceCache, AFolderThatCannotBeWrittenCostsTheSharingNotTheRun) {
   ReferenceCache c("/nonexistent/gpsm-refs");
   try {
-    c.store("k", [](RefWriter& w) { w.value(1); });
+    c.store("k", [](RefFields& f) {
+      int one = 1;
+      f.value(one);
+    });
     FAIL() << "stored into a missing folder";
   } catch (const gpsm::Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write the shared reference /nonexistent/gpsm-refs/ref-"),
@@ -254,13 +255,14 @@ TEST(ReferenceCache, AWriterThatThrowsLeavesNoEntryAndNoTemporary) {
   gpsm::TempDir dir("gpsm-test-refs", "the test");
   ReferenceCache c(dir.path());
   EXPECT_THROW(c.store("k",
-                       [](RefWriter& w) {
-                         w.value(1);
+                       [](RefFields& f) {
+                         int one = 1;
+                         f.value(one);
                          throw std::runtime_error("disk gone");
                        }),
                std::runtime_error);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
-  EXPECT_THROW(c.store("a\nb", [](RefWriter& w) { w.value(1); }), gpsm::Error);  // the key is one line
+  EXPECT_THROW(c.store("a\nb", [](RefFields&) {}), gpsm::Error);  // the key is one line
 }
 
 }  // namespace

@@ -228,17 +228,11 @@ Check check_solve(const Matrix& a, const Start& s, const Solve& ref, const Solve
   return c;
 }
 
-void write_ref(RefWriter& w, const Solve& s) {
-  w.array(s.rho);
-  w.value(s.iterations);
-  w.array(s.x);
-  w.value(s.max_x_norm);
-}
-void read_ref(RefReader& r, Solve& out) {
-  r.array(out.rho);
-  r.value(out.iterations);
-  r.array(out.x);
-  r.value(out.max_x_norm);
+void ref_fields(RefFields& f, Solve& s) {
+  f.array(s.rho);
+  f.value(s.iterations);
+  f.array(s.x);
+  f.value(s.max_x_norm);
 }
 
 }  // namespace gpsm::apps::cg

@@ -22,8 +22,7 @@
 #include "apps/cg/variant.hpp"
 
 namespace gpsm::apps {
-class RefWriter;  // apps/harness/reference_cache.hpp
-class RefReader;
+class RefFields;  // apps/harness/reference_cache.hpp
 }  // namespace gpsm::apps
 
 namespace gpsm::apps::cg {
@@ -58,8 +57,7 @@ struct Solve {
 };
 Solve reference_solve(const Matrix& a, const Plan& plan, const Start& s, Variant v, int iters);
 // The solve as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
-void write_ref(RefWriter& w, const Solve& s);
-void read_ref(RefReader& r, Solve& out);
+void ref_fields(RefFields& f, Solve& s);
 
 // ---- verification (a GPU run against the reference) -------------------------------------------
 struct Check {

@@ -213,7 +213,7 @@ RunOutcome CtApp::run(const RunRequest& req) {
     if (!curvature_ && req.references != nullptr) {
       std::vector<float> c;
       std::string why;
-      if (req.references->load(d_key, [&](RefReader& r) { r.array(c); }, &why))
+      if (req.references->load(d_key, [&](RefFields& f) { f.array(c); }, &why))
         curvature_ = std::make_shared<const std::vector<float>>(std::move(c));
       else if (!why.empty())
         say(req, "the shared " + d_key + " is unreadable (" + why + "): computing it");
@@ -222,7 +222,8 @@ RunOutcome CtApp::run(const RunRequest& req) {
     MultiGpuPwls run(ctx, spec.g, d.scan, set, opt);
     if (!curvature_ && req.references != nullptr) {
       try {
-        req.references->store(d_key, [&](RefWriter& w) { w.array(*run.curvature()); });
+        // A writing RefFields only reads the array (its fields are writable for reading back).
+        req.references->store(d_key, [&](RefFields& f) { f.array(const_cast<std::vector<float>&>(*run.curvature())); });
       } catch (const gpsm::Error& e) {
         say(req, std::string("not shared with the next runs: ") + e.what());
       }

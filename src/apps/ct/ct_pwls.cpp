@@ -117,15 +117,10 @@ PwlsRun pwls_os(const Geometry& g, const Scan& scan, const PwlsSettings& s, std:
   return run;
 }
 
-void write_ref(RefWriter& w, const PwlsRun& run) {
-  w.array(run.cost);
-  w.array(run.rmse_hu);
-  w.array(run.x);
-}
-void read_ref(RefReader& r, PwlsRun& out) {
-  r.array(out.cost);
-  r.array(out.rmse_hu);
-  r.array(out.x);
+void ref_fields(RefFields& f, PwlsRun& run) {
+  f.array(run.cost);
+  f.array(run.rmse_hu);
+  f.array(run.x);
 }
 
 }  // namespace gpsm::apps::ct

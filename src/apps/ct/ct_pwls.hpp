@@ -28,8 +28,7 @@
 #include "apps/ct/ct_scan.hpp"
 
 namespace gpsm::apps {
-class RefWriter;  // apps/harness/reference_cache.hpp
-class RefReader;
+class RefFields;  // apps/harness/reference_cache.hpp
 }  // namespace gpsm::apps
 
 namespace gpsm::apps::ct {
@@ -67,8 +66,7 @@ struct PwlsRun {
   std::vector<float> x;         // the final image
 };
 // The run as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
-void write_ref(RefWriter& w, const PwlsRun& run);
-void read_ref(RefReader& r, PwlsRun& out);
+void ref_fields(RefFields& f, PwlsRun& run);
 
 // `iterations` iterations of PWLS-OS from x0 (every subset once per iteration, subset_order's
 // order), the cost and RMSE recorded after each. truth may be empty.

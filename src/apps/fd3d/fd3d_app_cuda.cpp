@@ -103,13 +103,9 @@ class Fd3dApp final : public App {
     std::vector<float> volume;
     std::string what;  // how it was made, for the timing text
     // An entry of gpsm bench --isolate's shared references (reference_cache.hpp).
-    friend void write_ref(RefWriter& w, const Reference& r) {
-      w.array(r.volume);
-      w.text(r.what);
-    }
-    friend void read_ref(RefReader& r, Reference& out) {
-      r.array(out.volume);
-      r.text(out.what);
+    friend void ref_fields(RefFields& f, Reference& r) {
+      f.array(r.volume);
+      f.text(r.what);
     }
   };
   // The reference computed: on the CPU up to kCpuReferenceFlops, else a one-GPU run whose last

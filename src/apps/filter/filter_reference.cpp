@@ -101,15 +101,10 @@ std::string compare_bits(const Image& got, const Image& want) {
                      bad, got.px.size(), x, y, got.px[first], want.px[first]);
 }
 
-void write_ref(RefWriter& w, const Image& im) {
-  w.value(im.width);
-  w.value(im.height);
-  w.array(im.px);
-}
-void read_ref(RefReader& r, Image& out) {
-  r.value(out.width);
-  r.value(out.height);
-  r.array(out.px);
+void ref_fields(RefFields& f, Image& im) {
+  f.value(im.width);
+  f.value(im.height);
+  f.array(im.px);
 }
 
 }  // namespace gpsm::apps::filter

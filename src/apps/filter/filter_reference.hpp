@@ -6,8 +6,7 @@
 #include <vector>
 
 namespace gpsm::apps {
-class RefWriter;  // apps/harness/reference_cache.hpp
-class RefReader;
+class RefFields;  // apps/harness/reference_cache.hpp
 }  // namespace gpsm::apps
 
 namespace gpsm::apps::filter {
@@ -18,8 +17,7 @@ struct Image {
   std::vector<float> px;
 };
 // The image as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
-void write_ref(RefWriter& w, const Image& im);
-void read_ref(RefReader& r, Image& out);
+void ref_fields(RefFields& f, Image& im);
 
 // One pass of the K x K filter `w` (row-major, k*k weights) with clamp-to-edge borders.
 Image filter_once(const Image& in, const std::vector<float>& w, int k);

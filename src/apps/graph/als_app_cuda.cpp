@@ -45,13 +45,9 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // The ratings both ways; shared by gpsm bench --isolate's children (reference_cache.hpp).
 struct AlsRatings {
   graph_io::Csr by_user, by_item;  // users x items ratings and the transpose
-  friend void write_ref(RefWriter& w, const AlsRatings& g) {
-    write_ref(w, g.by_user);
-    write_ref(w, g.by_item);
-  }
-  friend void read_ref(RefReader& r, AlsRatings& g) {
-    read_ref(r, g.by_user);
-    read_ref(r, g.by_item);
+  friend void ref_fields(RefFields& f, AlsRatings& g) {
+    f.object(g.by_user);
+    f.object(g.by_item);
   }
 };
 

@@ -150,35 +150,20 @@ SgdResult sgd_reference(const graph_io::Csr& ratings, const graph_io::Csr& by_it
   return r;
 }
 
-void write_ref(RefWriter& w, const PageRankResult& r) {
-  w.array(r.rank);
-  w.value(r.iterations);
+void ref_fields(RefFields& f, PageRankResult& r) {
+  f.array(r.rank);
+  f.value(r.iterations);
 }
-void read_ref(RefReader& r, PageRankResult& out) {
-  r.array(out.rank);
-  r.value(out.iterations);
+void ref_fields(RefFields& f, SsspResult& r) {
+  f.array(r.dist);
+  f.value(r.iterations);
+  f.value(r.converged);
 }
-void write_ref(RefWriter& w, const SsspResult& r) {
-  w.array(r.dist);
-  w.value(r.iterations);
-  w.value(r.converged);
-}
-void read_ref(RefReader& r, SsspResult& out) {
-  r.array(out.dist);
-  r.value(out.iterations);
-  r.value(out.converged);
-}
-void write_ref(RefWriter& w, const SgdResult& r) {
-  w.array(r.users);
-  w.array(r.items);
-  w.value(r.rmse);
-  w.value(r.initial_rmse);
-}
-void read_ref(RefReader& r, SgdResult& out) {
-  r.array(out.users);
-  r.array(out.items);
-  r.value(out.rmse);
-  r.value(out.initial_rmse);
+void ref_fields(RefFields& f, SgdResult& r) {
+  f.array(r.users);
+  f.array(r.items);
+  f.value(r.rmse);
+  f.value(r.initial_rmse);
 }
 
 }  // namespace gpsm::apps::graph

@@ -15,8 +15,7 @@
 #include "apps/graph_io/graph.hpp"
 
 namespace gpsm::apps {
-class RefWriter;  // apps/harness/reference_cache.hpp
-class RefReader;
+class RefFields;  // apps/harness/reference_cache.hpp
 }  // namespace gpsm::apps
 
 namespace gpsm::apps::graph {
@@ -73,11 +72,8 @@ struct SgdResult {
 SgdResult sgd_reference(const graph_io::Csr& ratings, const graph_io::Csr& by_item, const SgdParams& p, int epochs);
 
 // The results as entries of gpsm bench --isolate's shared references (reference_cache.hpp).
-void write_ref(RefWriter& w, const PageRankResult& r);
-void read_ref(RefReader& r, PageRankResult& out);
-void write_ref(RefWriter& w, const SsspResult& r);
-void read_ref(RefReader& r, SsspResult& out);
-void write_ref(RefWriter& w, const SgdResult& r);
-void read_ref(RefReader& r, SgdResult& out);
+void ref_fields(RefFields& f, PageRankResult& r);
+void ref_fields(RefFields& f, SsspResult& r);
+void ref_fields(RefFields& f, SgdResult& r);
 
 }  // namespace gpsm::apps::graph

@@ -28,13 +28,9 @@ constexpr double kL1Bound = 1e-5;
 struct PrGraph {
   graph_io::Csr in;                // in-edges: row v lists u for every edge u -> v
   std::vector<float> inv_deg;      // 1 / outdeg(u)
-  friend void write_ref(RefWriter& w, const PrGraph& g) {
-    write_ref(w, g.in);
-    w.array(g.inv_deg);
-  }
-  friend void read_ref(RefReader& r, PrGraph& g) {
-    read_ref(r, g.in);
-    r.array(g.inv_deg);
+  friend void ref_fields(RefFields& f, PrGraph& g) {
+    f.object(g.in);
+    f.array(g.inv_deg);
   }
 };
 

@@ -26,13 +26,9 @@ namespace {
 struct SsspGraph {
   graph_io::Csr in;  // weighted in-edges
   std::int64_t source = 0;
-  friend void write_ref(RefWriter& w, const SsspGraph& g) {
-    write_ref(w, g.in);
-    w.value(g.source);
-  }
-  friend void read_ref(RefReader& r, SsspGraph& g) {
-    read_ref(r, g.in);
-    r.value(g.source);
+  friend void ref_fields(RefFields& f, SsspGraph& g) {
+    f.object(g.in);
+    f.value(g.source);
   }
 };
 

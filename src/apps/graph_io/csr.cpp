@@ -150,21 +150,13 @@ Csr transpose(const Csr& m) {
   return t;
 }
 
-void write_ref(apps::RefWriter& w, const Csr& g) {
-  w.value(g.rows);
-  w.value(g.cols);
-  w.array(g.row_ptr);
-  w.array(g.col);
-  w.array(g.val);
-}
-
-void read_ref(apps::RefReader& r, Csr& g) {
-  r.value(g.rows);
-  r.value(g.cols);
-  r.array(g.row_ptr);
-  r.array(g.col);
-  r.array(g.val);
-  g.validate("the shared graph");
+void ref_fields(apps::RefFields& f, Csr& g) {
+  f.value(g.rows);
+  f.value(g.cols);
+  f.array(g.row_ptr);
+  f.array(g.col);
+  f.array(g.val);
+  if (f.reading()) g.validate("the shared graph");
 }
 
 }  // namespace gpsm::graph_io

@@ -7,8 +7,7 @@
 #include <vector>
 
 namespace gpsm::apps {
-class RefWriter;  // apps/harness/reference_cache.hpp
-class RefReader;
+class RefFields;  // apps/harness/reference_cache.hpp
 }  // namespace gpsm::apps
 
 namespace gpsm::graph_io {
@@ -40,9 +39,8 @@ using CsrF64 = BasicCsr<double>;  // validate() is instantiated for these two in
 
 // A graph as (part of) an entry of gpsm bench --isolate's shared references
 // (apps/harness/reference_cache.hpp): a generated rmat:23 takes its children ~18 s each to build
-// again. read_ref validates what it read (gpsm::Error: the entry is not used).
-void write_ref(apps::RefWriter& w, const Csr& g);
-void read_ref(apps::RefReader& r, Csr& g);
+// again. Read back, it is validated (gpsm::Error: the entry is not used).
+void ref_fields(apps::RefFields& f, Csr& g);
 
 // One entry while building: 12 bytes per entry as float (16 as double), plus the CSR's 8/rows +
 // 4 (+ sizeof(V) weighted) per nnz.

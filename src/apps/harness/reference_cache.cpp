@@ -26,28 +26,25 @@ std::uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
-void RefWriter::text(const std::string& s) {
-  value<std::uint64_t>(s.size());
-  raw(s.data(), s.size());
-}
-
-void RefWriter::raw(const void* p, std::size_t n) {
-  os_.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
-  bytes_ += n;
-}
-
-void RefReader::text(std::string& s) {
-  std::uint64_t n = 0;
+void RefFields::text(std::string& s) {
+  std::uint64_t n = s.size();
   value(n);
-  if (n > left_) throw gpsm::Error("a text of " + std::to_string(n) + " bytes runs past the entry's end");
-  s.resize(n);
+  if (reading()) {
+    if (n > left_) throw gpsm::Error("a text of " + std::to_string(n) + " bytes runs past the entry's end");
+    s.resize(n);
+  }
   raw(s.data(), n);
 }
 
-void RefReader::raw(void* p, std::size_t n) {
+void RefFields::raw(void* p, std::size_t n) {
+  if (!reading()) {
+    os_->write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+    bytes_ += n;
+    return;
+  }
   if (n > left_) throw gpsm::Error("the entry ends " + std::to_string(n - left_) + " byte(s) early");
-  is_.read(static_cast<char*>(p), static_cast<std::streamsize>(n));
-  if (static_cast<std::size_t>(is_.gcount()) != n) throw gpsm::Error("the file ends inside the entry");
+  is_->read(static_cast<char*>(p), static_cast<std::streamsize>(n));
+  if (static_cast<std::size_t>(is_->gcount()) != n) throw gpsm::Error("the file ends inside the entry");
   left_ -= n;
 }
 
@@ -55,7 +52,7 @@ std::string ReferenceCache::path_of(const std::string& key) const {
   return fmt::format("{}/ref-{:016x}.bin", dir_, fnv1a(key));
 }
 
-bool ReferenceCache::load(const std::string& key, const std::function<void(RefReader&)>& read,
+bool ReferenceCache::load(const std::string& key, const std::function<void(RefFields&)>& fields,
                           std::string* why) const {
   if (why != nullptr) why->clear();
   const std::string path = path_of(key);
@@ -74,23 +71,23 @@ bool ReferenceCache::load(const std::string& key, const std::function<void(RefRe
   f.seekg(0, std::ios::end);
   const std::streamoff end = f.tellg();
   if (start < 0 || end < start + 16) return bad("shorter than its end mark");
-  const std::uint64_t fields = static_cast<std::uint64_t>(end - start - 16);
+  const std::uint64_t size = static_cast<std::uint64_t>(end - start - 16);
   f.seekg(start);
   try {
-    RefReader r(f, fields);
-    read(r);
+    RefFields r(f, size);
+    fields(r);
     if (r.left() != 0) return bad(std::to_string(r.left()) + " byte(s) left unread after the fields");
     std::uint64_t mark = 0, count = 0;
     f.read(reinterpret_cast<char*>(&mark), sizeof(mark));
     f.read(reinterpret_cast<char*>(&count), sizeof(count));
-    if (!f || mark != kEndMark || count != fields) return bad("its end mark is missing or counts other bytes");
+    if (!f || mark != kEndMark || count != size) return bad("its end mark is missing or counts other bytes");
   } catch (const gpsm::Error& e) {
     return bad(e.what());
   }
   return true;
 }
 
-void ReferenceCache::store(const std::string& key, const std::function<void(RefWriter&)>& write) const {
+void ReferenceCache::store(const std::string& key, const std::function<void(RefFields&)>& fields) const {
   if (key.find('\n') != std::string::npos) throw gpsm::Error("gpsm: a reference key holds a line break: " + key);
   const std::string path = path_of(key);
   const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(getpid()));
@@ -103,9 +100,9 @@ void ReferenceCache::store(const std::string& key, const std::function<void(RefW
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw fail(std::strerror(errno));
     f << kHeader << '\n' << key << '\n';
-    RefWriter w(f);
+    RefFields w(f);
     try {
-      write(w);
+      fields(w);
     } catch (...) {
       f.close();
       std::error_code ec;

@@ -213,15 +213,10 @@ double max_rel_error(const float* a, const float* b, std::size_t n) {
   return max_diff / std::max(1.0, max_ref);
 }
 
-void write_ref(RefWriter& w, const JacobiResult& r) {
-  w.array(r.a);
-  w.value(r.iterations);
-  w.value(r.norm);
-}
-void read_ref(RefReader& r, JacobiResult& out) {
-  r.array(out.a);
-  r.value(out.iterations);
-  r.value(out.norm);
+void ref_fields(RefFields& f, JacobiResult& r) {
+  f.array(r.a);
+  f.value(r.iterations);
+  f.value(r.norm);
 }
 
 }  // namespace gpsm::apps

@@ -7,8 +7,7 @@
 
 namespace gpsm::apps {
 
-class RefWriter;  // apps/harness/reference_cache.hpp
-class RefReader;
+class RefFields;  // apps/harness/reference_cache.hpp
 
 struct JacobiProblem {
   std::int64_t nx = 4096, ny = 4096;
@@ -27,8 +26,7 @@ struct JacobiResult {
 // Throws std::invalid_argument for nx < 3, ny < 3, niter < 0 or nccheck < 1.
 JacobiResult jacobi_reference(const JacobiProblem& p);
 // The result as an entry of gpsm bench --isolate's shared references (reference_cache.hpp).
-void write_ref(RefWriter& w, const JacobiResult& r);
-void read_ref(RefReader& r, JacobiResult& out);
+void ref_fields(RefFields& f, JacobiResult& r);
 
 struct Stencil3DProblem {
   std::int64_t n[3] = {256, 256, 256};  // x, y, z
