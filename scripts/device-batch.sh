@@ -9,15 +9,26 @@
 #          'suite:300:scripts/device-run.sh --kind nvidia-h200-x4 --tests quick --bench none' \
 #          'proact:120:build/bin/gpsm proact --gpus 0,1,2,3 --json $STEP_OUT/proact.json'
 # A step is NAME:LIMIT_S:COMMAND; COMMAND runs with OUT=$STEP_OUT=$OUT/steps (bash -c).
+# DEVICE_BATCH_ONLY=name1,name2 runs only the steps of those names (a script's steps split over
+# several calls); a name that matches no step is an error before anything runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 budget=570
 [ "${1:-}" = --budget ] && { budget=$2; shift 2; }
 out=${OUT:-$PWD/out}; mkdir -p "$out/steps"
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+if [ -n "${DEVICE_BATCH_ONLY:-}" ]; then
+  names=" "; for step in "$@"; do names+="${step%%:*} "; done
+  for want in ${DEVICE_BATCH_ONLY//,/ }; do
+    case "$names" in *" $want "*) ;; *) echo "device-batch: DEVICE_BATCH_ONLY names '$want', not a step of this batch (steps:$names)" >&2; exit 2 ;; esac
+  done
+fi
 start=$(date +%s); summary="$out/logs.txt"; rc=0
 for step in "$@"; do
   name=${step%%:*}; rest=${step#*:}; limit=${rest%%:*}; cmd=${rest#*:}
+  if [ -n "${DEVICE_BATCH_ONLY:-}" ]; then
+    case ",$DEVICE_BATCH_ONLY," in *",$name,"*) ;; *) continue ;; esac
+  fi
   left=$(( budget - ($(date +%s) - start) - 25 ))
   [ "$limit" -gt "$left" ] && limit=$left
   if [ "$limit" -le 5 ]; then echo "device-batch: $name skipped (budget spent)" | tee -a "$summary"; rc=1; continue; fi

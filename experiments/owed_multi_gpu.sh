@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Question: everything stops 42-48 wrote for a multi-GPU node without one to run it on (one H200
+# only was lent). This lays the owed runs out over three device calls of one session, issued back to
+# back so that calls 2 and 3 find the machine warm (a rebuild then takes seconds, a fresh one
+# 125-155 s). Each part runs an existing script with DEVICE_BATCH_ONLY picking its steps, into a
+# folder of its own under $OUT (device-batch packs each folder's steps into its results.tgz).
+#   CALL=1: the whole GPU test binary on every GPU (267 s on 2 GPUs at c0b14f7), the --isolate CLI
+#           test (now 1 and 2 GPUs), fd3d gps on 1 and N GPUs along z (experiments/fd3d-gps).
+#   CALL=2: CG's targets with the values as f64, f32 and the table, and Table 3.1's CPU-controlled
+#           runs with a host thread per GPU (experiments/cg-sync).
+#   CALL=3: fd3d's per-item step and x/y split, memcheck; the issue-28 cells above 1.05 again, with
+#           --isolate: heat3d and wave3d 256/512, sssp rmat:20/23 (experiments/gps-ratio).
+# Usage on the device: CALL=1|2|3 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1, 2 or 3}"
+n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
+out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
+left() { echo $(( total - ($(date +%s) - t0) )); }
+part() {  # part FOLDER [VAR=VALUE...] SCRIPT: the script with what is left of this call's budget
+  local dir=$1; shift
+  local l; l=$(left)
+  if [ "$l" -le 40 ]; then echo "owed: $dir skipped (budget spent)" | tee -a "$out/owed.txt"; return; fi
+  mkdir -p "$out/$dir"
+  env OUT="$out/$dir" BUDGET="$l" B="$B" G="$G" "$@"
+}
+mkdir -p "$out"
+case "$CALL" in
+  1) part tests bash scripts/device-batch.sh --budget "$(left)" \
+       "tests:300:$B/gpsm_gpu_tests --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
+       "cli:60:python3 tests/cli/bench_isolate.py --gpsm $B/gpsm --work \$STEP_OUT/cli"
+     part fd3d DEVICE_BATCH_ONLY=z bash experiments/fd3d-gps/multi_gpu_check.sh ;;
+  2) part cg DEVICE_BATCH_ONLY=f64,f32,table,t31 bash experiments/cg-sync/multi_gpu_check.sh ;;
+  3) part fd3d DEVICE_BATCH_ONLY=items,xy,memcheck bash experiments/fd3d-gps/multi_gpu_check.sh
+     part ratio GPUS="$n" ISOLATE=1 DEVICE_BATCH_ONLY=heat,wave,sssp bash experiments/gps-ratio/one_gpu_column.sh ;;
+  *) echo "owed: CALL must be 1, 2 or 3" >&2; exit 2 ;;
+esac
