@@ -95,8 +95,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
              "Run every run (paradigm, GPU count, size) in a gpsm process of its own: a fresh CUDA context "
              "and memory each, so no run's time depends on the runs before it in the process (where buffers "
              "land moves a memory-bound kernel by up to ~3 % on H200, docs/bench.md), and a crash fails only its "
-             "run. The children share the app's CPU references through a temporary folder: each is computed once "
-             "per command, as in one process");
+             "run. The children share the app's references and generated inputs (graphs, CT's scan) through a "
+             "temporary folder under $TMPDIR: each is made once per command, as in one process");
   // The child side of --isolate, hidden from --help.
   c->add_option("--isolated-run", a.isolated_run)->group("");
   c->add_option("--isolated-outcome", a.isolated_outcome)->group("");

@@ -2,7 +2,8 @@
 // The references of one `gpsm bench --isolate` command, computed once and shared by its children.
 // Each child is a fresh gpsm (isolated_run.hpp), so without this every run recomputed its app's
 // CPU reference (jacobi2d 16384², 1000 iterations: 51 s on 16 cores), its one-GPU reference run
-// (fd3d at 768³, ct) or its generated graph (rmat:23: ~18 s): a 10-run command paid it 10 times.
+// (fd3d at 768³, ct), its generated graph (rmat:23: ~18 s) or CT's scan (14 s at the seed's size):
+// a 10-run command paid it 10 times.
 // The parent makes a private folder (TempDir) for the command and passes it to each child; the
 // first child to need a reference computes it and leaves it there, the later ones read it. The
 // folder goes with the parent, so an entry lives for one command of one gpsm binary: its key
