@@ -39,7 +39,8 @@ class ChildGroup {
   // Waits until every child has exited. ok when all exited with status 0; otherwise the first
   // child seen exiting nonzero or by a signal, or the timeout, ends the wait and the others are
   // killed and reaped before it returns. tick, when given, is called about every 250 ms while
-  // children run (a parent showing their progress); it must not throw.
+  // children run (a parent showing their progress, or watching for a signal); an exception from
+  // it ends the wait, and the children still running are killed when the group goes.
   GroupResult wait_all(double timeout_s, const std::function<void()>& tick = {});
   std::size_t size() const { return kids_.size(); }
 

@@ -5,14 +5,18 @@ has two or more GPUs p2p_inline and gps on 1 and 2 GPUs (the main job runs its m
 isolated), and checks: exit 0, every run ok and verified in the results file, options.isolate
 true, a progress line per run,
 and nothing left in TMPDIR (the children's logs and outcomes, the shared references' folder).
+Then a longer isolated command is sent SIGINT (Ctrl-C) while a child runs: gpsm must end by
+that signal, say so, and leave TMPDIR empty (its child stopped, the folders removed).
 Without a GPU, gpsm exits 3: reported as skipped (77), never passed.
 Usage: bench_isolate.py --gpsm PATH --work DIR"""
 import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 
 def main():
@@ -71,6 +75,29 @@ def main():
             fail.append(f"{par} on {g} GPU(s): expected one verified point with 2 reps, got {pts}")
     if fail:
         print("FAIL: " + "; ".join(fail) + f"\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return 1
+    # Ctrl-C in the middle: heat3d 512^3, 3 paradigms x 200 reps of 100 iterations (~30 ms a rep on
+    # an H200) and a CPU reference of seconds: 20 s or more, so 4 s in a child is running.
+    q = subprocess.Popen([a.gpsm, "bench", "--isolate", "--app", "heat3d", "--size", "512", "--gpus", "1",
+                          "--paradigm", "single,memcpy,gps", "--reps", "200"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(4)
+    q.send_signal(signal.SIGINT)
+    try:
+        out2, err2 = q.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        q.kill()
+        print("FAIL: gpsm bench --isolate did not end within 60 s of SIGINT")
+        return 1
+    if q.returncode != -signal.SIGINT:
+        fail.append(f"after SIGINT: exit {q.returncode}, not killed by SIGINT")
+    if "interrupted by signal 2" not in err2:
+        fail.append("after SIGINT: no 'interrupted by signal 2' on stderr")
+    left = os.listdir(tmp)
+    if left:
+        fail.append(f"after SIGINT: left in TMPDIR: {left}")
+    if fail:
+        print("FAIL: " + "; ".join(fail) + f"\nstderr:\n{err2[-3000:]}")
         return 1
     print(f"ok: {len(runs)} runs, each in a child, verified; table:\n" + p.stdout)
     return 0

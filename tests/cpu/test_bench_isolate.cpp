@@ -2,20 +2,27 @@
 // included, bad documents refused by name), the child run (its outcome, its progress lines, and
 // every way it can end without one: an exit code, a signal, no file, a file that does not
 // parse), and the temporary folder it lives in. The children are /bin/sh scripts standing in
-// for gpsm; run_isolated appends `--isolated-outcome FILE`, which they see as $1 $2.
+// for gpsm; run_isolated appends `--isolated-outcome FILE`, which they see as $1 $2. A signal
+// to the parent (Ctrl-C) stops the child and removes the folders (common/interrupt.hpp).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "apps/harness/isolated_run.hpp"
 #include "apps/harness/run_outcome_json.hpp"
+#include "common/interrupt.hpp"
 #include "common/temp_dir.hpp"
 #include "test_support.hpp"
 
@@ -195,4 +202,65 @@ TEST(TempDir, IsPrivateAndGoesWithEverythingInIt) {
   gpsm::test::ScopedEnv bad("TMPDIR", "/nonexistent/dir");
   const std::string e = gpsm::test::error_of([] { gpsm::TempDir d("gpsm-test", "a test"); });
   EXPECT_NE(e.find("gpsm: a test: cannot create a temporary folder /nonexistent/dir/gpsm-test-XXXXXX"), std::string::npos) << e;
+}
+
+TEST(InterruptGuard, RecordsTheSignalsAndGivesTheOldHandlersBack) {
+  struct sigaction before {};
+  sigaction(SIGTERM, nullptr, &before);
+  {
+    gpsm::InterruptGuard g;
+    EXPECT_EQ(gpsm::pending_interrupt(), 0);
+    EXPECT_NO_THROW(gpsm::throw_if_interrupted("gpsm test"));
+    raise(SIGTERM);  // without the guard this would end the test binary
+    EXPECT_EQ(gpsm::pending_interrupt(), SIGTERM);
+    try {
+      gpsm::throw_if_interrupted("gpsm test");
+      ADD_FAILURE() << "no Interrupted";
+    } catch (const gpsm::Interrupted& e) {
+      EXPECT_EQ(e.signal(), SIGTERM);
+      EXPECT_NE(std::string(e.what()).find("gpsm test: interrupted by signal 15"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(gpsm::InterruptGuard second, gpsm::Error);  // one at a time
+  }
+  EXPECT_EQ(gpsm::pending_interrupt(), 0);
+  struct sigaction after {};
+  sigaction(SIGTERM, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+}
+
+TEST(IsolatedRun, ASignalStopsTheChildAndRemovesItsFolder) {
+  gpsm::test::TmpDir t;
+  gpsm::test::ScopedEnv tmp("TMPDIR", t.dir.c_str());
+  gpsm::InterruptGuard g;
+  const std::string pid_file = t.path("child.pid");
+  // The child writes its pid, then would run for a minute; the parent is signalled once it runs.
+  const std::string script = "echo $$ > " + sh_quote(pid_file) + "; echo started; exec sleep 60\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread signaller([&] {
+    for (int i = 0; i < 200 && !std::filesystem::exists(pid_file); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    kill(getpid(), SIGINT);
+  });
+  std::string error;
+  int sig = 0;
+  try {
+    gpsm::apps::run_isolated(sh_child(script), {});
+  } catch (const gpsm::Interrupted& e) {
+    error = e.what();
+    sig = e.signal();
+  }
+  signaller.join();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(sig, SIGINT) << error;
+  EXPECT_LT(took, 10.0);  // not the child's minute
+  // The child is gone (killed and reaped: no such process), and nothing is left in TMPDIR but
+  // the test's own pid file.
+  std::ifstream pf(pid_file);
+  pid_t child = 0;
+  pf >> child;
+  ASSERT_GT(child, 0);
+  EXPECT_NE(kill(child, 0), 0);
+  int left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(t.dir)) left += e.path() != pid_file;
+  EXPECT_EQ(left, 0);
 }

@@ -21,6 +21,7 @@
 #include "apps/harness/reference_cache.hpp"
 #include "apps/harness/run_outcome_json.hpp"
 #include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
 #include "common/temp_dir.hpp"
 #include "bench_proact.hpp"
 #include "commands.hpp"
@@ -203,8 +204,14 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   begin_work();
   // --isolate: one folder of references for the whole command, its children writing and reading
   // it (apps/harness/reference_cache.hpp); removed when the command ends.
+  // A signal (Ctrl-C, a timeout's SIGTERM) then stops the running child and removes the folders
+  // before the process ends by it (common/interrupt.hpp), instead of leaving gigabytes in $TMPDIR.
+  std::optional<gpsm::InterruptGuard> interrupts;
   std::optional<gpsm::TempDir> shared_refs;
-  if (a.isolate && !child) shared_refs.emplace("gpsm-references", "gpsm bench --isolate's shared references");
+  if (a.isolate && !child) {
+    interrupts.emplace();
+    shared_refs.emplace("gpsm-references", "gpsm bench --isolate's shared references");
+  }
   std::optional<ReferenceCache> refs;
   if (shared_refs) refs.emplace(shared_refs->path());
   if (!a.isolated_references.empty()) refs.emplace(a.isolated_references);
@@ -303,6 +310,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   }
   // A child that did not meet its run must not go on to write the parent's results file.
   if (child) throw gpsm::Error(fmt::format("gpsm bench: run {} of {} was not reached", a.isolated_run, total));
+  if (interrupts) throw_if_interrupted("gpsm bench --isolate");  // a signal after the last child
   if (!a.json_path.empty()) {
     scope::RunMeta m;
     for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);

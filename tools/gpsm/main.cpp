@@ -1,6 +1,8 @@
 // gpsm: GPU publish-subscribe memory — CLI entry point. Registers every subcommand the same way
 // (commands.hpp), runs the one given and maps exceptions to exit codes (exit_codes.hpp: 0 ok, 1 a run
 // failed, 2 bad usage or input, 3 no GPU).
+#include <signal.h>
+
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -11,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "common/interrupt.hpp"
 #include "common/memory_budget.hpp"
 #include "exit_codes.hpp"
 #include "gpsm/build_info.hpp"
@@ -78,6 +81,12 @@ int main(int argc, char** argv) {
     try {
       gpsm::host_memory_budget();  // a malformed GPSM_MEMORY_LIMIT is bad input, found before any work
       return c.run(argc, argv);
+    } catch (const gpsm::Interrupted& e) {
+      // Cleaned up on the way here; end by the signal itself, as the shell expects (130 for ^C).
+      std::cerr << e.what() << "\n" << std::flush;
+      signal(e.signal(), SIG_DFL);
+      raise(e.signal());
+      return 128 + e.signal();
     } catch (...) {
       const cli::Verdict v = cli::classify_exception(std::current_exception(), c.app->get_name());
       std::cerr << v.message << "\n";

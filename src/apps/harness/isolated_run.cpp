@@ -8,6 +8,7 @@
 
 #include "apps/harness/run_outcome_json.hpp"
 #include "common/child_group.hpp"
+#include "common/interrupt.hpp"
 #include "common/temp_dir.hpp"
 #include "gpsm/error.hpp"
 
@@ -48,6 +49,7 @@ std::string last_line(const std::string& path, std::size_t max_bytes) {
 }
 
 RunOutcome run_isolated(const IsolatedRun& run, const std::function<void(const std::string&)>& progress) {
+  throw_if_interrupted("gpsm bench --isolate");
   TempDir dir("gpsm-isolate", "bench --isolate");
   ChildSpec c;
   c.name = "the child running " + run.name;
@@ -60,6 +62,9 @@ RunOutcome run_isolated(const IsolatedRun& run, const std::function<void(const s
   group.spawn(c);
   std::string shown;
   const GroupResult g = group.wait_all(kNoLimitS, [&] {
+    // An InterruptGuard's signal (bench_cmd): the throw ends the wait, `group` kills the child
+    // and `dir` goes with its log.
+    throw_if_interrupted("gpsm bench --isolate");
     if (!progress) return;
     const std::string line = last_line(c.log_file);
     if (!line.empty() && line != shown) progress(shown = line);

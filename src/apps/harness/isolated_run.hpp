@@ -25,7 +25,9 @@ struct IsolatedRun {
 // runs, progress (when given) receives each new last line of the child's output. A child that
 // writes no outcome (a crash, a signal, an exit before its run) gives a failed outcome whose
 // reason says how it ended, with the last lines of its output; never a throw for that.
-// Throws gpsm::Error only when the child cannot be started at all.
+// Throws gpsm::Error only when the child cannot be started at all, and gpsm::Interrupted
+// (common/interrupt.hpp) when an InterruptGuard recorded a signal: the child is killed and its
+// folder removed first.
 RunOutcome run_isolated(const IsolatedRun& run, const std::function<void(const std::string&)>& progress);
 
 // The last non-empty line of a file (carriage returns dropped), at most max_bytes of it; "" when
