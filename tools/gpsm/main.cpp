@@ -16,6 +16,7 @@
 #include "common/interrupt.hpp"
 #include "common/memory_budget.hpp"
 #include "exit_codes.hpp"
+#include "progress.hpp"
 #include "gpsm/build_info.hpp"
 
 namespace {
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
       return c.run(argc, argv);
     } catch (const gpsm::Interrupted& e) {
       // Cleaned up on the way here; end by the signal itself, as the shell expects (130 for ^C).
+      cli::progress_clear();  // a progress line may be on screen
       std::cerr << e.what() << "\n" << std::flush;
       signal(e.signal(), SIG_DFL);
       raise(e.signal());
