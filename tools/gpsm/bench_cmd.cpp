@@ -212,9 +212,9 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
     interrupts.emplace();
     shared_refs.emplace("gpsm-references", "gpsm bench --isolate's shared references");
   }
-  std::optional<ReferenceCache> refs;
-  if (shared_refs) refs.emplace(shared_refs->path());
+  std::optional<ReferenceCache> refs;  // a child's view of its parent's folder
   if (!a.isolated_references.empty()) refs.emplace(a.isolated_references);
+  const std::string exe = shared_refs ? self_exe() : std::string();  // the children's executable
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
@@ -246,7 +246,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           req.reps = a.reps;
           req.warmup = a.warmup;
           req.pictures_dir = a.pictures;
-          if (child && refs) req.references = &*refs;
+          if (refs) req.references = &*refs;
           proact.configure(req, *app, g, point);
           const std::string label = point > 0 ? proact.label(point) : paradigm_name(par);
           const std::string head = fmt::format("[{}/{}] {} {} {} on {} GPU{}", done, total, app->name(), p.label(),
@@ -268,9 +268,9 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
           if (a.isolate && !child) {
             // The child runs the same enumeration and stops at this run (memory check included).
             std::vector<std::string> args(argv + 1, argv + argc);
-            args.insert(args.end(), {"--isolated-run", std::to_string(done), "--isolated-references", refs->dir()});
+            args.insert(args.end(), {"--isolated-run", std::to_string(done), "--isolated-references", shared_refs->path()});
             const IsolatedRun iso{fmt::format("{} {} {} on {} GPU{}", app->name(), p.label(), label, g, g == 1 ? "" : "s"),
-                                  self_exe(), args};
+                                  exe, args};
             rec.out = run_isolated(iso, [&](const std::string& line) { req.progress("in its own process: " + line); });
           } else if (const std::string no_room = app->has(par) ? gpu_memory_check(*app, p, par, req.devices) : std::string();
                      !no_room.empty()) {
@@ -310,7 +310,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   }
   // A child that did not meet its run must not go on to write the parent's results file.
   if (child) throw gpsm::Error(fmt::format("gpsm bench: run {} of {} was not reached", a.isolated_run, total));
-  if (interrupts) throw_if_interrupted("gpsm bench --isolate");  // a signal after the last child
+  throw_if_interrupted("gpsm bench --isolate");  // a signal after the last child (none without --isolate)
   if (!a.json_path.empty()) {
     scope::RunMeta m;
     for (int i = 0; i < argc; ++i) m.command += (i ? " " : "") + std::string(argv[i]);

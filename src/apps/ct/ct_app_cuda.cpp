@@ -222,24 +222,12 @@ RunOutcome CtApp::run(const RunRequest& req) {
     // d is shared with the later children of --isolate too (reference_cache.hpp): its two
     // projections of every view are the longest part of a solver's setup at the seed's size.
     const std::string d_key = "ct/" + spec.g.label() + "/curvature";
-    if (!curvature_ && req.references != nullptr) {
-      std::vector<float> c;
-      std::string why;
-      if (req.references->load(d_key, [&](RefFields& f) { f.array(c); }, &why))
-        curvature_ = std::make_shared<const std::vector<float>>(std::move(c));
-      else if (!why.empty())
-        say(req, "the shared " + d_key + " is unreadable (" + why + "): computing it");
-    }
+    if (!curvature_)
+      if (auto c = load_shared<std::vector<float>>(req.references, d_key, req.progress))
+        curvature_ = std::make_shared<const std::vector<float>>(std::move(*c));
     opt.curvature = curvature_;
     MultiGpuPwls run(ctx, spec.g, d.scan, set, opt);
-    if (!curvature_ && req.references != nullptr) {
-      try {
-        // A writing RefFields only reads the array (its fields are writable for reading back).
-        req.references->store(d_key, [&](RefFields& f) { f.array(const_cast<std::vector<float>&>(*run.curvature())); });
-      } catch (const gpsm::Error& e) {
-        say(req, std::string("not shared with the next runs: ") + e.what());
-      }
-    }
+    if (!curvature_) share(req.references, d_key, *run.curvature(), req.progress);
     curvature_ = run.curvature();
     const std::vector<float> x0(static_cast<std::size_t>(spec.g.voxels()), 0.0f);
     PwlsRun got;

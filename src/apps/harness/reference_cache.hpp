@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -74,7 +75,6 @@ class ReferenceCache {
  public:
   // dir: an existing folder (the parent's TempDir).
   explicit ReferenceCache(std::string dir) : dir_(std::move(dir)) {}
-  const std::string& dir() const { return dir_; }
   // The entry's file: the folder, then a hash of the key (a key may hold any character).
   std::string path_of(const std::string& key) const;
   // Reads key's entry through `fields` and returns true; false when there is none. An entry that
@@ -88,27 +88,40 @@ class ReferenceCache {
   std::string dir_;
 };
 
-// The reference under `key`: read from `cache` when it holds it, else `compute()`d and stored
-// there, both through T's ref_fields. Without a cache (a run in the bench's own process) it computes. A
-// damaged entry, or one that cannot be stored, never fails the run: `note` hears why and the
-// reference is computed (and kept in memory only).
+// The two halves of sharing, through T's ref_fields. Neither ever fails the run: a damaged entry
+// reads as none and one that cannot be stored stays unshared, `note` hearing why. Without a
+// cache (a run in the bench's own process) there is nothing to read and nothing is stored.
+// load_shared: key's entry, or nothing (absent, or unreadable: it is made again).
+template <class T>
+std::optional<T> load_shared(const ReferenceCache* cache, const std::string& key,
+                             const std::function<void(const std::string&)>& note) {
+  if (cache == nullptr) return std::nullopt;
+  T got{};
+  std::string why;
+  if (cache->load(key, [&](RefFields& f) { ref_fields(f, got); }, &why)) return got;
+  if (!why.empty() && note) note("the shared reference " + key + " is unreadable (" + why + "): computing it");
+  return std::nullopt;
+}
+// share: t stored under key for the next runs.
+template <class T>
+void share(const ReferenceCache* cache, const std::string& key, const T& t,
+           const std::function<void(const std::string&)>& note) {
+  if (cache == nullptr) return;
+  try {
+    // A writing RefFields only reads its fields (they are writable for reading back).
+    cache->store(key, [&](RefFields& f) { ref_fields(f, const_cast<T&>(t)); });
+  } catch (const gpsm::Error& e) {
+    if (note) note(std::string("not shared with the next runs: ") + e.what());
+  }
+}
+
+// The reference under `key`: read from `cache` when it holds it, else `compute()`d and shared.
 template <class T, class Compute>
 T cached_reference(const ReferenceCache* cache, const std::string& key, Compute&& compute,
                    const std::function<void(const std::string&)>& note) {
-  if (cache != nullptr) {
-    T got{};
-    std::string why;
-    if (cache->load(key, [&](RefFields& f) { ref_fields(f, got); }, &why)) return got;
-    if (!why.empty() && note) note("the shared reference " + key + " is unreadable (" + why + "): computing it");
-  }
+  if (std::optional<T> got = load_shared<T>(cache, key, note)) return std::move(*got);
   T made = compute();
-  if (cache != nullptr) {
-    try {
-      cache->store(key, [&](RefFields& f) { ref_fields(f, made); });
-    } catch (const gpsm::Error& e) {
-      if (note) note(std::string("not shared with the next runs: ") + e.what());
-    }
-  }
+  share(cache, key, made, note);
   return made;
 }
 
