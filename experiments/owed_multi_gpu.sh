@@ -10,10 +10,13 @@
 #           runs with a host thread per GPU (experiments/cg-sync).
 #   CALL=3: fd3d's per-item step and x/y split, memcheck; the issue-28 cells above 1.05 again, with
 #           --isolate: heat3d and wave3d 256/512, sssp rmat:20/23 (experiments/gps-ratio).
-# Usage on the device: CALL=1|2|3 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+#   CALL=4: (one call on a rarely lent node) heat3d, wave3d and cg's issue-28/29 cells isolated, then
+#           the GPU test binary without CgGpu (whose 14 tests took 273 s on 2 GPUs and >450 s on 4 at
+#           fb9d3b2) in what is left.
+# Usage on the device: CALL=1|2|3|4 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1, 2 or 3}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1, 2, 3 or 4}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -33,5 +36,8 @@ case "$CALL" in
   2) part cg DEVICE_BATCH_ONLY=f64,f32,table,t31 bash experiments/cg-sync/multi_gpu_check.sh ;;
   3) part fd3d DEVICE_BATCH_ONLY=items,xy,memcheck bash experiments/fd3d-gps/multi_gpu_check.sh
      part ratio GPUS="$n" ISOLATE=1 DEVICE_BATCH_ONLY=heat,wave,sssp bash experiments/gps-ratio/one_gpu_column.sh ;;
-  *) echo "owed: CALL must be 1, 2 or 3" >&2; exit 2 ;;
+  4) part ratio GPUS="$n" ISOLATE=1 DEVICE_BATCH_ONLY=heat,wave,cg bash experiments/gps-ratio/one_gpu_column.sh
+     part tests bash scripts/device-batch.sh --budget "$(left)" \
+       "tests:600:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" ;;
+  *) echo "owed: CALL must be 1, 2, 3 or 4" >&2; exit 2 ;;
 esac
