@@ -4,8 +4,9 @@
 # back so that calls 2 and 3 find the machine warm (a rebuild then takes seconds, a fresh one
 # 125-155 s). Each part runs an existing script with DEVICE_BATCH_ONLY picking its steps, into a
 # folder of its own under $OUT (device-batch packs each folder's steps into its results.tgz).
-#   CALL=1: the whole GPU test binary on every GPU (267 s on 2 GPUs at c0b14f7), the --isolate CLI
-#           test (now 1 and 2 GPUs), fd3d gps on 1 and N GPUs along z (experiments/fd3d-gps).
+#   CALL=1: the GPU test binary on every GPU in two steps, without CgGpu (245 s on 4 GPUs at fb9d3b2),
+#           then CgGpu (273 s on 2 GPUs at 7877357, >450 s on 4; fewer NVSHMEM launches since 07938ec);
+#           fd3d along z if time is left. (The --isolate CLI test passed on 2 GPUs at 7877357: dropped.)
 #   CALL=2: CG's targets with the values as f64, f32 and the table, and Table 3.1's CPU-controlled
 #           runs with a host thread per GPU (experiments/cg-sync).
 #   CALL=3: fd3d's per-item step and x/y split, memcheck; the issue-28 cells above 1.05 again, with
@@ -30,8 +31,8 @@ part() {  # part FOLDER [VAR=VALUE...] SCRIPT: the script with what is left of t
 mkdir -p "$out"
 case "$CALL" in
   1) part tests bash scripts/device-batch.sh --budget "$(left)" \
-       "tests:300:$B/gpsm_gpu_tests --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
-       "cli:60:python3 tests/cli/bench_isolate.py --gpsm $B/gpsm --work \$STEP_OUT/cli"
+       "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
+       "cgtests:400:$B/gpsm_gpu_tests --gtest_filter=CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml"
      part fd3d DEVICE_BATCH_ONLY=z bash experiments/fd3d-gps/multi_gpu_check.sh ;;
   2) part cg DEVICE_BATCH_ONLY=f64,f32,table,t31 bash experiments/cg-sync/multi_gpu_check.sh ;;
   3) part fd3d DEVICE_BATCH_ONLY=items,xy,memcheck bash experiments/fd3d-gps/multi_gpu_check.sh
