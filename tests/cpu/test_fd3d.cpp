@@ -332,6 +332,7 @@ void exchange(Boxes& bx, int b) {
 struct Stepper {
   bool kernel = false;
   i64 slots = 1000;
+  bool split = false;  // rdl as GPSM_FD3D_RDL_LAUNCH=split launches it: remote_prefix's items picking, the rest plain
 };
 
 void update_all(const FdStep& st) {
@@ -344,12 +345,12 @@ void update_all(const FdStep& st) {
 // The kernel's block, thread by thread and phase by phase; the tile is NaN before each plane's
 // fill, so a cell read but not written in that plane shows.
 template <int R, bool kRemote, bool kPush>
-void emulate_blocks(const FdStep& s, const Plan& p) {
+void emulate_blocks(const FdStep& s, const Plan& p, i64 first, i64 last) {
   std::vector<Column> col(kThreads);
   std::vector<Queue<R>> q(kThreads);
   std::vector<float> tile_mem((kTy + 2 * R) * (kTx + 2 * R));
   auto* tile = reinterpret_cast<TileRow<R>*>(tile_mem.data());
-  for (i64 w = 0; w < p.items; ++w) {
+  for (i64 w = first; w < last; ++w) {
     for (int t = 0; t < kThreads; ++t) {
       col[t] = column_of<R, kRemote>(s, p, w, t % kTx, t / kTx);
       prime<R>(s, col[t], q[t]);
@@ -364,11 +365,20 @@ void emulate_blocks(const FdStep& s, const Plan& p) {
 }
 
 template <int R>
-void emulate_r(const FdStep& s, const Plan& p) {
+void emulate_r(const FdStep& s, const Plan& p, const Stepper& how) {
   const bool push = s.lower.p != nullptr || s.upper.p != nullptr;
-  if (s.in.remote()) emulate_blocks<R, true, false>(s, p);
-  else if (push) emulate_blocks<R, false, true>(s, p);
-  else emulate_blocks<R, false, false>(s, p);
+  if (s.in.remote() && how.split) {  // as launch_fd_step splits it
+    const i64 e = remote_prefix(s.in, s.box, p, R, how.slots);
+    for (i64 w = e; w < p.items; ++w) EXPECT_FALSE(item_near_halo(s.in, s.box, p, R, w)) << "item " << w;
+    emulate_blocks<R, true, false>(s, p, 0, e);
+    emulate_blocks<R, false, false>(s, p, e, p.items);
+  } else if (s.in.remote()) {
+    emulate_blocks<R, true, false>(s, p, 0, p.items);
+  } else if (push) {
+    emulate_blocks<R, false, true>(s, p, 0, p.items);
+  } else {
+    emulate_blocks<R, false, false>(s, p, 0, p.items);
+  }
 }
 
 void run_step(const FdStep& st, const Stepper& how) {
@@ -376,9 +386,9 @@ void run_step(const FdStep& st, const Stepper& how) {
   // The kernel's plan: rdl's remote faces shorten the chunks along x and y (fd3d_plan.hpp).
   const Plan p = make_plan(st.box, st.radius, how.slots, st.in.remote_faces());
   switch (st.radius) {
-    case 2: return emulate_r<2>(st, p);
-    case 4: return emulate_r<4>(st, p);
-    case 16: return emulate_r<16>(st, p);
+    case 2: return emulate_r<2>(st, p, how);
+    case 4: return emulate_r<4>(st, p, how);
+    case 16: return emulate_r<16>(st, p, how);
     default: FAIL() << "no emulated kernel for R " << st.radius;
   }
 }
@@ -878,8 +888,70 @@ TEST(FdBlock, TheKernelsPhasesOnEveryParadigmEqualTheReferenceBitForBit) {
           EXPECT_TRUE(same_bits(run_boxes(q, axis, ranks, Way::memcpy, how), ref)) << what << "memcpy";
           EXPECT_TRUE(same_bits(run_boxes(q, axis, ranks, Way::p2p_inline, how), ref)) << what << "p2p_inline";
           EXPECT_TRUE(same_bits(run_distributed(q, axis, ranks, nullptr, how), ref)) << what << "rdl";
+          const Stepper split{true, slots, true};
+          EXPECT_TRUE(same_bits(run_distributed(q, axis, ranks, nullptr, split), ref)) << what << "rdl split";
         }
     }
+  }
+}
+
+// rdl's split launch: the picking kernel's items are a prefix of whole waves holding every item
+// near a halo, and the plain kernel's none; on a tall slab with many chunks most items are plain.
+TEST(FdBlock, TheSplitLaunchsPrefixHoldsEveryItemNearAHaloInWholeWaves) {
+  bool some_plain = false;
+  for (int r : {4, 16})
+    for (Axis axis : {Axis::x, Axis::y, Axis::z})
+      for (int ranks : {2, 3}) {
+        i64 n[3] = {2 * r + 70, 2 * r + 60, 2 * r + 50};
+        n[static_cast<int>(axis)] = 2 * r + 300;
+        const Slab3D s0 = slab3d(n, axis, r, ranks, 0);
+        const gpsm::OwnershipMap map(slab_blocks(s0), sizeof(float), 256, ranks);
+        std::vector<float> mem(map.range_bytes() / sizeof(float));
+        const gpsm::OwnershipLookup host = map.lookup();
+        for (int rank = 0; rank < ranks; ++rank)
+          for (i64 slots : {i64{1}, i64{7}, i64{132}}) {
+            const Slab3D s = slab3d(n, axis, r, ranks, rank);
+            const Sources in = distributed_sources(s, host, mem.data());
+            const Box b = box_of(s);
+            const Plan p = make_plan(b, r, slots, in.remote_faces());
+            const i64 e = remote_prefix(in, b, p, r, slots);
+            SCOPED_TRACE("R " + std::to_string(r) + " along " + axis_name(axis) + ", rank " + std::to_string(rank) +
+                         " of " + std::to_string(ranks) + ", " + std::to_string(slots) + " slots, " +
+                         std::to_string(p.items) + " items, prefix " + std::to_string(e));
+            i64 last_near = -1;
+            for (i64 w = 0; w < p.items; ++w)
+              if (item_near_halo(in, b, p, r, w)) last_near = w;
+            ASSERT_GE(last_near, 0);  // every rank has a neighbour
+            EXPECT_GT(e, last_near);
+            EXPECT_LT(e, last_near + 1 + slots);  // no whole wave more than needed
+            EXPECT_TRUE(e % slots == 0 || e == p.items);
+            // The picking kernel's own test, thread by thread: no column past the prefix picks.
+            FdStep st;
+            st.in = in;
+            st.box = b;
+            st.radius = r;
+            for (i64 w = e; w < p.items; ++w)
+              for (int t = 0; t < kThreads; t += 37) {
+                const Column c = r == 4 ? column_of<4, true>(st, p, w, t % kTx, t / kTx)
+                                        : column_of<16, true>(st, p, w, t % kTx, t / kTx);
+                ASSERT_FALSE(c.zpick || c.xypick) << "item " << w;
+              }
+            some_plain = some_plain || e < p.items;
+          }
+      }
+  EXPECT_TRUE(some_plain);
+}
+
+TEST(FdPlan, RdlLaunchParsesAndRefusesWithTheChoices) {
+  EXPECT_EQ(parse_rdl_launch(nullptr), RdlLaunch::one);
+  EXPECT_EQ(parse_rdl_launch(""), RdlLaunch::one);
+  EXPECT_EQ(parse_rdl_launch("one"), RdlLaunch::one);
+  EXPECT_EQ(parse_rdl_launch("split"), RdlLaunch::split);
+  try {
+    parse_rdl_launch("two");
+    ADD_FAILURE() << "GPSM_FD3D_RDL_LAUNCH=two was accepted";
+  } catch (const gpsm::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("use one (the default"), std::string::npos) << e.what();
   }
 }
 

@@ -40,6 +40,34 @@ GPSM_HD bool near_halo(const Sources& in, int r, std::int64_t lo, std::int64_t h
   return lo - r < in.lo_end || hi + r > in.hi_begin;
 }
 
+// Whether work item w's loads may reach a remote piece (near_halo over the item's extent along the
+// split axis, as column_of asks it per block).
+inline bool item_near_halo(const Sources& in, const Box& b, const Plan& p, int r, std::int64_t w) {
+  std::int64_t bx, by, ch, lo, hi;
+  item_of(p, w, bx, by, ch);
+  if (b.axis == 0) return near_halo(in, r, r + bx * kTx, r + (bx + 1) * kTx);
+  if (b.axis == 1) return near_halo(in, r, r + by * kTy, r + (by + 1) * kTy);
+  chunk_planes(p, b, r, ch, lo, hi);
+  return near_halo(in, r, lo, hi);
+}
+
+// rdl's split launch (GPSM_FD3D_RDL_LAUNCH=split): the first item the plain kernel may take. The
+// items whose loads may cross the link come first in the plan's order (edges first), so they are a
+// prefix: it ends after the last of them in that order (the split axis's two ends, or more
+// positions where they are shorter than R), rounded up to whole waves of `slots` resident blocks so that the picking kernel's last
+// wave is full; at most p.items. 0 when no item is near a halo.
+inline std::int64_t remote_prefix(const Sources& in, const Box& b, const Plan& p, int r, std::int64_t slots) {
+  const std::int64_t along = b.axis == 0 ? p.tiles[0] : b.axis == 1 ? p.tiles[1] : p.chunks;
+  const std::int64_t per = along > 0 ? p.items / along : 0;  // items per position along the split axis
+  std::int64_t end = 0;
+  for (std::int64_t k = 0; k < along; ++k)
+    if (item_near_halo(in, b, p, r, k * per)) end = (k + 1) * per;
+  if (end == 0) return 0;
+  const std::int64_t s = slots > 0 ? slots : 1;
+  const std::int64_t full = (end + s - 1) / s * s;
+  return full < p.items ? full : p.items;
+}
+
 template <int R, bool kRemote>
 GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx, int ty) {
   Column c;

@@ -38,11 +38,13 @@ namespace {
 using i64 = std::int64_t;
 
 // fd3d_block.hpp's phases, a block barrier between them.
+// Items [first, last) of the plan.
 template <int R, bool kRemote, bool kPush>
-__global__ void __launch_bounds__(kThreads, fd_min_blocks(R)) fd_step_kernel(const __grid_constant__ FdStep s, const Plan p) {
+__global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
+    fd_step_kernel(const __grid_constant__ FdStep s, const Plan p, std::int64_t first, std::int64_t last) {
   __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  for (std::int64_t w = blockIdx.x; w < p.items; w += gridDim.x) {
+  for (std::int64_t w = first + blockIdx.x; w < last; w += gridDim.x) {
     const Column c = column_of<R, kRemote>(s, p, w, tx, ty);
     Queue<R> u;
     prime<R>(s, c, u);
@@ -56,7 +58,7 @@ __global__ void __launch_bounds__(kThreads, fd_min_blocks(R)) fd_step_kernel(con
   }
 }
 
-using StepFn = void (*)(FdStep, Plan);
+using StepFn = void (*)(FdStep, Plan, std::int64_t, std::int64_t);
 
 template <int R>
 StepFn step_fn(bool remote, bool push) {
@@ -90,12 +92,25 @@ Plan fd_cached_plan(const void* fn, const FdStep& s) {
 
 Plan fd_step_plan(const FdStep& s) { return fd_cached_plan(reinterpret_cast<const void*>(pick(s)), s); }
 
+namespace {
+void launch_items(StepFn fn, const FdStep& s, const Plan& p, i64 first, i64 last, cudaStream_t st) {
+  const auto grid = static_cast<unsigned>(std::clamp<i64>(last - first, 1, INT_MAX));
+  fn<<<grid, dim3(kTx, kTy), 0, st>>>(s, p, first, last);
+  GPSM_CUDA_LAUNCH();
+}
+}  // namespace
+
 void launch_fd_step(const FdStep& s, cudaStream_t st) {
   const StepFn fn = pick(s);
   const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
-  const auto grid = static_cast<unsigned>(std::clamp<i64>(p.items, 1, INT_MAX));
-  fn<<<grid, dim3(kTx, kTy), 0, st>>>(s, p);
-  GPSM_CUDA_LAUNCH();
+  if (!s.in.remote() || rdl_launch_from_env() == RdlLaunch::one) return launch_items(fn, s, p, 0, p.items, st);
+  // split: the items near a halo (whole waves of them) in the picking kernel, then the rest in the
+  // plain one, on the picking kernel's plan (the same items in the same order).
+  const i64 e = remote_prefix(s.in, s.box, p, s.radius, gpsm::resident_blocks(reinterpret_cast<const void*>(fn), kThreads));
+  if (e > 0) launch_items(fn, s, p, 0, e, st);
+  if (e < p.items)  // none of these items loads outside mid
+    launch_items(with_halo(s.radius, [](auto r) -> StepFn { return fd_step_kernel<decltype(r)::value, false, false>; }),
+                 s, p, e, p.items, st);
 }
 
 }  // namespace gpsm::apps::fd3d

@@ -1,8 +1,12 @@
 #include "apps/fd3d/fd3d_plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
+#include <string>
+
+#include "gpsm/error.hpp"
 
 namespace gpsm::apps::fd3d {
 
@@ -73,5 +77,16 @@ Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remo
   p.edge = b.axis;
   return p;
 }
+
+RdlLaunch parse_rdl_launch(const char* text) {
+  const std::string v = text == nullptr ? "" : text;
+  if (v.empty() || v == "one") return RdlLaunch::one;
+  if (v == "split") return RdlLaunch::split;
+  throw gpsm::Error("gpsm: GPSM_FD3D_RDL_LAUNCH='" + v +
+                    "' is not a launch of fd3d's rdl step; use one (the default: one kernel picking each load's block) "
+                    "or split (the items near a halo in that kernel, the rest in the plain one)");
+}
+
+RdlLaunch rdl_launch_from_env() { return parse_rdl_launch(std::getenv("GPSM_FD3D_RDL_LAUNCH")); }
 
 }  // namespace gpsm::apps::fd3d

@@ -63,6 +63,16 @@ double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, s
 // remote planes the column loads fetch ahead) it is ignored.
 Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remote_faces = 0);
 
+// How rdl's step is launched (GPSM_FD3D_RDL_LAUNCH): `one` kernel that picks each load's block
+// (the default), or `split`: the items near a halo in that kernel, the others in the plain kernel
+// the local-box paradigms run (fd3d_block.hpp's remote_prefix). On 2xH200 rdl ran 11.0 % over the
+// exchange-elided run at both 512^3:h16 and 768^3:h16 along z, although a quarter to a half of the
+// items there load nothing remote: the picking kernel itself may be slower on every item (an A/B
+// decides; experiments/fd3d-gps).
+enum class RdlLaunch : std::uint8_t { one, split };
+RdlLaunch parse_rdl_launch(const char* text);  // null or "" is one; throws gpsm::Error naming the choices
+RdlLaunch rdl_launch_from_env();
+
 // Position k of the order 0, n - 1, 1, n - 2, ...: the two ends first.
 GPSM_HD std::int64_t edges_first(std::int64_t k, std::int64_t n) { return (k & 1) ? n - 1 - (k >> 1) : (k >> 1); }
 

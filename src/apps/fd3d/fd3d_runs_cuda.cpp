@@ -86,7 +86,8 @@ class LocalRun final : public FdRun {
 // halo plane exists.
 class DistributedRun final : public FdRun {
  public:
-  DistributedRun(gps::Context& ctx, const Problem& p, int radius) : FdRun(ctx, p, true), radius_(radius) {
+  DistributedRun(gps::Context& ctx, const Problem& p, int radius)
+      : FdRun(ctx, p, true), radius_(radius), launch_(rdl_launch_from_env()) {  // a bad value: refused here
     for (int r = 0; r < n_; ++r) slab_.push_back(slab3d(p.n, p.axis, radius, n_, r));
     for (int b = 0; b < 2; ++b) {
       DistributedOptions o;
@@ -139,7 +140,10 @@ class DistributedRun final : public FdRun {
   // update uses, and a chunk shorter than R loads some twice, which a cache may serve).
   double link_bytes_per_iter() override { return slab3d_halo_bytes(p_.n, p_.axis, radius_, n_, false); }
   std::string timing_note() const override {
-    return "link bytes: the halo cells, loaded remotely through the distributed array";
+    return std::string("link bytes: the halo cells, loaded remotely through the distributed array; ") +
+           (launch_ == RdlLaunch::one ? "one kernel picking each load's block (GPSM_FD3D_RDL_LAUNCH=one)"
+                                      : "the items near a halo in the kernel picking each load's block, the rest in "
+                                        "the plain one (GPSM_FD3D_RDL_LAUNCH=split)");
   }
 
  private:
@@ -147,6 +151,7 @@ class DistributedRun final : public FdRun {
   void step(int r, int it) override { launch_fd_step(steps_[it & 1][static_cast<std::size_t>(r)], ctx_.stream(r)); }
 
   int radius_;
+  RdlLaunch launch_;
   std::vector<Slab3D> slab_;
   std::array<DistributedArray<float>, 2> vol_;
   std::array<std::vector<FdStep>, 2> steps_;  // [buffer read][rank]
