@@ -123,7 +123,8 @@ TEST(CgGpu, PoissonUnevenRows) {
   GPSM_REQUIRE_GPUS(1);
   auto app = cg_app();
   ASSERT_NE(app, nullptr);
-  every_paradigm(*app, "poisson2d:37x29", 60, NvshmemOn::every_count);  // 1073 rows: no GPU count from 2 to 8 divides them
+  // 1073 rows: no GPU count from 2 to 8 divides them
+  every_paradigm(*app, "poisson2d:37x29", 60, NvshmemOn::every_count);
 }
 
 // Unforced, the layout follows the padding: a stencil slices, a dense row keeps CSR.

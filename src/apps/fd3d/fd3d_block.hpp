@@ -54,8 +54,8 @@ inline bool item_near_halo(const Sources& in, const Box& b, const Plan& p, int r
 // rdl's split launch (GPSM_FD3D_RDL_LAUNCH=split): the first item the plain kernel may take. The
 // items whose loads may cross the link come first in the plan's order (edges first), so they are a
 // prefix: it ends after the last of them in that order (the split axis's two ends, or more
-// positions where they are shorter than R), rounded up to whole waves of `slots` resident blocks so that the picking kernel's last
-// wave is full; at most p.items. 0 when no item is near a halo.
+// positions where those are shorter than R), rounded up to whole waves of `slots` resident blocks
+// so that the picking kernel's last wave is full; at most p.items; 0 when no item is near a halo.
 inline std::int64_t remote_prefix(const Sources& in, const Box& b, const Plan& p, int r, std::int64_t slots) {
   const std::int64_t along = b.axis == 0 ? p.tiles[0] : b.axis == 1 ? p.tiles[1] : p.chunks;
   const std::int64_t per = along > 0 ? p.items / along : 0;  // items per position along the split axis

@@ -37,8 +37,7 @@ namespace {
 
 using i64 = std::int64_t;
 
-// fd3d_block.hpp's phases, a block barrier between them.
-// Items [first, last) of the plan.
+// fd3d_block.hpp's phases, a block barrier between them, over items [first, last) of the plan.
 template <int R, bool kRemote, bool kPush>
 __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
     fd_step_kernel(const __grid_constant__ FdStep s, const Plan p, std::int64_t first, std::int64_t last) {
@@ -106,7 +105,8 @@ void launch_fd_step(const FdStep& s, cudaStream_t st) {
   if (!s.in.remote() || rdl_launch_from_env() == RdlLaunch::one) return launch_items(fn, s, p, 0, p.items, st);
   // split: the items near a halo (whole waves of them) in the picking kernel, then the rest in the
   // plain one, on the picking kernel's plan (the same items in the same order).
-  const i64 e = remote_prefix(s.in, s.box, p, s.radius, gpsm::resident_blocks(reinterpret_cast<const void*>(fn), kThreads));
+  const i64 slots = gpsm::resident_blocks(reinterpret_cast<const void*>(fn), kThreads);
+  const i64 e = remote_prefix(s.in, s.box, p, s.radius, slots);
   if (e > 0) launch_items(fn, s, p, 0, e, st);
   if (e < p.items)  // none of these items loads outside mid
     launch_items(with_halo(s.radius, [](auto r) -> StepFn { return fd_step_kernel<decltype(r)::value, false, false>; }),
