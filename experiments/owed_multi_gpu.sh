@@ -5,14 +5,14 @@
 # 125-155 s). Each part runs an existing script with DEVICE_BATCH_ONLY picking its steps, into a
 # folder of its own under $OUT (device-batch packs each folder's steps into its results.tgz).
 #   CALL=1: the GPU test binary on every GPU in two steps, without CgGpu (245 s on 4 GPUs at fb9d3b2),
-#           then CgGpu (273 s on 2 GPUs at 7877357, >450 s on 4; fewer NVSHMEM launches since 07938ec);
+#           then CgGpu (283 s on 2 GPUs at 7877357, >450 s on 4; fewer NVSHMEM launches since 07938ec);
 #           fd3d along z if time is left. (The --isolate CLI test passed on 2 GPUs at 7877357: dropped.)
 #   CALL=2: CG's targets with the values as f64, f32 and the table, and Table 3.1's CPU-controlled
 #           runs with a host thread per GPU (experiments/cg-sync).
 #   CALL=3: fd3d's rdl launch A/B (one vs split), per-item step and x/y split, memcheck; the issue-28 cells above 1.05 again, with
 #           --isolate: heat3d and wave3d 256/512, sssp rmat:20/23 (experiments/gps-ratio).
 #   CALL=4: (one call on a rarely lent node) heat3d, wave3d and cg's issue-28/29 cells isolated, then
-#           the GPU test binary without CgGpu (whose 14 tests took 273 s on 2 GPUs and >450 s on 4 at
+#           the GPU test binary without CgGpu (whose 14 tests took 283 s on 2 GPUs and >450 s on 4 at
 #           fb9d3b2) in what is left.
 # Usage on the device: CALL=1|2|3|4 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail

@@ -9,7 +9,7 @@
 // through both SpMV layouts (CSR lanes and sliced ELL, GPSM_CG_SPMV) where the rows allow.
 // nvshmem_std and nvshmem_pipe (one gpsm-nvshmem-cg worker process per GPU) run in all of them
 // too, on fewer GPU counts where a test has several matrices: a launch of the workers costs 2-7 s
-// (NVSHMEM's start-up in every process; the 14 tests took 273 s on 2 GPUs and over 450 s on 4 with
+// (NVSHMEM's start-up in every process; the 14 tests took 283 s on 2 GPUs and over 450 s on 4 with
 // NVSHMEM on every count), and their kernels are cpu_free's, whose every count is checked; in a
 // build without NVSHMEM they must say why they are unsupported.
 #include <gtest/gtest.h>
