@@ -18,7 +18,8 @@
 # up to 3 % (results/nvidia-h200/2026-11-29_d1b54ee_gps-sole-placement). Since 2ae2580 the children
 # share the references, and an isolated command took 1.0-1.4x its one-process time (jacobi2d
 # 84.8 vs 78.9 s, heat3d 14.3 vs ~10 s: results/nvidia-h200/2026-11-29_4996b9b_isolate-shared-refs),
-# so a step's limit is 1.5x.
+# so a step's limit is 1.5x. cg's limit is 150 s (was 90): isolated on 4 GPUs at fb9d3b2 its 135 s ran
+# out while the first 2048^2 child computed the shared CPU reference.
 # Usage: B=<dir with gpsm> [PART=1|2|3] [GPUS=1|2|4] [ISOLATE=1] OUT=... experiments/gps-ratio/one_gpu_column.sh;
 #   then python3 experiments/gps-ratio/gps_ratio.py <the JSONs>
 #   (building on the device in the same call: experiments/build_then.sh experiments/gps-ratio/one_gpu_column.sh)
@@ -26,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm}"
 G="--gpus ${GPUS:-1} --reps 5"
-one=("cg:90:$B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 $G --paradigm single,cpu_free_std,cpu_free_pipe,gps,gps_pipe --json \$STEP_OUT/cg.json"
+one=("cg:150:$B/gpsm bench --app cg --size poisson2d:512,poisson2d:2048 $G --paradigm single,cpu_free_std,cpu_free_pipe,gps,gps_pipe --json \$STEP_OUT/cg.json"
      "heat:40:$B/gpsm bench --app heat3d --size 256,512 $G --paradigm single,memcpy,um_hints,p2p_inline,gps,cpu_free --json \$STEP_OUT/heat3d.json"
      "wave:40:$B/gpsm bench --app wave3d --size 256,512 $G --paradigm single,memcpy,um_hints,p2p_inline,gps,cpu_free --json \$STEP_OUT/wave3d.json"
      "jac:150:$B/gpsm bench --app jacobi2d --size 4096,16384 $G --paradigm single,memcpy,p2p_inline,cpu_free,gps --json \$STEP_OUT/jacobi2d.json"
