@@ -22,6 +22,7 @@
 #include "apps/harness/run_outcome_json.hpp"
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
+#include "common/self_exe.hpp"
 #include "common/temp_dir.hpp"
 #include "bench_proact.hpp"
 #include "commands.hpp"
@@ -104,17 +105,6 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   c->add_option("--isolated-references", a.isolated_references)->group("");
   return c;
 }
-
-namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw gpsm::Error("gpsm bench --isolate: cannot read /proc/self/exe (" + ec.message() + ")");
-  return p.string();
-}
-
-}  // namespace
 
 int run_bench(const BenchArgs& a, int argc, char** argv) {
   using namespace gpsm::apps;
@@ -214,7 +204,7 @@ int run_bench(const BenchArgs& a, int argc, char** argv) {
   }
   std::optional<ReferenceCache> refs;  // a child's view of its parent's folder
   if (!a.isolated_references.empty()) refs.emplace(a.isolated_references);
-  const std::string exe = shared_refs ? self_exe() : std::string();  // the children's executable
+  const std::string exe = shared_refs ? gpsm::self_exe("bench --isolate") : std::string();  // the children's executable
 
   const auto t_start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };

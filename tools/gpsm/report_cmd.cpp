@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "common/self_exe.hpp"
+#include "gpsm/error.hpp"
 #include "proact/autotune.hpp"
 
 namespace gpsm::cli {
@@ -21,9 +23,12 @@ std::string find_report_script(const std::string& argv0) {
   namespace fs = std::filesystem;
   std::vector<fs::path> cands;
   if (const char* e = std::getenv("GPSM_REPORT_SCRIPT")) cands.emplace_back(e);
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) exe = fs::absolute(argv0);
+  fs::path exe;
+  try {
+    exe = self_exe("report");
+  } catch (const Error&) {
+    exe = fs::absolute(argv0);
+  }
   cands.push_back(exe.parent_path().parent_path() / "share" / "gpsm" / "report.py");
   for (const auto& c : cands)
     if (fs::exists(c)) return c.string();

@@ -148,7 +148,9 @@ class DistributedRun final : public FdRun {
 
  private:
   bool graph_ok() const override { return true; }  // kernels only
-  void step(int r, int it) override { launch_fd_step(steps_[it & 1][static_cast<std::size_t>(r)], ctx_.stream(r)); }
+  void step(int r, int it) override {
+    launch_fd_step(steps_[it & 1][static_cast<std::size_t>(r)], ctx_.stream(r), launch_);
+  }
 
   int radius_;
   RdlLaunch launch_;

@@ -6,6 +6,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "gpsm/error.hpp"
+
 namespace gpsm::apps::graph {
 namespace {
 
@@ -153,6 +157,12 @@ graph_io::Csr build_graph(const GraphSpec& s, bool weighted, std::uint64_t seed)
     }
   }
   throw std::logic_error("build_graph: unknown kind");
+}
+
+graph_io::Csr build_square_graph(const GraphSpec& s, bool weighted, std::uint64_t seed, const char* app) {
+  graph_io::Csr g = build_graph(s, weighted, seed);
+  if (g.rows != g.cols) throw gpsm::Error(fmt::format("{}: {} is {} x {}, not square", app, s.base(), g.rows, g.cols));
+  return g;
 }
 
 }  // namespace gpsm::apps::graph

@@ -40,5 +40,8 @@ double graph_build_host_bytes(const GraphSpec& s);
 // generated graph whose build does not fit the host's memory. weighted: rmat draws weights in [1, 100); road is always
 // weighted; a file without weights gets weight 1 where weighted is asked. seed: generators' seed.
 graph_io::Csr build_graph(const GraphSpec& s, bool weighted, std::uint64_t seed);
+// build_graph for an app over the vertices (pagerank, sssp): a graph that is not square is
+// refused, gpsm::Error "app: <graph> is R x C, not square".
+graph_io::Csr build_square_graph(const GraphSpec& s, bool weighted, std::uint64_t seed, const char* app);
 
 }  // namespace gpsm::apps::graph

@@ -162,8 +162,7 @@ class PageRankApp final : public App {
       d->key = key;
       auto build = [&] {
         if (req.progress) req.progress("graph " + s.base());
-        graph_io::Csr g = build_graph(s, false, p.seed);
-        if (g.rows != g.cols) throw Error(fmt::format("pagerank: {} is {} x {}, not square", s.base(), g.rows, g.cols));
+        const graph_io::Csr g = build_square_graph(s, false, p.seed, "pagerank");
         PrGraph b;
         b.inv_deg = inverse_out_degree(g);
         b.in = graph_io::transpose(g);

@@ -163,8 +163,7 @@ class SsspApp final : public App {
       d->key = key;
       auto build = [&] {
         if (req.progress) req.progress("graph " + s.base());
-        graph_io::Csr g = build_graph(s, true, p.seed);
-        if (g.rows != g.cols) throw Error(fmt::format("sssp: {} is {} x {}, not square", s.base(), g.rows, g.cols));
+        const graph_io::Csr g = build_square_graph(s, true, p.seed, "sssp");
         SsspGraph b;
         b.source = sssp_source(g);
         b.in = graph_io::transpose(g);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/child_group.hpp"
+#include "common/self_exe.hpp"
 #include "common/temp_dir.hpp"
 #include "gpsm/error.hpp"
 
@@ -34,9 +35,7 @@ std::string find_nvshmem_worker(const char* name) {
       throw gpsm::Error(fmt::format("gpsm: nvshmem: {}='{}' is not an executable file", var, e));
     return e;
   }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw gpsm::Error("gpsm: nvshmem: cannot read /proc/self/exe to find " + std::string(name));
+  const fs::path self = self_exe(std::string("nvshmem: finding ") + name);
   const fs::path w = self.parent_path() / name;
   std::string target = name;
   std::replace(target.begin(), target.end(), '-', '_');
