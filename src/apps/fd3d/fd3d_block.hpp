@@ -32,6 +32,14 @@ struct Column {
   bool zpick = false, xypick = false;
   const float* col = nullptr;          // the column's cell at plane 0 (of its piece)
   std::int64_t csz = 0;                // and the piece's plane stride
+  // Split along z: the same column in the lower and upper neighbours' blocks (col where this item
+  // reads none of them), so a halo plane's load picks a pointer, not a piece: the blocks are whole
+  // slabs with mid's strides (z_pieces_match). Picking the piece per load (piece_at and its index
+  // math in every column load: 3976 SASS instructions against the plain kernel's 1656 at R = 16)
+  // made the picking kernel 7-10 % slower than the plain one on one H200 with no link involved;
+  // with the pointer pick, 3-6 % (experiments/fd3d-gps/rdl_pick_probe.cu).
+  const float* lo_col = nullptr;
+  const float* hi_col = nullptr;
 };
 
 // Whether a tile's loads may reach the remote pieces: its cells along the split axis [lo, hi),
@@ -68,7 +76,13 @@ inline std::int64_t remote_prefix(const Sources& in, const Box& b, const Plan& p
   return full < p.items ? full : p.items;
 }
 
-template <int R, bool kRemote>
+// Which of a step's loads may pick a neighbour's block (rdl), a kernel template argument so that
+// each kernel holds only its own picks: none (one box), z (split along z: the halo planes, through
+// the column's loads) or xy (split along x or y: the column's piece and the apron's cells).
+enum class Pick : int { none, z, xy };
+GPSM_HD constexpr Pick pick_for(bool remote, int axis) { return !remote ? Pick::none : axis == 2 ? Pick::z : Pick::xy; }
+
+template <int R, Pick kPick>
 GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx, int ty) {
   Column c;
   std::int64_t bx, by, ch, lo, hi;
@@ -83,7 +97,7 @@ GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx,
   const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
   c.has = c.x < n0 && c.y < n1;
   c.upd = c.x < n0 - R && c.y < n1 - R;
-  if constexpr (kRemote) {
+  if constexpr (kPick != Pick::none) {
     const int t0 = a == 0 ? c.x0 : a == 1 ? c.y0 : c.z0;
     const int t1 = a == 0 ? c.x0 + kTx : a == 1 ? c.y0 + kTy : c.z1;
     const bool remote = near_halo(s.in, R, t0, t1);
@@ -93,13 +107,33 @@ GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx,
   const Piece& q = c.xypick ? piece_at(s.in, a, c.x, c.y, 0) : s.in.mid;
   c.col = q.p + (q.off + c.x + c.y * q.sy);
   c.csz = q.sz;
+  c.lo_col = c.hi_col = c.col;
+  if constexpr (kPick == Pick::z) {
+    if (c.zpick && s.in.lo.p != nullptr) c.lo_col = s.in.lo.p + (s.in.lo.off + c.x + c.y * s.in.lo.sy);
+    if (c.zpick && s.in.hi.p != nullptr) c.hi_col = s.in.hi.p + (s.in.hi.off + c.x + c.y * s.in.hi.sy);
+  }
   return c;
 }
 
-// The column's cell at plane z.
+// Whether a z split's pieces share mid's strides (whole slabs of the same extents), which front's
+// pointer pick needs; distributed_sources's pieces always do (launch_fd_step checks).
+GPSM_HD bool z_pieces_match(const Sources& in) {
+  const auto same = [&](const Piece& q) { return q.p == nullptr || (q.sy == in.mid.sy && q.sz == in.mid.sz); };
+  return same(in.lo) && same(in.hi);
+}
+
+// The column's cell at plane z (along z, a halo plane from the neighbour's block: lo_col / hi_col).
+template <Pick kPick>
 GPSM_HD float front(const FdStep& s, const Column& c, int z) {
-  return c.zpick && (z < s.in.lo_end || z >= s.in.hi_begin) ? load<true>(s.in, s.box.axis, c.x, c.y, z)
-                                                             : c.col[z * c.csz];
+  if constexpr (kPick == Pick::z) {
+    const float* col = z < s.in.lo_end ? c.lo_col : z >= s.in.hi_begin ? c.hi_col : c.col;
+    return col[z * c.csz];
+  } else if constexpr (kPick == Pick::xy) {  // zpick is false here: the form the xy kernel was measured in
+    return c.zpick && (z < s.in.lo_end || z >= s.in.hi_begin) ? load<true>(s.in, s.box.axis, c.x, c.y, z)
+                                                               : c.col[z * c.csz];
+  } else {
+    return c.col[z * c.csz];
+  }
 }
 
 // A thread's column in registers: q[k] = plane z - R + k during plane z's step, and the next
@@ -117,21 +151,21 @@ struct Queue {
 
 // The queue before the first plane: q[1 .. 2R] = planes z0 - R .. z0 + R - 1, pf[k] = plane
 // z0 + R + k where the chunk needs it (k < z1 - z0).
-template <int R>
+template <int R, Pick kPick>
 GPSM_HD void prime(const FdStep& s, const Column& c, Queue<R>& u) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int d = 0; d < 2 * R; ++d) u.q[d + 1] = c.has ? front(s, c, c.z0 - R + d) : 0.0f;
+  for (int d = 0; d < 2 * R; ++d) u.q[d + 1] = c.has ? front<kPick>(s, c, c.z0 - R + d) : 0.0f;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int k = 0; k < Queue<R>::kPrefetch; ++k) u.pf[k] = c.has && k < c.z1 - c.z0 ? front(s, c, c.z0 + R + k) : 0.0f;
+  for (int k = 0; k < Queue<R>::kPrefetch; ++k) u.pf[k] = c.has && k < c.z1 - c.z0 ? front<kPick>(s, c, c.z0 + R + k) : 0.0f;
 }
 
 // Plane z: the queue moves one plane on (q[k] = plane z - R + k), and the plane kPrefetch steps
 // ahead is loaded (if the chunk needs it).
-template <int R>
+template <int R, Pick kPick>
 GPSM_HD void advance(const FdStep& s, const Column& c, Queue<R>& u, int z) {
   constexpr int P = Queue<R>::kPrefetch;
 #if defined(__CUDA_ARCH__)
@@ -143,28 +177,46 @@ GPSM_HD void advance(const FdStep& s, const Column& c, Queue<R>& u, int z) {
 #pragma unroll
 #endif
   for (int k = 0; k + 1 < P; ++k) u.pf[k] = u.pf[k + 1];
-  u.pf[P - 1] = c.has && z + P < c.z1 ? front(s, c, z + R + P) : 0.0f;
+  u.pf[P - 1] = c.has && z + P < c.z1 ? front<kPick>(s, c, z + R + P) : 0.0f;
 }
 
-// This thread's share of plane z's tile: its own cell (the queue's centre) and its part of the
-// apron (R rows above and below the tile along y, R columns left and right along x).
-template <int R>
-GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty, TileRow<R>* tile) {
-  const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
-  const Piece& mid = s.in.mid;
-  const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
-  const auto apron = [&](int xx, int yy) {
-    return c.xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
-  };
-  if (c.has) tile[ty + R][tx + R] = u.q[R];
+// This thread's part of a plane's apron (R rows above and below the tile along y, R columns left
+// and right along x), each cell from at(x, y).
+template <int R, class At>
+GPSM_HD void fill_apron(const Column& c, int n0, int n1, int tx, int ty, TileRow<R>* tile, const At& at) {
   for (int j = ty; j < 2 * R; j += kTy) {
     const int yy = j < R ? c.y0 - R + j : c.y0 + kTy + (j - R);
-    if (c.x < n0 && yy < n1) tile[yy - c.y0 + R][tx + R] = apron(c.x, yy);
+    if (c.x < n0 && yy < n1) tile[yy - c.y0 + R][tx + R] = at(c.x, yy);
   }
   for (int k = tx + kTx * ty; k < kTy * 2 * R; k += kThreads) {
     const int row = k / (2 * R), col = k % (2 * R);
     const int xx = col < R ? c.x0 - R + col : c.x0 + kTx + (col - R), yy = c.y0 + row;
-    if (xx < n0 && yy < n1) tile[row + R][xx - c.x0 + R] = apron(xx, yy);
+    if (xx < n0 && yy < n1) tile[row + R][xx - c.x0 + R] = at(xx, yy);
+  }
+}
+
+// This thread's share of plane z's tile: its own cell (the queue's centre) and its part of the
+// apron (R rows above and below the tile along y, R columns left and right along x).
+template <int R, Pick kPick>
+GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty, TileRow<R>* tile) {
+  const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
+  const Piece& mid = s.in.mid;
+  const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
+  if (c.has) tile[ty + R][tx + R] = u.q[R];
+  const auto local = [&](int xx, int yy) { return plane[xx + yy * mid.sy]; };
+  if constexpr (kPick == Pick::xy) {  // split along x or y: the apron's cells pick, load by load
+    fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) {
+      return c.xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
+    });
+  } else if constexpr (kPick == Pick::z) {
+    // xypick is false along z, but this branch stays: without it ptxas gave the z kernel 99
+    // registers instead of 112 and it ran 2 % slower at R = 16 (one H200, rdl_pick_probe).
+    if (c.xypick)
+      fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) { return load<true>(s.in, a, xx, yy, z); });
+    else
+      fill_apron<R>(c, n0, n1, tx, ty, tile, local);
+  } else {
+    fill_apron<R>(c, n0, n1, tx, ty, tile, local);
   }
 }
 

@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y), t = tx + kTx * ty;
   const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]);
   for (i64 w = blockIdx.x; w < p.items; w += gridDim.x) {
-    const Column c = column_of<R, false>(s, p, w, tx, ty);
+    const Column c = column_of<R, Pick::none>(s, p, w, tx, ty);
     // The item's updated cells: x [x0, xe), y [y0, ye), planes [z0, z1); at each plane one run of
     // the volume from (x0, y0) to (xe - 1, ye - 1). Thread t asks for plane z0 + t's run: where
     // every one is this GPU's alone, the item stores plainly, as the hand-written step does.
@@ -53,11 +53,11 @@ __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
     // of its own, made ptxas address the tile anew in every plane: 750 instructions a plane at
     // R = 16 against the hand-written kernel's 668); the choice is at the store, uniform over the block.
     Queue<R> u;
-    prime<R>(s, c, u);
+    prime<R, Pick::none>(s, c, u);
     for (int z = c.z0; z < c.z1; ++z) {
-      advance<R>(s, c, u, z);
+      advance<R, Pick::none>(s, c, u, z);
       __syncthreads();  // the block is done with the previous plane's tile
-      fill_tile<R>(s, c, u, z, tx, ty, tile);
+      fill_tile<R, Pick::none>(s, c, u, z, tx, ty, tile);
       __syncthreads();
       if (!c.upd) continue;
       const float v = cell_value<R>(s, u, tx, ty, tile);

@@ -38,19 +38,19 @@ namespace {
 using i64 = std::int64_t;
 
 // fd3d_block.hpp's phases, a block barrier between them, over items [first, last) of the plan.
-template <int R, bool kRemote, bool kPush>
+template <int R, Pick kPick, bool kPush>
 __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
     fd_step_kernel(const __grid_constant__ FdStep s, const Plan p, std::int64_t first, std::int64_t last) {
   __shared__ float tile[kTy + 2 * R][kTx + 2 * R];
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   for (std::int64_t w = first + blockIdx.x; w < last; w += gridDim.x) {
-    const Column c = column_of<R, kRemote>(s, p, w, tx, ty);
+    const Column c = column_of<R, kPick>(s, p, w, tx, ty);
     Queue<R> u;
-    prime<R>(s, c, u);
+    prime<R, kPick>(s, c, u);
     for (int z = c.z0; z < c.z1; ++z) {
-      advance<R>(s, c, u, z);
+      advance<R, kPick>(s, c, u, z);
       __syncthreads();  // the block is done with the previous plane's tile
-      fill_tile<R>(s, c, u, z, tx, ty, tile);
+      fill_tile<R, kPick>(s, c, u, z, tx, ty, tile);
       __syncthreads();
       compute<R, kPush>(s, c, u, z, tx, ty, tile);
     }
@@ -60,15 +60,16 @@ __global__ void __launch_bounds__(kThreads, fd_min_blocks(R))
 using StepFn = void (*)(FdStep, Plan, std::int64_t, std::int64_t);
 
 template <int R>
-StepFn step_fn(bool remote, bool push) {
-  if (remote) return fd_step_kernel<R, true, false>;
-  return push ? fd_step_kernel<R, false, true> : fd_step_kernel<R, false, false>;
+StepFn step_fn(Pick k, bool push) {
+  if (k == Pick::z) return fd_step_kernel<R, Pick::z, false>;
+  if (k == Pick::xy) return fd_step_kernel<R, Pick::xy, false>;
+  return push ? fd_step_kernel<R, Pick::none, true> : fd_step_kernel<R, Pick::none, false>;
 }
 
 StepFn pick(const FdStep& s) {
   const bool remote = s.in.remote(), push = s.lower.p != nullptr || s.upper.p != nullptr;
   if (remote && push) throw gpsm::Error("gpsm: fd3d: a step that both loads remote halos and pushes is not built");
-  return with_halo(s.radius, [&](auto r) { return step_fn<decltype(r)::value>(remote, push); });
+  return with_halo(s.radius, [&](auto r) { return step_fn<decltype(r)::value>(pick_for(remote, s.box.axis), push); });
 }
 
 }  // namespace
@@ -101,6 +102,9 @@ void launch_items(StepFn fn, const FdStep& s, const Plan& p, i64 first, i64 last
 
 void launch_fd_step(const FdStep& s, cudaStream_t st, RdlLaunch rdl) {
   const StepFn fn = pick(s);
+  if (s.in.remote() && s.box.axis == 2 && !z_pieces_match(s.in))
+    throw gpsm::Error("gpsm: fd3d: a step split along z reads neighbours' blocks whose strides differ from its own "
+                      "(the blocks must be whole slabs of the same extents: slab_blocks)");
   const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
   if (!s.in.remote() || rdl == RdlLaunch::one) return launch_items(fn, s, p, 0, p.items, st);
   // split: the items near a halo (whole waves of them) in the picking kernel, then the rest in the
@@ -109,7 +113,7 @@ void launch_fd_step(const FdStep& s, cudaStream_t st, RdlLaunch rdl) {
   const i64 e = remote_prefix(s.in, s.box, p, s.radius, slots);
   if (e > 0) launch_items(fn, s, p, 0, e, st);
   if (e < p.items)  // none of these items loads outside mid
-    launch_items(with_halo(s.radius, [](auto r) -> StepFn { return fd_step_kernel<decltype(r)::value, false, false>; }),
+    launch_items(with_halo(s.radius, [](auto r) -> StepFn { return fd_step_kernel<decltype(r)::value, Pick::none, false>; }),
                  s, p, e, p.items, st);
 }
 

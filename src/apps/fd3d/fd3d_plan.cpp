@@ -80,11 +80,11 @@ Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remo
 
 RdlLaunch parse_rdl_launch(const char* text) {
   const std::string v = text == nullptr ? "" : text;
-  if (v.empty() || v == "one") return RdlLaunch::one;
-  if (v == "split") return RdlLaunch::split;
+  if (v.empty() || v == "split") return RdlLaunch::split;
+  if (v == "one") return RdlLaunch::one;
   throw gpsm::Error("gpsm: GPSM_FD3D_RDL_LAUNCH='" + v +
-                    "' is not a launch of fd3d's rdl step; use one (the default: one kernel picking each load's block) "
-                    "or split (the items near a halo in that kernel, the rest in the plain one)");
+                    "' is not a launch of fd3d's rdl step; use split (the default: the items near a halo in "
+                    "the kernel picking each load's block, the rest in the plain one) or one (all items in the picking kernel)");
 }
 
 RdlLaunch rdl_launch_from_env() { return parse_rdl_launch(std::getenv("GPSM_FD3D_RDL_LAUNCH")); }

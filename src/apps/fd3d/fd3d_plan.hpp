@@ -63,14 +63,15 @@ double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, s
 // remote planes the column loads fetch ahead) it is ignored.
 Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remote_faces = 0);
 
-// How rdl's step is launched (GPSM_FD3D_RDL_LAUNCH): `one` kernel that picks each load's block
-// (the default), or `split`: the items near a halo in that kernel, the others in the plain kernel
-// the local-box paradigms run (fd3d_block.hpp's remote_prefix). On 2xH200 rdl ran 11.0 % over the
-// exchange-elided run at both 512^3:h16 and 768^3:h16 along z, although a quarter to a half of the
-// items there load nothing remote: the picking kernel itself may be slower on every item (an A/B
-// decides; experiments/fd3d-gps).
+// How rdl's step is launched (GPSM_FD3D_RDL_LAUNCH): `split` (the default): the items near a halo
+// in the kernel that picks each load's block, the others in the plain kernel the local-box
+// paradigms run (fd3d_block.hpp's remote_prefix); or `one` picking kernel for all items. Why split:
+// the picking kernel is slower on every item, link or not: on one H200 with the neighbours' blocks
+// in the same memory (experiments/fd3d-gps/rdl_pick_probe.cu, 2026-11-29) split ran at or below
+// one in 23 of 24 configurations, 3-7 % below along x and y at halo 16 (along z the same: nearly
+// every item there is near a halo, the plan's chunks along z being few and long).
 enum class RdlLaunch : std::uint8_t { one, split };
-RdlLaunch parse_rdl_launch(const char* text);  // null or "" is one; throws gpsm::Error naming the choices
+RdlLaunch parse_rdl_launch(const char* text);  // null or "" is split; throws gpsm::Error naming the choices
 RdlLaunch rdl_launch_from_env();
 
 // Position k of the order 0, n - 1, 1, n - 2, ...: the two ends first.
