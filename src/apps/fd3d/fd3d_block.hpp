@@ -33,8 +33,9 @@ struct Column {
   const float* col = nullptr;          // the column's cell at plane 0 (of its piece)
   std::int64_t csz = 0;                // and the piece's plane stride
   // Split along z: the same column in the lower and upper neighbours' blocks (col where this item
-  // reads none of them), so a halo plane's load picks a pointer, not a piece: the blocks are whole
-  // slabs with mid's strides (z_pieces_match). Picking the piece per load (piece_at and its index
+  // reads none of them), so a halo plane's load picks a pointer, not a piece: split along z every
+  // block is whole slabs of the same extents, so mid's plane stride csz is theirs (distributed_sources
+  // refuses any other map: fd3d_layout.cpp's block_at). Picking the piece per load (piece_at and its index
   // math in every column load: 3976 SASS instructions against the plain kernel's 1656 at R = 16)
   // made the picking kernel 7-10 % slower than the plain one on one H200 with no link involved;
   // with the pointer pick, 3-6 % (experiments/fd3d-gps/rdl_pick_probe.cu).
@@ -113,13 +114,6 @@ GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx,
     if (c.zpick && s.in.hi.p != nullptr) c.hi_col = s.in.hi.p + (s.in.hi.off + c.x + c.y * s.in.hi.sy);
   }
   return c;
-}
-
-// Whether a z split's pieces share mid's strides (whole slabs of the same extents), which front's
-// pointer pick needs; distributed_sources's pieces always do (launch_fd_step checks).
-GPSM_HD bool z_pieces_match(const Sources& in) {
-  const auto same = [&](const Piece& q) { return q.p == nullptr || (q.sy == in.mid.sy && q.sz == in.mid.sz); };
-  return same(in.lo) && same(in.hi);
 }
 
 // The column's cell at plane z (along z, a halo plane from the neighbour's block: lo_col / hi_col).

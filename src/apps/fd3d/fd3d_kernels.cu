@@ -102,9 +102,6 @@ void launch_items(StepFn fn, const FdStep& s, const Plan& p, i64 first, i64 last
 
 void launch_fd_step(const FdStep& s, cudaStream_t st, RdlLaunch rdl) {
   const StepFn fn = pick(s);
-  if (s.in.remote() && s.box.axis == 2 && !z_pieces_match(s.in))
-    throw gpsm::Error("gpsm: fd3d: a step split along z reads neighbours' blocks whose strides differ from its own "
-                      "(the blocks must be whole slabs of the same extents: slab_blocks)");
   const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
   if (!s.in.remote() || rdl == RdlLaunch::one) return launch_items(fn, s, p, 0, p.items, st);
   // split: the items near a halo (whole waves of them) in the picking kernel, then the rest in the
