@@ -13,7 +13,9 @@
 # PROBE_ONLY=axis:n:halo:ranks:rank (e.g. x:512:16:4:1) runs that one config only.
 # BASE_REF=<git ref>: also build the probe with that ref's fd3d_kernels.cu (and the fd3d headers it
 # includes) in place of build/'s, and run it first into $OUT/base/: the kernels before and after a
-# change, in one call (the probe's own code and every other object are this tree's).
+# change, in one call (the probe's own code and every other object are this tree's). The device
+# machine's git history may lag the tree it runs (2026-11-29: HEAD there was 8996bf3 while the
+# tree was four commits on): the "base =" line names the commit it took; check it.
 # B is not used (the probe links the libraries, not the binaries); BUDGET caps the run (default 200 s).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2

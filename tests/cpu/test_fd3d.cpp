@@ -367,10 +367,22 @@ void emulate_blocks(const FdStep& s, const Plan& p, i64 first, i64 last) {
 // rdl's picking kernel for the step's split axis, as launch_fd_step picks it.
 template <int R>
 void picking_blocks(const FdStep& s, const Plan& p, i64 first, i64 last) {
-  if (pick_for(true, s.box.axis) == Pick::z)
+  const Pick k = pick_for(true, s.box.axis);
+  if (k == Pick::z)
     emulate_blocks<R, Pick::z, false>(s, p, first, last);
+  else if (k == Pick::y)
+    emulate_blocks<R, Pick::y, false>(s, p, first, last);
   else
-    emulate_blocks<R, Pick::xy, false>(s, p, first, last);
+    emulate_blocks<R, Pick::x, false>(s, p, first, last);
+}
+
+// Thread t's column of item w in rdl's picking kernel for the step's split axis.
+template <int R>
+Column picking_column(const FdStep& s, const Plan& p, i64 w, int t) {
+  const Pick k = pick_for(true, s.box.axis);
+  return k == Pick::z   ? column_of<R, Pick::z>(s, p, w, t % kTx, t / kTx)
+         : k == Pick::y ? column_of<R, Pick::y>(s, p, w, t % kTx, t / kTx)
+                        : column_of<R, Pick::x>(s, p, w, t % kTx, t / kTx);
 }
 
 template <int R>
@@ -941,11 +953,7 @@ TEST(FdBlock, TheSplitLaunchsPrefixHoldsEveryItemNearAHaloInWholeWaves) {
             st.radius = r;
             for (i64 w = e; w < p.items; ++w)
               for (int t = 0; t < kThreads; t += 37) {
-                const bool z = b.axis == 2;
-                const Column c = r == 4 ? (z ? column_of<4, Pick::z>(st, p, w, t % kTx, t / kTx)
-                                             : column_of<4, Pick::xy>(st, p, w, t % kTx, t / kTx))
-                                        : (z ? column_of<16, Pick::z>(st, p, w, t % kTx, t / kTx)
-                                             : column_of<16, Pick::xy>(st, p, w, t % kTx, t / kTx));
+                const Column c = r == 4 ? picking_column<4>(st, p, w, t) : picking_column<16>(st, p, w, t);
                 ASSERT_FALSE(c.zpick || c.xypick) << "item " << w;
               }
             some_plain = some_plain || e < p.items;

@@ -79,9 +79,11 @@ inline std::int64_t remote_prefix(const Sources& in, const Box& b, const Plan& p
 
 // Which of a step's loads may pick a neighbour's block (rdl), a kernel template argument so that
 // each kernel holds only its own picks: none (one box), z (split along z: the halo planes, through
-// the column's loads) or xy (split along x or y: the column's piece and the apron's cells).
-enum class Pick : int { none, z, xy };
-GPSM_HD constexpr Pick pick_for(bool remote, int axis) { return !remote ? Pick::none : axis == 2 ? Pick::z : Pick::xy; }
+// the column's loads), x or y (split along x or y: the column's piece and the apron's cells).
+enum class Pick : int { none, z, x, y };
+GPSM_HD constexpr Pick pick_for(bool remote, int axis) {
+  return !remote ? Pick::none : axis == 2 ? Pick::z : axis == 1 ? Pick::y : Pick::x;
+}
 
 template <int R, Pick kPick>
 GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx, int ty) {
@@ -102,8 +104,10 @@ GPSM_HD Column column_of(const FdStep& s, const Plan& p, std::int64_t w, int tx,
     const int t0 = a == 0 ? c.x0 : a == 1 ? c.y0 : c.z0;
     const int t1 = a == 0 ? c.x0 + kTx : a == 1 ? c.y0 + kTy : c.z1;
     const bool remote = near_halo(s.in, R, t0, t1);
-    c.zpick = remote && a == 2;
-    c.xypick = remote && a != 2;
+    // Along z both stay run-time choices: with xypick known false there, ptxas gave the z kernel
+    // 99 registers instead of 112 and it ran 2 % slower at R = 16 (one H200, rdl_pick_probe).
+    c.zpick = remote && (kPick == Pick::z && a == 2);
+    c.xypick = remote && (kPick != Pick::z || a != 2);
   }
   const Piece& q = c.xypick ? piece_at(s.in, a, c.x, c.y, 0) : s.in.mid;
   c.col = q.p + (q.off + c.x + c.y * q.sy);
@@ -122,9 +126,6 @@ GPSM_HD float front(const FdStep& s, const Column& c, int z) {
   if constexpr (kPick == Pick::z) {
     const float* col = z < s.in.lo_end ? c.lo_col : z >= s.in.hi_begin ? c.hi_col : c.col;
     return col[z * c.csz];
-  } else if constexpr (kPick == Pick::xy) {  // zpick is false here: the form the xy kernel was measured in
-    return c.zpick && (z < s.in.lo_end || z >= s.in.hi_begin) ? load<true>(s.in, s.box.axis, c.x, c.y, z)
-                                                               : c.col[z * c.csz];
   } else {
     return c.col[z * c.csz];
   }
@@ -198,14 +199,22 @@ GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int 
   const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
   if (c.has) tile[ty + R][tx + R] = u.q[R];
   const auto local = [&](int xx, int yy) { return plane[xx + yy * mid.sy]; };
-  if constexpr (kPick == Pick::xy) {  // split along x or y: the apron's cells pick, load by load
-    fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) {
-      return c.xypick ? load<true>(s.in, a, xx, yy, z) : plane[xx + yy * mid.sy];
-    });
+  if constexpr (kPick == Pick::x || kPick == Pick::y) {
+    // Split along x or y: each apron cell's block by its coordinate along the split axis, which the
+    // kernel knows (one kernel for both axes, piece_at taking the axis at run time, was 3976 SASS
+    // instructions at R = 16 against 2208, and 6-7 % slower at halo 16 on one H200). The three
+    // blocks' plane z found once a plane instead spilled 70-100 bytes at R <= 8 (not run).
+    if (c.xypick) {
+      fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) {
+        const std::int64_t k = kPick == Pick::x ? xx : yy;
+        const Piece& q = k < s.in.lo_end ? s.in.lo : k >= s.in.hi_begin ? s.in.hi : mid;
+        return q.p[index_in(q.off, q.sy, q.sz, xx, yy, z)];
+      });
+    } else {
+      fill_apron<R>(c, n0, n1, tx, ty, tile, local);
+    }
   } else if constexpr (kPick == Pick::z) {
-    // xypick is false along z, but this branch stays: without it ptxas gave the z kernel 99
-    // registers instead of 112 and it ran 2 % slower at R = 16 (one H200, rdl_pick_probe).
-    if (c.xypick)
+    if (c.xypick)  // false along z; the branch stays for the registers (column_of says why)
       fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) { return load<true>(s.in, a, xx, yy, z); });
     else
       fill_apron<R>(c, n0, n1, tx, ty, tile, local);

@@ -62,7 +62,8 @@ using StepFn = void (*)(FdStep, Plan, std::int64_t, std::int64_t);
 template <int R>
 StepFn step_fn(Pick k, bool push) {
   if (k == Pick::z) return fd_step_kernel<R, Pick::z, false>;
-  if (k == Pick::xy) return fd_step_kernel<R, Pick::xy, false>;
+  if (k == Pick::x) return fd_step_kernel<R, Pick::x, false>;
+  if (k == Pick::y) return fd_step_kernel<R, Pick::y, false>;
   return push ? fd_step_kernel<R, Pick::none, true> : fd_step_kernel<R, Pick::none, false>;
 }
 

@@ -68,8 +68,9 @@ Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remo
 // paradigms run (fd3d_block.hpp's remote_prefix); or `one` picking kernel for all items. Why split:
 // the picking kernel is slower on every item, link or not: on one H200 with the neighbours' blocks
 // in the same memory (experiments/fd3d-gps/rdl_pick_probe.cu, 2026-11-29) split ran at or below
-// one in 23 of 24 configurations, 3-7 % below along x and y at halo 16 (along z the same: nearly
-// every item there is near a halo, the plan's chunks along z being few and long).
+// one in 23 of 24 configurations with the picking kernels of 8996bf3 (3-7 % below along x and y
+// at halo 16) and in 16 of 24 with today's (3.8 % below to 1.8 % above); along z the two are
+// alike: nearly every item there is near a halo, the plan's chunks along z being few and long.
 enum class RdlLaunch : std::uint8_t { one, split };
 RdlLaunch parse_rdl_launch(const char* text);  // null or "" is split; throws gpsm::Error naming the choices
 RdlLaunch rdl_launch_from_env();
