@@ -19,8 +19,9 @@
 //
 // Not built by CMake: experiments/fd3d-gps/rdl_pick_probe.sh compiles it against build/src/*.a.
 // Usage: rdl_pick_probe [out.json]
-// PROBE_ONLY=axis:n:halo:ranks:rank (e.g. x:512:16:4:1) runs that one config instead of the list
-// (under ncu, say).
+// PROBE_ONLY=axis:n:halo:ranks:rank[,...] (e.g. x:512:16:4:1) runs those configs instead of the
+// list (under ncu, say). PROBE_REMOTE=host reads the neighbours' blocks from mapped host memory:
+// loads with microseconds of latency, as a link's, on one GPU (run()'s comment says more).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -143,6 +144,13 @@ struct Result {
   std::vector<double> us[3];  // per round: plain, one, split
 };
 
+bool host_remote() {
+  const char* v = std::getenv("PROBE_REMOTE");
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "device") == 0) return false;
+  if (std::strcmp(v, "host") == 0) return true;
+  throw gpsm::Error(std::string("rdl_pick_probe: PROBE_REMOTE=") + v + " is not device or host");
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -192,6 +200,25 @@ Result run(const Config& cfg) {
     rdl[c].radius = s.radius;
     rdl[c].w = fd::fd_weights(s.radius);
   }
+  // PROBE_REMOTE=host: the neighbours' blocks are read from a mirror of each volume in mapped
+  // pinned host memory (cudaHostAllocMapped), so their loads cross PCIe: a remote load with a
+  // latency of microseconds, as over NVLink, on one GPU (a proxy for the link's latency, not its
+  // bandwidth). The rank's own block and the output stay on the GPU.
+  char* mirror[2] = {nullptr, nullptr};
+  if (host_remote()) {
+    for (int c = 0; c < 2; ++c) {
+      GPSM_CUDA(cudaHostAlloc(&mirror[c], map.range_bytes(), cudaHostAllocMapped));
+      char* dev = nullptr;
+      GPSM_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev), mirror[c], 0));
+      for (fd::Piece* q : {&rdl[c].in.lo, &rdl[c].in.hi})
+        if (q->p != nullptr) q->p = reinterpret_cast<const float*>(dev + (reinterpret_cast<const char*>(q->p) - vol[c]));
+    }
+  }
+  const auto fill_vol_and_mirror = [&] {
+    fill_vol();
+    if (mirror[0] == nullptr) return;
+    for (int c = 0; c < 2; ++c) GPSM_CUDA(cudaMemcpy(mirror[c], vol[c], map.range_bytes(), cudaMemcpyDeviceToHost));
+  };
   res.plain_plan = fd::fd_step_plan(plain_step(0));
   res.rdl_plan = fd::fd_step_plan(rdl[0]);
   res.near = fd::remote_prefix(rdl[0].in, rdl[0].box, res.rdl_plan, s.radius, 1);
@@ -201,7 +228,7 @@ Result run(const Config& cfg) {
   // a variant fails to store cannot pass on a value an earlier variant left).
   const i64 block_elems = static_cast<i64>(map.block_elems(static_cast<std::uint64_t>(cfg.rank)));
   fill_box();
-  fill_vol();
+  fill_vol_and_mirror();
   GPSM_CUDA(cudaMemset(box[1], 0xFF, s.local_cells() * sizeof(float)));
   fd::launch_fd_step(plain_step(0), nullptr);
   const std::vector<float> want = download(box[1], s.local_cells());
@@ -221,7 +248,7 @@ Result run(const Config& cfg) {
 
   if (res.ok) {
     fill_box();  // the NaN outputs back to data: a real iteration's buffers both hold values
-    fill_vol();
+    fill_vol_and_mirror();
     cudaEvent_t e0, e1;
     GPSM_CUDA(cudaEventCreate(&e0));
     GPSM_CUDA(cudaEventCreate(&e1));
@@ -246,6 +273,8 @@ Result run(const Config& cfg) {
   }
   for (float* b : box) GPSM_CUDA(cudaFree(b));
   for (char* v : vol) GPSM_CUDA(cudaFree(v));
+  for (char* m : mirror)
+    if (m != nullptr) GPSM_CUDA(cudaFreeHost(m));
   return res;
 }
 
@@ -263,14 +292,23 @@ std::vector<Config> configs() {
   using gpsm::apps::Axis;
   const char* only = std::getenv("PROBE_ONLY");
   if (only != nullptr && *only != '\0') {
-    char a[16] = {};
-    long long n = 0;
-    int r = 0, ranks = 0, rank = 0, used = 0;
-    if (std::sscanf(only, "%15[^:]:%lld:%d:%d:%d%n", a, &n, &r, &ranks, &rank, &used) != 5 ||
-        only[used] != '\0')
-      throw gpsm::Error(std::string("rdl_pick_probe: PROBE_ONLY=") + only +
-                        " is not axis:n:halo:ranks:rank (e.g. x:512:16:4:1)");
-    return {Config{gpsm::apps::parse_axis(a), n, r, ranks, rank}};  // slab3d checks the numbers
+    std::vector<Config> list;
+    const std::string all_text = only;
+    std::size_t at = 0;
+    while (at <= all_text.size()) {  // comma-separated
+      const std::size_t end = std::min(all_text.find(',', at), all_text.size());
+      const std::string one = all_text.substr(at, end - at);
+      char a[16] = {};
+      long long n = 0;
+      int r = 0, ranks = 0, rank = 0, used = 0;
+      if (std::sscanf(one.c_str(), "%15[^:]:%lld:%d:%d:%d%n", a, &n, &r, &ranks, &rank, &used) != 5 ||
+          one[static_cast<std::size_t>(used)] != '\0')
+        throw gpsm::Error("rdl_pick_probe: PROBE_ONLY item '" + one +
+                          "' is not axis:n:halo:ranks:rank (e.g. x:512:16:4:1)");
+      list.push_back(Config{gpsm::apps::parse_axis(a), n, r, ranks, rank});  // slab3d checks the numbers
+      at = end + 1;
+    }
+    return list;
   }
   std::vector<Config> all;
   for (Axis axis : {Axis::z, Axis::x, Axis::y})
@@ -286,8 +324,9 @@ int main(int argc, char** argv) {
   try {
     cudaDeviceProp prop{};
     GPSM_CUDA(cudaGetDeviceProperties(&prop, 0));
-    std::printf("rdl_pick_probe on %s: us per step, median of %d rounds of %d steps (%d warm-up)\n", prop.name,
-                kRounds, kSteps, kWarm);
+    std::printf("rdl_pick_probe on %s: us per step, median of %d rounds of %d steps (%d warm-up); the neighbours' "
+                "blocks in %s\n",
+                prop.name, kRounds, kSteps, kWarm, host_remote() ? "mapped host memory (PROBE_REMOTE=host)" : "GPU memory");
     std::vector<Result> all;
     bool ok = true;
     for (const Config& cfg : configs()) {
@@ -309,8 +348,8 @@ int main(int argc, char** argv) {
     if (argc > 1) {
       FILE* f = std::fopen(argv[1], "w");
       if (f == nullptr) throw gpsm::Error(std::string("rdl_pick_probe: cannot write ") + argv[1]);
-      std::fprintf(f, "{\"device\": \"%s\", \"warm\": %d, \"steps\": %d, \"rounds\": %d, \"configs\": [\n", prop.name,
-                   kWarm, kSteps, kRounds);
+      std::fprintf(f, "{\"device\": \"%s\", \"remote\": \"%s\", \"warm\": %d, \"steps\": %d, \"rounds\": %d, \"configs\": [\n",
+                   prop.name, host_remote() ? "host" : "device", kWarm, kSteps, kRounds);
       for (std::size_t i = 0; i < all.size(); ++i) {
         const Result& r = all[i];
         std::fprintf(f, "  {\"n\": %lld, \"halo\": %d, \"axis\": \"%s\", \"ranks\": %d, \"rank\": %d, \"match\": %s, "

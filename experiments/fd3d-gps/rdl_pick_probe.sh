@@ -10,7 +10,10 @@
 # before it is timed).
 # Usage: OUT=$OUT experiments/build_then.sh experiments/fd3d-gps/rdl_pick_probe.sh
 #    or, build/ already built: OUT=... experiments/fd3d-gps/rdl_pick_probe.sh
-# PROBE_ONLY=axis:n:halo:ranks:rank (e.g. x:512:16:4:1) runs that one config only.
+# PROBE_ONLY=axis:n:halo:ranks:rank[,...] (e.g. x:512:16:4:1) runs those configs only.
+# PROBE_REMOTE=host: the neighbours' blocks in mapped host memory (a link's latency on one GPU).
+# BASE_DIR=<dir>: as BASE_REF, from <dir>/src (e.g. `git archive <ref> src | tar x -C <dir>`, with
+# the ref in <dir>/COMMIT), for a device machine whose git history lacks the ref.
 # BASE_REF=<git ref>: also build the probe with that ref's fd3d_kernels.cu (and the fd3d headers it
 # includes) in place of build/'s, and run it first into $OUT/base/: the kernels before and after a
 # change, in one call (the probe's own code and every other object are this tree's). The device
@@ -36,9 +39,15 @@ set -f  # the flags hold [compute_90,sm_90]: no globbing
 "${nvcc:-nvcc}" $defs --options-file "$d/includes_CUDA.rsp" $flags experiments/fd3d-gps/rdl_pick_probe.cu $libs \
   -lcudadevrt -ldl -lpthread -lrt -o "$bin" >"$out/rdl_pick_probe.build.log" 2>&1 \
   || { tail -30 "$out/rdl_pick_probe.build.log"; echo "rdl_pick_probe: compile failed"; exit 1; }
-if [ -n "${BASE_REF:-}" ]; then
+if [ -n "${BASE_REF:-}" ] || [ -n "${BASE_DIR:-}" ]; then
   bs=$tmp/base-src; mkdir -p "$bs" "$out/base"
-  git archive "$BASE_REF" src | tar x -C "$bs" || { echo "rdl_pick_probe: git archive $BASE_REF failed"; exit 2; }
+  if [ -n "${BASE_DIR:-}" ]; then
+    cp -r "$BASE_DIR/src" "$bs/" || { echo "rdl_pick_probe: no $BASE_DIR/src"; exit 2; }
+    base_name="$BASE_DIR/src ($(cat "$BASE_DIR/COMMIT" 2>/dev/null || echo 'no COMMIT file'))"
+  else
+    git archive "$BASE_REF" src | tar x -C "$bs" || { echo "rdl_pick_probe: git archive $BASE_REF failed"; exit 2; }
+    base_name="$BASE_REF ($(git rev-parse --short "$BASE_REF"))"
+  fi
   cp build/src/libgpsm_apps.a "$tmp/libgpsm_apps.a"
   # The base sources' directory first: its fd3d headers shadow this tree's (fd3d_kernels.cu's own
   # includes are "apps/fd3d/...", found through -I). --fmad=false as src/CMakeLists.txt builds it.
@@ -51,7 +60,7 @@ if [ -n "${BASE_REF:-}" ]; then
     "$tmp/libgpsm_apps.a" ${libs#build/src/libgpsm_apps.a} -lcudadevrt -ldl -lpthread -lrt -o "$tmp/base_probe" \
     >>"$out/base/build.log" 2>&1 || { tail -30 "$out/base/build.log"; echo "rdl_pick_probe: base link failed"; exit 1; }
   left=$(( (budget - ($(date +%s) - t0)) / 2 - 5 )); [ "$left" -gt 10 ] || left=10
-  echo "rdl_pick_probe: base = $BASE_REF's fd3d_kernels.cu ($(git rev-parse --short "$BASE_REF"))" | tee "$out/base/rdl_pick_probe.txt"
+  echo "rdl_pick_probe: base = fd3d_kernels.cu of $base_name" | tee "$out/base/rdl_pick_probe.txt"
   timeout "$left" "$tmp/base_probe" "$out/base/rdl_pick_probe.json" 2>&1 | tee -a "$out/base/rdl_pick_probe.txt"
 fi
 left=$(( budget - ($(date +%s) - t0) - 5 )); [ "$left" -gt 10 ] || left=10

@@ -131,6 +131,48 @@ GPSM_HD float front(const FdStep& s, const Column& c, int z) {
   }
 }
 
+// A thread's share of a plane's apron, as slots in a fixed order: first the rows of the apron
+// along y in its column (j = ty + i kTy < 2R), then its cell of the columns along x (k = tx + kTx ty +
+// i kThreads < 2 R kTy), the cells fill_apron loads. The counts are compile-time so that a slot
+// is a register.
+template <int R>
+struct ApronSlots {
+  static constexpr int kY = (2 * R + kTy - 1) / kTy;
+  static constexpr int kX = (2 * R * kTy + kThreads - 1) / kThreads;
+  static constexpr int kAll = kY + kX;
+};
+
+// f(slot, x, y, tile row, tile column) for each of the thread's apron cells inside the box, in
+// fill_apron's cells and ApronSlots' order.
+template <int R, class F>
+GPSM_HD void for_apron(const Column& c, int n0, int n1, int tx, int ty, const F& f) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < ApronSlots<R>::kY; ++i) {
+    const int j = ty + i * kTy;
+    const int yy = j < R ? c.y0 - R + j : c.y0 + kTy + (j - R);
+    if (j < 2 * R && c.x < n0 && yy < n1) f(i, c.x, yy, yy - c.y0 + R, tx + R);
+  }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < ApronSlots<R>::kX; ++i) {
+    const int k = tx + kTx * ty + i * kThreads;
+    const int row = k / (2 * R), col = k % (2 * R);
+    const int xx = col < R ? c.x0 - R + col : c.x0 + kTx + (col - R), yy = c.y0 + row;
+    if (k < kTy * 2 * R && xx < n0 && yy < n1) f(ApronSlots<R>::kY + i, xx, yy, row + R, xx - c.x0 + R);
+  }
+}
+
+// Cell (x, y, z) from the block its coordinate along the split axis x or y lies in (rdl).
+template <Pick kPick>
+GPSM_HD float pick_load(const Sources& in, int x, int y, int z) {
+  const std::int64_t k = kPick == Pick::x ? x : y;
+  const Piece& q = k < in.lo_end ? in.lo : k >= in.hi_begin ? in.hi : in.mid;
+  return q.p[index_in(q.off, q.sy, q.sz, x, y, z)];
+}
+
 // A thread's column in registers: q[k] = plane z - R + k during plane z's step, and the next
 // kPrefetch planes loaded ahead (pf[k] = plane z + R + 1 + k after the step's advance). A thread
 // has these loads in flight while the block works on the current plane: at R = 2 the kernel is
@@ -142,6 +184,9 @@ struct Queue {
   static constexpr int kPrefetch = R <= 4 ? 4 : 2;
   float q[2 * R + 1];
   float pf[kPrefetch];
+  // rdl split along x or y, in a tile near a halo: the thread's apron cells of the next plane
+  // (for_apron's slots), loaded a plane ahead. Unused (and dropped by the compiler) elsewhere.
+  float ap[ApronSlots<R>::kAll];
 };
 
 // The queue before the first plane: q[1 .. 2R] = planes z0 - R .. z0 + R - 1, pf[k] = plane
@@ -156,6 +201,11 @@ GPSM_HD void prime(const FdStep& s, const Column& c, Queue<R>& u) {
 #pragma unroll
 #endif
   for (int k = 0; k < Queue<R>::kPrefetch; ++k) u.pf[k] = c.has && k < c.z1 - c.z0 ? front<kPick>(s, c, c.z0 + R + k) : 0.0f;
+  if constexpr (kPick == Pick::x || kPick == Pick::y) {
+    if (c.xypick)  // the first plane's apron (fill_tile loads each next one)
+      for_apron<R>(c, static_cast<int>(s.box.n[0]), static_cast<int>(s.box.n[1]), c.x - c.x0, c.y - c.y0,
+                   [&](int i, int xx, int yy, int, int) { u.ap[i] = pick_load<kPick>(s.in, xx, yy, c.z0); });
+  }
 }
 
 // Plane z: the queue moves one plane on (q[k] = plane z - R + k), and the plane kPrefetch steps
@@ -193,7 +243,7 @@ GPSM_HD void fill_apron(const Column& c, int n0, int n1, int tx, int ty, TileRow
 // This thread's share of plane z's tile: its own cell (the queue's centre) and its part of the
 // apron (R rows above and below the tile along y, R columns left and right along x).
 template <int R, Pick kPick>
-GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int z, int tx, int ty, TileRow<R>* tile) {
+GPSM_HD void fill_tile(const FdStep& s, const Column& c, Queue<R>& u, int z, int tx, int ty, TileRow<R>* tile) {
   const int n0 = static_cast<int>(s.box.n[0]), n1 = static_cast<int>(s.box.n[1]), a = s.box.axis;
   const Piece& mid = s.in.mid;
   const float* plane = mid.p + (mid.off + z * mid.sz);  // mid's plane z
@@ -204,11 +254,14 @@ GPSM_HD void fill_tile(const FdStep& s, const Column& c, const Queue<R>& u, int 
     // kernel knows (one kernel for both axes, piece_at taking the axis at run time, was 3976 SASS
     // instructions at R = 16 against 2208, and 6-7 % slower at halo 16 on one H200). The three
     // blocks' plane z found once a plane instead spilled 70-100 bytes at R <= 8 (not run).
+    // The apron comes from registers loaded a plane ahead, and the next plane's is loaded here: a
+    // neighbour's cells cross the link, and loaded in the plane they are used the block waits for
+    // them at the barrier that follows, every plane (the column's own loads are ahead already:
+    // the queue's prefetch).
     if (c.xypick) {
-      fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) {
-        const std::int64_t k = kPick == Pick::x ? xx : yy;
-        const Piece& q = k < s.in.lo_end ? s.in.lo : k >= s.in.hi_begin ? s.in.hi : mid;
-        return q.p[index_in(q.off, q.sy, q.sz, xx, yy, z)];
+      for_apron<R>(c, n0, n1, tx, ty, [&](int i, int xx, int yy, int row, int col) {
+        tile[row][col] = u.ap[i];
+        u.ap[i] = pick_load<kPick>(s.in, xx, yy, z + 1);  // z + 1 <= z1 <= n - R: in the box
       });
     } else {
       fill_apron<R>(c, n0, n1, tx, ty, tile, local);

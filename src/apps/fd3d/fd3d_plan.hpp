@@ -22,11 +22,12 @@
 // tiles (split along x or y) or chunks (along z) go 0, last, 1, last - 1, ... and vary slowest.
 //
 // Edge tiles that cost more: split along x or y, rdl's tiles at a remote face load their apron
-// across the link at every plane, after the plane's barrier (the column's own loads run planes
-// ahead; the apron's cannot), so each of their plane steps waits one link latency more. With one
-// chunk per tile those tiles marched the whole z extent alone: 2xH200, 512^3:h4 split along x, rdl
-// 1194.9 us an iteration against 772.0 with the exchange elided (along y 1122.9 / 733.7), ~1.55x
-// per plane step. The chunk count is then chosen by the makespan of the items in order (edge items
+// across the link at every plane. Loaded in the plane that uses it, before the plane's barrier,
+// each of their plane steps waited one link latency more; with one chunk per tile those tiles
+// marched the whole z extent alone: 2xH200, 512^3:h4 split along x, rdl 1194.9 us an iteration
+// against 772.0 with the exchange elided (along y 1122.9 / 733.7), ~1.55x per plane step. The
+// apron is now loaded a plane ahead, as the column's own cells are (fd3d_block.hpp's Queue::ap);
+// kRemoteApronStep is still the figure measured before that. The chunk count is then chosen by the makespan of the items in order (edge items
 // first, each costing edge_cost times an interior one) on the resident blocks: more, shorter
 // chunks, whose edge items finish within the interior's waves.
 #include <cstdint>
