@@ -15,13 +15,11 @@ cd "$(dirname "$0")/../.."
 : "${B:?B: the folder holding gpsm and gpsm_gpu_tests (build_then.sh sets it)}"
 n=1; [ -n "${G:-}" ] && n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 dev=x:512:4:2:0,y:512:4:2:0,x:512:8:2:0,y:512:8:2:0,x:512:16:2:0,y:512:16:2:0,x:512:4:4:1,y:512:4:4:1,x:768:16:2:0
-host=x:512:4:2:0,y:512:4:2:0,x:512:16:2:0,y:512:16:2:0
-steps=("probe-dev:170:PROBE_ONLY=$dev OUT=\$STEP_OUT/dev BUDGET=160 bash experiments/fd3d-gps/rdl_pick_probe.sh"
-       "probe-host:150:PROBE_REMOTE=host PROBE_ONLY=$host OUT=\$STEP_OUT/host BUDGET=140 bash experiments/fd3d-gps/rdl_pick_probe.sh")
+host=x:512:4:2:0,y:512:4:2:0,x:512:16:2:0
+steps=("probe-dev:160:PROBE_ONLY=$dev OUT=\$STEP_OUT/dev BUDGET=150 bash experiments/fd3d-gps/rdl_pick_probe.sh"
+       "probe-host:120:PROBE_REMOTE=host PROBE_ONLY=$host OUT=\$STEP_OUT/host BUDGET=110 bash experiments/fd3d-gps/rdl_pick_probe.sh")
 if [ "$n" -ge 2 ]; then
   steps=("bench:120:$B/gpsm bench --app fd3d --size 512:h4:xy,512:h16:xy --gpus $n --paradigm memcpy,p2p_inline,rdl,infinite --reps 5 --json \$STEP_OUT/fd3d-xy.json"
          "tests:100:$B/gpsm_gpu_tests --gtest_filter='Fd3dGpu.*'" "${steps[@]}")
-else
-  steps+=("tests:60:$B/gpsm_gpu_tests --gtest_filter='Fd3dGpu.*'")
-fi
+fi  # on one GPU the probe's bit-for-bit check is the rdl test (Fd3dGpu's rdl cases need 2 GPUs)
 OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-560}" "${steps[@]}"
