@@ -963,15 +963,26 @@ TEST(FdBlock, TheSplitLaunchsPrefixHoldsEveryItemNearAHaloInWholeWaves) {
 }
 
 TEST(FdPlan, RdlLaunchParsesAndRefusesWithTheChoices) {
-  EXPECT_EQ(parse_rdl_launch(nullptr), RdlLaunch::split);
-  EXPECT_EQ(parse_rdl_launch(""), RdlLaunch::split);
+  EXPECT_EQ(parse_rdl_launch(nullptr), RdlLaunch::automatic);
+  EXPECT_EQ(parse_rdl_launch(""), RdlLaunch::automatic);
+  EXPECT_EQ(parse_rdl_launch("auto"), RdlLaunch::automatic);
   EXPECT_EQ(parse_rdl_launch("one"), RdlLaunch::one);
   EXPECT_EQ(parse_rdl_launch("split"), RdlLaunch::split);
   try {
     parse_rdl_launch("two");
     ADD_FAILURE() << "GPSM_FD3D_RDL_LAUNCH=two was accepted";
   } catch (const gpsm::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("use split (the default"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use auto (the default"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FdPlan, RdlLaunchAutoIsOneAlongXAndYAndSplitAlongZ) {
+  EXPECT_EQ(resolve_rdl_launch(RdlLaunch::automatic, 0), RdlLaunch::one);
+  EXPECT_EQ(resolve_rdl_launch(RdlLaunch::automatic, 1), RdlLaunch::one);
+  EXPECT_EQ(resolve_rdl_launch(RdlLaunch::automatic, 2), RdlLaunch::split);
+  for (int axis = 0; axis < 3; ++axis) {  // a choice made is kept
+    EXPECT_EQ(resolve_rdl_launch(RdlLaunch::one, axis), RdlLaunch::one);
+    EXPECT_EQ(resolve_rdl_launch(RdlLaunch::split, axis), RdlLaunch::split);
   }
 }
 

@@ -142,6 +142,15 @@ struct ApronSlots {
   static constexpr int kAll = kY + kX;
 };
 
+// Whether rdl's x/y picking kernel loads the apron a plane ahead (fill_tile). Not at R = 8: there
+// the two registers it holds pushed the kernel's spills (64 registers, its launch bound) from 12-16
+// to 68 bytes, and on one H200 one/plain went 0.89 -> 1.01 along x and 1.05 -> 1.17 along y
+// (512^3, results/nvidia-h200/2026-11-29_4a26c0f_fd3d-apron-ahead); loaded in its plane through
+// pick_load it spills nothing (ptxas). At R = 2 and 4 the plane-ahead kernel spills nothing (8
+// bytes before, at 4); at 16 it holds one block an SM either way.
+template <int R>
+inline constexpr bool kApronAhead = R != 8;
+
 // f(slot, x, y, tile row, tile column) for each of the thread's apron cells inside the box, in
 // fill_apron's cells and ApronSlots' order.
 template <int R, class F>
@@ -201,7 +210,7 @@ GPSM_HD void prime(const FdStep& s, const Column& c, Queue<R>& u) {
 #pragma unroll
 #endif
   for (int k = 0; k < Queue<R>::kPrefetch; ++k) u.pf[k] = c.has && k < c.z1 - c.z0 ? front<kPick>(s, c, c.z0 + R + k) : 0.0f;
-  if constexpr (kPick == Pick::x || kPick == Pick::y) {
+  if constexpr ((kPick == Pick::x || kPick == Pick::y) && kApronAhead<R>) {
     if (c.xypick)  // the first plane's apron (fill_tile loads each next one)
       for_apron<R>(c, static_cast<int>(s.box.n[0]), static_cast<int>(s.box.n[1]), c.x - c.x0, c.y - c.y0,
                    [&](int i, int xx, int yy, int, int) { u.ap[i] = pick_load<kPick>(s.in, xx, yy, c.z0); });
@@ -258,11 +267,13 @@ GPSM_HD void fill_tile(const FdStep& s, const Column& c, Queue<R>& u, int z, int
     // neighbour's cells cross the link, and loaded in the plane they are used the block waits for
     // them at the barrier that follows, every plane (the column's own loads are ahead already:
     // the queue's prefetch).
-    if (c.xypick) {
+    if (c.xypick && kApronAhead<R>) {
       for_apron<R>(c, n0, n1, tx, ty, [&](int i, int xx, int yy, int row, int col) {
         tile[row][col] = u.ap[i];
         u.ap[i] = pick_load<kPick>(s.in, xx, yy, z + 1);  // z + 1 <= z1 <= n - R: in the box
       });
+    } else if (c.xypick) {
+      fill_apron<R>(c, n0, n1, tx, ty, tile, [&](int xx, int yy) { return pick_load<kPick>(s.in, xx, yy, z); });
     } else {
       fill_apron<R>(c, n0, n1, tx, ty, tile, local);
     }

@@ -104,7 +104,8 @@ void launch_items(StepFn fn, const FdStep& s, const Plan& p, i64 first, i64 last
 void launch_fd_step(const FdStep& s, cudaStream_t st, RdlLaunch rdl) {
   const StepFn fn = pick(s);
   const Plan p = fd_cached_plan(reinterpret_cast<const void*>(fn), s);
-  if (!s.in.remote() || rdl == RdlLaunch::one) return launch_items(fn, s, p, 0, p.items, st);
+  if (!s.in.remote() || resolve_rdl_launch(rdl, s.box.axis) == RdlLaunch::one)
+    return launch_items(fn, s, p, 0, p.items, st);
   // split: the items near a halo (whole waves of them) in the picking kernel, then the rest in the
   // plain one, on the picking kernel's plan (the same items in the same order).
   const i64 slots = gpsm::resident_blocks(reinterpret_cast<const void*>(fn), kThreads);

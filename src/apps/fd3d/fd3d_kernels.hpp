@@ -44,7 +44,7 @@ Plan fd_cached_plan(const void* fn, const FdStep& s);
 // reading remote sources and pushing is refused (no paradigm does both). Throws gpsm::Error.
 // `rdl`: how a step reading remote sources is launched (fd3d_plan.hpp's RdlLaunch; the run that
 // owns the step reads GPSM_FD3D_RDL_LAUNCH once and says it in its timing).
-void launch_fd_step(const FdStep& s, cudaStream_t st, RdlLaunch rdl = RdlLaunch::split);
+void launch_fd_step(const FdStep& s, cudaStream_t st, RdlLaunch rdl = RdlLaunch::automatic);
 // The plan launch_fd_step runs s with on the current device.
 Plan fd_step_plan(const FdStep& s);
 

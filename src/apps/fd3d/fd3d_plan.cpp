@@ -80,11 +80,18 @@ Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remo
 
 RdlLaunch parse_rdl_launch(const char* text) {
   const std::string v = text == nullptr ? "" : text;
-  if (v.empty() || v == "split") return RdlLaunch::split;
+  if (v.empty() || v == "auto") return RdlLaunch::automatic;
+  if (v == "split") return RdlLaunch::split;
   if (v == "one") return RdlLaunch::one;
   throw gpsm::Error("gpsm: GPSM_FD3D_RDL_LAUNCH='" + v +
-                    "' is not a launch of fd3d's rdl step; use split (the default: the items near a halo in "
-                    "the kernel picking each load's block, the rest in the plain one) or one (all items in the picking kernel)");
+                    "' is not a launch of fd3d's rdl step; use auto (the default: one along x and y, split along z), "
+                    "split (the items near a halo in the kernel picking each load's block, the rest in the plain one) "
+                    "or one (all items in the picking kernel)");
+}
+
+RdlLaunch resolve_rdl_launch(RdlLaunch l, int axis) {
+  if (l != RdlLaunch::automatic) return l;
+  return axis == 2 ? RdlLaunch::split : RdlLaunch::one;
 }
 
 RdlLaunch rdl_launch_from_env() { return parse_rdl_launch(std::getenv("GPSM_FD3D_RDL_LAUNCH")); }

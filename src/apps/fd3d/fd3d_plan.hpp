@@ -64,17 +64,23 @@ double chunk_cost(std::int64_t planes, std::int64_t tiles, std::int64_t slots, s
 // remote planes the column loads fetch ahead) it is ignored.
 Plan make_plan(const stencil3d::Box& b, int radius, std::int64_t slots, int remote_faces = 0);
 
-// How rdl's step is launched (GPSM_FD3D_RDL_LAUNCH): `split` (the default): the items near a halo
-// in the kernel that picks each load's block, the others in the plain kernel the local-box
-// paradigms run (fd3d_block.hpp's remote_prefix); or `one` picking kernel for all items. Why split:
-// the picking kernel is slower on every item, link or not: on one H200 with the neighbours' blocks
-// in the same memory (experiments/fd3d-gps/rdl_pick_probe.cu, 2026-11-29) split ran at or below
-// one in 23 of 24 configurations with the picking kernels of 8996bf3 (3-7 % below along x and y
-// at halo 16) and in 16 of 24 with today's (3.8 % below to 1.8 % above); along z the two are
-// alike: nearly every item there is near a halo, the plan's chunks along z being few and long.
-enum class RdlLaunch : std::uint8_t { one, split };
-RdlLaunch parse_rdl_launch(const char* text);  // null or "" is split; throws gpsm::Error naming the choices
+// How rdl's step is launched (GPSM_FD3D_RDL_LAUNCH): `split`: the items near a halo in the kernel
+// that picks each load's block, the others in the plain kernel the local-box paradigms run
+// (fd3d_block.hpp's remote_prefix), two launches on the same plan; `one`: the picking kernel for
+// every item; `auto` (the default): one split along x or y, split along z (resolve_rdl_launch).
+// Why, on one H200 with the neighbours' blocks in the same memory (no link;
+// experiments/fd3d-gps/rdl_pick_probe.cu): split was at or below one in 23 of 24 configurations
+// with the picking kernels of 8996bf3, the picking kernel being slower on every item. Since the x/y
+// picking kernels load the apron a plane ahead (4a26c0f) they cost ~nothing on items far from a
+// halo, and one ran below split in 5 of 7 x/y configurations at 512^3-768^3 (3-18 % at halo 4:
+// split's two kernels leave the first one's last wave short), at most 1.4 % above at halo 16
+// (results/nvidia-h200/2026-11-29_4a26c0f_fd3d-apron-ahead). Along z the two are alike on one
+// GPU and on 2xH200 (within 0.2 %, 0d7b47e) and split stays.
+enum class RdlLaunch : std::uint8_t { automatic, one, split };
+RdlLaunch parse_rdl_launch(const char* text);  // null, "" or "auto" is automatic; throws gpsm::Error naming the choices
 RdlLaunch rdl_launch_from_env();
+// The launch a step split along `axis` (0 x, 1 y, 2 z) gets: one or split (automatic resolved).
+RdlLaunch resolve_rdl_launch(RdlLaunch l, int axis);
 
 // Position k of the order 0, n - 1, 1, n - 2, ...: the two ends first.
 GPSM_HD std::int64_t edges_first(std::int64_t k, std::int64_t n) { return (k & 1) ? n - 1 - (k >> 1) : (k >> 1); }

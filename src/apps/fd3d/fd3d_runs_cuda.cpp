@@ -141,9 +141,12 @@ class DistributedRun final : public FdRun {
   double link_bytes_per_iter() override { return slab3d_halo_bytes(p_.n, p_.axis, radius_, n_, false); }
   std::string timing_note() const override {
     return std::string("link bytes: the halo cells, loaded remotely through the distributed array; ") +
-           (launch_ == RdlLaunch::one ? "one kernel picking each load's block (GPSM_FD3D_RDL_LAUNCH=one)"
-                                      : "the items near a halo in the kernel picking each load's block, the rest in "
-                                        "the plain one (GPSM_FD3D_RDL_LAUNCH=split)");
+           (resolve_rdl_launch(launch_, static_cast<int>(p_.axis)) == RdlLaunch::one
+                ? "one kernel picking each load's block"
+                : "the items near a halo in the kernel picking each load's block, the rest in the plain one") +
+           (launch_ == RdlLaunch::automatic ? " (GPSM_FD3D_RDL_LAUNCH=auto: one along x and y, split along z)"
+            : launch_ == RdlLaunch::one     ? " (GPSM_FD3D_RDL_LAUNCH=one)"
+                                            : " (GPSM_FD3D_RDL_LAUNCH=split)");
   }
 
  private:
