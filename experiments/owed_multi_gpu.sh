@@ -14,7 +14,12 @@
 #   CALL=4: (one call on a rarely lent node) heat3d, wave3d and cg's issue-28/29 cells isolated, then
 #           the GPU test binary without CgGpu (whose 14 tests took 283 s on 2 GPUs and >450 s on 4 at
 #           fb9d3b2) in what is left.
-# Usage on the device: CALL=1|2|3|4 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+#   CALL=5: fd3d's scaling at 768^3:h16 (1 and all GPUs; issue 32: >= 1.9x on 2, >= 3.7x on 4) and x/y
+#           rdl, then CT's seed size on all GPUs (issue 31: proact >= 90 % of infinite).
+# Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
+# Owed next: on x2 or x4 experiments/fd3d-gps/apron_ahead.sh (G=...: rdl along x/y with the apron a
+# plane ahead, 2+ GPUs), then on x4 CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32) and 1.
+# Usage on the device: CALL=1|2|3|4|5 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1, 2, 3 or 4}"
@@ -40,5 +45,8 @@ case "$CALL" in
   4) part ratio GPUS="$n" ISOLATE=1 DEVICE_BATCH_ONLY=heat,wave,cg bash experiments/gps-ratio/one_gpu_column.sh
      part tests bash scripts/device-batch.sh --budget "$(left)" \
        "tests:600:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" ;;
-  *) echo "owed: CALL must be 1, 2, 3 or 4" >&2; exit 2 ;;
+  5) part fd3d bash scripts/device-batch.sh --budget "$(left)" \
+       "scale:200:$B/gpsm bench --app fd3d --size 768:h16:z,512:h4:xy --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json"
+     part ct GPUS="$n" PART=3 bash experiments/gps-ratio/one_gpu_column.sh ;;
+  *) echo "owed: CALL must be 1, 2, 3, 4 or 5" >&2; exit 2 ;;
 esac

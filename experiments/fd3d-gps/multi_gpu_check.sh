@@ -20,4 +20,4 @@ OUT=${OUT:-$PWD/out} bash scripts/device-batch.sh --budget "${BUDGET:-590}" \
   "z:150:$B/gpsm bench --app fd3d --size 512:h4:z,768:h16:z,512:h16:z --gpus 1,$n --paradigm single,$P --reps 5 --json \$STEP_OUT/fd3d-z.json" \
   "items:60:GPSM_FD3D_GPS_STEP=items $B/gpsm bench --app fd3d --size 512:h4:z,768:h16:z --gpus $n --paradigm gps --reps 5 --json \$STEP_OUT/fd3d-z-items.json" \
   "xy:150:$B/gpsm bench --app fd3d --size 512:h4:xy --gpus $n --paradigm $P --reps 5 --json \$STEP_OUT/fd3d-xy.json" \
-  "rdl:150:i=0; for L in one split one split; do i=\$((i+1)); GPSM_FD3D_RDL_LAUNCH=\$L $B/gpsm bench --app fd3d --size 512:h4:z,512:h16:z,768:h16:z,512:h4:x --gpus $n --paradigm rdl,infinite --reps 5 --json \$STEP_OUT/fd3d-rdl-\$i-\$L.json; done"
+  "rdl:150:i=0; for L in one split one split; do i=\$((i+1)); GPSM_FD3D_RDL_LAUNCH=\$L $B/gpsm bench --app fd3d --size 512:h4:z,512:h16:z,768:h16:z,512:h4:xy --gpus $n --paradigm rdl,infinite --reps 5 --json \$STEP_OUT/fd3d-rdl-\$i-\$L.json; done"
