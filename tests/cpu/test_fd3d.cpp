@@ -409,6 +409,7 @@ void run_step(const FdStep& st, const Stepper& how) {
   switch (st.radius) {
     case 2: return emulate_r<2>(st, p, how);
     case 4: return emulate_r<4>(st, p, how);
+    case 8: return emulate_r<8>(st, p, how);
     case 16: return emulate_r<16>(st, p, how);
     default: FAIL() << "no emulated kernel for R " << st.radius;
   }
@@ -893,7 +894,9 @@ TEST(FdGps, GlobalPieceAddressesTheGlobalCell) {
 // pushes), every thread of every block, on every paradigm's memory, along each axis, on unequal
 // slabs, at halos 2, 4 and 16, with one chunk per tile (one resident block) or many (a thousand).
 TEST(FdBlock, TheKernelsPhasesOnEveryParadigmEqualTheReferenceBitForBit) {
-  for (int r : {2, 4, 16}) {
+  // R = 8 as well: there rdl's x/y picking kernel loads the apron in its plane (kApronAhead),
+  // elsewhere a plane ahead.
+  for (int r : {2, 4, 8, 16}) {
     const i64 split = 3 * r + 4;  // 3 ranks: r + 1, r + 1, r + 2 planes
     // two x tiles (the second mostly outside), two y tiles
     FdProblem p = box_problem(2 * r + 37, 2 * r + 19, 2 * r + 13, r, 2);

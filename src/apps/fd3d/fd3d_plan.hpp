@@ -26,10 +26,11 @@
 // each of their plane steps waited one link latency more; with one chunk per tile those tiles
 // marched the whole z extent alone: 2xH200, 512^3:h4 split along x, rdl 1194.9 us an iteration
 // against 772.0 with the exchange elided (along y 1122.9 / 733.7), ~1.55x per plane step. The
-// apron is now loaded a plane ahead, as the column's own cells are (fd3d_block.hpp's Queue::ap);
-// kRemoteApronStep is still the figure measured before that. The chunk count is then chosen by the makespan of the items in order (edge items
-// first, each costing edge_cost times an interior one) on the resident blocks: more, shorter
-// chunks, whose edge items finish within the interior's waves.
+// apron is now loaded a plane ahead, as the column's own cells are (fd3d_block.hpp's Queue::ap),
+// but kRemoteApronStep is still the figure measured before that (not measured since). The chunk
+// count is then chosen by the makespan of the items in order (edge items first, each costing
+// edge_cost times an interior one) on the resident blocks: more, shorter chunks, whose edge items
+// finish within the interior's waves.
 #include <cstdint>
 
 #include "apps/stencil3d/stencil3d_plan.hpp"  // Box
