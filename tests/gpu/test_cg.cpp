@@ -290,6 +290,36 @@ TEST(CgGpu, CompressedColumnsAndValueTableComputeTheSameBitsOnTwoGpus) {
   compressed_forms_compute_the_same_bits(2);
 }
 
+// q kept in shared memory between the Standard kernels' phases (GPSM_CG_Q=shared, q_storage.hpp)
+// computes the bits q in global memory computes, in cpu_free_std's kernel and gps's, with one slot a
+// block (37 x 29: few chunks) and two (400 x 400 at one row a thread: 625 chunks, more than an
+// H200's resident blocks), and the run says which it ran.
+TEST(CgGpu, QKeptInSharedMemoryComputesTheSameBits) {
+  GPSM_REQUIRE_GPUS(1);
+  auto app = cg_app();
+  const ScopedEnv rows("GPSM_CG_ROWS_PER_THREAD", "1");
+  for (int g : apptest::gpu_counts())
+    for (Paradigm par : {Paradigm::cpu_free_std, Paradigm::gps})
+      for (const std::string size : {"poisson2d:37x29", "poisson2d:400x400"}) {
+        if (unavailable(par, g)) continue;
+        SCOPED_TRACE(std::string(paradigm_name(par)) + " on " + std::to_string(g) + " GPUs, " + size);
+        double error[2] = {-1, -1};
+        for (const char* q : {"global", "shared"}) {
+          const ScopedEnv env("GPSM_CG_Q", q);
+          const RunOutcome o = run(*app, par, g, app->problem(size, 40));
+          ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
+          EXPECT_EQ(o.iterations, 40);
+          EXPECT_LE(o.error, 1e-10);
+          const bool shared = std::string(q) == "shared";
+          EXPECT_NE(o.timing.find(shared ? "q kept in shared memory" : "q in global memory (GPSM_CG_Q=global"),
+                    std::string::npos)
+              << o.timing;
+          error[shared ? 1 : 0] = o.error;
+        }
+        EXPECT_EQ(error[0], error[1]);  // the same bits
+      }
+}
+
 // The CPU-controlled paradigms driven by a host thread per GPU compute what one thread computes.
 TEST(CgGpu, HostThreadPerGpuComputesWhatOneThreadComputes) {
   GPSM_REQUIRE_GPUS(2);

@@ -61,6 +61,7 @@ struct Timed {
   Solve got;
   std::string timing;
   std::optional<double> link_bytes;  // counted by the runtime (gps), else the model's
+  bool q_shared = false;             // CgRun::q_shared: the memory model's q bytes left out
   double median_us() const {
     std::vector<double> s = sec_per_iter;
     std::sort(s.begin(), s.end());
@@ -177,10 +178,11 @@ const Solve& CgApp::reference(const std::string& plan_key, const Plan& p, const 
 Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v, const Mode& m, bool elided, int iters,
                    const RunRequest& req, const std::string& what) {
   say(req, what + "setting up");
+  const CgEnv env = cg_env();
   std::unique_ptr<CgRun> run = m.gps    ? (v == Variant::pipelined ? make_gps_pipe_run(ctx, p, st, iters)
-                                                                   : make_gps_run(ctx, p, st, iters))
-                               : m.host ? make_host_run(ctx, p, st, v, iters, cg_env().host_threads)
-                                        : make_free_run(ctx, p, st, v, iters, elided);
+                                                                   : make_gps_run(ctx, p, st, iters, env.q))
+                               : m.host ? make_host_run(ctx, p, st, v, iters, env.host_threads)
+                                        : make_free_run(ctx, p, st, v, iters, elided, env.q);
   Timed t;
   std::vector<double> secs;
   for (int k = 0; k < req.warmup + req.reps; ++k) {
@@ -195,6 +197,7 @@ Timed CgApp::timed(gps::Context& ctx, const Plan& p, const Start& st, Variant v,
   for (double s : secs) t.sec_per_iter.push_back(s / std::max(1, t.got.iterations));
   t.timing = run->timing();
   t.link_bytes = run->measured_link_bytes();
+  t.q_shared = run->q_shared();
   return t;
 }
 
@@ -297,7 +300,7 @@ RunOutcome CgApp::run(const RunRequest& req) {
     out.timing = t.timing;
     const Exchange ex = n == 1 ? Exchange::none : elided ? Exchange::elided : host ? Exchange::host : Exchange::device;
     out.link_bytes_per_iter = t.link_bytes ? *t.link_bytes : link_bytes_per_iter(p, v, ex);
-    out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host);
+    out.mem_bytes_per_iter = mem_bytes_per_iter(p, v, host, t.q_shared);
     out.choices.push_back({"spmv", layout_name(p.spmv.layout), p.spmv.reason});
     out.choices.push_back({"values", value_storage_name(p.values.storage), p.values.reason});
     out.choices.push_back({"index", index_storage_name(p.index.storage), p.index.reason});

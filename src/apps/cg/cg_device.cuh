@@ -257,9 +257,11 @@ __device__ __forceinline__ bool push_chunk(const Pushes& p, int parity, std::int
 // iteration's x update here, where p_{k-1} is read anyway: 8 bytes a row less per iteration than
 // in the update step, which then reads neither x nor p).
 template <int kL, class V, class Ix>
+// keep_q: q stays in sq for the update phase (the persistent kernels' GPSM_CG_Q=shared: sq is the
+// block's slot for chunk c, q_storage.hpp) instead of being stored to v.q.
 __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVectors& v, int par, double beta,
                                               std::int64_t c, double* part, double* sq, bool x_step = false,
-                                              double alpha_prev = 0.0) {
+                                              double alpha_prev = 0.0, bool keep_q = false) {
   const double* pold = pick(v.p, par);
   const double* r = v.r;
   spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); },
@@ -273,7 +275,7 @@ __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVecto
     if (x_step) v.x[i] = fmad(alpha_prev, po, v.x[i]);
     const double pk = fmad(beta, po, r[i]), qi = sq[i - first];
     pnew[i] = pk;
-    v.q[i] = qi;
+    if (!keep_q) v.q[i] = qi;
     d = fmad(pk, qi, d);
   }
   const double t = block_sum(d);  // its barriers also end the reads of sq
@@ -290,14 +292,17 @@ __device__ __forceinline__ void std_halo_step(const DevMatrix& a, const StdVecto
 }
 
 // Update step of chunk c: x += alpha p_k (when x_step: the discrete kernels), r -= alpha q, the
-// (r, r) partial to part[c], r's sent entries pushed. Returns whether it pushed.
+// (r, r) partial to part[c], r's sent entries pushed. Returns whether it pushed. qs: chunk c's q
+// where the SpMV phase kept it (its shared-memory slot, std_spmv_step's keep_q), else nullptr: v.q.
 __device__ __forceinline__ bool std_update_step(const DevMatrix& a, const StdVectors& v, int par, double alpha,
-                                                std::int64_t c, double* part, const Pushes& push, bool x_step = true) {
+                                                std::int64_t c, double* part, const Pushes& push, bool x_step = true,
+                                                const double* qs = nullptr) {
   const double* pk = pick(v.p, 1 - par);
+  const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     if (x_step) v.x[i] = fmad(alpha, pk[i], v.x[i]);
-    const double rn = fmad(-alpha, v.q[i], v.r[i]);
+    const double rn = fmad(-alpha, qs != nullptr ? qs[i - first] : v.q[i], v.r[i]);
     v.r[i] = rn;
     d = fmad(rn, rn, d);
   }

@@ -36,9 +36,11 @@ __device__ __forceinline__ gps::View<double>::Span own_rows_span(const GpsStd& g
 // column range would mark the pages between them too).
 // kSole (GpsStd::sole): r is read straight from this GPU's replica.
 // x_step: x += alpha_prev p_{k-1} for the own rows, where p_{k-1} is read anyway (as cpu_free_std).
+// keep_q: q stays in sq (the block's slot for chunk c) for the update phase instead of g.q
+// (GPSM_CG_Q=shared, q_storage.hpp).
 template <int kL, class V, class Ix, bool kSole>
 __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double beta, std::int64_t c, double* sq,
-                                              bool x_step, double alpha_prev) {
+                                              bool x_step, double alpha_prev, bool keep_q) {
   const DevMatrix& a = g.a;
   const double* pold = pick(g.p, par);
   auto out = [&](std::int64_t off, double s) { sq[off] = s; };
@@ -68,7 +70,7 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
     if (x_step) g.x[i] = fmad(alpha_prev, po, g.x[i]);
     const double pk = fmad(beta, po, ri), qi = sq[i - first];
     pnew[gi] = pk;
-    g.q[i] = qi;
+    if (!keep_q) g.q[i] = qi;
     d = fmad(pk, qi, d);
   }
   const double t = block_sum(d);  // its barriers also end the reads of sq
@@ -88,22 +90,25 @@ __device__ __forceinline__ void gps_remote_step(const GpsStd& g, int par, double
 
 // Update step of chunk c: r -= alpha q through the view, the (r, r) partial (x moved to the SpMV).
 // Returns whether a store may have gone to another GPU (the fence then releases at system scope).
-// kSole: r's rows read and written in this GPU's replica, nothing published.
+// kSole: r's rows read and written in this GPU's replica, nothing published. qs: chunk c's q where
+// the SpMV phase kept it (its shared-memory slot), else nullptr: g.q.
 template <bool kSole>
-__device__ __forceinline__ bool gps_update_step(const GpsStd& g, double alpha, std::int64_t c) {
+__device__ __forceinline__ bool gps_update_step(const GpsStd& g, double alpha, std::int64_t c, const double* qs) {
   const DevMatrix& a = g.a;
   const auto s = kSole ? gps::View<double>::Span{} : own_rows_span(g, c);
+  const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   double* rl = g.r.local();
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
     const std::int64_t gi = g.first_row + i;
+    const double qi = qs != nullptr ? qs[i - first] : g.q[i];
     if constexpr (kSole) {
-      const double rn = fmad(-alpha, g.q[i], rl[gi]);
+      const double rn = fmad(-alpha, qi, rl[gi]);
       rl[gi] = rn;
       d = fmad(rn, rn, d);
     } else {
       const double ri = s.from != nullptr ? s.from[gi] : g.r.load(static_cast<std::uint64_t>(gi));
-      const double rn = fmad(-alpha, g.q[i], ri);
+      const double rn = fmad(-alpha, qi, ri);
       g.r.store(s, static_cast<std::uint64_t>(gi), rn);
       d = fmad(rn, rn, d);
     }
@@ -113,7 +118,9 @@ __device__ __forceinline__ bool gps_update_step(const GpsStd& g, double alpha, s
   return !kSole && (!s.uniform || s.others != 0u);
 }
 
-template <int kL, class V, class Ix, bool kSole>
+// kKeepQ (GpsStd::q_slots > 0): q kept in the block's shared memory between the phases, a
+// template argument as in cpu_free_std's kernel (cg_persistent.cu says why).
+template <int kL, class V, class Ix, bool kSole, bool kKeepQ>
 __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
   extern __shared__ double sq[];
   const std::int64_t chunks = g.a.chunks, items = chunks + g.pieces;
@@ -128,15 +135,19 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
   };
   // GpsStd::plain; block-uniform (one chunk per block at a time)
   auto plain = [&g](std::int64_t c) { return kSole || (g.plain != nullptr && __ldg(g.plain + c) != 0); };
+  // q kept in shared memory (kKeepQ): the block's j-th chunk in slot j, in both phases.
+  const std::int64_t chunk = chunk_rows(g.a.rows_per_thread);
+  constexpr bool keep = kKeepQ;
   for (int k = 0;; ++k) {
     par = k & 1;
-    for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
+    for (std::int64_t it = blockIdx.x, j = 0; it < items; it += gridDim.x, ++j) {
+      double* s = keep ? sq + j * chunk : sq;
       if (it >= chunks)
         gps_remote_step(g, par, beta, it - chunks);
       else if (plain(it))
-        gps_spmv_step<kL, V, Ix, true>(g, par, beta, it, sq, k > 0, alpha);
+        gps_spmv_step<kL, V, Ix, true>(g, par, beta, it, s, k > 0, alpha, keep);
       else
-        gps_spmv_step<kL, V, Ix, kSole>(g, par, beta, it, sq, k > 0, alpha);
+        gps_spmv_step<kL, V, Ix, kSole>(g, par, beta, it, s, k > 0, alpha, keep);
     }
     double pq[1];
     g.fence.arrive_and_reduce<1>(round++, false, gpu_sum(0), pq);
@@ -146,8 +157,10 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
     }
     alpha = cg_ratio(rho, pq[0]);
     bool published = false;
-    for (std::int64_t c = blockIdx.x; c < chunks; c += gridDim.x)
-      published = (plain(c) ? gps_update_step<true>(g, alpha, c) : gps_update_step<kSole>(g, alpha, c)) || published;
+    for (std::int64_t c = blockIdx.x, j = 0; c < chunks; c += gridDim.x, ++j) {
+      const double* qs = keep ? sq + j * chunk : nullptr;
+      published = (plain(c) ? gps_update_step<true>(g, alpha, c, qs) : gps_update_step<kSole>(g, alpha, c, qs)) || published;
+    }
     double rr[1];
     g.fence.arrive_and_reduce<1>(round++, published, gpu_sum(1), rr);
     const bool stop = cg_done(rr[0], g.threshold) || k + 1 == g.iters;
@@ -171,31 +184,35 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
 // occupancy it had without them (ptxas, sm_90: 80 registers for kL = 8, 64 for the others);
 // left alone, kL = 8 took 102 registers (2 blocks per SM instead of 3). The plain variant is
 // left to ptxas, as before.
-template <int kL, class V, class Ix>
+template <int kL, class V, class Ix, bool kKeepQ>
 __global__ void __launch_bounds__(kThreads, kL == 8 ? 3 : 4) gps_std_kernel_gps(const __grid_constant__ GpsStd g) {
-  gps_std_solve<kL, V, Ix, false>(g);
+  gps_std_solve<kL, V, Ix, false, kKeepQ>(g);
 }
-template <int kL, class V, class Ix>
+template <int kL, class V, class Ix, bool kKeepQ>
 __global__ void __launch_bounds__(kThreads) gps_std_kernel_sole(const __grid_constant__ GpsStd g) {
-  gps_std_solve<kL, V, Ix, true>(g);
+  gps_std_solve<kL, V, Ix, true, kKeepQ>(g);
 }
 
 }  // namespace
 
-const void* gps_std_kernel(int lanes, EntryKind kind, bool sole) {
+const void* gps_std_kernel(int lanes, EntryKind kind, bool sole, bool keep_q) {
   const void* k = nullptr;
   with_shape(lanes, kind, [&](auto l, auto v, auto ix) {
     constexpr int kL = decltype(l)::value;
     using V = decltype(v);
     using Ix = decltype(ix);
-    k = sole ? reinterpret_cast<const void*>(gps_std_kernel_sole<kL, V, Ix>)
-             : reinterpret_cast<const void*>(gps_std_kernel_gps<kL, V, Ix>);
+    if (keep_q)
+      k = sole ? reinterpret_cast<const void*>(gps_std_kernel_sole<kL, V, Ix, true>)
+               : reinterpret_cast<const void*>(gps_std_kernel_gps<kL, V, Ix, true>);
+    else
+      k = sole ? reinterpret_cast<const void*>(gps_std_kernel_sole<kL, V, Ix, false>)
+               : reinterpret_cast<const void*>(gps_std_kernel_gps<kL, V, Ix, false>);
   });
   return k;
 }
 
-std::size_t gps_std_smem(int rows_per_thread) {
-  return static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double);
+std::size_t gps_std_smem(int rows_per_thread, int q_slots) {
+  return static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double) * static_cast<std::size_t>(std::max(1, q_slots));
 }
 
 int gps_std_blocks(int device, int lanes, EntryKind kind, int rows_per_thread) {
@@ -215,8 +232,8 @@ int gps_std_blocks(int device, int lanes, EntryKind kind, int rows_per_thread) {
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st) {
   GpsStd arg = g;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.a.kind(), g.sole), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
-                                        args, gps_std_smem(g.a.rows_per_thread), st));
+  GPSM_CUDA(cudaLaunchCooperativeKernel(gps_std_kernel(g.a.lanes, g.a.kind(), g.sole, g.q_slots > 0), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                        args, gps_std_smem(g.a.rows_per_thread, g.q_slots), st));
 }
 
 }  // namespace gpsm::apps::cg

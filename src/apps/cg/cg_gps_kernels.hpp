@@ -43,13 +43,14 @@ struct GpsStd {
   // other chunks (those at another GPU's rows) keep the spans and the publishing. nullptr: none
   // (tracking, or the plain variant launched).
   const std::uint8_t* plain = nullptr;
+  int q_slots = 0;  // chunks of q a block keeps in shared memory between the phases; 0: q in `q` (q_storage.hpp)
 };
 
 // Resident blocks per GPU of the kernel for this matrix's lanes and rows per thread (the smaller
 // of the two variants', so either may be launched on the same fences).
 int gps_std_blocks(int device, int lanes, EntryKind kind, int rows_per_thread);  // kind: DevMatrix::kind
-const void* gps_std_kernel(int lanes, EntryKind kind, bool sole);
-std::size_t gps_std_smem(int rows_per_thread);
+const void* gps_std_kernel(int lanes, EntryKind kind, bool sole, bool keep_q = false);  // keep_q: GpsStd::q_slots > 0
+std::size_t gps_std_smem(int rows_per_thread, int q_slots = 0);  // as free_smem (cg_kernels.hpp)
 void launch_gps_std(const GpsStd& g, int blocks, cudaStream_t st);
 
 }  // namespace gpsm::apps::cg

@@ -35,8 +35,8 @@ using Clock = std::chrono::steady_clock;
 
 class GpsRun final : public CgRun {
  public:
-  GpsRun(gps::Context& ctx, const Plan& plan, const Start& start, int iters)
-      : ctx_(ctx), plan_(plan), start_(start), iters_(iters), page_(gps_page_bytes(plan)) {
+  GpsRun(gps::Context& ctx, const Plan& plan, const Start& start, int iters, QStorage q)
+      : ctx_(ctx), plan_(plan), start_(start), iters_(iters), q_(q), page_(gps_page_bytes(plan)) {
     if (ctx.size() != plan.ranks) throw gpsm::Error("gpsm: cg: plan and context differ in GPU count");
     done_at_start_ = iters == 0 || start.rho0 == 0.0 || (start.threshold > 0 && std::sqrt(start.rho0) <= start.threshold);
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);  // visible at the device fence
@@ -120,8 +120,12 @@ class GpsRun final : public CgRun {
   }
 
   std::string timing() const override {
-    return "host wall clock from the persistent GPS kernels' launch to every GPU idle, divided by the iterations run";
+    std::int64_t chunks = 0;
+    for (int r = 0; r < plan_.ranks; ++r) chunks = std::max<std::int64_t>(chunks, plan_.chunks(r));
+    return "host wall clock from the persistent GPS kernels' launch to every GPU idle, divided by the iterations run; " +
+           q_storage_note(q_, q_slots_, chunks, blocks_);
   }
+  bool q_shared() const override { return q_slots_ > 0; }
 
  private:
   struct Rank {
@@ -189,6 +193,14 @@ class GpsRun final : public CgRun {
     std::int64_t items = 1;
     for (int r = 0; r < plan_.ranks; ++r) items = std::max(items, plan_.chunks(r) + d_[r].pieces);
     blocks_ = static_cast<int>(std::min<std::int64_t>(resident_, items));
+    // q in shared memory (GPSM_CG_Q=shared) where both kernel variants hold it on every GPU, else
+    // nowhere: one configuration for the whole solve.
+    q_slots_ = q_ == QStorage::shared ? 1 << 30 : 0;
+    const EntryKind kind = entry_kind(plan_);
+    for (int r = 0; r < plan_.ranks && q_slots_ > 0; ++r)
+      for (const bool sole : {false, true})
+        q_slots_ = std::min(q_slots_, std_q_slots(ctx_.device(r), gps_std_kernel(plan_.lanes, kind, sole, true), q_,
+                                                  plan_.chunks(r), blocks_, plan_.rows_per_thread));
     const std::vector<gps::DeviceFence> f = ctx_.device_fences(blocks_);
     args_.assign(static_cast<std::size_t>(plan_.ranks), GpsStd{});
     for (int r = 0; r < plan_.ranks; ++r) {
@@ -222,6 +234,7 @@ class GpsRun final : public CgRun {
       g.tracking = tracking;
       g.sole = r_.sole(r);  // false while tracking
       g.plain = tracking || g.sole ? nullptr : d.plain.p;
+      g.q_slots = q_slots_;
     }
   }
 
@@ -237,6 +250,7 @@ class GpsRun final : public CgRun {
   const Plan& plan_;
   const Start& start_;
   int iters_;
+  QStorage q_;
   std::uint64_t page_;
   bool done_at_start_ = false;
   bool learned_ = false;
@@ -245,12 +259,13 @@ class GpsRun final : public CgRun {
   std::vector<Rank> d_;
   std::vector<GpsStd> args_;
   int resident_ = 0, blocks_ = 1;
+  int q_slots_ = 0;  // GpsStd::q_slots of the last arm(), every GPU's
 };
 
 }  // namespace
 
-std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters) {
-  return std::make_unique<GpsRun>(ctx, plan, start, iters);
+std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters, QStorage q) {
+  return std::make_unique<GpsRun>(ctx, plan, start, iters, q);
 }
 
 }  // namespace gpsm::apps::cg

@@ -8,6 +8,7 @@
 
 #include "apps/cg/cg_math.hpp"
 #include "apps/cg/cg_sync.hpp"
+#include "apps/cg/q_storage.hpp"
 #include "apps/cg/sell_deltas.hpp"
 #include "apps/cg/value_storage.hpp"
 
@@ -146,6 +147,7 @@ struct FreeStd {
   std::int32_t* iterations = nullptr;
   int iters = 0;
   double rho0 = 0, threshold = 0;
+  int q_slots = 0;  // chunks of q a block keeps in shared memory between the phases; 0: q in v.q (q_storage.hpp)
 };
 struct FreePipe {
   DevMatrix a;
@@ -164,8 +166,15 @@ struct FreePipe {
 // work item (Pipelined: plus its communication block).
 // kind: how the matrix entries are stored (DevMatrix::kind).
 int free_blocks(int device, bool pipelined, int lanes, EntryKind kind, int rows_per_thread, std::int64_t items);
-const void* free_kernel(bool pipelined, int lanes, EntryKind kind);
-std::size_t free_smem(bool pipelined, int rows_per_thread);
+// keep_q: the Standard kernel that keeps q in shared memory (FreeStd::q_slots > 0).
+const void* free_kernel(bool pipelined, int lanes, EntryKind kind, bool keep_q = false);
+// Dynamic shared memory of a launch: Standard one chunk of q, or q_slots of them (q_storage.hpp).
+std::size_t free_smem(bool pipelined, int rows_per_thread, int q_slots = 0);
+// q_slots_for with the launch's limits: what fits the kernel's shared memory without opting in to
+// more than 48 KB a block, and only where `blocks` blocks (of the whole GPU) stay resident with it.
+// `kernel`: the Standard kernel that would run with q kept (cpu_free_std's or gps's), whose
+// launch's dynamic shared memory is q_slots chunks.
+int std_q_slots(int device, const void* kernel, QStorage q, std::int64_t chunks, int blocks, int rows_per_thread);
 void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st);
 void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st);
 // Work items of a Standard SpMV phase: the chunks plus the halo slots in pieces of kThreads.

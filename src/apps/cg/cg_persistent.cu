@@ -31,13 +31,16 @@ namespace {
 template <int kL>
 constexpr int free_std_min_blocks() { return kL <= 4 ? 4 : 3; }
 
-template <int kL, class V, class Ix>
+// kKeepQ (FreeStd::q_slots > 0, q_storage.hpp): q kept in the block's shared memory between the
+// phases. A template argument, not a run-time flag: as a flag its slot arithmetic made the default
+// (table values, 32-bit columns, kL = 4) kernel spill 8/28 bytes where it spilled none (ptxas).
+template <int kL, class V, class Ix, bool kKeepQ>
 __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_kernel(FreeStd f) {
   extern __shared__ double sq[];
   __shared__ double vals[4];
   const DevMatrix a = f.a;
   const CgSync sync = f.sync;
-  const std::int64_t items = std_spmv_items(a);
+  const std::int64_t items = std_spmv_items(a), chunk = chunk_rows(a.rows_per_thread);
   const bool lead = blockIdx.x == 0 && threadIdx.x == 0;
   double rho = f.rho0, beta = 0.0, alpha = 0.0;
   std::uint64_t seq = 0;
@@ -45,9 +48,11 @@ __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_
   for (int k = 0;; ++k) {
     par = k & 1;
     // x_k = x_{k-1} + alpha_{k-1} p_{k-1} here, where the SpMV reads p_{k-1} anyway (k > 0).
-    for (std::int64_t it = blockIdx.x; it < items; it += gridDim.x) {
+    // With q kept (kKeepQ) the block's j-th chunk stages q in slot j, which the update phase
+    // reads: both phases take the block's chunks in the same order.
+    for (std::int64_t it = blockIdx.x, j = 0; it < items; it += gridDim.x, ++j) {
       if (it < a.chunks)
-        std_spmv_step<kL, V, Ix>(a, f.v, par, beta, it, f.part[0], sq, k > 0, alpha);
+        std_spmv_step<kL, V, Ix>(a, f.v, par, beta, it, f.part[0], kKeepQ ? sq + j * chunk : sq, k > 0, alpha, kKeepQ);
       else
         std_halo_step(a, f.v, par, beta, it - a.chunks);
     }
@@ -61,8 +66,8 @@ __global__ void __launch_bounds__(kThreads, free_std_min_blocks<kL>()) free_std_
     }
     alpha = cg_ratio(rho, pq);
     bool pushed = false;
-    for (std::int64_t c = blockIdx.x; c < a.chunks; c += gridDim.x)
-      pushed = std_update_step(a, f.v, par, alpha, c, f.part[1], f.push, false) || pushed;
+    for (std::int64_t c = blockIdx.x, j = 0; c < a.chunks; c += gridDim.x, ++j)
+      pushed = std_update_step(a, f.v, par, alpha, c, f.part[1], f.push, false, kKeepQ ? sq + j * chunk : nullptr) || pushed;
     if (sync.arrive(seq, pushed)) sync.send(seq, f.part[1], a.chunks, 1);
     sync.receive(seq, 1, vals);
     ++seq;
@@ -165,21 +170,23 @@ __global__ void __launch_bounds__(kThreads, 3) free_pipe_kernel(FreePipe f) {
 
 }  // namespace
 
-const void* free_kernel(bool pipelined, int lanes, EntryKind kind) {
+const void* free_kernel(bool pipelined, int lanes, EntryKind kind, bool keep_q) {
   const void* k = nullptr;
   with_shape(lanes, kind, [&](auto l, auto v, auto ix) {
     constexpr int kL = decltype(l)::value;
     using V = decltype(v);
     using Ix = decltype(ix);
     k = pipelined ? reinterpret_cast<const void*>(free_pipe_kernel<kL, V, Ix>)
-                  : reinterpret_cast<const void*>(free_std_kernel<kL, V, Ix>);
+        : keep_q  ? reinterpret_cast<const void*>(free_std_kernel<kL, V, Ix, true>)
+                  : reinterpret_cast<const void*>(free_std_kernel<kL, V, Ix, false>);
   });
   return k;
 }
 
-std::size_t free_smem(bool pipelined, int rows_per_thread) {
+std::size_t free_smem(bool pipelined, int rows_per_thread, int q_slots) {
   const std::size_t chunk = static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double);
-  return pipelined ? chunk * static_cast<std::size_t>(pipe_slots(rows_per_thread)) : chunk;
+  return pipelined ? chunk * static_cast<std::size_t>(pipe_slots(rows_per_thread))
+                   : chunk * static_cast<std::size_t>(std::max(1, q_slots));
 }
 
 int free_blocks(int device, bool pipelined, int lanes, EntryKind kind, int rows_per_thread, std::int64_t items) {
@@ -194,11 +201,28 @@ int free_blocks(int device, bool pipelined, int lanes, EntryKind kind, int rows_
   return static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(per_sm) * sms, want));
 }
 
+int std_q_slots(int device, const void* kernel, QStorage q, std::int64_t chunks, int blocks, int rows_per_thread) {
+  if (q != QStorage::shared || blocks < 1) return 0;
+  GPSM_CUDA(cudaSetDevice(device));
+  cudaFuncAttributes attr{};
+  GPSM_CUDA(cudaFuncGetAttributes(&attr, kernel));
+  constexpr std::size_t kNoOptIn = 48u << 10;  // a block's shared memory without cudaFuncAttributeMaxDynamicSharedMemorySize
+  const std::size_t room = attr.sharedSizeBytes < kNoOptIn ? kNoOptIn - attr.sharedSizeBytes : 0;
+  const int slots = q_slots_for(q, chunks, blocks, chunk_rows(rows_per_thread), room);
+  if (slots == 0) return 0;
+  // Only if every block stays resident with the larger allocation (the launch is cooperative).
+  int per_sm = 0, sms = 0;
+  const std::size_t smem = static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double) * static_cast<std::size_t>(slots);
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return static_cast<std::int64_t>(per_sm) * sms >= blocks ? slots : 0;
+}
+
 void launch_free_std(const FreeStd& f, int blocks, cudaStream_t st) {
   FreeStd arg = f;
   void* args[] = {&arg};
-  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes, f.a.kind()), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
-                                        args, free_smem(false, f.a.rows_per_thread), st));
+  GPSM_CUDA(cudaLaunchCooperativeKernel(free_kernel(false, f.a.lanes, f.a.kind(), f.q_slots > 0), dim3(static_cast<unsigned>(blocks)),
+                                        dim3(kThreads), args, free_smem(false, f.a.rows_per_thread, f.q_slots), st));
 }
 
 void launch_free_pipe(const FreePipe& f, int blocks, cudaStream_t st) {

@@ -7,6 +7,7 @@
 
 #include "apps/cg/cg_data.hpp"
 #include "apps/cg/partition.hpp"
+#include "apps/cg/q_storage.hpp"
 #include "apps/cg/reference.hpp"
 #include "gpsm/gps/context.hpp"
 
@@ -23,6 +24,9 @@ class CgRun {
   // result()), for the paradigms whose bytes depend on what the runtime learned; nullopt: the
   // app's model (traffic.hpp) is exact.
   virtual std::optional<double> measured_link_bytes() { return std::nullopt; }
+  // Whether the persistent Standard kernels keep q in shared memory (q_storage.hpp): traffic.hpp's
+  // memory bytes count 16 fewer a row.
+  virtual bool q_shared() const { return false; }
 };
 
 // Discrete kernels launched by the host, one stream per GPU (Pipelined: plus a higher-priority
@@ -36,13 +40,17 @@ std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const 
 // (the `infinite` bound; its result is not a result).
 // Standard CG on GPS memory (`gps`): r in a GPS array with subscriptions learned by tracking,
 // one persistent kernel per GPU with the runtime's device fence (cg_gps_run_cuda.cpp).
-std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters);
+// q: where its kernel keeps q between the phases (GPSM_CG_Q, q_storage.hpp).
+std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters,
+                                    QStorage q = QStorage::global);
 // Pipelined CG on GPS memory (`gps_pipe`): w in two GPS arrays (one per parity) with learned
 // subscriptions, one persistent kernel per GPU with the runtime's split-phase device fence
 // overlapping the reduction with the SpMV of chunks that read no other GPU's pages
 // (cg_gps_pipe_run_cuda.cpp).
 std::unique_ptr<CgRun> make_gps_pipe_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters);
+// q: where the Standard kernel keeps q between its phases (GPSM_CG_Q, q_storage.hpp; Pipelined
+// ignores it).
 std::unique_ptr<CgRun> make_free_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
-                                     bool elided);
+                                     bool elided, QStorage q = QStorage::global);
 
 }  // namespace gpsm::apps::cg

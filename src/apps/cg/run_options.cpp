@@ -23,6 +23,7 @@ CgEnv cg_env() {
   e.index = parse_index_choice(std::getenv("GPSM_CG_INDEX"));
   e.rows_per_thread = parse_rows_per_thread(std::getenv("GPSM_CG_ROWS_PER_THREAD"));
   e.host_threads = parse_host_threads(std::getenv("GPSM_CG_HOST_THREADS"));
+  e.q = parse_q_storage(std::getenv("GPSM_CG_Q"));
   return e;
 }
 

@@ -3,6 +3,7 @@
 // process can compare them (docs/cg.md). The SpMV layout, the value and index storage and the rows
 // a thread shape the plan (sell.hpp, value_storage.hpp, sell_deltas.hpp, partition.hpp); the host
 // threads how a CPU-controlled run is driven.
+#include "apps/cg/q_storage.hpp"
 #include "apps/cg/sell.hpp"
 #include "apps/cg/sell_deltas.hpp"
 #include "apps/cg/value_storage.hpp"
@@ -20,8 +21,9 @@ struct CgEnv {
   IndexChoice index = IndexChoice::automatic;     // GPSM_CG_INDEX
   int rows_per_thread = 0;                        // GPSM_CG_ROWS_PER_THREAD (0: the plan's rule)
   bool host_threads = false;                      // GPSM_CG_HOST_THREADS
+  QStorage q = QStorage::global;                  // GPSM_CG_Q
 };
-// All five, each checked: throws gpsm::Error naming the first bad value.
+// All six, each checked: throws gpsm::Error naming the first bad value.
 CgEnv cg_env();
 
 }  // namespace gpsm::apps::cg

@@ -18,7 +18,7 @@ double link_bytes_per_iter(const Plan& plan, Variant v, Exchange e) {
 }
 
 namespace {
-double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
+double rank_mem(const Plan& plan, int r, Variant v, bool discrete, bool q_shared) {
   const RankPlan& p = plan.rank[r];
   const double rows = static_cast<double>(p.local_rows()), halo = static_cast<double>(p.halo_size());
   // CSR: every nonzero and the row pointers; SELL-32: every stored entry (the threads read them
@@ -38,6 +38,7 @@ double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
     // write r; x (read and written) and p in the update (discrete kernels) or x in the SpMV
     // (persistent kernels, which read p_old there anyway).
     vectors = 8.0 * (3.0 * (rows + halo) + rows) + 8.0 * 3.0 * rows + (discrete ? 24.0 : 16.0) * rows;
+    if (q_shared && !discrete) vectors -= 16.0 * rows;  // q neither written nor read back (q_storage.hpp)
   } else {
     // SpMV: read w (rows and halo); update: read z, s, p, x, r, write z, s, p, x, r, w. Discrete
     // kernels also write A w and read it back.
@@ -47,15 +48,15 @@ double rank_mem(const Plan& plan, int r, Variant v, bool discrete) {
 }
 }  // namespace
 
-double mem_bytes_per_iter(const Plan& plan, Variant v, bool discrete) {
+double mem_bytes_per_iter(const Plan& plan, Variant v, bool discrete, bool q_shared) {
   double b = 0;
-  for (int r = 0; r < plan.ranks; ++r) b += rank_mem(plan, r, v, discrete);
+  for (int r = 0; r < plan.ranks; ++r) b += rank_mem(plan, r, v, discrete, q_shared);
   return b;
 }
 
-double max_rank_mem_bytes(const Plan& plan, Variant v, bool discrete) {
+double max_rank_mem_bytes(const Plan& plan, Variant v, bool discrete, bool q_shared) {
   double b = 0;
-  for (int r = 0; r < plan.ranks; ++r) b = std::max(b, rank_mem(plan, r, v, discrete));
+  for (int r = 0; r < plan.ranks; ++r) b = std::max(b, rank_mem(plan, r, v, discrete, q_shared));
   return b;
 }
 

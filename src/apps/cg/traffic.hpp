@@ -26,10 +26,11 @@ constexpr double device_word_bytes(int values) { return 8.0 + 8.0 * values; }
 
 double link_bytes_per_iter(const Plan& plan, Variant v, Exchange e);
 // discrete: the host-driven kernels (Pipelined keeps A w in memory between its two kernels;
-// the persistent kernel keeps it in shared memory).
-double mem_bytes_per_iter(const Plan& plan, Variant v, bool discrete);
+// the persistent kernel keeps it in shared memory). q_shared: the persistent Standard kernels keep
+// q in shared memory between their phases (q_storage.hpp): 16 bytes a row fewer.
+double mem_bytes_per_iter(const Plan& plan, Variant v, bool discrete, bool q_shared = false);
 // The largest GPU's share of mem_bytes_per_iter: what bounds the time per iteration.
-double max_rank_mem_bytes(const Plan& plan, Variant v, bool discrete);
+double max_rank_mem_bytes(const Plan& plan, Variant v, bool discrete, bool q_shared = false);
 // Reductions (cross-GPU synchronizations) per iteration: 2 for Standard, 1 for Pipelined.
 constexpr int syncs_per_iter(Variant v) { return v == Variant::standard ? 2 : 1; }
 
