@@ -211,9 +211,7 @@ const void* gps_std_kernel(int lanes, EntryKind kind, bool sole, bool keep_q) {
   return k;
 }
 
-std::size_t gps_std_smem(int rows_per_thread, int q_slots) {
-  return static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double) * static_cast<std::size_t>(std::max(1, q_slots));
-}
+std::size_t gps_std_smem(int rows_per_thread, int q_slots) { return free_smem(false, rows_per_thread, q_slots); }
 
 int gps_std_blocks(int device, int lanes, EntryKind kind, int rows_per_thread) {
   int per_sm = 0, sms = 0;

@@ -194,13 +194,16 @@ class GpsRun final : public CgRun {
     for (int r = 0; r < plan_.ranks; ++r) items = std::max(items, plan_.chunks(r) + d_[r].pieces);
     blocks_ = static_cast<int>(std::min<std::int64_t>(resident_, items));
     // q in shared memory (GPSM_CG_Q=shared) where both kernel variants hold it on every GPU, else
-    // nowhere: one configuration for the whole solve.
-    q_slots_ = q_ == QStorage::shared ? 1 << 30 : 0;
-    const EntryKind kind = entry_kind(plan_);
-    for (int r = 0; r < plan_.ranks && q_slots_ > 0; ++r)
-      for (const bool sole : {false, true})
-        q_slots_ = std::min(q_slots_, std_q_slots(ctx_.device(r), gps_std_kernel(plan_.lanes, kind, sole, true), q_,
-                                                  plan_.chunks(r), blocks_, plan_.rows_per_thread));
+    // nowhere: one configuration for the whole solve. Asked again only when the block count moved.
+    if (q_slots_for_ != blocks_) {
+      q_slots_ = q_ == QStorage::shared ? 1 << 30 : 0;
+      const EntryKind kind = entry_kind(plan_);
+      for (int r = 0; r < plan_.ranks && q_slots_ > 0; ++r)
+        for (const bool sole : {false, true})
+          q_slots_ = std::min(q_slots_, std_q_slots(ctx_.device(r), gps_std_kernel(plan_.lanes, kind, sole, true), q_,
+                                                    plan_.chunks(r), blocks_, plan_.rows_per_thread));
+      q_slots_for_ = blocks_;
+    }
     const std::vector<gps::DeviceFence> f = ctx_.device_fences(blocks_);
     args_.assign(static_cast<std::size_t>(plan_.ranks), GpsStd{});
     for (int r = 0; r < plan_.ranks; ++r) {
@@ -259,7 +262,8 @@ class GpsRun final : public CgRun {
   std::vector<Rank> d_;
   std::vector<GpsStd> args_;
   int resident_ = 0, blocks_ = 1;
-  int q_slots_ = 0;  // GpsStd::q_slots of the last arm(), every GPU's
+  int q_slots_ = 0;       // GpsStd::q_slots, every GPU's
+  int q_slots_for_ = -1;  // the blocks_ q_slots_ was found for
 };
 
 }  // namespace

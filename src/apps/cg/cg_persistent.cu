@@ -212,8 +212,7 @@ int std_q_slots(int device, const void* kernel, QStorage q, std::int64_t chunks,
   if (slots == 0) return 0;
   // Only if every block stays resident with the larger allocation (the launch is cooperative).
   int per_sm = 0, sms = 0;
-  const std::size_t smem = static_cast<std::size_t>(chunk_rows(rows_per_thread)) * sizeof(double) * static_cast<std::size_t>(slots);
-  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+  GPSM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, free_smem(false, rows_per_thread, slots)));
   GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return static_cast<std::int64_t>(per_sm) * sms >= blocks ? slots : 0;
 }
