@@ -15,7 +15,8 @@ cd "$(dirname "$0")/../.."
 n=1; [ -n "${G:-}" ] && n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 gpus=1; [ "$n" -gt 1 ] && gpus=1,$n
 S="--size poisson2d:2048x512,poisson2d:2048x1024,poisson2d:512 --gpus 1 --paradigm cpu_free_std,gps --reps 5"
-[ "$n" -gt 1 ] && S="--size poisson2d:2048,poisson2d:512 --gpus $gpus --paradigm cpu_free_std,gps --reps 5"
+# On n GPUs: 2048^2 itself at 1 and n GPUs, beside the quarter-sized proxy (the 4-GPU share).
+[ "$n" -gt 1 ] && S="--size poisson2d:2048x512,poisson2d:2048,poisson2d:512 --gpus $gpus --paradigm cpu_free_std,gps --reps 5"
 ab=()
 i=0
 for q in global shared shared global; do
