@@ -18,10 +18,9 @@
 #   CALL=5: fd3d's scaling at 768^3:h16 (1 and all GPUs; issue 32: >= 1.9x on 2, >= 3.7x on 4) and x/y
 #           rdl, then CT's seed size on all GPUs (issue 31: proact >= 90 % of infinite).
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
-# experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8. Owed next: on one GPU (or first on any
-# machine) experiments/cg-latency/q_shared_ab.sh (GPSM_CG_Q=shared, written 2026-11-29, not run);
-# on x4: CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32), 1, then apron_ahead.sh with
-# G=0,1,2,3 and q_shared_ab.sh with G=0,1,2,3.
+# experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
+# on x2 at 81f321e (shared won: the default since). Owed next, on x4: CALL=2, 4, 5 (the 4-GPU
+# targets of issues 28, 29, 31, 32), 1, then apron_ahead.sh and q_shared_ab.sh with G=0,1,2,3.
 # Usage on the device: CALL=1|2|3|4|5 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -14,12 +14,12 @@
 using namespace gpsm::apps::cg;
 
 TEST(CgQStorage, ParsesTheEnvironmentsChoiceAndRefusesOthers) {
-  EXPECT_EQ(parse_q_storage(nullptr), QStorage::global);
-  EXPECT_EQ(parse_q_storage(""), QStorage::global);
+  EXPECT_EQ(parse_q_storage(nullptr), QStorage::shared);
+  EXPECT_EQ(parse_q_storage(""), QStorage::shared);
   EXPECT_EQ(parse_q_storage("global"), QStorage::global);
   EXPECT_EQ(parse_q_storage("shared"), QStorage::shared);
   EXPECT_EQ(gpsm::test::error_of([] { parse_q_storage("smem"); }),
-            "gpsm: GPSM_CG_Q=smem: not where the Standard kernels keep q; use shared or global (the default)");
+            "gpsm: GPSM_CG_Q=smem: not where the Standard kernels keep q; use global or shared (the default)");
   EXPECT_STREQ(q_storage_name(QStorage::shared), "shared");
   EXPECT_STREQ(q_storage_name(QStorage::global), "global");
 }
@@ -45,13 +45,13 @@ TEST(CgQStorage, ABlockKeepsEveryChunkItOwnsOrNone) {
 
 TEST(CgQStorage, TheRunSaysWhichRanAndWhy) {
   EXPECT_EQ(q_storage_note(QStorage::shared, 2, 1024, 528),
-            "q kept in shared memory between the phases (GPSM_CG_Q=shared: 2 chunks a block)");
+            "q kept in shared memory between the phases (GPSM_CG_Q=shared, the default: 2 chunks a block)");
   EXPECT_EQ(q_storage_note(QStorage::shared, 1, 100, 528),
-            "q kept in shared memory between the phases (GPSM_CG_Q=shared: 1 chunk a block)");
+            "q kept in shared memory between the phases (GPSM_CG_Q=shared, the default: 1 chunk a block)");
   EXPECT_EQ(q_storage_note(QStorage::shared, 0, 4096, 528),
-            "q in global memory: GPSM_CG_Q=shared asked, but a block's 8 chunks (4096 over 528 blocks) do not fit "
-            "its shared memory");
-  EXPECT_EQ(q_storage_note(QStorage::global, 0, 4096, 528), "q in global memory (GPSM_CG_Q=global, the default)");
+            "q in global memory: a block's 8 chunks (4096 over 528 blocks) do not fit its shared memory "
+            "(GPSM_CG_Q=shared, the default, applies where they do)");
+  EXPECT_EQ(q_storage_note(QStorage::global, 0, 4096, 528), "q in global memory (GPSM_CG_Q=global)");
 }
 
 TEST(CgQStorage, TheMemoryModelDropsQsSixteenBytesARowOfThePersistentStandardKernels) {

@@ -42,7 +42,7 @@ std::unique_ptr<CgRun> make_host_run(gps::Context& ctx, const Plan& plan, const 
 // one persistent kernel per GPU with the runtime's device fence (cg_gps_run_cuda.cpp).
 // q: where its kernel keeps q between the phases (GPSM_CG_Q, q_storage.hpp).
 std::unique_ptr<CgRun> make_gps_run(gps::Context& ctx, const Plan& plan, const Start& start, int iters,
-                                    QStorage q = QStorage::global);
+                                    QStorage q = QStorage::shared);
 // Pipelined CG on GPS memory (`gps_pipe`): w in two GPS arrays (one per parity) with learned
 // subscriptions, one persistent kernel per GPU with the runtime's split-phase device fence
 // overlapping the reduction with the SpMV of chunks that read no other GPU's pages
@@ -51,6 +51,6 @@ std::unique_ptr<CgRun> make_gps_pipe_run(gps::Context& ctx, const Plan& plan, co
 // q: where the Standard kernel keeps q between its phases (GPSM_CG_Q, q_storage.hpp; Pipelined
 // ignores it).
 std::unique_ptr<CgRun> make_free_run(gps::Context& ctx, const Plan& plan, const Start& start, Variant v, int iters,
-                                     bool elided, QStorage q = QStorage::global);
+                                     bool elided, QStorage q = QStorage::shared);
 
 }  // namespace gpsm::apps::cg

@@ -8,7 +8,7 @@
 namespace gpsm::apps::cg {
 
 namespace {
-constexpr ChoiceName<QStorage> kQNames[] = {{"global", QStorage::global}, {"shared", QStorage::shared}};
+constexpr ChoiceName<QStorage> kQNames[] = {{"shared", QStorage::shared}, {"global", QStorage::global}};
 }
 
 QStorage parse_q_storage(const char* text) {
@@ -26,13 +26,13 @@ int q_slots_for(QStorage q, std::int64_t chunks, std::int64_t blocks, std::int64
 
 std::string q_storage_note(QStorage asked, int slots, std::int64_t chunks, std::int64_t blocks) {
   if (slots > 0)
-    return fmt::format("q kept in shared memory between the phases (GPSM_CG_Q=shared: {} chunk{} a block)", slots,
+    return fmt::format("q kept in shared memory between the phases (GPSM_CG_Q=shared, the default: {} chunk{} a block)", slots,
                        slots == 1 ? "" : "s");
   if (asked == QStorage::shared)
-    return fmt::format("q in global memory: GPSM_CG_Q=shared asked, but a block's {} chunks ({} over {} blocks) do "
-                       "not fit its shared memory",
+    return fmt::format("q in global memory: a block's {} chunks ({} over {} blocks) do "
+                       "not fit its shared memory (GPSM_CG_Q=shared, the default, applies where they do)",
                        (chunks + blocks - 1) / blocks, chunks, blocks);
-  return "q in global memory (GPSM_CG_Q=global, the default)";
+  return "q in global memory (GPSM_CG_Q=global)";
 }
 
 }  // namespace gpsm::apps::cg

@@ -21,7 +21,7 @@ struct CgEnv {
   IndexChoice index = IndexChoice::automatic;     // GPSM_CG_INDEX
   int rows_per_thread = 0;                        // GPSM_CG_ROWS_PER_THREAD (0: the plan's rule)
   bool host_threads = false;                      // GPSM_CG_HOST_THREADS
-  QStorage q = QStorage::global;                  // GPSM_CG_Q
+  QStorage q = QStorage::shared;                  // GPSM_CG_Q
 };
 // All six, each checked: throws gpsm::Error naming the first bad value.
 CgEnv cg_env();
