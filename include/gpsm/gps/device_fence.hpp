@@ -17,16 +17,18 @@
 //
 // How (one message per GPU pair per round, no grid-wide barrier):
 //   1. the block's partial sum goes into this GPU's acc[p] (p = t & 1), one atomic per block;
-//   2. thread 0 fences (system scope when the block published) and counts itself in arrive[p];
-//   3. the GPU's last block to arrive takes acc[p] and arrive[p] back to zero and stores
+//   2. thread 0 fences (system scope when the block published) and counts itself in `arrived`,
+//      which only grows over a launch: it reads blocks x (t + 1) once every block arrived at t, so
+//      the block whose add returns blocks x (t + 1) - 1 knows it is the last, with nothing to reset;
+//   3. the GPU's last block to arrive takes acc[p] back to zero and stores
 //      {tag t + 1, partial} with a system-scope release into slot [p][rank] of EVERY GPU;
 //   4. warp 0 of every block polls its own GPU's slots [p][0..ranks) until each carries tag
 //      >= t + 1 (lane g on GPU g, acquire) and returns the partials summed in rank order, so every
 //      block of every GPU gets the same float.
 // Two parities suffice: a GPU publishes tag t + 3 into slot p only after its blocks passed round
 // t + 2, which needs every GPU's tag t + 2, published only after all of that GPU's blocks finished
-// waiting for tag t + 1. So a slot never moves on while somebody still waits on it, and acc[p] and
-// arrive[p] are reset by the publisher before its release and reused only after its acquire.
+// waiting for tag t + 1. So a slot never moves on while somebody still waits on it, and acc[p] is
+// reset by the publisher before its release and reused only after its acquire.
 //
 // arrive_and_reduce is the same fence carrying a reduction whose bits are the same on every run
 // and every GPU (a solver's dot products checked against a CPU reference): instead of a float
@@ -42,12 +44,14 @@
 //   f.wait_local(t);     // every block of THIS GPU arrived at round t: its stores are visible here
 //   ...work on this GPU's own data...
 //   f.wait_all<N>(t, result);  // arrive_and_reduce's return: every GPU's values and published stores
-// arrive_and_reduce(t, ...) is exactly arrive(t, ...) then wait_all(t, ...). wait_local's word:
-// `local`, which the GPU's last block raises to t + 1 (atomicMax: monotonic, so rounds need no
-// parity) right after its acquire of every block's arrival and before gpu_values: a block that
-// reads local >= t + 1 (acquire) sees every store this GPU's blocks made before arriving at t
-// (each fenced, then counted itself; the last block's atomic read every count, fenced, and raised
-// the word: release-acquire through the counter, cumulative). It says nothing about other GPUs.
+// arrive_and_reduce(t, ...) is exactly arrive(t, ...) then wait_all(t, ...). wait_local polls the
+// arrival counter itself (GPU scope: only this GPU's blocks add to it) until it reads
+// blocks x (t + 1): each block fenced, then added (a release), and the adds form one release
+// sequence, so the block that reads that count (acquire) sees every store this GPU's blocks made
+// before arriving at t. It says nothing about other GPUs. Why the counter and not a word the last
+// block raises after it: that was a second hop on every round's critical path (the last block's
+// add returning, then its fence and two more atomics, before any waiting block could see them),
+// the hop CPU-free CG's own synchronization (cg_sync.hpp) never had.
 // The parity argument above holds unchanged when other work separates arrive from wait: a GPU
 // publishes round t + 2 into parity p only after every one of its blocks arrived at t + 2, which
 // each did after its wait_all(t + 1), which needs every GPU's tag t + 2, which that GPU published only
@@ -55,7 +59,9 @@
 // wait_all(t) before arrive(t + 1) (its values and the arrival counter of parity p are reused at t + 2).
 //
 // Every block of a GPU must be co-resident (Context::check_coresident, then a cooperative or
-// otherwise co-resident launch); waits are bounded (WaitPolicy, GPSM_WAIT_TIMEOUT_MS).
+// otherwise co-resident launch) and take part in every round, numbered 0, 1, 2, ... within a
+// launch (the arrival count is blocks x rounds; the state is zeroed before each launch); waits are
+// bounded (WaitPolicy, GPSM_WAIT_TIMEOUT_MS).
 #include <cstdint>
 
 #include "gpsm/gps/config.hpp"
@@ -69,10 +75,9 @@ constexpr int kFenceValues = 4;
 
 struct DeviceFenceState {
   std::uint64_t slot[2][kMaxDevices];  // {tag (t + 1) << 32 | float bits of that rank's partial}
-  unsigned int arrive[2];
+  unsigned long long arrived;          // block arrivals over the launch: blocks x (t + 1) once round t is in
   float acc[2];
   double values[2][kMaxDevices][kFenceValues];  // arrive_and_reduce: rank's values, stored before its tag
-  unsigned long long local;  // wait_local: t + 1 once every block of this GPU arrived at round t
 };
 
 struct DeviceFence {
@@ -107,10 +112,9 @@ struct DeviceFence {
         __threadfence_system();
       else
         __threadfence();
-      if (atomicAdd(&self->arrive[p], 1u) == blocks - 1) {
+      if (atomicAdd(&self->arrived, 1ull) + 1ull == arrivals(t)) {
         __threadfence();  // every block's writes and partial happen before what follows
         const float mine = atomicExch(&self->acc[p], 0.0f);
-        atomicExch(&self->arrive[p], 0u);
         const std::uint64_t word = (static_cast<std::uint64_t>(t + 1) << 32) | __float_as_uint(sum ? mine : 0.0f);
         // One system-scope fence, then plain strong stores: fence + relaxed store is a release
         // (PTX memory model); a st.release per destination would repeat the fence.
@@ -166,11 +170,10 @@ struct DeviceFence {
   // after every block of its GPU arrived at t, as the last block's did.
   //
   // count_in (block-collective): counts the block in after its stores (system-scope fence when
-  // `published`); the GPU's last block raises `local` to t + 1 (wait_local's release). Returns
-  // whether this block was the last (the same in every thread).
+  // `published`: the add is then wait_local's release, and the peers' through publish_values).
+  // Returns whether this block was the last (the same in every thread).
   __device__ bool count_in(int t, bool published) const {
     __shared__ int last;
-    const int p = t & 1;
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     __syncthreads();  // every thread's stores before thread 0's fence (cumulative)
     if (tid == 0) {
@@ -178,12 +181,8 @@ struct DeviceFence {
         __threadfence_system();
       else
         __threadfence();
-      last = atomicAdd(&self->arrive[p], 1u) == blocks - 1 ? 1 : 0;
-      if (last) {
-        __threadfence();  // every block's stores happen before what follows
-        atomicExch(&self->arrive[p], 0u);
-        atomicMax(&self->local, static_cast<unsigned long long>(t) + 1ull);  // wait_local's release
-      }
+      last = atomicAdd(&self->arrived, 1ull) + 1ull == arrivals(t) ? 1 : 0;
+      if (last) __threadfence();  // every block's stores happen before what follows
     }
     __syncthreads();
     // No barrier needed before `last` is written again: the next round's count_in starts with one.
@@ -220,8 +219,9 @@ struct DeviceFence {
   __device__ void wait_local(int t) const {
     const unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     if (tid == 0)
-      wait_geq_sys<std::uint64_t>(reinterpret_cast<const std::uint64_t*>(&self->local),
-                                  static_cast<std::uint64_t>(t) + 1u, wait, "device fence local arrivals");
+      // GPU scope: only this GPU's blocks add to the counter, and what follows reads only their stores.
+      wait_geq_scoped<false, std::uint64_t>(reinterpret_cast<const std::uint64_t*>(&self->arrived), arrivals(t), wait,
+                                            "device fence local arrivals");
     __syncthreads();  // the other threads read after thread 0's acquire
   }
 
@@ -252,6 +252,10 @@ struct DeviceFence {
     }
     __syncthreads();  // the other threads read after warp 0's acquire
     for (int k = 0; k < N; ++k) result[k] = total[k];  // rewritten only after the next arrive's barrier
+  }
+  // The arrival count once every block arrived at round t.
+  __device__ unsigned long long arrivals(int t) const {
+    return static_cast<unsigned long long>(blocks) * (static_cast<unsigned long long>(t) + 1ull);
   }
   // The fence alone.
   __device__ void sync(int t, bool published = true) const { (void)arrive_and_wait(t, 0.0f, false, published); }
