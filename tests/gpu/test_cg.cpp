@@ -408,7 +408,8 @@ TEST(CgGpu, GpsPipeComputesWhatCpuFreePipeComputes) {
 
 // nvshmem_std / nvshmem_pipe run cpu_free_std's / cpu_free_pipe's kernel, one process per GPU:
 // the same bits (the same error against the reference, to the last digit), the same iterations,
-// the same modelled link bytes.
+// the same modelled link and memory bytes. The NVSHMEM worker keeps q in global memory (it takes
+// no GPSM_CG_Q), so cpu_free_std is asked for the same here.
 TEST(CgGpu, NvshmemComputesWhatCpuFreeComputes) {
   GPSM_REQUIRE_GPUS(1);
   auto app = cg_app();
@@ -418,6 +419,7 @@ TEST(CgGpu, NvshmemComputesWhatCpuFreeComputes) {
                                     std::pair{Paradigm::nvshmem_pipe, Paradigm::cpu_free_pipe}})
       for (const std::string size : {"poisson2d:37x29", "arrow:3001:7@nnz"}) {
         SCOPED_TRACE(std::string(paradigm_name(shm)) + " on " + std::to_string(g) + " GPUs, " + size);
+        const ScopedEnv q("GPSM_CG_Q", "global");
         const RunOutcome o = run(*app, shm, g, app->problem(size, 50));
         const RunOutcome f = run(*app, free, g, app->problem(size, 50));
         ASSERT_EQ(o.status, RunStatus::ok) << o.reason;
