@@ -12,13 +12,16 @@
 //              then the boundary chunks' SpMV and the updates: z, s, p, x, r and w[1 - par]'s own
 //              rows through the view (put: this replica and the page's subscribers, inline)
 // Interior chunks run the plain variant's code (no span, no publish): their pages are this GPU's
-// alone for as long as the subscriptions hold, which the host's classification follows.
+// alone for as long as the subscriptions hold, which the host's classification follows. A block's
+// boundary chunks ask the views once per launch, before the first iteration (ChunkSpans), not
+// after each wait_all.
 // Why a communication block rather than the fence's default (the GPU's last block to arrive
 // reduces, then runs its own chunks): there the reduction delays that block's SpMV, and with it
 // the iteration; here it runs beside every SpMV, as in cpu_free_pipe. Every block's warp 0 polls
 // its own GPU's fence words, in local memory.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "apps/cg/cg_device.cuh"
 #include "apps/cg/cg_gps_pipe_kernels.hpp"
@@ -33,35 +36,70 @@ using Span = gps::View<double>::Span;
 // n = A w for chunk c, through out(offset, value). While tracking, every gather is View::load, so
 // the runtime records exactly the pages the SpMV reads; else one subscriber check per chunk
 // (View::local_span over its column range), the loads then from this GPU's replica.
+// Whether chunk c's gathers may read w's replica here: this GPU holds every page of the chunk's
+// column range (never while tracking, whose loads must go through View::load).
+__device__ __forceinline__ bool gps_pipe_cols_local(const GpsPipe& g, const gps::View<double>& w, std::int64_t c) {
+  if (g.tracking) return false;
+  const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
+  return w.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1)) != nullptr;
+}
+
+// The view spans of chunk c's own rows in w (put and loads of the update).
+__device__ __forceinline__ Span gps_pipe_rows(const GpsPipe& g, const gps::View<double>& w, std::int64_t c) {
+  const std::int64_t chunk = chunk_rows(g.a.rows_per_thread), first = c * chunk;
+  return w.span(static_cast<std::uint64_t>(g.first_row + first),
+                static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(g.a.rows) - first)));
+}
+
+// What a block's boundary chunks ask the views, taken once per launch (a span holds for the whole
+// launch: subscriptions change only between kernels) instead of after each iteration's wait_all,
+// where the mask reads sat on the iteration's critical path: the boundary chunks are the ones the
+// iteration waits for. Per array w[k]: whether the chunk's gathers read the replica here, and its
+// rows' span. A block keeps kCachedChunks of them (at most one each on the 2D Poisson targets:
+// fewer boundary chunks than blocks); any further ones ask per iteration, as every chunk did.
+struct ChunkSpans {
+  std::int32_t chunk;  // -1: unused
+  bool cols_local[2];
+  Span rows[2];
+};
+constexpr int kCachedChunks = 2;
+static_assert(std::is_trivially_copyable_v<ChunkSpans>, "ChunkSpans lives in raw shared memory");
+
+// Chunk c's place in the block's cache, or -1.
+__device__ __forceinline__ int cached_at(const ChunkSpans* cached, std::int32_t c) {
+  return cached[0].chunk == c ? 0 : cached[1].chunk == c ? 1 : -1;
+}
+
+// n = A w for chunk c, through out(offset, value). kSole or cols_local: loads from this GPU's
+// replica; else every gather is View::load (while tracking: the runtime records exactly the pages
+// the SpMV reads).
 template <int kL, class V, class Ix, bool kSole, class Out>
-__device__ __forceinline__ void gps_pipe_spmv(const GpsPipe& g, const gps::View<double>& w, std::int64_t c, const Out& out) {
+__device__ __forceinline__ void gps_pipe_spmv_at(const GpsPipe& g, const gps::View<double>& w, std::int64_t c, bool cols_local,
+                                                 const Out& out) {
   const DevMatrix& a = g.a;
-  if constexpr (kSole) {
+  if (kSole || cols_local) {  // block-uniform
     const double* wl = w.local();
     spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
   } else {
-    const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
-    const double* span = g.tracking ? nullptr : w.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1));
-    if (span != nullptr) {  // block-uniform
-      const double* wl = span - lo;
-      spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return wl[j]; }, out);
-    } else {
-      spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return w.load(static_cast<std::uint64_t>(j)); }, out);
-    }
+    spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return w.load(static_cast<std::uint64_t>(j)); }, out);
   }
+}
+
+// n = A w for chunk c: one subscriber check per chunk (View::local_span over its column range),
+// the loads then from this GPU's replica.
+template <int kL, class V, class Ix, bool kSole, class Out>
+__device__ __forceinline__ void gps_pipe_spmv(const GpsPipe& g, const gps::View<double>& w, std::int64_t c, const Out& out) {
+  gps_pipe_spmv_at<kL, V, Ix, kSole>(g, w, c, !kSole && gps_pipe_cols_local(g, w, c), out);
 }
 
 // pipe_update_step (cg_device.cuh) with w read from and the next w stored through the views: the
 // same arithmetic in the same order. Returns whether a store may have reached another GPU.
+// rs, ws: gps_pipe_rows of w and wn (unused when kSole).
 template <bool kSole, class N>
 __device__ __forceinline__ bool gps_pipe_update(const GpsPipe& g, const gps::View<double>& w, const gps::View<double>& wn,
-                                                double alpha, double beta, std::int64_t c, const N& n_at) {
+                                                const Span& rs, const Span& ws, double alpha, double beta, std::int64_t c,
+                                                const N& n_at) {
   const DevMatrix& a = g.a;
-  const std::int64_t chunk = chunk_rows(a.rows_per_thread), first = c * chunk;
-  const auto b = static_cast<std::uint64_t>(g.first_row + first);
-  const auto len = static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(a.rows) - first));
-  const Span rs = kSole ? Span{} : w.span(b, len);
-  const Span ws = kSole ? Span{} : wn.span(b, len);
   const double* wl = w.local();
   double* wnl = wn.local();
   double gs = 0.0, d = 0.0;
@@ -105,6 +143,34 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
   const std::int32_t worker = static_cast<std::int32_t>(blockIdx.x) - 1, workers = static_cast<std::int32_t>(gridDim.x) - 1;
   double gamma_prev = 0.0, alpha_prev = 0.0;
   bool published = false;
+  // This block's boundary chunks are order[first_mine], order[first_mine + workers], ...; the first
+  // ncached of them ask the views here, once (ChunkSpans). Never while tracking (every access
+  // through the views, which mark the pages).
+  // Raw bytes: Span's default member initializers would be a dynamic initialization, which
+  // __shared__ variables do not have (ChunkSpans is trivially copyable: assigned below).
+  __shared__ alignas(ChunkSpans) unsigned char cache_bytes[sizeof(ChunkSpans) * kCachedChunks];
+  ChunkSpans* const cached = reinterpret_cast<ChunkSpans*>(cache_bytes);
+  if constexpr (!kSole) {
+    if (threadIdx.x < kCachedChunks) cached[threadIdx.x].chunk = -1;
+    if (!comm && !g.tracking && worker < a.chunks) {  // block-uniform
+      const std::int32_t first_mine =
+          worker >= first_boundary ? worker : worker + (first_boundary - worker + workers - 1) / workers * workers;
+      int n = 0;
+      for (std::int32_t idx = first_mine; idx < a.chunks && n < kCachedChunks; idx += workers, ++n) {
+        const std::int32_t c = __ldg(g.order + idx);
+        for (int k = 0; k < 2; ++k) {
+          const bool cl = gps_pipe_cols_local(g, g.w[k], c);
+          const Span rs = gps_pipe_rows(g, g.w[k], c);
+          if (threadIdx.x == 0) {
+            cached[n].chunk = c;
+            cached[n].cols_local[k] = cl;
+            cached[n].rows[k] = rs;
+          }
+        }
+      }
+    }
+    __syncthreads();  // the cache before any thread reads it
+  }
   for (int i = 0;; ++i) {
     const int par = i & 1;
     const gps::View<double>& w = par == 0 ? g.w[0] : g.w[1];
@@ -144,8 +210,11 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
         double* slot = slots + got * chunk;
         auto out = [&](std::int64_t off, double v) { slot[off] = v; };
         inner[got] = kSole || idx < first_boundary;
+        const int at = inner[got] ? -1 : cached_at(cached, c);
         if (inner[got])
           gps_pipe_spmv<kL, V, Ix, true>(g, w, c, out);
+        else if (at >= 0)
+          gps_pipe_spmv_at<kL, V, Ix, kSole>(g, w, c, cached[at].cols_local[par], out);
         else
           gps_pipe_spmv<kL, V, Ix, kSole>(g, w, c, out);
         mine[got] = c;
@@ -157,9 +226,14 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
         const double* slot = slots + k * chunk;
         const std::int64_t first = static_cast<std::int64_t>(mine[k]) * chunk;
         auto n = [&](std::int64_t row) { return slot[row - first]; };
-        published = (inner[k] ? gps_pipe_update<true>(g, w, wn, alpha, beta, mine[k], n)
-                              : gps_pipe_update<kSole>(g, w, wn, alpha, beta, mine[k], n)) ||
-                    published;
+        if (inner[k]) {
+          (void)gps_pipe_update<true>(g, w, wn, Span{}, Span{}, alpha, beta, mine[k], n);
+        } else {
+          const int at = cached_at(cached, mine[k]);
+          const Span rs = at >= 0 ? cached[at].rows[par] : gps_pipe_rows(g, w, mine[k]);
+          const Span ws = at >= 0 ? cached[at].rows[1 - par] : gps_pipe_rows(g, wn, mine[k]);
+          published = gps_pipe_update<kSole>(g, w, wn, rs, ws, alpha, beta, mine[k], n) || published;
+        }
       }
       __syncthreads();  // before the slots are refilled
     }
