@@ -263,3 +263,18 @@ TEST(CgPartition, LanesFollowTheRowLength) {
   EXPECT_EQ(lanes_for(81.0), 32);
   EXPECT_EQ(lanes_for(500.0), 32);
 }
+
+// first_turn_from against walking a block's round robin: the smallest position >= from that
+// block `worker` takes (it may lie past the chunks: the caller bounds it).
+TEST(CgChunkTurns, FirstTurnFromIsTheBlocksFirstPositionAtOrAfter) {
+  for (std::int32_t workers : {1, 2, 3, 7, 395})
+    for (std::int32_t worker = 0; worker < std::min(workers, 9); ++worker)
+      for (std::int32_t from : {0, 1, 2, 5, 127, 128, 394, 395, 396, 1000}) {
+        std::int32_t want = worker;
+        while (want < from) want += workers;
+        EXPECT_EQ(first_turn_from(worker, workers, from), want) << worker << " of " << workers << " from " << from;
+      }
+  // 512^2 on 2 GPUs: 128 chunks, 4 of them boundary, 395 workers: blocks 124-127 own one each.
+  EXPECT_EQ(first_turn_from(124, 395, 124), 124);
+  EXPECT_EQ(first_turn_from(3, 395, 124), 398);  // past the 128 chunks: no boundary chunk
+}

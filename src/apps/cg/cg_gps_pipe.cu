@@ -153,10 +153,8 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
   if constexpr (!kSole) {
     if (threadIdx.x < kCachedChunks) cached[threadIdx.x].chunk = -1;
     if (!comm && !g.tracking && worker < a.chunks) {  // block-uniform
-      const std::int32_t first_mine =
-          worker >= first_boundary ? worker : worker + (first_boundary - worker + workers - 1) / workers * workers;
       int n = 0;
-      for (std::int32_t idx = first_mine; idx < a.chunks && n < kCachedChunks; idx += workers, ++n) {
+      for (std::int32_t idx = first_turn_from(worker, workers, first_boundary); idx < a.chunks && n < kCachedChunks; idx += workers, ++n) {
         const std::int32_t c = __ldg(g.order + idx);
         for (int k = 0; k < 2; ++k) {
           const bool cl = gps_pipe_cols_local(g, g.w[k], c);

@@ -38,6 +38,13 @@ GPSM_HD double fmad(double a, double b, double c) {
 // Rows per chunk for E rows per thread.
 GPSM_HD std::int64_t chunk_rows(int rows_per_thread) { return static_cast<std::int64_t>(kThreads) * rows_per_thread; }
 
+// The persistent kernels deal a GPU's chunk order round robin: block `worker` of `workers` takes
+// positions worker, worker + workers, ... The first of them at or after position `from` (a
+// Pipelined kernel's first boundary chunk, which it asks its views about once per launch).
+GPSM_HD std::int32_t first_turn_from(std::int32_t worker, std::int32_t workers, std::int32_t from) {
+  return worker >= from ? worker : worker + (from - worker + workers - 1) / workers * workers;
+}
+
 // Lanes per row for a matrix with `avg` nonzeros per row: the largest power of two <= avg, in
 // [2, 32] (a row group never spans two warps). A property of the matrix, not of the split.
 inline int lanes_for(double avg) {
