@@ -58,7 +58,7 @@
 // publishes round t + 2 into parity p only after every one of its blocks arrived at t + 2, which
 // each did after its wait_all(t + 1), which needs every GPU's tag t + 2, which that GPU published only
 // after all its blocks arrived at t + 1, i.e. after each finished wait_all(t). A block must call
-// wait_all(t) before arrive(t + 1) (its values and the arrival counter of parity p are reused at t + 2).
+// wait_all(t) before arrive(t + 1) (its values of parity p are reused at t + 2).
 //
 // Every block of a GPU must be co-resident (Context::check_coresident, then a cooperative or
 // otherwise co-resident launch) and take part in every round, numbered 0, 1, 2, ... within a

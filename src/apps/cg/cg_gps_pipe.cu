@@ -33,9 +33,6 @@ namespace {
 
 using Span = gps::View<double>::Span;
 
-// n = A w for chunk c, through out(offset, value). While tracking, every gather is View::load, so
-// the runtime records exactly the pages the SpMV reads; else one subscriber check per chunk
-// (View::local_span over its column range), the loads then from this GPU's replica.
 // Whether chunk c's gathers may read w's replica here: this GPU holds every page of the chunk's
 // column range (never while tracking, whose loads must go through View::load).
 __device__ __forceinline__ bool gps_pipe_cols_local(const GpsPipe& g, const gps::View<double>& w, std::int64_t c) {
@@ -143,9 +140,9 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
   const std::int32_t worker = static_cast<std::int32_t>(blockIdx.x) - 1, workers = static_cast<std::int32_t>(gridDim.x) - 1;
   double gamma_prev = 0.0, alpha_prev = 0.0;
   bool published = false;
-  // This block's boundary chunks are order[first_mine], order[first_mine + workers], ...; the first
-  // ncached of them ask the views here, once (ChunkSpans). Never while tracking (every access
-  // through the views, which mark the pages).
+  // This block's boundary chunks are its turns from first_boundary on (first_turn_from); the
+  // first kCachedChunks of them ask the views here, once (ChunkSpans). Never while tracking
+  // (every access through the views, which mark the pages).
   // Raw bytes: Span's default member initializers would be a dynamic initialization, which
   // __shared__ variables do not have (ChunkSpans is trivially copyable: assigned below).
   __shared__ alignas(ChunkSpans) unsigned char cache_bytes[sizeof(ChunkSpans) * kCachedChunks];
@@ -154,7 +151,8 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
     if (threadIdx.x < kCachedChunks) cached[threadIdx.x].chunk = -1;
     if (!comm && !g.tracking && worker < a.chunks) {  // block-uniform
       int n = 0;
-      for (std::int32_t idx = first_turn_from(worker, workers, first_boundary); idx < a.chunks && n < kCachedChunks; idx += workers, ++n) {
+      for (std::int32_t idx = first_turn_from(worker, workers, first_boundary); idx < a.chunks && n < kCachedChunks;
+           idx += workers, ++n) {
         const std::int32_t c = __ldg(g.order + idx);
         for (int k = 0; k < 2; ++k) {
           const bool cl = gps_pipe_cols_local(g, g.w[k], c);
