@@ -20,9 +20,10 @@
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
 # experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
 # on x2 at 81f321e (shared won: the default since). Owed next: on any machine with 2 GPUs,
-# experiments/cg-latency/std_spans_ab.sh (one call: gps's spans once per launch, a patch, not run);
+# experiments/cg-latency/std_spans_ab.sh (one call: gps's spans once per launch, a patch, not run)
+# and experiments/gps-ratio/one_launch_ab.sh (GPSM_3D_GPS_LAUNCH=one against two, not run);
 # on x4: CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32), 1, then apron_ahead.sh,
-# q_shared_ab.sh and std_spans_ab.sh with G=0,1,2,3.
+# q_shared_ab.sh, std_spans_ab.sh and one_launch_ab.sh with G=0,1,2,3.
 # Usage on the device: CALL=1|2|3|4|5 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
