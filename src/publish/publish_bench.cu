@@ -49,6 +49,17 @@ __global__ void store_kernel(Sink s, Index ix, std::uint64_t n, std::uint32_t se
   }
 }
 
+// One load through the view per page: while tracking, the page is marked read by this GPU, so it
+// stays subscribed to every page (the benchmark's premise: every store reaches N - 1 replicas).
+__global__ void touch_kernel(gps::View<std::uint32_t> v, std::uint64_t words, unsigned long long* sink) {
+  const std::uint64_t page = v.page_elems();
+  std::uint32_t acc = 0;
+  for (std::uint64_t i = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * page; i < words;
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x * page)
+    acc ^= v.load(i);
+  if (acc == 0x9E3779B9u) atomicAdd(sink, 1ull);  // keeps the loads; the value does not matter
+}
+
 // out[0] += wrong words, out[1] = min(out[1], first wrong word) of this device's copy.
 template <class Sink>
 __global__ void check_kernel(Sink s, const std::uint32_t* bits, std::uint64_t words, std::uint32_t seed,
@@ -199,9 +210,36 @@ struct ModeRun {
     }
   }
 
+  // Decoupled: two reps under tracking (stores counted per chunk, every page read by every GPU),
+  // checked like any rep; at tracking_stop the runtime keeps the counts both agreed on.
+  void learn(const std::vector<std::uint32_t>& seeds, ModeResult& res) {
+    ctx.tracking_start();
+    take_views();
+    for (int k = 0; k < 2; ++k) {
+      const std::string which = fmt::format("learning rep {}/2", k + 1);
+      say(which);
+      for (int r = 0; r < n(); ++r) {
+        GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+        launch_store(GpsSink{views[r]}, r, seeds[k]);
+        touch_kernel<<<grid_for(words() / views[r].page_elems() + 1, dev[r].sms), kThreads, 0, ctx.stream(r)>>>(
+            views[r], words(), dev[r].bad.p + 2);
+        GPSM_CUDA_LAUNCH();
+      }
+      ctx.fence();
+      device_check(seeds[k], which);
+      ++res.reps_checked;
+    }
+    ctx.tracking_stop();
+    take_views();
+    res.learned_chunks.clear();
+    for (int r = 0; r < n(); ++r) res.learned_chunks.push_back(arr.learned_chunks(r));
+  }
+
   void run(ModeResult& res) {
     const int warm = cfg.warmup, reps = cfg.reps;
-    const auto seeds = rep_seeds(cfg.seed, plan.pattern, mode, warm + reps + 1);
+    const int learning = mode == BenchMode::decoupled ? 2 : 0;  // seeds[0, learning): learn()'s reps
+    const auto all_seeds = rep_seeds(cfg.seed, plan.pattern, mode, learning + warm + reps + 1);
+    const std::vector<std::uint32_t> seeds(all_seeds.begin() + learning, all_seeds.end());
     say("filling");
     if (local()) {
       for (int r = 0; r < n(); ++r) {
@@ -218,6 +256,7 @@ struct ModeRun {
       ctx.fence();
     }
     take_views();
+    if (learning > 0) learn(all_seeds, res);
     for (int k = 0; k < warm + reps; ++k) {
       const bool timed = k >= warm;
       const std::string which = timed ? fmt::format("rep {}/{}", k - warm + 1, reps) : fmt::format("warm-up {}/{}", k + 1, warm);
@@ -278,7 +317,7 @@ std::vector<ModeResult> run_publish(const PublishConfig& cfg) {
   std::vector<PerDevice> dev(n);
   for (int r = 0; r < n; ++r) {
     GPSM_CUDA(cudaDeviceGetAttribute(&dev[r].sms, cudaDevAttrMultiProcessorCount, ctx.device(r)));
-    dev[r].bad.alloc(ctx.device(r), 2);
+    dev[r].bad.alloc(ctx.device(r), 3);  // check_kernel's count and first word; touch_kernel's sink
     dev[r].all_bits.alloc(ctx.device(r), (words + 31) / 32);
     if (any_local) {
       dev[r].mine_bits.alloc(ctx.device(r), (words + 31) / 32);

@@ -60,6 +60,7 @@ gps::PublishMode to_publish_mode(BenchMode m) {
     case BenchMode::inline_store: return gps::PublishMode::inline_store;
     case BenchMode::combine: return gps::PublishMode::combine;
     case BenchMode::bulk: return gps::PublishMode::bulk;
+    case BenchMode::decoupled: return gps::PublishMode::decoupled;
     case BenchMode::local: break;
   }
   throw std::invalid_argument("the local baseline is not a GPS publish mode");
@@ -87,7 +88,7 @@ std::vector<Pattern> parse_patterns(const std::string& s) {
 }
 
 std::vector<BenchMode> parse_modes(const std::string& s) {
-  constexpr int kModes = 4;
+  constexpr int kModes = 5;
   std::vector<bool> on(kModes, false);
   for (const auto& tok : split_fields(s)) {
     const bool all = tok == "all";
@@ -95,7 +96,7 @@ std::vector<BenchMode> parse_modes(const std::string& s) {
     for (int i = 0; i < kModes; ++i)
       if (all || tok == mode_name(static_cast<BenchMode>(i))) on[i] = known = true;
     if (!known)
-      throw std::invalid_argument("unknown --mode '" + tok + "' (expected inline, combine, bulk, local or all)");
+      throw std::invalid_argument("unknown --mode '" + tok + "' (expected inline, combine, bulk, decoupled, local or all)");
   }
   std::vector<BenchMode> out;
   for (int i = 0; i < kModes; ++i)
@@ -385,6 +386,7 @@ std::vector<scope::TestResult> to_test_results(const std::vector<ModeResult>& al
       s.params["stores_per_gpu"] = stores_text(r.stores_per_gpu);
       s.params["useful_bytes"] = fmt_count(r.useful_bytes);
       s.params["reps_verified"] = std::to_string(r.reps_checked);
+      if (r.mode == BenchMode::decoupled) s.params["learned_chunks_per_gpu"] = stores_text(r.learned_chunks);
       s.params["timing"] = publishes(r.mode) ? "host_wall_launch_to_fence" : "host_wall_launch_to_idle";
       if (r.link.counted) {
         s.params["link_bytes"] = fmt_count(r.link.link_bytes);

@@ -35,13 +35,15 @@ struct Topology;
 namespace gpsm::bench {
 
 enum class Pattern : std::uint8_t { coalesced, strided, random };
-// The three gps::PublishMode values measured, plus `local`: the same kernel storing into a plain
-// per-device buffer with no publishing (the no-communication bound).
-enum class BenchMode : std::uint8_t { inline_store, combine, bulk, local };
+// The four gps::PublishMode values measured, plus `local`: the same kernel storing into a plain
+// per-device buffer with no publishing (the no-communication bound). `decoupled` first learns each
+// chunk's store count from two untimed reps under tracking (every GPU also reads every page then,
+// so every GPU stays subscribed to every page), as a user's iterative kernel would.
+enum class BenchMode : std::uint8_t { inline_store, combine, bulk, decoupled, local };
 
 const char* pattern_name(Pattern p);  // "coalesced" | "strided" | "random"
 const char* test_name(Pattern p);     // "publish_coalesced" | "publish_strided" | "publish_random"
-const char* mode_name(BenchMode m);   // "inline" | "combine" | "bulk" | "local"
+const char* mode_name(BenchMode m);   // "inline" | "combine" | "bulk" | "decoupled" | "local"
 inline bool publishes(BenchMode m) { return m != BenchMode::local; }
 gps::PublishMode to_publish_mode(BenchMode m);  // throws std::invalid_argument for local
 
@@ -152,6 +154,7 @@ struct ModeResult {
   std::string skipped;             // non-empty: not run, and why (bulk over --bulk-max-copies)
   LinkCount link;                  // from the extra untimed counting rep
   int reps_checked = 0;            // reps that passed verification (warm-ups and counting rep included)
+  std::vector<std::uint64_t> learned_chunks;  // decoupled: per GPU, chunks its stores complete (Array::learned_chunks)
 
   bool ok() const { return failure.empty() && skipped.empty() && verified && !time_s.empty(); }
   bool failed() const { return skipped.empty() && !ok(); }

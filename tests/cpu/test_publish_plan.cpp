@@ -91,11 +91,20 @@ TEST(PublishArgs, ParsePatternsAndModes) {
     EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos);
   }
   const auto all = parse_modes("all");
-  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all.front(), BenchMode::inline_store);  // the reference of "vs inline" comes first
+  EXPECT_EQ(all.back(), BenchMode::local);
   EXPECT_EQ(parse_modes("bulk,inline"), (std::vector<BenchMode>{BenchMode::inline_store, BenchMode::bulk}));
-  EXPECT_THROW(parse_modes("decoupled"), std::invalid_argument);
+  EXPECT_EQ(parse_modes("local,decoupled"), (std::vector<BenchMode>{BenchMode::decoupled, BenchMode::local}));
+  EXPECT_THROW(parse_modes("proact"), std::invalid_argument);
+  try {
+    parse_modes("proact");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("inline, combine, bulk, decoupled, local or all"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(to_publish_mode(BenchMode::combine), gpsm::gps::PublishMode::combine);
+  EXPECT_EQ(to_publish_mode(BenchMode::decoupled), gpsm::gps::PublishMode::decoupled);
+  EXPECT_STREQ(mode_name(BenchMode::decoupled), "decoupled");
   EXPECT_THROW(to_publish_mode(BenchMode::local), std::invalid_argument);
   EXPECT_STREQ(mode_name(BenchMode::inline_store), "inline");
   EXPECT_STREQ(test_name(Pattern::strided), "publish_strided");

@@ -36,7 +36,8 @@ CLI::App* add_publish_command(CLI::App& app, PublishArgs& a) {
                 "or all; a comma-separated list is fine")
       ->capture_default_str();
   c->add_option("--mode", a.mode,
-                "inline, combine, bulk (gps::PublishMode), local (same stores into a plain per-GPU buffer: the "
+                "inline, combine, bulk, decoupled (gps::PublishMode; decoupled first learns each chunk's store count "
+                "from two untimed reps under tracking), local (same stores into a plain per-GPU buffer: the "
                 "no-communication bound) or all; a comma-separated list is fine")
       ->capture_default_str();
   c->add_option("--size", a.size, "Array bytes, a multiple of 128 (e.g. 64M, 1G)")->capture_default_str();
