@@ -565,19 +565,22 @@ template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy) plain_listed_kernel(Step s, Plan p, const std::int32_t* items, int n) {
   for (int i = blockIdx.x; i < n; i += gridDim.x) run_item<K, V, M>(s, p, items[i]);
 }
-// The published and plain items in one launch (GPSM_3D_GPS_SPLIT=one): one kernel per GPU per
+// The published and plain items in one launch (GPSM_3D_GPS_LAUNCH=one): one kernel per GPU per
 // iteration, as the hand-written steps, instead of two on two streams joined before the fence.
 // The published items come first (blocks 0 .. n_published - 1 of the first wave: their stores
 // travel) through a function of its own (__noinline__), so the plain items keep the plain
 // kernel's registers (both paths inlined in one kernel spilled in the plain path, see above).
+// ptxas (sm_90): 48 registers for heat3d (64 for wave3d float4) under the plain step's blocks per
+// SM, 8-28 bytes spilled in the kernel outside the march (the call's saves), 84-252 bytes in the
+// published function.
 template <Kind K, int V, int M>
 __device__ __noinline__ void published_item(const GpsStepArgs& a, const Plan& p, i64 w, std::uint32_t mask) {
   run_item<K, V, M, kNone, SpanOut>(a.s, p, w, SpanOut{a.out.view, a.out.base, a.out.view.span_with(mask)});
 }
 template <Kind K, int V, int M>
-__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V)) one_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p,
-                                                              const std::int32_t* items, const std::uint32_t* masks,
-                                                              int n_published, int n) {
+__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
+    one_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items,
+                      const std::uint32_t* masks, int n_published, int n) {
   for (int i = blockIdx.x; i < n; i += gridDim.x) {
     if (i < n_published)
       published_item<K, V, M>(a, p, items[i], masks[i]);
