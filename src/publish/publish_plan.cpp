@@ -318,6 +318,13 @@ std::string gpu_list(const std::vector<int>& devices) {
   return s;
 }
 
+// One value per GPU, in rank order: "12,0".
+std::string per_gpu_list(const std::vector<std::uint64_t>& per_gpu) {
+  std::string out;
+  for (std::size_t r = 0; r < per_gpu.size(); ++r) out += (r == 0 ? "" : ",") + fmt_count(per_gpu[r]);
+  return out.empty() ? "0" : out;
+}
+
 std::string stores_text(const std::vector<std::uint64_t>& per_gpu) {
   if (per_gpu.empty()) return "0";
   const auto [lo, hi] = std::minmax_element(per_gpu.begin(), per_gpu.end());
@@ -386,7 +393,7 @@ std::vector<scope::TestResult> to_test_results(const std::vector<ModeResult>& al
       s.params["stores_per_gpu"] = stores_text(r.stores_per_gpu);
       s.params["useful_bytes"] = fmt_count(r.useful_bytes);
       s.params["reps_verified"] = std::to_string(r.reps_checked);
-      if (r.mode == BenchMode::decoupled) s.params["learned_chunks_per_gpu"] = stores_text(r.learned_chunks);
+      if (r.mode == BenchMode::decoupled) s.params["learned_chunks_per_gpu"] = per_gpu_list(r.learned_chunks);
       s.params["timing"] = publishes(r.mode) ? "host_wall_launch_to_fence" : "host_wall_launch_to_idle";
       if (r.link.counted) {
         s.params["link_bytes"] = fmt_count(r.link.link_bytes);

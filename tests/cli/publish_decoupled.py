@@ -64,7 +64,7 @@ def main():
         if learned is None:
             fail.append(f"publish_{pattern}: decoupled has no learned_chunks_per_gpu")
             continue
-        counts = [int(x) for x in re.findall(r"\d+", learned)]
+        counts = [int(x) for x in learned.split(",")]  # per GPU, rank order
         if pattern == "coalesced" and (len(counts) != 2 or min(counts) == 0):
             fail.append(f"publish_coalesced: every GPU should complete chunks of its own, got {learned!r}")
         if pattern == "random" and any(counts):

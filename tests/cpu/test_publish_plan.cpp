@@ -246,6 +246,21 @@ TEST(PublishModel, CheckWords) {
   EXPECT_EQ(m.want, gpsm::pattern_word(m.first, init));
 }
 
+// decoupled's series says, per GPU in rank order, how many chunks its stores complete; the other
+// modes' series have no such param.
+TEST(PublishReport, DecoupledSaysTheChunksEachGpuCompletes) {
+  std::vector<ModeResult> all = {fake(Pattern::coalesced, BenchMode::inline_store, 2e-3, 48000),
+                                 fake(Pattern::coalesced, BenchMode::decoupled, 1e-3, 48000)};
+  all[1].learned_chunks = {12, 0};
+  const auto tests = to_test_results(all);
+  ASSERT_EQ(tests.size(), 1u);
+  ASSERT_EQ(tests[0].series.size(), 2u);
+  EXPECT_EQ(tests[0].series[1].label, "decoupled");
+  EXPECT_EQ(tests[0].series[1].params.at("learned_chunks_per_gpu"), "12,0");
+  EXPECT_EQ(tests[0].series[1].params.at("goodput_vs_inline"), "2.0000");
+  EXPECT_EQ(tests[0].series[0].params.count("learned_chunks_per_gpu"), 0u);
+}
+
 TEST(PublishReport, TestsTableAndRatios) {
   std::vector<ModeResult> all = {fake(Pattern::coalesced, BenchMode::inline_store, 2e-3, 48000),
                                  fake(Pattern::coalesced, BenchMode::combine, 1e-3, 60000),
