@@ -149,6 +149,7 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
   ChunkSpans* const cached = reinterpret_cast<ChunkSpans*>(cache_bytes);
   if constexpr (!kSole) {
     if (threadIdx.x < kCachedChunks) cached[threadIdx.x].chunk = -1;
+    __syncthreads();  // thread 1's -1 before thread 0 fills slot 1
     if (!comm && !g.tracking && worker < a.chunks) {  // block-uniform
       int n = 0;
       for (std::int32_t idx = first_turn_from(worker, workers, first_boundary); idx < a.chunks && n < kCachedChunks;
