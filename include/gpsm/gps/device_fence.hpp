@@ -152,8 +152,8 @@ struct DeviceFence {
 
   // The first half of arrive_and_reduce (block-collective, once per round t per block): counts the
   // block in after its stores (system-scope fence when `published`); the GPU's last block to
-  // arrive raises `local` to t + 1, calls gpu_values(out) as arrive_and_reduce says, and stores
-  // the GPU's values and tag into slot [p][rank] of every GPU. Returns without waiting for peers.
+  // arrive calls gpu_values(out) as arrive_and_reduce says and stores the GPU's values and tag
+  // into slot [p][rank] of every GPU. Returns without waiting for peers.
   template <int N, class GpuValues>
   __device__ void arrive(int t, bool published, const GpuValues& gpu_values) const {
     if (count_in(t, published)) publish_values<N>(t, gpu_values);  // block-uniform
