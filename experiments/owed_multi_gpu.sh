@@ -17,9 +17,10 @@
 #           fb9d3b2) in what is left.
 #   CALL=5: fd3d's scaling at 768^3:h16 (1 and all GPUs; issue 32: >= 1.9x on 2, >= 3.7x on 4) and x/y
 #           rdl, then CT's seed size on all GPUs (issue 31: proact >= 90 % of infinite).
-#   CALL=6: what 2026-11-29's stop wrote without device time (any 2-GPU machine): the GPU test of
-#           GPSM_3D_GPS_LAUNCH=one and cli.publish_decoupled, gpsm publish with every mode on 2 GPUs
-#           (decoupled's first numbers), then experiments/gps-ratio/one_launch_ab.sh.
+#   CALL=6: what 2026-11-29's stop wrote without device time (any 2-GPU machine):
+#           experiments/gps-ratio/one_launch_ab.sh (its GPU test of GPSM_3D_GPS_LAUNCH=one first),
+#           then cli.publish_decoupled and gpsm publish with every mode on 2 GPUs (decoupled's
+#           first numbers) in what is left.
 #   CALL=7: experiments/cg-latency/std_spans_ab.sh (builds the patched variant: one call of its own).
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
 # experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
@@ -53,11 +54,10 @@ case "$CALL" in
   4) part ratio GPUS="$n" ISOLATE=1 DEVICE_BATCH_ONLY=heat,wave,cg bash experiments/gps-ratio/one_gpu_column.sh
      part tests bash scripts/device-batch.sh --budget "$(left)" \
        "tests:600:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" ;;
-  6) part tests6 bash scripts/device-batch.sh --budget "$(left)" \
-       "one:150:$B/gpsm_gpu_tests --gtest_filter='Stencil3DGpu.GpsOneLaunch*' --gtest_output=xml:\$STEP_OUT/one-launch.xml" \
+  6) part onelaunch bash experiments/gps-ratio/one_launch_ab.sh  # its GPU test first, then the A/B
+     part publish bash scripts/device-batch.sh --budget "$(left)" \
        "pubtest:150:cd $B/.. && ctest -R cli.publish_decoupled --output-on-failure" \
-       "publish:150:$B/gpsm publish --devices 0,1 --mode all --json \$STEP_OUT/publish-all.json"
-     part onelaunch bash experiments/gps-ratio/one_launch_ab.sh ;;
+       "publish:150:$B/gpsm publish --devices 0,1 --mode all --json \$STEP_OUT/publish-all.json" ;;
   7) part stdspans bash experiments/cg-latency/std_spans_ab.sh ;;
   5) part fd3d bash scripts/device-batch.sh --budget "$(left)" \
        "scale:200:$B/gpsm bench --app fd3d --size 768:h16:z,512:h4:xy --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json"
