@@ -256,9 +256,9 @@ __device__ __forceinline__ bool push_chunk(const Pushes& p, int parity, std::int
 // x_step: also x += alpha_prev p_{k-1} for the own rows (the persistent kernels move the last
 // iteration's x update here, where p_{k-1} is read anyway: 8 bytes a row less per iteration than
 // in the update step, which then reads neither x nor p).
-template <int kL, class V, class Ix>
 // keep_q: q stays in sq for the update phase (the persistent kernels' GPSM_CG_Q=shared: sq is the
 // block's slot for chunk c, q_storage.hpp) instead of being stored to v.q.
+template <int kL, class V, class Ix>
 __device__ __forceinline__ void std_spmv_step(const DevMatrix& a, const StdVectors& v, int par, double beta,
                                               std::int64_t c, double* part, double* sq, bool x_step = false,
                                               double alpha_prev = 0.0, bool keep_q = false) {

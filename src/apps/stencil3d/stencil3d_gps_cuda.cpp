@@ -92,8 +92,10 @@ class GpsRun final : public HostLoop {
     return (loop.empty() ? std::string("host wall clock of the iteration loop") : loop) +
            "; a stream-ordered GPS fence (fence_async) after every iteration included (setup, the untimed tracking "
            "pass, initial values and verification excluded)" +
-           (launch_ == GpsSplitLaunch::one && n_ > 1 ? "; published and plain items in one kernel (GPSM_3D_GPS_LAUNCH=one)"
-                                                    : "");
+           (launch_ == GpsSplitLaunch::one && n_ > 1
+                ? std::string("; published and plain items in one kernel (GPSM_3D_GPS_LAUNCH=") +
+                      gps_split_launch_name(launch_) + ")"
+                : std::string());
   }
 
  private:

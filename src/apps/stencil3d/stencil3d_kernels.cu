@@ -838,21 +838,20 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
     fn<<<static_cast<unsigned>(g.n_published + g.n_plain), dim3(kTx, kTy), 0, st>>>(
         e, l.p, g.split_items, g.published_masks, g.n_published, g.n_published + g.n_plain);
     GPSM_CUDA_LAUNCH();
-    if (side) g.side->join(st);
-    return;
-  }
-  if (g.n_published > 0) {
-    const PublishedListedFn fn = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
-                                                 : published_listed_fn<Kind::wave>(l.vec, l.m);
-    fn<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, gs>>>(e, l.p, g.split_items, g.published_masks,
-                                                                        g.n_published);
-    GPSM_CUDA_LAUNCH();
-  }
-  if (g.n_plain > 0) {
-    const PlainListedFn fn =
-        k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
-    fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e.s, l.p, g.split_items + g.n_published, g.n_plain);
-    GPSM_CUDA_LAUNCH();
+  } else {
+    if (g.n_published > 0) {
+      const PublishedListedFn fn = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
+                                                   : published_listed_fn<Kind::wave>(l.vec, l.m);
+      fn<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, gs>>>(e, l.p, g.split_items, g.published_masks,
+                                                                          g.n_published);
+      GPSM_CUDA_LAUNCH();
+    }
+    if (g.n_plain > 0) {
+      const PlainListedFn fn =
+          k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
+      fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e.s, l.p, g.split_items + g.n_published, g.n_plain);
+      GPSM_CUDA_LAUNCH();
+    }
   }
   if (side) g.side->join(st);
 }
