@@ -16,9 +16,7 @@
 #include "apps/stencil/decomp.hpp"
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_gps_items.hpp"
-#include "apps/stencil3d/stencil3d_gps_launch.hpp"
 #include "apps/stencil3d/stencil3d_plan.hpp"
-#include "test_support.hpp"
 
 using namespace gpsm::apps;
 using namespace gpsm::apps::stencil3d;
@@ -205,20 +203,4 @@ TEST(Stencil3DGpsItems, StoredRunsOfMixedSubscribersGoToTheGpsStepUniformOnesAre
     }
     for (std::uint32_t mk : got.published_mask) EXPECT_EQ(mk, 3u);
   }
-}
-
-// GPSM_3D_GPS_LAUNCH: two (the default) or one; anything else refused with the choices named.
-TEST(Stencil3DGpsLaunch, ParsesTheEnvironmentsChoiceAndRefusesOthers) {
-  using gpsm::apps::stencil3d::GpsSplitLaunch;
-  using gpsm::apps::stencil3d::parse_gps_split_launch;
-  EXPECT_EQ(parse_gps_split_launch(nullptr), GpsSplitLaunch::two);
-  EXPECT_EQ(parse_gps_split_launch(""), GpsSplitLaunch::two);
-  EXPECT_EQ(parse_gps_split_launch("two"), GpsSplitLaunch::two);
-  EXPECT_EQ(parse_gps_split_launch("one"), GpsSplitLaunch::one);
-  EXPECT_STREQ(gpsm::apps::stencil3d::gps_split_launch_name(GpsSplitLaunch::one), "one");
-  EXPECT_STREQ(gpsm::apps::stencil3d::gps_split_launch_name(GpsSplitLaunch::two), "two");
-  const std::string e = gpsm::test::error_of([] { parse_gps_split_launch("single"); });
-  EXPECT_NE(e.find("GPSM_3D_GPS_LAUNCH='single'"), std::string::npos) << e;
-  EXPECT_NE(e.find("use two (the default"), std::string::npos) << e;
-  EXPECT_NE(e.find("or one (both in one kernel)"), std::string::npos) << e;
 }

@@ -525,25 +525,3 @@ TEST(Stencil3DProblem, SizesParseAndBadOnesAreRejected) {
   EXPECT_THROW(wave->problem("4", 0), std::invalid_argument);  // radius 2 needs 5 cells per axis
   EXPECT_NO_THROW(heat->problem("3", 0));
 }
-
-// GPSM_3D_GPS_LAUNCH=one: the gps step's published and plain items in one kernel (the published
-// ones through a function of their own) computes what the reference computes, on both row paths,
-// split along y and z, on every GPU count; the run says which launch it took.
-TEST(Stencil3DGpu, GpsOneLaunchMatchesTheCpuReference) {
-  GPSM_REQUIRE_GPUS(1);
-  const apptest::ScopedEnv env("GPSM_3D_GPS_LAUNCH", "one");
-  for (const char* name : {"heat3d", "wave3d"}) {
-    auto app = app_named(name);
-    ASSERT_NE(app, nullptr);
-    for (const char* size : {"28x21x23", "21x19x23"})
-      for (const char* axis : {"y", "z"})
-        for (int g : gpu_counts()) {
-          SCOPED_TRACE(std::string(name) + " " + size + " along " + axis + " on " + std::to_string(g) + " GPUs");
-          Problem p = app->problem(size, 9);
-          p.axis = std::string(axis) == "y" ? Axis::y : Axis::z;
-          p.seed = 5;
-          const RunOutcome o = check_run(*app, Paradigm::gps, g, p);
-          EXPECT_EQ(o.timing.find("GPSM_3D_GPS_LAUNCH=one") != std::string::npos, g > 1) << o.timing;
-        }
-  }
-}

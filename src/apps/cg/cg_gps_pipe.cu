@@ -23,6 +23,7 @@
 #include <string>
 #include <type_traits>
 
+#include "apps/cg/cg_chunk_spans.cuh"
 #include "apps/cg/cg_device.cuh"
 #include "apps/cg/cg_gps_pipe_kernels.hpp"
 #include "common/cuda_check.hpp"
@@ -48,24 +49,9 @@ __device__ __forceinline__ Span gps_pipe_rows(const GpsPipe& g, const gps::View<
                 static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(g.a.rows) - first)));
 }
 
-// What a block's boundary chunks ask the views, taken once per launch (a span holds for the whole
-// launch: subscriptions change only between kernels) instead of after each iteration's wait_all,
-// where the mask reads sat on the iteration's critical path: the boundary chunks are the ones the
-// iteration waits for. Per array w[k]: whether the chunk's gathers read the replica here, and its
-// rows' span. A block keeps kCachedChunks of them (at most one each on the 2D Poisson targets:
-// fewer boundary chunks than blocks); any further ones ask per iteration, as every chunk did.
-struct ChunkSpans {
-  std::int32_t chunk;  // -1: unused
-  bool cols_local[2];
-  Span rows[2];
-};
-constexpr int kCachedChunks = 2;
-static_assert(std::is_trivially_copyable_v<ChunkSpans>, "ChunkSpans lives in raw shared memory");
-
-// Chunk c's place in the block's cache, or -1.
-__device__ __forceinline__ int cached_at(const ChunkSpans* cached, std::int32_t c) {
-  return cached[0].chunk == c ? 0 : cached[1].chunk == c ? 1 : -1;
-}
+// A block's boundary chunks ask the views w[0] and w[1] once per launch (cg_chunk_spans.cuh): at
+// most one each on the 2D Poisson targets (fewer boundary chunks than blocks).
+using PipeSpans = ChunkSpans<2>;
 
 // n = A w for chunk c, through out(offset, value). kSole or cols_local: loads from this GPU's
 // replica; else every gather is View::load (while tracking: the runtime records exactly the pages
@@ -141,15 +127,12 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
   double gamma_prev = 0.0, alpha_prev = 0.0;
   bool published = false;
   // This block's boundary chunks are its turns from first_boundary on (first_turn_from); the
-  // first kCachedChunks of them ask the views here, once (ChunkSpans). Never while tracking
-  // (every access through the views, which mark the pages).
-  // Raw bytes: Span's default member initializers would be a dynamic initialization, which
-  // __shared__ variables do not have (ChunkSpans is trivially copyable: assigned below).
-  __shared__ alignas(ChunkSpans) unsigned char cache_bytes[sizeof(ChunkSpans) * kCachedChunks];
-  ChunkSpans* const cached = reinterpret_cast<ChunkSpans*>(cache_bytes);
+  // first kCachedChunks of them ask the views here, once (cg_chunk_spans.cuh). Never while
+  // tracking (every access through the views, which mark the pages).
+  __shared__ alignas(PipeSpans) unsigned char cache_bytes[sizeof(PipeSpans) * kCachedChunks];
+  PipeSpans* const cached = reinterpret_cast<PipeSpans*>(cache_bytes);
   if constexpr (!kSole) {
-    if (threadIdx.x < kCachedChunks) cached[threadIdx.x].chunk = -1;
-    __syncthreads();  // thread 1's -1 before thread 0 fills slot 1
+    clear_chunk_spans(cached);
     if (!comm && !g.tracking && worker < a.chunks) {  // block-uniform
       int n = 0;
       for (std::int32_t idx = first_turn_from(worker, workers, first_boundary); idx < a.chunks && n < kCachedChunks;
@@ -207,11 +190,11 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
         double* slot = slots + got * chunk;
         auto out = [&](std::int64_t off, double v) { slot[off] = v; };
         inner[got] = kSole || idx < first_boundary;
-        const int at = inner[got] ? -1 : cached_at(cached, c);
+        const PipeSpans* hit = inner[got] ? nullptr : cached_chunk(cached, c);
         if (inner[got])
           gps_pipe_spmv<kL, V, Ix, true>(g, w, c, out);
-        else if (at >= 0)
-          gps_pipe_spmv_at<kL, V, Ix, kSole>(g, w, c, cached[at].cols_local[par], out);
+        else if (hit != nullptr)
+          gps_pipe_spmv_at<kL, V, Ix, kSole>(g, w, c, hit->cols_local[par], out);
         else
           gps_pipe_spmv<kL, V, Ix, kSole>(g, w, c, out);
         mine[got] = c;
@@ -226,9 +209,9 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
         if (inner[k]) {
           (void)gps_pipe_update<true>(g, w, wn, Span{}, Span{}, alpha, beta, mine[k], n);
         } else {
-          const int at = cached_at(cached, mine[k]);
-          const Span rs = at >= 0 ? cached[at].rows[par] : gps_pipe_rows(g, w, mine[k]);
-          const Span ws = at >= 0 ? cached[at].rows[1 - par] : gps_pipe_rows(g, wn, mine[k]);
+          const PipeSpans* hit = cached_chunk(cached, mine[k]);
+          const Span rs = hit != nullptr ? hit->rows[par] : gps_pipe_rows(g, w, mine[k]);
+          const Span ws = hit != nullptr ? hit->rows[1 - par] : gps_pipe_rows(g, wn, mine[k]);
           published = gps_pipe_update<kSole>(g, w, wn, rs, ws, alpha, beta, mine[k], n) || published;
         }
       }

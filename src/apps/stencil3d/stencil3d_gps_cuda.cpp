@@ -28,7 +28,6 @@
 #include "apps/harness/gps_link_bytes.hpp"
 #include "apps/stencil3d/stencil3d_cells.hpp"
 #include "apps/stencil3d/stencil3d_gps_items.hpp"
-#include "apps/stencil3d/stencil3d_gps_launch.hpp"
 #include "apps/stencil3d/stencil3d_gps_lists.hpp"
 #include "apps/stencil3d/stencil3d_gps_pages.hpp"
 #include "apps/stencil3d/stencil3d_grid_kernels.hpp"
@@ -44,10 +43,7 @@ namespace {
 class GpsRun final : public HostLoop {
  public:
   GpsRun(gps::Context& ctx, Kind kind, const Problem& p)
-      : HostLoop(ctx, p, false),
-        kind_(kind),
-        launch_(gps_split_launch_from_env()),
-        cells_(static_cast<std::uint64_t>(p.n[0] * p.n[1] * p.n[2])) {
+      : HostLoop(ctx, p, false), kind_(kind), cells_(static_cast<std::uint64_t>(p.n[0] * p.n[1] * p.n[2])) {
     for (int r = 0; r < n_; ++r) slab_.push_back(slab3d(p.n, p.axis, radius_of(kind), n_, r));
     gps::AllocOptions o = gps::with_mode(gps::PublishMode::inline_store);
     o.page_bytes = gps_page_bytes(p.n, dim_of(p.axis), radius_of(kind));
@@ -91,11 +87,7 @@ class GpsRun final : public HostLoop {
     const std::string loop = HostLoop::timing();
     return (loop.empty() ? std::string("host wall clock of the iteration loop") : loop) +
            "; a stream-ordered GPS fence (fence_async) after every iteration included (setup, the untimed tracking "
-           "pass, initial values and verification excluded)" +
-           (launch_ == GpsSplitLaunch::one && n_ > 1
-                ? std::string("; published and plain items in one kernel (GPSM_3D_GPS_LAUNCH=") +
-                      gps_split_launch_name(launch_) + ")"
-                : std::string());
+           "pass, initial values and verification excluded)";
   }
 
  private:
@@ -108,7 +100,6 @@ class GpsRun final : public HostLoop {
     GpsStep s = base_step(r, c);
     s.sole = arr_[c].sole(r) && arr_[1 - c].sole(r);
     if (!s.sole && split_current()) lists_[r][c].apply(s, &side_[r]);
-    s.one_launch = launch_ == GpsSplitLaunch::one;
     launch_gps_step(kind_, s, ctx_.stream(r));
   }
   GpsStep base_step(int r, int c) const {
@@ -196,7 +187,6 @@ class GpsRun final : public HostLoop {
   }
 
   Kind kind_;
-  GpsSplitLaunch launch_;  // GPSM_3D_GPS_LAUNCH
   std::uint64_t cells_;
   std::vector<Slab3D> slab_;
   std::array<gps::Array<float>, 2> arr_;

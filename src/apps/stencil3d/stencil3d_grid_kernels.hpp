@@ -43,7 +43,6 @@ struct GpsStep {
   const std::int32_t* gps_items = nullptr;
   int n_published = 0, n_plain = 0, n_gps = 0;
   const gpsm::ForkJoin* side = nullptr;
-  bool one_launch = false;  // published and plain items in one kernel (GPSM_3D_GPS_LAUNCH=one)
 };
 void launch_gps_step(Kind k, const GpsStep& s, cudaStream_t st);
 // The plan launch_gps_step runs s with on the current device and its cells per thread (what

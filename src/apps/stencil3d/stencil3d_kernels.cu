@@ -565,29 +565,6 @@ template <Kind K, int V, int M>
 __global__ void __launch_bounds__(kTx* kTy) plain_listed_kernel(Step s, Plan p, const std::int32_t* items, int n) {
   for (int i = blockIdx.x; i < n; i += gridDim.x) run_item<K, V, M>(s, p, items[i]);
 }
-// The published and plain items in one launch (GPSM_3D_GPS_LAUNCH=one): one kernel per GPU per
-// iteration, as the hand-written steps, instead of two on two streams joined before the fence.
-// The published items come first (blocks 0 .. n_published - 1 of the first wave: their stores
-// travel) through a function of its own (__noinline__), so the plain items keep the plain
-// kernel's registers (both paths inlined in one kernel spilled in the plain path, see above).
-// ptxas (sm_90): 48 registers for heat3d (64 for wave3d float4) under the plain step's blocks per
-// SM, 8-28 bytes spilled in the kernel outside the march (the call's saves), 84-252 bytes in the
-// published function.
-template <Kind K, int V, int M>
-__device__ __noinline__ void published_item(const GpsStepArgs& a, const Plan& p, i64 w, std::uint32_t mask) {
-  run_item<K, V, M, kNone, SpanOut>(a.s, p, w, SpanOut{a.out.view, a.out.base, a.out.view.span_with(mask)});
-}
-template <Kind K, int V, int M>
-__global__ void __launch_bounds__(kTx* kTy, step_blocks_per_sm(K, V))
-    one_listed_kernel(const __grid_constant__ GpsStepArgs a, const Plan p, const std::int32_t* items,
-                      const std::uint32_t* masks, int n_published, int n) {
-  for (int i = blockIdx.x; i < n; i += gridDim.x) {
-    if (i < n_published)
-      published_item<K, V, M>(a, p, items[i], masks[i]);
-    else
-      run_item<K, V, M>(a.s, p, items[i]);
-  }
-}
 
 __global__ void __launch_bounds__(kFlatThreads) init_kernel(Init s) {
   const i64 nx = s.box.n[0], ny = s.box.n[1], cells = nx * ny * s.box.n[2];
@@ -718,12 +695,6 @@ PublishedListedFn published_listed_fn(bool vec, int m) {
   if (vec) return m == 1 ? published_listed_kernel<K, 4, 1> : published_listed_kernel<K, 4, 2>;
   return m == 1 ? published_listed_kernel<K, 1, 1> : published_listed_kernel<K, 1, 2>;
 }
-using OneListedFn = void (*)(GpsStepArgs, Plan, const std::int32_t*, const std::uint32_t*, int, int);
-template <Kind K>
-OneListedFn one_listed_fn(bool vec, int m) {
-  if (vec) return m == 1 ? one_listed_kernel<K, 4, 1> : one_listed_kernel<K, 4, 2>;
-  return m == 1 ? one_listed_kernel<K, 1, 1> : one_listed_kernel<K, 1, 2>;
-}
 using PlainListedFn = void (*)(Step, Plan, const std::int32_t*, int);
 template <Kind K>
 PlainListedFn plain_listed_fn(bool vec, int m) {
@@ -821,9 +792,7 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   }
   // The host's split: the checked (gps) items, rare after tracking, and the published ones on the
   // side stream, launched first (their stores travel); the plain ones beside them on st; joined.
-  // GpsStep::one_launch: the published and plain items in one kernel on st instead.
-  const bool one = g.one_launch && g.n_published > 0 && g.n_plain > 0;
-  const bool side = (g.n_gps > 0 || (g.n_published > 0 && !one)) && g.side != nullptr;
+  const bool side = (g.n_gps > 0 || g.n_published > 0) && g.side != nullptr;
   const cudaStream_t gs = side ? g.side->fork(st) : st;
   if (g.n_gps > 0) {
     const ListedFn fn = k == Kind::heat ? gps_listed_fn<Kind::heat>(l.vec, l.m) : gps_listed_fn<Kind::wave>(l.vec, l.m);
@@ -833,25 +802,18 @@ void launch_gps_step(Kind k, const GpsStep& g, cudaStream_t st) {
   GpsStepArgs e = l.a;  // the strides made explicit, as launch_step does
   e.s.sy = row_stride(e.s.box, e.s.sy);
   e.s.sz = plane_stride(e.s.box, e.s.sz);
-  if (one) {
-    const OneListedFn fn = k == Kind::heat ? one_listed_fn<Kind::heat>(l.vec, l.m) : one_listed_fn<Kind::wave>(l.vec, l.m);
-    fn<<<static_cast<unsigned>(g.n_published + g.n_plain), dim3(kTx, kTy), 0, st>>>(
-        e, l.p, g.split_items, g.published_masks, g.n_published, g.n_published + g.n_plain);
+  if (g.n_published > 0) {
+    const PublishedListedFn fn = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
+                                                 : published_listed_fn<Kind::wave>(l.vec, l.m);
+    fn<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, gs>>>(e, l.p, g.split_items, g.published_masks,
+                                                                        g.n_published);
     GPSM_CUDA_LAUNCH();
-  } else {
-    if (g.n_published > 0) {
-      const PublishedListedFn fn = k == Kind::heat ? published_listed_fn<Kind::heat>(l.vec, l.m)
-                                                   : published_listed_fn<Kind::wave>(l.vec, l.m);
-      fn<<<static_cast<unsigned>(g.n_published), dim3(kTx, kTy), 0, gs>>>(e, l.p, g.split_items, g.published_masks,
-                                                                          g.n_published);
-      GPSM_CUDA_LAUNCH();
-    }
-    if (g.n_plain > 0) {
-      const PlainListedFn fn =
-          k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
-      fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e.s, l.p, g.split_items + g.n_published, g.n_plain);
-      GPSM_CUDA_LAUNCH();
-    }
+  }
+  if (g.n_plain > 0) {
+    const PlainListedFn fn =
+        k == Kind::heat ? plain_listed_fn<Kind::heat>(l.vec, l.m) : plain_listed_fn<Kind::wave>(l.vec, l.m);
+    fn<<<static_cast<unsigned>(g.n_plain), dim3(kTx, kTy), 0, st>>>(e.s, l.p, g.split_items + g.n_published, g.n_plain);
+    GPSM_CUDA_LAUNCH();
   }
   if (side) g.side->join(st);
 }
