@@ -17,21 +17,17 @@
 #           fb9d3b2) in what is left.
 #   CALL=5: fd3d's scaling at 768^3:h16 (1 and all GPUs; issue 32: >= 1.9x on 2, >= 3.7x on 4) and x/y
 #           rdl, then CT's seed size on all GPUs (issue 31: proact >= 90 % of infinite).
-#   CALL=6: what 2026-11-29's stop wrote without device time (any 2-GPU machine):
-#           experiments/gps-ratio/one_launch_ab.sh (its GPU test of GPSM_3D_GPS_LAUNCH=one first),
-#           then cli.publish_decoupled and gpsm publish with every mode on 2 GPUs (decoupled's
-#           first numbers) in what is left.
-#   CALL=7: experiments/cg-latency/std_spans_ab.sh (builds the patched variant: one call of its own).
+#   CALL=6: cli.publish_decoupled and gpsm publish with every mode on 2 GPUs (ran at d0a7fdc on x2 with
+#           the one-kernel A/B, since answered and removed: results/nvidia-h200-x2/2026-11-29_d0a7fdc_one-launch-publish).
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
 # experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
-# on x2 at 81f321e (shared won: the default since). Owed next: on any machine with 2 GPUs,
-# CALL=6 then CALL=7 (what stop 52 wrote without device time);
-# on x4: CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32), 1, then apron_ahead.sh,
-# q_shared_ab.sh, std_spans_ab.sh and one_launch_ab.sh with G=0,1,2,3.
-# Usage on the device: CALL=1|2|3|4|5 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+# on x2 at 81f321e (shared won: the default since); std_spans_ab.sh on x2 at d0a7fdc (adopted).
+# Owed next, on x4: CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32), 1, 6, then
+# apron_ahead.sh and q_shared_ab.sh with G=0,1,2,3.
+# Usage on the device: CALL=1|2|3|4|5|6 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 7}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 6}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -54,13 +50,11 @@ case "$CALL" in
   4) part ratio GPUS="$n" ISOLATE=1 DEVICE_BATCH_ONLY=heat,wave,cg bash experiments/gps-ratio/one_gpu_column.sh
      part tests bash scripts/device-batch.sh --budget "$(left)" \
        "tests:600:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" ;;
-  6) part onelaunch bash experiments/gps-ratio/one_launch_ab.sh  # its GPU test first, then the A/B
-     part publish bash scripts/device-batch.sh --budget "$(left)" \
+  6) part publish bash scripts/device-batch.sh --budget "$(left)" \
        "pubtest:150:cd $B/.. && ctest -R cli.publish_decoupled --output-on-failure" \
        "publish:150:$B/gpsm publish --devices 0,1 --mode all --json \$STEP_OUT/publish-all.json" ;;
-  7) part stdspans bash experiments/cg-latency/std_spans_ab.sh ;;
   5) part fd3d bash scripts/device-batch.sh --budget "$(left)" \
        "scale:200:$B/gpsm bench --app fd3d --size 768:h16:z,512:h4:xy --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json"
      part ct GPUS="$n" PART=3 bash experiments/gps-ratio/one_gpu_column.sh ;;
-  *) echo "owed: CALL must be 1 to 7" >&2; exit 2 ;;
+  *) echo "owed: CALL must be 1 to 6" >&2; exit 2 ;;
 esac
