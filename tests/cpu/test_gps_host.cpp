@@ -900,7 +900,7 @@ TEST_F(GpsSettings, Describe) {
   s.verify_p2p = false;
   s.count_link_bytes = true;
   const auto docs = describe(s);
-  ASSERT_EQ(docs.size(), 10u);
+  ASSERT_EQ(docs.size(), 12u);
   std::map<std::string, SettingDoc> by;
   for (const auto& d : docs) {
     EXPECT_FALSE(d.doc.empty()) << d.name;
