@@ -50,8 +50,8 @@ __global__ void rounds_kernel(View<std::uint32_t> v, int n, int rounds, std::uin
   for (int r = 0; r < rounds; ++r) {
     for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < v.size(); i += stride)
       if (owner(i, n) == v.rank() && stored(i, r, s)) v.store(i, value(i, iter, r));
-    const std::uint64_t t0 = detail::globaltimer_ns();
-    while (detail::globaltimer_ns() - t0 < gap_ns) __nanosleep(2000);
+    const std::uint64_t t0 = globaltimer_ns();
+    while (globaltimer_ns() - t0 < gap_ns) __nanosleep(2000);
   }
 }
 
@@ -149,9 +149,9 @@ void run_ab(Shape shape, const char* label) {
     EXPECT_GE(s.useful_bytes, 4ull * distinct * static_cast<std::uint64_t>(n - 1)) << what;
     EXPECT_GT(s.messages, 0u);
     EXPECT_GE(s.fence_rounds, 1u);
-    RecordProperty((std::string(label) + "_swept_words_" + std::to_string(iter)).c_str(),
+    ::testing::Test::RecordProperty((std::string(label) + "_swept_words_" + std::to_string(iter)).c_str(),
                    std::to_string(s.swept_words));
-    RecordProperty((std::string(label) + "_fence_words_" + std::to_string(iter)).c_str(),
+    ::testing::Test::RecordProperty((std::string(label) + "_fence_words_" + std::to_string(iter)).c_str(),
                    std::to_string(s.fence_words));
   }
 }
