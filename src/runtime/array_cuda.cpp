@@ -602,6 +602,7 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
   c.chunk_shift = st.layout.chunk_shift;
   c.dagent = st.agent;
   c.dlearn = st.ctx->tracking;
+  c.dnone = !c.dlearn && st.dev[rank].dlist_n == 0;
   if (mode == PublishMode::combine && st.mode == PublishMode::combine && st.sweep && !st.ctx->tracking &&
       st.ctx->size() > 1) {
     // As the persistent agent: the sweeper's blocks are resident before the kernel's fill the device.

@@ -81,6 +81,10 @@ struct ViewCore {
   // Combine sweep (docs/gps.md, "Combine sweep"): sweeper blocks take dirty words while the
   // kernel runs, so each warp's dirty bits are set with a release after its stores.
   bool sweep = false;
+  // No chunk of this device has a learned count and nothing is being learned: every decoupled
+  // store is left to the fence, as in combine, and skips the counting (its warp vote, match and
+  // mask read cost 25 % on random stores: gpsm publish on 2xH200, 1.345 ms against combine's 1.078).
+  bool dnone = false;
 };
 
 #if defined(__CUDACC__)
@@ -455,6 +459,7 @@ class View {
   // told through the chunk's ready word. Chunks with no learned count are counted only while
   // tracking (for the runtime to learn) and otherwise left to the fence.
   __device__ __forceinline__ void decoupled_count(std::uint64_t byte, unsigned words, std::uint32_t others) const {
+    if (c.dnone) return;  // uniform: the view's
     const unsigned active = __activemask();
     const std::uint64_t chunk = byte >> c.chunk_shift;
     __syncwarp(active);
@@ -489,7 +494,7 @@ class View {
       const std::uint64_t lim = (c.bytes + kLineBytes - 1) / kLineBytes * kLineBytes;
       const std::uint64_t end = begin + (std::uint64_t{1} << c.chunk_shift) < lim ? begin + (std::uint64_t{1} << c.chunk_shift) : lim;
       const unsigned long long moved =
-          detail::push_dirty(c.mine, c.replica, to, c.dirty[c.self], begin, end, tid, nthreads);
+          detail::push_dirty<2>(c.mine, c.replica, to, c.dirty[c.self], begin, end, tid, nthreads);
       if (c.counters != nullptr) count_push(to, moved, lane == static_cast<unsigned>(from));
       __syncwarp(active);
       if (lane == static_cast<unsigned>(from)) c.ddone[ch] = c.depoch;
