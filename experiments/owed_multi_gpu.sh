@@ -19,15 +19,19 @@
 #           rdl, then CT's seed size on all GPUs (issue 31: proact >= 90 % of infinite).
 #   CALL=6: cli.publish_decoupled and gpsm publish with every mode on 2 GPUs (ran at d0a7fdc on x2 with
 #           the one-kernel A/B, since answered and removed: results/nvidia-h200-x2/2026-11-29_d0a7fdc_one-launch-publish).
+#   CALL=7: (x4, first of two calls back to back) CG's 4-GPU targets (the table's Poisson cells), the
+#           issue-28 3D cells on all GPUs, then gpsm publish's combine_sweep and decoupled A/B
+#           (experiments/publish-overlap/sweep_decoupled_ab.sh's publish steps).
+#   CALL=8: (x4, second) the GPU test binary without CgGpu, CG's gps tests, fd3d's scaling at 768^3:h16.
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
 # experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
 # on x2 at 81f321e (shared won: the default since); std_spans_ab.sh on x2 at d0a7fdc (adopted).
 # Owed next, on x4: CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32), 1, 6, then
 # apron_ahead.sh and q_shared_ab.sh with G=0,1,2,3.
-# Usage on the device: CALL=1|2|3|4|5|6 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+# Usage on the device: CALL=1|2|3|4|5|6|7|8 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 6}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 8}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -56,5 +60,12 @@ case "$CALL" in
   5) part fd3d bash scripts/device-batch.sh --budget "$(left)" \
        "scale:200:$B/gpsm bench --app fd3d --size 768:h16:z,512:h4:xy --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json"
      part ct GPUS="$n" PART=3 bash experiments/gps-ratio/one_gpu_column.sh ;;
-  *) echo "owed: CALL must be 1 to 6" >&2; exit 2 ;;
+  7) part cg DEVICE_BATCH_ONLY=table bash experiments/cg-sync/multi_gpu_check.sh
+     part ratio GPUS="$n" DEVICE_BATCH_ONLY=heat,wave bash experiments/gps-ratio/one_gpu_column.sh
+     part publish DEVICE_BATCH_ONLY=pub1,persistent,blocks1,blocks4 bash experiments/publish-overlap/sweep_decoupled_ab.sh ;;
+  8) part tests bash scripts/device-batch.sh --budget "$(left)" \
+       "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
+       "cgtests:150:$B/gpsm_gpu_tests --gtest_filter='CgGpu.Gps*:CgGpu.PoissonUneven*:CgGpu.SeveralRows*' --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" \
+       "fd3d:200:$B/gpsm bench --app fd3d --size 768:h16:z --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json" ;;
+  *) echo "owed: CALL must be 1 to 8" >&2; exit 2 ;;
 esac
