@@ -20,9 +20,9 @@
 #   CALL=6: cli.publish_decoupled and gpsm publish with every mode on 2 GPUs (ran at d0a7fdc on x2 with
 #           the one-kernel A/B, since answered and removed: results/nvidia-h200-x2/2026-11-29_d0a7fdc_one-launch-publish).
 #   CALL=7: (x4, first of two calls back to back) CG's 4-GPU targets (the table's Poisson cells), the
-#           issue-28 3D cells on all GPUs, then gpsm publish's combine_sweep and decoupled A/B
-#           (experiments/publish-overlap/sweep_decoupled_ab.sh's publish steps).
+#           issue-28 3D cells on all GPUs, then gpsm publish with every mode and with the persistent agent.
 #   CALL=8: (x4, second) the GPU test binary without CgGpu, CG's gps tests, fd3d's scaling at 768^3:h16.
+#   (CALL=7 and 8 ran on x4 at a2a2b71, with the sweep's A/B since removed: results/nvidia-h200-x4/2026-11-29_a2a2b71_*.)
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
 # experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
 # on x2 at 81f321e (shared won: the default since); std_spans_ab.sh on x2 at d0a7fdc (adopted).
@@ -62,7 +62,9 @@ case "$CALL" in
      part ct GPUS="$n" PART=3 bash experiments/gps-ratio/one_gpu_column.sh ;;
   7) part cg DEVICE_BATCH_ONLY=table bash experiments/cg-sync/multi_gpu_check.sh
      part ratio GPUS="$n" DEVICE_BATCH_ONLY=heat,wave bash experiments/gps-ratio/one_gpu_column.sh
-     part publish DEVICE_BATCH_ONLY=pub1,persistent,blocks1,blocks4 bash experiments/publish-overlap/sweep_decoupled_ab.sh ;;
+     part publish bash scripts/device-batch.sh --budget "$(left)" \
+       "pub:60:$B/gpsm publish --devices $G --mode all --json \$STEP_OUT/publish-all.json" \
+       "persistent:40:GPSM_DECOUPLED_AGENT=persistent $B/gpsm publish --devices $G --mode inline,combine,decoupled --json \$STEP_OUT/publish-persistent.json" ;;
   8) part tests bash scripts/device-batch.sh --budget "$(left)" \
        "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
        "cgtests:150:$B/gpsm_gpu_tests --gtest_filter='CgGpu.Gps*:CgGpu.PoissonUneven*:CgGpu.SeveralRows*' --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" \

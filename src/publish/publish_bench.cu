@@ -112,7 +112,7 @@ struct ModeRun {
   std::uint32_t init_seed;
   BenchMode mode;
   std::string head;  // "[3/12] strided/combine"
-  mutable std::vector<gps::View<std::uint32_t>> views;  // rep() retakes them when sweeping
+  std::vector<gps::View<std::uint32_t>> views;
 
   int n() const { return ctx.size(); }
   std::uint64_t words() const { return plan.words; }
@@ -121,7 +121,7 @@ struct ModeRun {
     if (cfg.progress) cfg.progress(head + " " + s);
   }
 
-  void take_views() const {
+  void take_views() {
     views.clear();
     if (!local())
       for (int r = 0; r < n(); ++r) views.push_back(arr.view(r, to_publish_mode(mode)));
@@ -143,9 +143,6 @@ struct ModeRun {
   // One rep: every GPU's store kernel launched back to back, then publish complete. Returns seconds.
   double rep(std::uint32_t seed) const {
     const auto t0 = std::chrono::steady_clock::now();
-    // combine_sweep: taking the views launches this rep's sweepers (the fence ended the last ones),
-    // so their launch is inside the timed interval.
-    if (sweeps(mode)) take_views();
     for (int r = 0; r < n(); ++r) {
       GPSM_CUDA(cudaSetDevice(ctx.device(r)));
       if (local())
@@ -254,7 +251,6 @@ struct ModeRun {
     } else {
       ctx.fence();
       arr.set_mode(to_publish_mode(mode));  // the fence publishes by the array's mode
-      arr.set_combine_sweep(sweeps(mode));  // combine_sweep: sweepers publish while the stores run
       arr.set_counting(false);              // timed reps never count (GPSM_COUNT_LINK_BYTES notwithstanding)
       arr.upload(init_array);
       ctx.fence();
@@ -288,8 +284,6 @@ struct ModeRun {
       res.link.link_bytes = st.link_bytes;
       res.link.messages = st.messages;
       res.link.fence_rounds = st.fence_rounds;
-      res.link.swept_words = st.swept_words;
-      res.link.fence_words = st.fence_words;
     }
     res.verified = true;
   }

@@ -51,23 +51,14 @@ const char* test_name(Pattern p) {
   return "?";
 }
 
-const std::vector<BenchMode>& bench_modes() {
-  static const std::vector<BenchMode> order = {BenchMode::inline_store, BenchMode::combine, BenchMode::combine_sweep,
-                                               BenchMode::bulk,         BenchMode::decoupled, BenchMode::local};
-  return order;
-}
-
 const char* mode_name(BenchMode m) {
-  if (m == BenchMode::local) return "local";
-  if (m == BenchMode::combine_sweep) return "combine_sweep";
-  return gps::mode_name(to_publish_mode(m));
+  return m == BenchMode::local ? "local" : gps::mode_name(to_publish_mode(m));
 }
 
 gps::PublishMode to_publish_mode(BenchMode m) {
   switch (m) {
     case BenchMode::inline_store: return gps::PublishMode::inline_store;
-    case BenchMode::combine:
-    case BenchMode::combine_sweep: return gps::PublishMode::combine;
+    case BenchMode::combine: return gps::PublishMode::combine;
     case BenchMode::bulk: return gps::PublishMode::bulk;
     case BenchMode::decoupled: return gps::PublishMode::decoupled;
     case BenchMode::local: break;
@@ -97,20 +88,19 @@ std::vector<Pattern> parse_patterns(const std::string& s) {
 }
 
 std::vector<BenchMode> parse_modes(const std::string& s) {
-  const std::vector<BenchMode>& order = bench_modes();
-  std::vector<bool> on(order.size(), false);
+  constexpr int kModes = 5;
+  std::vector<bool> on(kModes, false);
   for (const auto& tok : split_fields(s)) {
     const bool all = tok == "all";
     bool known = all;
-    for (std::size_t i = 0; i < order.size(); ++i)
-      if (all || tok == mode_name(order[i])) on[i] = known = true;
+    for (int i = 0; i < kModes; ++i)
+      if (all || tok == mode_name(static_cast<BenchMode>(i))) on[i] = known = true;
     if (!known)
-      throw std::invalid_argument("unknown --mode '" + tok +
-                                  "' (expected inline, combine, combine_sweep, bulk, decoupled, local or all)");
+      throw std::invalid_argument("unknown --mode '" + tok + "' (expected inline, combine, bulk, decoupled, local or all)");
   }
   std::vector<BenchMode> out;
-  for (std::size_t i = 0; i < order.size(); ++i)
-    if (on[i]) out.push_back(order[i]);
+  for (int i = 0; i < kModes; ++i)
+    if (on[i]) out.push_back(static_cast<BenchMode>(i));
   return out;
 }
 
@@ -410,10 +400,6 @@ std::vector<scope::TestResult> to_test_results(const std::vector<ModeResult>& al
         s.params["messages"] = fmt_count(r.link.messages);
         s.params["runtime_useful_bytes"] = fmt_count(r.link.useful_bytes);
         s.params["fence_rounds"] = fmt_count(r.link.fence_rounds);
-        if (r.mode == BenchMode::combine || r.mode == BenchMode::combine_sweep) {
-          s.params["swept_words"] = fmt_count(r.link.swept_words);  // sent while the stores ran
-          s.params["fence_words"] = fmt_count(r.link.fence_words);  // sent by the fence's drain
-        }
         if (r.link.link_bytes > 0)
           s.params["link_efficiency"] =
               fmt::format("{:.4f}", static_cast<double>(r.useful_bytes) / static_cast<double>(r.link.link_bytes));
@@ -442,16 +428,16 @@ std::string render_table(const std::vector<ModeResult>& all) {
                        stores_text(first->stores_per_gpu), static_cast<double>(first->useful_bytes) / 1e6);
     out += "  time = host wall clock from the store launches on all GPUs to Context::fence() returning "
            "(publish complete; local: all devices idle)\n";
-    out += fmt::format("  {:<13} {:>4} {:>10} {:>10} {:>10} {:>12} {:>11} {:>9} {:>11} {:>10}\n", "mode", "reps",
+    out += fmt::format("  {:<8} {:>4} {:>10} {:>10} {:>10} {:>12} {:>11} {:>9} {:>11} {:>10}\n", "mode", "reps",
                        "median ms", "min ms", "max ms", "useful GB/s", "link MB", "link eff", "messages", "vs inline");
     for (const auto& r : all) {
       if (r.pattern != p) continue;
       if (!r.skipped.empty()) {
-        out += fmt::format("  {:<13} SKIPPED: {}\n", mode_name(r.mode), r.skipped);
+        out += fmt::format("  {:<8} SKIPPED: {}\n", mode_name(r.mode), r.skipped);
         continue;
       }
       if (!r.ok()) {
-        out += fmt::format("  {:<13} FAILED: {}\n", mode_name(r.mode),
+        out += fmt::format("  {:<8} FAILED: {}\n", mode_name(r.mode),
                            r.failure.empty() ? std::string("not verified") : r.failure);
         continue;
       }
@@ -463,7 +449,7 @@ std::string render_table(const std::vector<ModeResult>& all) {
         if (r.link.link_bytes > 0)
           eff = fmt::format("{:.3f}", static_cast<double>(r.useful_bytes) / static_cast<double>(r.link.link_bytes));
       }
-      out += fmt::format("  {:<13} {:>4} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.2f} {:>11} {:>9} {:>11} {:>10}\n",
+      out += fmt::format("  {:<8} {:>4} {:>10.3f} {:>10.3f} {:>10.3f} {:>12.2f} {:>11} {:>9} {:>11} {:>10}\n",
                          mode_name(r.mode), r.time_s.size(), s.median * 1e3, s.min * 1e3, s.max * 1e3,
                          goodput_gbps(r), link, eff, msgs, ratio_text(vs_inline(all, r), 2));
     }

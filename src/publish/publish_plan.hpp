@@ -39,17 +39,11 @@ enum class Pattern : std::uint8_t { coalesced, strided, random };
 // per-device buffer with no publishing (the no-communication bound). `decoupled` first learns each
 // chunk's store count from two untimed reps under tracking (every GPU also reads every page then,
 // so every GPU stays subscribed to every page), as a user's iterative kernel would.
-// `combine_sweep` is combine with the array's sweep on (Array::set_combine_sweep: sweeper blocks
-// publish while the stores run), so one run times both; listed right after combine. Its value
-// comes last so the other modes' rep seeds stay what they were.
-enum class BenchMode : std::uint8_t { inline_store, combine, bulk, decoupled, local, combine_sweep };
-// The canonical order of the modes (inline first, local last).
-const std::vector<BenchMode>& bench_modes();
+enum class BenchMode : std::uint8_t { inline_store, combine, bulk, decoupled, local };
 
 const char* pattern_name(Pattern p);  // "coalesced" | "strided" | "random"
 const char* test_name(Pattern p);     // "publish_coalesced" | "publish_strided" | "publish_random"
-const char* mode_name(BenchMode m);   // "inline" | "combine" | "combine_sweep" | "bulk" | "decoupled" | "local"
-inline bool sweeps(BenchMode m) { return m == BenchMode::combine_sweep; }
+const char* mode_name(BenchMode m);   // "inline" | "combine" | "bulk" | "decoupled" | "local"
 inline bool publishes(BenchMode m) { return m != BenchMode::local; }
 gps::PublishMode to_publish_mode(BenchMode m);  // throws std::invalid_argument for local
 
@@ -144,7 +138,6 @@ Mismatch check_words(const std::uint32_t* data, std::uint64_t words, const std::
 struct LinkCount {
   bool counted = false;  // false for local (nothing published) or when the counting rep failed
   std::uint64_t useful_bytes = 0, link_bytes = 0, messages = 0, fence_rounds = 0;  // runtime's LinkStats
-  std::uint64_t swept_words = 0, fence_words = 0;  // combine: words sent by the sweepers / the fence drain
 };
 
 // One (pattern, mode) measurement.

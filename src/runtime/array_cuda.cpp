@@ -11,7 +11,6 @@
 #include "runtime/bulk_plan.hpp"
 #include "gpsm/gps/context.hpp"
 #include "runtime/runtime_state.hpp"
-#include "runtime/sweep_plan.hpp"
 #include "common/cuda_check.hpp"
 
 namespace gpsm::gps {
@@ -29,7 +28,7 @@ void alloc_zeroed(P*& p, std::size_t bytes) {
 
 ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm,
                        std::uint64_t chunk_bytes, DecoupledAgent a)
-    : ctx(c), name(std::move(nm)), mode(m), agent(a), sweep(c->settings.combine_sweep) {
+    : ctx(c), name(std::move(nm)), mode(m), agent(a) {
   g.bytes = bytes;
   g.page_shift = page_shift;
   table = SubscriptionTable(g.pages(), c->size());
@@ -82,10 +81,8 @@ void ArrayState::release() {
                     static_cast<void*>(d.dready), static_cast<void*>(d.ddone), static_cast<void*>(d.dlist)})
       if (p != nullptr) cudaFree(p);
     for (int s = 0; s < kMaxDevices; ++s)
-      for (void* q : {static_cast<void*>(d.in_off[s]), static_cast<void*>(d.in_val[s]), static_cast<void*>(d.in_dir[s]),
-                      static_cast<void*>(d.in_link[s])})
+      for (void* q : {static_cast<void*>(d.in_off[s]), static_cast<void*>(d.in_val[s]), static_cast<void*>(d.in_dir[s])})
         if (q != nullptr) cudaFree(q);
-    if (d.sweep_last != nullptr) cudaFree(d.sweep_last);
     d = PerDevice{};
   }
   if (stop != nullptr) cudaFreeHost(stop);
@@ -133,10 +130,7 @@ void ArrayState::ensure_inbound() {
   // Directory entries hold 32-bit entry indices.
   want = std::min<std::uint64_t>(std::min(want, most), 0xFFFFFFFFull) / kRecordAlignEntries * kRecordAlignEntries;
   grow_inbound = false;
-  if (want == inbound_capacity) {
-    ensure_chains();
-    return;
-  }
+  if (want == inbound_capacity) return;
   for (int d = 0; d < ctx->size(); ++d) {
     ctx->set(d);
     for (int s = 0; s < ctx->size(); ++s) {
@@ -152,26 +146,6 @@ void ArrayState::ensure_inbound() {
   }
   ctx->sync_all();
   inbound_capacity = want;
-  ensure_chains();
-}
-
-// Combine sweep: the chain heads (per source and block) and links (per record start, one array
-// per (source, destination), sized with the inbound areas), from the first time the array sweeps.
-void ArrayState::ensure_chains() {
-  if (!sweep && !chains()) return;
-  if (chains() && link_capacity == inbound_capacity) return;
-  for (int d = 0; d < ctx->size(); ++d) {
-    ctx->set(d);
-    if (dev[d].sweep_last == nullptr) alloc_zeroed(dev[d].sweep_last, blocks() * sizeof(uint2));
-    for (int s = 0; s < ctx->size(); ++s) {
-      if (s == d) continue;
-      if (dev[d].in_link[s] != nullptr) GPSM_CUDA(cudaFree(dev[d].in_link[s]));
-      dev[d].in_link[s] = nullptr;
-      GPSM_CUDA(cudaMalloc(&dev[d].in_link[s], inbound_capacity / kRecordAlignEntries * sizeof(uint2)));
-    }
-  }
-  ctx->sync_all();
-  link_capacity = inbound_capacity;
 }
 
 void ArrayState::read_controls(std::vector<Control>& snap, bool reset) {
@@ -205,10 +179,7 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
     }
     return;
   }
-  // A sweeper's records wait in the inbound areas: arm_sweeper sized them, keep them.
-  if (!swept) ensure_inbound();
-  swept = false;
-  const bool chained = chains();
+  ensure_inbound();
   const bool profile = ctx->settings.profile_fence;
   for (int round = 1;; ++round) {
     const auto t_round = std::chrono::steady_clock::now();
@@ -230,10 +201,6 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
           a.dir[d] = dev[d].in_dir[s];
         }
         a.counters = counting ? dev[s].counters : nullptr;
-        if (chained) {
-          a.last = dev[s].sweep_last;
-          for (int d = 0; d < n; ++d) a.link[d] = dev[d].in_link[s];
-        }
         a.lines = g.lines();
         a.first_block = lo;
         a.last_block = hi;
@@ -257,7 +224,6 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
           u.off[s] = dev[d].in_off[s];
           u.val[s] = dev[d].in_val[s];
           u.dir[s] = dev[d].in_dir[s];
-          if (chained) u.link[s] = dev[d].in_link[s];
         }
         u.words = reinterpret_cast<std::uint32_t*>(dev[d].replica);
         u.lines = g.lines();
@@ -407,48 +373,6 @@ void ArrayState::stop_agent(int rank) {
   d.armed = 0u;
 }
 
-void ArrayState::arm_sweeper(int rank) {
-  PerDevice& d = dev[rank];
-  if (d.armed != 0u) return;
-  int current = 0;  // view() is host code between the user's cudaSetDevice and launch: keep their device
-  GPSM_CUDA(cudaGetDevice(&current));
-  if (!swept) ensure_inbound();  // may reallocate (waits for the devices): only before this interval's first sweeper
-  swept = true;
-  SweepArgs a;
-  DrainArgs& x = a.d;
-  x.src = reinterpret_cast<const std::uint32_t*>(d.replica);
-  x.dirty = d.dirty;
-  x.masks = d.masks;
-  x.ctl = d.ctl;
-  for (int r = 0; r < ctx->size(); ++r) {
-    x.dst[r] = reinterpret_cast<std::uint32_t*>(dev[r].replica);
-    x.off[r] = dev[r].in_off[rank];
-    x.val[r] = dev[r].in_val[rank];
-    x.dir[r] = dev[r].in_dir[rank];
-    x.link[r] = dev[r].in_link[rank];
-  }
-  x.last = d.sweep_last;
-  x.counters = counting ? d.counters : nullptr;
-  x.lines = g.lines();
-  x.first_block = 0;
-  x.last_block = blocks();
-  x.capacity = inbound_capacity;
-  x.page_shift = g.page_shift;
-  x.block_lines = block_lines_for(g.page_shift);
-  x.self = rank;
-  x.devices = ctx->size();
-  a.stop = stop + rank;
-  a.generation = ++generation;
-  a.timeout_ns = wait_timeout_ns(ctx->settings.wait_timeout_ms);
-  ctx->set(rank);
-  int sms = 0;
-  GPSM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->devices[rank]));
-  launch_sweeper(a, sweep_grid(static_cast<std::uint32_t>(sms), ctx->settings.sweep_blocks_per_sm, blocks()),
-                 ctx->agent_streams[rank]);
-  GPSM_CUDA(cudaSetDevice(current));
-  d.armed = a.generation;
-}
-
 void ArrayState::settle() {
   const int n = ctx->size();
   if (!decoupled_used) return;
@@ -561,9 +485,6 @@ bool ArrayBase::sole(int rank) const {
 void ArrayBase::set_mode(PublishMode m) {
   s_->check_live("set_mode");
   check_publish_mode(m);
-  // A sweeper's records wait for this interval's combine fence (only the combine drain and unpack
-  // follow their chains).
-  if (m != s_->mode && s_->swept) s_->ctx->fence();
   s_->mode = m;
 }
 
@@ -603,12 +524,6 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
   c.dagent = st.agent;
   c.dlearn = st.ctx->tracking;
   c.dnone = !c.dlearn && st.dev[rank].dlist_n == 0;
-  if (mode == PublishMode::combine && st.mode == PublishMode::combine && st.sweep && !st.ctx->tracking &&
-      st.ctx->size() > 1) {
-    // As the persistent agent: the sweeper's blocks are resident before the kernel's fill the device.
-    c.sweep = true;
-    s_->arm_sweeper(rank);
-  }
   if (mode == PublishMode::decoupled) {
     s_->decoupled_used = true;
     // Taking the view is the runtime's last look before the user's launch: the agent starts here,
@@ -650,17 +565,6 @@ void ArrayBase::demote_bytes(std::uint64_t begin, std::uint64_t end) {
   st.ctx->sync_all();
 }
 
-void ArrayBase::set_combine_sweep(bool on) {
-  s_->check_live("set_combine_sweep");
-  if (s_->sweep == on) return;
-  s_->ctx->fence();  // no sweeper of the old setting runs on, and no record waits
-  s_->sweep = on;
-}
-bool ArrayBase::combine_sweep() const {
-  s_->check_live("combine_sweep");
-  return s_->sweep;
-}
-
 void ArrayBase::set_counting(bool on) {
   s_->check_live("set_counting");
   s_->counting = on;
@@ -680,8 +584,6 @@ LinkStats ArrayBase::link_stats() const {
       out.link_bytes += c.link_bytes[d];
       out.messages += c.messages[d];
     }
-    out.swept_words += c.swept_words;
-    out.fence_words += c.fence_words;
   }
   return out;
 }

@@ -2,8 +2,6 @@
 // block (finepack.hpp). Per-line decisions come from finepack.hpp, the same code the CPU tests run
 // through drain_model.
 #include "runtime/finepack.hpp"
-#include "runtime/sweep_plan.hpp"
-#include "gpsm/gps/sync.hpp"
 #include "gpsm/gps/view.hpp"
 #include "runtime/runtime_state.hpp"
 #include "common/cuda_check.hpp"
@@ -31,224 +29,117 @@ __device__ __forceinline__ void count(LinkCounters* c, int d, unsigned long long
   atomicAdd(&c->messages[d], msgs);
 }
 
-// Shared state of one drain block step.
-struct DrainShared {
-  __align__(16) std::uint16_t off[kMaxBlockWords];
-  __align__(16) std::uint32_t val[kMaxBlockWords];
-  std::uint32_t m[kMaxBlockLines];
-  unsigned count;
-  unsigned long long base;
-  int fail;
-  unsigned long long sent;  // words sent by this step (direct and packed)
-};
-
-// One block of lines `blk` of one source (block-collective; returns, in every thread, the dirty
-// words it sent). Warps take lines: a dense line is written directly by its warp (lane w writes
-// word w: one coalesced masked store per subscriber); a sparse line's words are read the same way
-// and compacted into shared memory as {offset, value}. Then one reservation per subscriber, the
-// offsets and values copied out as contiguous runs, and the directory entry written last. A block
-// whose record did not fit keeps its dirty bits (the next round sends it again: resending is
-// idempotent, values come from the replica).
-//
-// kSweep (the combine sweeper, while kernels store): each nonzero dirty word is taken with an
-// exchange, then a system-scope acquire fence: every warp released its stores before setting
-// bits (View, or_aggregated), so the values read after it (from L2: __ldcg) are at least as new
-// as the bits taken. A word stored after the exchange sets its bit again and goes in a later pass
-// or at the fence. A record that does not fit gives its bits back.
-// Chains (a.last set): a block that already sent a record this round links the new one to it
-// (a.link) and packs every line; the fence's drain resets the head.
-template <bool kSweep>
-__device__ __forceinline__ unsigned long long drain_block(const DrainArgs& a, std::uint64_t blk, DrainShared& sh) {
+// One thread block per block of lines (grid-stride). Warps take lines: a dense line is written
+// directly by its warp (lane w writes word w: one coalesced masked store per subscriber); a
+// sparse line's words are read the same way and compacted into shared memory as {offset, value}.
+// Then one reservation per subscriber, the offsets and values copied out as contiguous runs, and
+// the directory entry written last. A block whose record did not fit keeps its dirty bits (the
+// next round sends it again: resending is idempotent, values come from the replica).
+__global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_kernel(DrainArgs a) {
+  __shared__ __align__(16) std::uint16_t s_off[kMaxBlockWords];
+  __shared__ __align__(16) std::uint32_t s_val[kMaxBlockWords];
+  __shared__ std::uint32_t s_m[kMaxBlockLines];
+  __shared__ unsigned s_count;
+  __shared__ unsigned long long s_base;
+  __shared__ int s_fail;
+  if (*reinterpret_cast<volatile std::uint32_t*>(&a.ctl->dirty_any) == 0u) return;
   constexpr int kLinesPerWarp = kMaxBlockLines / kDrainWarps;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  const std::uint64_t first = blk * a.block_lines;
-  const unsigned nl = static_cast<unsigned>(
-      a.lines - first < a.block_lines ? a.lines - first : static_cast<std::uint64_t>(a.block_lines));
-  // A block lies in one page: one subscriber set.
-  const std::uint32_t subs = a.masks[(first * kLineBytes) >> a.page_shift] & kDeviceBits & ~(1u << a.self);
-  const uint2 head = a.last != nullptr ? a.last[blk] : make_uint2(0u, 0u);
-  const bool chained = head.y != 0u;
-  for (unsigned j = threadIdx.x; j < kMaxBlockLines; j += kDrainThreads) {
-    std::uint32_t m = 0u;
-    if (j < nl) {
-      if constexpr (kSweep) {
-        m = *reinterpret_cast<volatile const std::uint32_t*>(a.dirty + first + j);
-        if (m != 0u && subs != 0u) m = atomicExch_system(a.dirty + first + j, 0u);
-        else m = 0u;  // not replicated: left to the fence, which clears it
-      } else {
-        m = a.dirty[first + j];
-      }
-    }
-    sh.m[j] = m;
-  }
-  if constexpr (kSweep) asm volatile("fence.acq_rel.sys;" ::: "memory");
-  if (threadIdx.x == 0) {
-    sh.count = 0;
-    sh.fail = 0;
-    sh.sent = 0;
-  }
-  __syncthreads();
-  if (subs != 0u) {
-    // Every dirty line of the warp is loaded before any is used, so the loads overlap, and
-    // whole: one 128 B request per line costs less than one per touched sector.
-    std::uint32_t v[kLinesPerWarp];
-#pragma unroll
-    for (int k = 0; k < kLinesPerWarp; ++k) {
-      const unsigned j = warp + k * kDrainWarps;
-      if constexpr (kSweep)
-        v[k] = sh.m[j] != 0u ? __ldcg(a.src + (first + j) * kLineWords + lane) : 0u;
-      else
-        v[k] = sh.m[j] != 0u ? a.src[(first + j) * kLineWords + lane] : 0u;
-    }
-    unsigned direct = 0;
-#pragma unroll
-    for (int k = 0; k < kLinesPerWarp; ++k) {
-      const unsigned j = warp + k * kDrainWarps;
-      const std::uint64_t line = first + j;
-      const std::uint32_t m = sh.m[j];
-      if (m == 0u) continue;
-      const bool mine = (m >> lane) & 1u;
-      if (!chained && !pack_line(m)) {
-        for (std::uint32_t S = subs; S != 0u; S &= S - 1u) {
-          const int d = __ffs(S) - 1;
-          if (mine) a.dst[d][line * kLineWords + lane] = v[k];
-          if (a.counters != nullptr && lane == 0)
-            count(a.counters, d, 4ull * popcount32(m), direct_link_bytes(m), sectors_touched(m));
-        }
-        direct += static_cast<unsigned>(popcount32(m));
-      } else {
-        unsigned base = 0;
-        if (lane == 0) base = atomicAdd(&sh.count, static_cast<unsigned>(popcount32(m)));
-        base = __shfl_sync(0xFFFFFFFFu, base, 0);
-        if (mine) {
-          const unsigned at = base + static_cast<unsigned>(popcount32(m & ((1u << lane) - 1u)));
-          sh.off[at] = static_cast<std::uint16_t>(j * kLineWords + lane);
-          sh.val[at] = v[k];
-        }
-      }
-    }
-    if (lane == 0 && direct != 0u) atomicAdd(&sh.sent, static_cast<unsigned long long>(direct));
-  }
-  __syncthreads();
-  const unsigned n = sh.count;
-  if (n != 0u) {
-    // One reservation serves every subscriber: the record sits at the same entries in each
-    // destination's area (areas of non-subscribers keep unused gaps). Records start on
-    // 8-entry boundaries so every thread copies 16 bytes (a warp: 512 B runs on the link).
-    const unsigned n8 = padded_entries(n);
+  for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x) {
+    const std::uint64_t first = blk * a.block_lines;
+    const unsigned nl = static_cast<unsigned>(
+        a.lines - first < a.block_lines ? a.lines - first : static_cast<std::uint64_t>(a.block_lines));
+    // A block lies in one page: one subscriber set.
+    const std::uint32_t subs = a.masks[(first * kLineBytes) >> a.page_shift] & kDeviceBits & ~(1u << a.self);
+    for (unsigned j = threadIdx.x; j < kMaxBlockLines; j += kDrainThreads) s_m[j] = j < nl ? a.dirty[first + j] : 0u;
     if (threadIdx.x == 0) {
-      const unsigned long long b = atomicAdd(&a.ctl->reserved, static_cast<unsigned long long>(n8));
-      sh.base = b;
-      sh.fail = b + n8 > a.capacity ? 1 : 0;
+      s_count = 0;
+      s_fail = 0;
     }
     __syncthreads();
-    const unsigned long long b = sh.base;
-    for (std::uint32_t S = sh.fail ? 0u : subs; S != 0u; S &= S - 1u) {
-      const int d = __ffs(S) - 1;
-      for (unsigned i = threadIdx.x * 8u; i < n8; i += kDrainThreads * 8u)
-        *reinterpret_cast<uint4*>(a.off[d] + b + i) = *reinterpret_cast<const uint4*>(sh.off + i);
-      for (unsigned i = threadIdx.x * 4u; i < n8; i += kDrainThreads * 4u)
-        *reinterpret_cast<uint4*>(a.val[d] + b + i) = *reinterpret_cast<const uint4*>(sh.val + i);
+    if (subs != 0u) {
+      // Every dirty line of the warp is loaded before any is used, so the loads overlap, and
+      // whole: one 128 B request per line costs less than one per touched sector.
+      std::uint32_t v[kLinesPerWarp];
+#pragma unroll
+      for (int k = 0; k < kLinesPerWarp; ++k) {
+        const unsigned j = warp + k * kDrainWarps;
+        v[k] = s_m[j] != 0u ? a.src[(first + j) * kLineWords + lane] : 0u;
+      }
+#pragma unroll
+      for (int k = 0; k < kLinesPerWarp; ++k) {
+        const unsigned j = warp + k * kDrainWarps;
+        const std::uint64_t line = first + j;
+        const std::uint32_t m = s_m[j];
+        if (m == 0u) continue;
+        const bool mine = (m >> lane) & 1u;
+        if (!pack_line(m)) {
+          for (std::uint32_t S = subs; S != 0u; S &= S - 1u) {
+            const int d = __ffs(S) - 1;
+            if (mine) a.dst[d][line * kLineWords + lane] = v[k];
+            if (a.counters != nullptr && lane == 0)
+              count(a.counters, d, 4ull * popcount32(m), direct_link_bytes(m), sectors_touched(m));
+          }
+        } else {
+          unsigned base = 0;
+          if (lane == 0) base = atomicAdd(&s_count, static_cast<unsigned>(popcount32(m)));
+          base = __shfl_sync(0xFFFFFFFFu, base, 0);
+          if (mine) {
+            const unsigned at = base + static_cast<unsigned>(popcount32(m & ((1u << lane) - 1u)));
+            s_off[at] = static_cast<std::uint16_t>(j * kLineWords + lane);
+            s_val[at] = v[k];
+          }
+        }
+      }
+    }
+    __syncthreads();
+    const unsigned n = s_count;
+    if (n != 0u) {
+      // One reservation serves every subscriber: the record sits at the same entries in each
+      // destination's area (areas of non-subscribers keep unused gaps). Records start on
+      // 8-entry boundaries so every thread copies 16 bytes (a warp: 512 B runs on the link).
+      const unsigned n8 = padded_entries(n);
       if (threadIdx.x == 0) {
-        // The link before the directory entry: the receiver reads both only after this kernel.
-        if (a.last != nullptr) a.link[d][b / kRecordAlignEntries] = head;
-        a.dir[d][blk] = make_uint2(static_cast<unsigned>(b), n);
-        if (a.counters != nullptr)
-          count(a.counters, d, 0, static_cast<unsigned long long>(kPackedEntryBytes) * n8 + kDirEntryBytes, n);
+        const unsigned long long b = atomicAdd(&a.ctl->reserved, static_cast<unsigned long long>(n8));
+        s_base = b;
+        s_fail = b + n8 > a.capacity ? 1 : 0;
       }
-    }
-    if (threadIdx.x == 0 && !sh.fail) {
-      sh.sent += n;
+      __syncthreads();
+      const unsigned long long b = s_base;
+      for (std::uint32_t S = s_fail ? 0u : subs; S != 0u; S &= S - 1u) {
+        const int d = __ffs(S) - 1;
+        for (unsigned i = threadIdx.x * 8u; i < n8; i += kDrainThreads * 8u)
+          *reinterpret_cast<uint4*>(a.off[d] + b + i) = *reinterpret_cast<const uint4*>(s_off + i);
+        for (unsigned i = threadIdx.x * 4u; i < n8; i += kDrainThreads * 4u)
+          *reinterpret_cast<uint4*>(a.val[d] + b + i) = *reinterpret_cast<const uint4*>(s_val + i);
+        if (threadIdx.x == 0) {
+          a.dir[d][blk] = make_uint2(static_cast<unsigned>(b), n);
+          if (a.counters != nullptr)
+            count(a.counters, d, 0, static_cast<unsigned long long>(kPackedEntryBytes) * n8 + kDirEntryBytes, n);
+        }
+      }
       // Useful bytes once the block reached every subscriber.
-      if (a.counters != nullptr)
+      if (a.counters != nullptr && threadIdx.x == 0 && !s_fail)
         for (std::uint32_t S = subs; S != 0u; S &= S - 1u) atomicAdd(&a.counters->useful_bytes[__ffs(S) - 1], 4ull * n);
-      if (a.last != nullptr) a.last[blk] = kSweep ? make_uint2(static_cast<unsigned>(b), n) : make_uint2(0u, 0u);
-    }
-  } else if (!kSweep && a.last != nullptr && threadIdx.x == 0 && chained) {
-    a.last[blk] = make_uint2(0u, 0u);  // the chain the sweeper left is this round's; the next starts empty
-  }
-  __syncthreads();
-  if (!kSweep && a.last != nullptr && threadIdx.x == 0 && sh.fail) a.last[blk] = make_uint2(0u, 0u);
-  if (sh.fail) {
-    if (threadIdx.x == 0) a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
-    if constexpr (kSweep)
-      for (unsigned j = threadIdx.x; j < nl; j += kDrainThreads)
-        if (sh.m[j] != 0u) atomicOr(a.dirty + first + j, sh.m[j]);  // given back for the fence
-  } else if constexpr (!kSweep) {
-    for (unsigned j = threadIdx.x; j < nl; j += kDrainThreads)
-      if (sh.m[j] != 0u) a.dirty[first + j] = 0u;
-  }
-  // Direct lines of a block whose record failed go again with it (their bits stayed or came
-  // back): counted when the block is sent whole.
-  const unsigned long long sent = sh.fail ? 0ull : sh.sent;
-  __syncthreads();  // shared state is reset for the next block
-  return sent;
-}
-
-// One thread block per block of lines (grid-stride), drain_block on each.
-__global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_kernel(DrainArgs a) {
-  __shared__ DrainShared sh;
-  if (*reinterpret_cast<volatile std::uint32_t*>(&a.ctl->dirty_any) == 0u) return;
-  unsigned long long sent = 0;
-  for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x)
-    sent += drain_block<false>(a, blk, sh);
-  if (a.counters != nullptr && threadIdx.x == 0 && sent != 0ull) atomicAdd(&a.counters->fence_words, sent);
-}
-
-// The combine sweeper (sweep_plan.hpp): passes over the blocks this block owns, a pause after
-// idle passes, the stop word and the bounds checked by thread 0 between blocks.
-__global__ void __launch_bounds__(kDrainThreads) sweep_kernel(SweepArgs s) {
-  __shared__ DrainShared sh;
-  __shared__ int s_go;
-  const DrainArgs& a = s.d;
-  const std::uint64_t start = globaltimer_ns();
-  std::uint64_t pause = 0, total = 0;
-  bool found = false;
-  for (;;) {
-    __syncthreads();  // every thread read s_go before thread 0 writes it again
-    if (threadIdx.x == 0) {
-      const std::uint64_t now = globaltimer_ns();
-      s_go = *reinterpret_cast<const volatile std::uint32_t*>(s.stop) < s.generation &&
-             *reinterpret_cast<volatile std::uint32_t*>(&a.ctl->overflow) == 0u && now - start < s.timeout_ns &&
-             (found || now - start < kSweepIdleExitNs);
-      if (s_go && pause != 0) {
-        for (std::uint64_t t0 = globaltimer_ns(); globaltimer_ns() - t0 < pause;) __nanosleep(1000);
-      }
     }
     __syncthreads();
-    if (!s_go) break;
-    unsigned long long sent = 0;
-    unsigned k = 0;
-    bool stopped = false;
-    for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x, ++k) {
-      sent += drain_block<true>(a, blk, sh);  // ends with a barrier: every thread read s_go before
-      if ((k & 7u) == 7u) {  // stopped while passing: leave the rest to the fence's wider drain
-        if (threadIdx.x == 0) s_go = *reinterpret_cast<const volatile std::uint32_t*>(s.stop) < s.generation;
-        __syncthreads();
-        stopped = !s_go;
-        if (stopped) break;
-      }
+    if (s_fail) {
+      if (threadIdx.x == 0) a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
+    } else {
+      for (unsigned j = threadIdx.x; j < nl; j += kDrainThreads)
+        if (s_m[j] != 0u) a.dirty[first + j] = 0u;
     }
-    total += sent;
-    found = found || sent != 0ull;
-    pause = sweep_pause_ns(sent, kSweepBusyWords, pause, kSweepMinPauseNs, kSweepMaxPauseNs);
-    if (stopped) break;
+    __syncthreads();  // shared state is reset for the next block
   }
-  if (a.counters != nullptr && threadIdx.x == 0 && total != 0ull) atomicAdd(&a.counters->swept_words, total);
 }
 
 // One thread block per block of lines: every source's record lands in shared memory (a word
 // stored by two GPUs is a race; either value may win), then each line's touched words are
 // written with one coalesced store. Directory entries are cleared once read, so a source that
 // sends nothing for a block next round leaves a zero count behind.
-//
-// Chains (combine sweep, a.link set): a source's entry is the newest of its records of the block,
-// each linking to the one sent before it; they are applied newest first, one record at a time,
-// and a word takes the first value seen (s_seen, per source): the last value the source stored.
 __global__ void __launch_bounds__(kThreads) unpack_kernel(UnpackArgs a) {
   __shared__ std::uint32_t s_val[kMaxBlockWords];
   __shared__ std::uint32_t s_touch[kMaxBlockLines];
-  __shared__ std::uint32_t s_seen[kMaxBlockLines];
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   for (std::uint64_t blk = a.first_block + blockIdx.x; blk < a.last_block; blk += gridDim.x) {
     const std::uint64_t first = blk * a.block_lines;
@@ -259,29 +150,13 @@ __global__ void __launch_bounds__(kThreads) unpack_kernel(UnpackArgs a) {
     bool any = false;
     for (int s = 0; s < a.devices; ++s) {
       if (s == a.self) continue;
-      uint2 e = a.dir[s][blk];
+      const uint2 e = a.dir[s][blk];
       if (e.y == 0u) continue;
       any = true;
-      if (a.link[s] == nullptr) {
-        for (unsigned i = threadIdx.x; i < e.y; i += kThreads) {
-          const unsigned o = a.off[s][e.x + i];
-          s_val[o] = a.val[s][e.x + i];
-          atomicOr(&s_touch[o >> 5], 1u << (o & 31u));
-        }
-        continue;
-      }
-      for (unsigned j = threadIdx.x; j < kMaxBlockLines; j += kThreads) s_seen[j] = 0u;
-      __syncthreads();
-      while (e.y != 0u) {  // e is the same in every thread: the loop and its barrier are uniform
-        for (unsigned i = threadIdx.x; i < e.y; i += kThreads) {
-          const unsigned o = a.off[s][e.x + i];
-          const std::uint32_t bit = 1u << (o & 31u);
-          if (atomicOr(&s_seen[o >> 5], bit) & bit) continue;  // a newer record of this source holds it
-          s_val[o] = a.val[s][e.x + i];
-          atomicOr(&s_touch[o >> 5], bit);
-        }
-        __syncthreads();  // a record's words are seen before the older record's are tested
-        e = a.link[s][e.x / kRecordAlignEntries];
+      for (unsigned i = threadIdx.x; i < e.y; i += kThreads) {
+        const unsigned o = a.off[s][e.x + i];
+        s_val[o] = a.val[s][e.x + i];
+        atomicOr(&s_touch[o >> 5], 1u << (o & 31u));
       }
     }
     __syncthreads();
@@ -316,12 +191,6 @@ int grid_for(std::uint64_t items) {
 }
 
 }  // namespace
-
-void launch_sweeper(const SweepArgs& a, std::uint32_t grid, cudaStream_t s) {
-  if (a.d.last_block <= a.d.first_block) return;
-  sweep_kernel<<<grid, kDrainThreads, 0, s>>>(a);
-  GPSM_CUDA_LAUNCH();
-}
 
 void launch_drain(const DrainArgs& a, cudaStream_t s) {
   if (a.last_block <= a.first_block) return;

@@ -86,12 +86,7 @@ struct ArrayState {
     std::uint32_t* ddone = nullptr;
     std::uint32_t* dlist = nullptr;
     std::uint32_t dlist_n = 0;
-    std::uint32_t armed = 0;  // generation of this device's running persistent agent or sweeper; 0: none
-    // Combine sweep: this device's chain head per block (the newest record it sent this fence
-    // round, {first entry, count}; count 0: none), and per source s the chain links of the records
-    // s sent here: in_link[s][first entry / 8] is the record sent before it for the same block.
-    uint2* sweep_last = nullptr;
-    uint2* in_link[kMaxDevices] = {};
+    std::uint32_t armed = 0;  // generation of this device's running persistent agent; 0: none
   };
 
   ContextImpl* ctx = nullptr;
@@ -121,14 +116,6 @@ struct ArrayState {
   std::uint32_t generation = 0;  // persistent agents launched so far
   std::uint32_t* stop = nullptr; // host-mapped, one word per device: an agent of generation g ends when it reaches g
   bool decoupled_used = false;   // a decoupled view was taken: the fence settles the counters
-  // Combine sweep: on for this array (views taken while on arm the sweepers); the chain arrays
-  // exist once it was first on (then every drain writes links and every unpack follows them);
-  // swept: a sweeper was launched since the last fence (its records sit in the inbound areas, so
-  // the fence must not reallocate them).
-  bool sweep = false;
-  bool chains() const { return !dev.empty() && dev[0].sweep_last != nullptr; }
-  std::uint64_t link_capacity = 0;
-  bool swept = false;
 
   ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm,
              std::uint64_t chunk_bytes, DecoupledAgent a);
@@ -140,7 +127,6 @@ struct ArrayState {
   void check_live(const char* what) const;
   void upload_masks();
   void ensure_inbound();
-  void ensure_chains();
   // Fence steps (callers have synchronized every device).
   // Each returns the control blocks as they were at the end of its last round (sys_any kept).
   void drain_rounds(std::vector<Control>& snap);
@@ -157,9 +143,6 @@ struct ArrayState {
   // learn: at tracking_stop, uploads the learned counts for the new subscriptions.
   void arm_agent(int rank);
   void stop_agent(int rank);
-  // Combine sweep: launches rank's sweeper blocks on its agent stream unless an agent runs there
-  // (view()), after making sure the inbound areas and chain arrays exist.
-  void arm_sweeper(int rank);
   void settle();
   void learn();
   void forget_learned();
@@ -177,11 +160,6 @@ struct DrainArgs {
   std::uint32_t* val[kMaxDevices] = {};
   uint2* dir[kMaxDevices] = {};
   LinkCounters* counters = nullptr;
-  // Combine sweep chains (nullptr when the array never swept): this source's head per block, and
-  // destination d's links for this source. A block with a head packs every line (a direct line
-  // would land before older packed records of its words are unpacked).
-  uint2* last = nullptr;
-  uint2* link[kMaxDevices] = {};
   std::uint64_t lines = 0;
   std::uint64_t first_block = 0, last_block = 0;
   std::uint64_t capacity = 0;
@@ -196,24 +174,12 @@ struct UnpackArgs {
   const std::uint16_t* off[kMaxDevices] = {};
   const std::uint32_t* val[kMaxDevices] = {};
   uint2* dir[kMaxDevices] = {};
-  const uint2* link[kMaxDevices] = {};  // combine sweep: source s's chain links (nullptr: one record per block)
   std::uint64_t lines = 0;
   std::uint64_t first_block = 0, last_block = 0;
   std::uint32_t block_lines = kMaxBlockLines;
   std::int32_t self = 0;
   std::int32_t devices = 0;
 };
-// The combine sweeper: the drain's per-block step in passes over the blocks it owns
-// (sweep_plan.hpp), taking dirty words with exchanges, until the stop word reaches its
-// generation, the wait bound passes, it idled kSweepIdleExitNs before finding any work, or an
-// inbound area filled (the fence then drains the rest).
-struct SweepArgs {
-  DrainArgs d;                         // d.last and d.link set; first_block 0, last_block every block
-  const std::uint32_t* stop = nullptr;  // host-mapped
-  std::uint32_t generation = 0;
-  std::uint64_t timeout_ns = 0;
-};
-void launch_sweeper(const SweepArgs& a, std::uint32_t grid, cudaStream_t s);
 void launch_drain(const DrainArgs& a, cudaStream_t s);
 void launch_unpack(const UnpackArgs& a, cudaStream_t s);
 void launch_reset_control(Control* c, cudaStream_t s);

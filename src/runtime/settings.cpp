@@ -24,8 +24,6 @@ constexpr const char* kProfileFence = "GPSM_PROFILE_FENCE";
 constexpr const char* kDecoupledAgent = "GPSM_DECOUPLED_AGENT";
 constexpr const char* kDecoupledChunk = "GPSM_DECOUPLED_CHUNK";
 constexpr const char* kAsyncFence = "GPSM_ASYNC_FENCE";
-constexpr const char* kCombineSweep = "GPSM_COMBINE_SWEEP";
-constexpr const char* kSweepBlocks = "GPSM_SWEEP_BLOCKS";
 
 std::string trim(const std::string& s) {
   std::size_t b = 0, e = s.size();
@@ -205,13 +203,6 @@ Settings Settings::from_env() {
       bad(kAsyncFence, v, "is not an async fence (use kernel or events)");
     }
   }
-  if (env(kCombineSweep, v)) s.combine_sweep = parse_bool(kCombineSweep, v);
-  if (env(kSweepBlocks, v)) {
-    const std::uint64_t b = parse_positive_int(kSweepBlocks, v);
-    if (b > kMaxSweepBlocksPerSm)
-      bad(kSweepBlocks, v, "is more than " + std::to_string(kMaxSweepBlocksPerSm) + " sweeper blocks per SM");
-    s.sweep_blocks_per_sm = static_cast<std::uint32_t>(b);
-  }
   return s;
 }
 
@@ -245,12 +236,6 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "How fence_async orders the GPUs (inline arrays): kernel (a one-block barrier kernel per GPU on its "
        "stream, counters in GPU memory; a captured loop has no cross-GPU graph edges) or events (each GPU's "
        "stream waits on every other GPU's event)."},
-      {kCombineSweep, bool_str(s.combine_sweep), bool_str(d.combine_sweep),
-       "Combine arrays publish while the kernels store (0/1): sweeper blocks, launched when a combine view is "
-       "taken, take dirty lines and send them as packed records until the fence, which drains the rest "
-       "(Array::set_combine_sweep per array)."},
-      {kSweepBlocks, std::to_string(s.sweep_blocks_per_sm), std::to_string(d.sweep_blocks_per_sm),
-       "Sweeper blocks per SM (256 threads each, 1..8) of a combine array under GPSM_COMBINE_SWEEP."},
   };
 }
 

@@ -715,7 +715,7 @@ namespace {
 const char* const kVars[] = {"GPSM_PAGE_SIZE",       "GPSM_PUBLISH_MODE", "GPSM_WAIT_TIMEOUT_MS",
                              "GPSM_INBOUND_ENTRIES", "GPSM_VERIFY_P2P",   "GPSM_COUNT_LINK_BYTES",
                              "GPSM_PROFILE_FENCE",   "GPSM_DECOUPLED_AGENT", "GPSM_DECOUPLED_CHUNK",
-                             "GPSM_ASYNC_FENCE",     "GPSM_COMBINE_SWEEP", "GPSM_SWEEP_BLOCKS"};
+                             "GPSM_ASYNC_FENCE"};
 
 // Clears the GPSM_* settings for the test and restores what the process had afterwards.
 class GpsSettings : public ::testing::Test {
@@ -816,24 +816,6 @@ TEST_F(GpsSettings, DecoupledAgentAndChunk) {
   expect_error([] { check_decoupled_chunk(96); }, {"96", "power of two"});
 }
 
-TEST_F(GpsSettings, CombineSweep) {
-  const Settings d = Settings::from_env();
-  EXPECT_FALSE(d.combine_sweep);  // opt-in until measured on GPUs
-  EXPECT_EQ(d.sweep_blocks_per_sm, 2u);
-  EXPECT_TRUE(with("GPSM_COMBINE_SWEEP", "1").combine_sweep);
-  EXPECT_TRUE(with("GPSM_COMBINE_SWEEP", "on").combine_sweep);
-  EXPECT_FALSE(with("GPSM_COMBINE_SWEEP", "off").combine_sweep);
-  bad("GPSM_COMBINE_SWEEP", "sometimes", {"boolean"});
-  EXPECT_EQ(with("GPSM_SWEEP_BLOCKS", "1").sweep_blocks_per_sm, 1u);
-  EXPECT_EQ(with("GPSM_SWEEP_BLOCKS", "8").sweep_blocks_per_sm, 8u);
-  bad("GPSM_SWEEP_BLOCKS", "0", {"positive"});
-  bad("GPSM_SWEEP_BLOCKS", "9", {"more than 8"});
-  bad("GPSM_SWEEP_BLOCKS", "two");
-  bool named = false;
-  for (const SettingDoc& doc : describe(d)) named = named || doc.name == "GPSM_COMBINE_SWEEP";
-  EXPECT_TRUE(named);
-}
-
 TEST_F(GpsSettings, WaitTimeout) {
   EXPECT_EQ(with("GPSM_WAIT_TIMEOUT_MS", "1").wait_timeout_ms, 1u);
   EXPECT_EQ(with("GPSM_WAIT_TIMEOUT_MS", "250000").wait_timeout_ms, 250000u);
@@ -900,7 +882,7 @@ TEST_F(GpsSettings, Describe) {
   s.verify_p2p = false;
   s.count_link_bytes = true;
   const auto docs = describe(s);
-  ASSERT_EQ(docs.size(), 12u);
+  ASSERT_EQ(docs.size(), 10u);
   std::map<std::string, SettingDoc> by;
   for (const auto& d : docs) {
     EXPECT_FALSE(d.doc.empty()) << d.name;

@@ -91,24 +91,16 @@ TEST(PublishArgs, ParsePatternsAndModes) {
     EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos);
   }
   const auto all = parse_modes("all");
-  ASSERT_EQ(all.size(), 6u);
+  ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all.front(), BenchMode::inline_store);  // the reference of "vs inline" comes first
   EXPECT_EQ(all.back(), BenchMode::local);
-  EXPECT_EQ(all[1], BenchMode::combine);  // the sweep right after the combine it is an A/B of
-  EXPECT_EQ(all[2], BenchMode::combine_sweep);
-  EXPECT_EQ(parse_modes("combine_sweep,combine"),
-            (std::vector<BenchMode>{BenchMode::combine, BenchMode::combine_sweep}));
-  EXPECT_EQ(to_publish_mode(BenchMode::combine_sweep), gpsm::gps::PublishMode::combine);
-  EXPECT_STREQ(mode_name(BenchMode::combine_sweep), "combine_sweep");
-  EXPECT_TRUE(sweeps(BenchMode::combine_sweep));
-  EXPECT_FALSE(sweeps(BenchMode::combine));
   EXPECT_EQ(parse_modes("bulk,inline"), (std::vector<BenchMode>{BenchMode::inline_store, BenchMode::bulk}));
   EXPECT_EQ(parse_modes("local,decoupled"), (std::vector<BenchMode>{BenchMode::decoupled, BenchMode::local}));
   EXPECT_THROW(parse_modes("proact"), std::invalid_argument);
   try {
     parse_modes("proact");
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("inline, combine, combine_sweep, bulk, decoupled, local or all"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("inline, combine, bulk, decoupled, local or all"), std::string::npos) << e.what();
   }
   EXPECT_EQ(to_publish_mode(BenchMode::combine), gpsm::gps::PublishMode::combine);
   EXPECT_EQ(to_publish_mode(BenchMode::decoupled), gpsm::gps::PublishMode::decoupled);

@@ -37,8 +37,7 @@ CLI::App* add_publish_command(CLI::App& app, PublishArgs& a) {
       ->capture_default_str();
   c->add_option("--mode", a.mode,
                 "inline, combine, bulk, decoupled (gps::PublishMode; decoupled first learns each chunk's store count "
-                "from two untimed reps under tracking), combine_sweep (combine with the array's sweep on: sweeper "
-                "blocks publish while the stores run, GPSM_COMBINE_SWEEP), local (same stores into a plain per-GPU buffer: the "
+                "from two untimed reps under tracking), local (same stores into a plain per-GPU buffer: the "
                 "no-communication bound) or all; a comma-separated list is fine")
       ->capture_default_str();
   c->add_option("--size", a.size, "Array bytes, a multiple of 128 (e.g. 64M, 1G)")->capture_default_str();

@@ -66,10 +66,6 @@ struct LinkStats {
                                    // 6 B packed entries plus one 8 B directory entry per record, copy runs
   std::uint64_t messages = 0;      // sectors, packed entries, copy runs
   std::uint64_t fence_rounds = 0;  // drain rounds (more than one per fence when inbound queues filled)
-  // Combine arrays, summed over sources (each word once, whatever its destinations): dirty words
-  // sent by the sweepers while the kernels ran (set_combine_sweep) and by the fences' drains.
-  std::uint64_t swept_words = 0;
-  std::uint64_t fence_words = 0;
 };
 
 class ArrayBase {
@@ -123,13 +119,6 @@ class ArrayBase {
   void unsubscribe_bytes(std::uint64_t begin, std::uint64_t end, int rank);
   // Collapse pages to their home copy (pages holding system-scope synchronization variables).
   void demote_bytes(std::uint64_t begin, std::uint64_t end);
-  // Combine sweep (docs/gps.md, "Combine sweep"; default GPSM_COMBINE_SWEEP): while on, taking a
-  // combine view of a combine array launches rank's sweeper blocks (unless they run), which send
-  // dirty words while the kernels store; the fence drains what they left. Applies to views taken
-  // after the call: a view taken while off must not store while a sweeper runs (its dirty bits
-  // carry no release). Fences first.
-  void set_combine_sweep(bool on);
-  bool combine_sweep() const;
   // Counting of link bytes: views taken after the call count (it costs time: off for timing).
   void set_counting(bool on);
   LinkStats link_stats() const;  // since the last reset

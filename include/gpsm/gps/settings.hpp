@@ -13,9 +13,6 @@ namespace gpsm::gps {
 // anything longer is a mistake, and the bound is kept in nanoseconds on the device, where
 // ms * 10^6 past about 1.8e13 ms would wrap around 2^64 to a bound of microseconds.
 constexpr std::uint64_t kMaxWaitTimeoutMs = 24ull * 3600 * 1000;
-// GPSM_SWEEP_BLOCKS' upper bound: more sweeper blocks per SM than this would crowd out the kernels
-// whose stores they sweep.
-constexpr std::uint64_t kMaxSweepBlocksPerSm = 8;
 
 // The bound in nanoseconds; ms above kMaxWaitTimeoutMs saturates there (never wraps).
 constexpr std::uint64_t wait_timeout_ns(std::uint64_t ms) {
@@ -39,8 +36,6 @@ struct Settings {
   DecoupledAgent decoupled_agent = DecoupledAgent::inline_warp;  // GPSM_DECOUPLED_AGENT
   std::uint64_t decoupled_chunk = kDefaultDecoupledChunk;       // GPSM_DECOUPLED_CHUNK
   AsyncFence async_fence = AsyncFence::kernel;                  // GPSM_ASYNC_FENCE
-  bool combine_sweep = false;                                   // GPSM_COMBINE_SWEEP (combine arrays' default)
-  std::uint32_t sweep_blocks_per_sm = 2;                        // GPSM_SWEEP_BLOCKS (1..8)
 
   // Reads the environment; a malformed value throws gpsm::Error naming the variable.
   static Settings from_env();

@@ -43,10 +43,6 @@ struct LinkCounters {
   unsigned long long useful_bytes[kMaxDevices];  // bytes of stored values delivered to the replica
   unsigned long long link_bytes[kMaxDevices];    // bytes put on the link (32 B sectors, 6 B entries, 8 B directory entries)
   unsigned long long messages[kMaxDevices];      // remote write transactions (sectors / entries)
-  // Combine arrays: dirty words this device sent, once per word whatever the destinations: by its
-  // sweeper while the kernels ran (GPSM_COMBINE_SWEEP), and by the fence's drain.
-  unsigned long long swept_words;
-  unsigned long long fence_words;
 };
 
 struct ViewCore {
@@ -78,9 +74,6 @@ struct ViewCore {
   std::uint32_t chunk_shift = 14;
   DecoupledAgent dagent = DecoupledAgent::inline_warp;
   bool dlearn = false;  // tracking: count every chunk's stores for the runtime to learn
-  // Combine sweep (docs/gps.md, "Combine sweep"): sweeper blocks take dirty words while the
-  // kernel runs, so each warp's dirty bits are set with a release after its stores.
-  bool sweep = false;
   // No chunk of this device has a learned count and nothing is being learned: every decoupled
   // store is left to the fence, as in combine, and skips the counting (its warp vote, match and
   // mask read cost 25 % on random stores: gpsm publish on 2xH200, 1.345 ms against combine's 1.078).
@@ -92,31 +85,14 @@ namespace detail {
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
 
-__device__ __forceinline__ std::uint32_t or_release_gpu(std::uint32_t* p, std::uint32_t v) {
-  std::uint32_t old;
-  asm volatile("atom.release.gpu.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ std::uint32_t or_release_sys(std::uint32_t* p, std::uint32_t v) {
-  std::uint32_t old;
-  asm volatile("atom.release.sys.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-
 // Sets `bits` in bitmap word `word` once per group of lanes that hit the same word.
-// release (the combine sweep; 1 = this GPU's own bitmap, 2 = another GPU's, an atomic's home): the
-// warp's stores are ordered before the bits (__syncwarp, then the leader's release at GPU or
-// system scope), so a sweeper that takes the bits and then acquires reads the values they cover.
 __device__ __forceinline__ void or_aggregated(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits,
-                                              std::uint32_t* any_flag, int release = 0) {
+                                              std::uint32_t* any_flag) {
   const unsigned active = __activemask();
-  if (release != 0) __syncwarp(active);
   const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(word));
   bits = __reduce_or_sync(peers, bits);
   if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) {
-    const std::uint32_t old = release == 1   ? or_release_gpu(bitmap + word, bits)
-                              : release == 2 ? or_release_sys(bitmap + word, bits)
-                                             : atomicOr_system(bitmap + word, bits);
+    const std::uint32_t old = atomicOr_system(bitmap + word, bits);
     if (any_flag != nullptr && (old | bits) != old && *reinterpret_cast<volatile std::uint32_t*>(any_flag) == 0u)
       atomicExch_system(any_flag, 1u);
   }
@@ -311,7 +287,7 @@ class View {
       constexpr unsigned kWords = sizeof(V) / kWordBytes;
       const std::uint64_t word = i * (sizeof(T) / kWordBytes);
       const std::uint32_t bits = ((kWords >= 32 ? 0u : (1u << kWords)) - 1u) << (word % kLineWords);
-      detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self], c.sweep ? 1 : 0);
+      detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self]);
       if (c.mode == PublishMode::decoupled) decoupled_count(i * sizeof(T), kWords, others);
       return;
     }
@@ -516,8 +492,7 @@ class View {
   __device__ __forceinline__ void mark_dirty(int dev, std::uint64_t i) const {
     const std::uint64_t word = i * (sizeof(T) / kWordBytes);
     const std::uint32_t bits = (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords);
-    detail::or_aggregated(c.dirty[dev], word / kLineWords, bits, c.dirty_any[dev],
-                          !c.sweep ? 0 : (dev == c.self ? 1 : 2));
+    detail::or_aggregated(c.dirty[dev], word / kLineWords, bits, c.dirty_any[dev]);
   }
   // The home copy of element i, for a strong access; a still replicated page is reported.
   __device__ __forceinline__ T* strong_home(std::uint64_t i) const {
