@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kAgentThreads) decoupled_agent_kernel(AgentArg
     const std::uint64_t e = begin + (std::uint64_t{1} << a.chunk_shift);
     const std::uint64_t end = e < a.padded_bytes ? e : a.padded_bytes;
     const std::uint32_t to = a.masks[(begin >> a.page_shift)] & kDeviceBits & ~me;
-    const unsigned long long moved = push_dirty<8>(a.src, a.dst, to, a.dirty, begin, end, tid, nthreads);
+    const unsigned long long moved = push_dirty_batched<8>(a.src, a.dst, to, a.dirty, begin, end, tid, nthreads);
     if (a.counters != nullptr)
       for (std::uint32_t o = to; o != 0u; o &= o - 1u) {
         const int d = __ffs(o) - 1;

@@ -33,20 +33,49 @@ __device__ __forceinline__ void st_release_gpu(std::uint32_t* p, std::uint32_t v
 // `nthreads` cooperating threads (tid in [0, nthreads)). Loads go to L2 (__ldcg): other SMs
 // stored the data, and this SM's L1 may hold an older copy of the line. Returns the dirty bytes
 // this thread moved (per destination), for the link counters.
-// Each thread takes kUnroll 16-byte units per round, their dirty words and data loaded before
-// any of them is sent (the data whether or not it is dirty, so its load need not wait for the
-// dirty word's). One unit per round with the data load behind the dirty test made every unit two
-// L2 round trips in a row, and one warp pushes a whole chunk (the inline agent): gpsm publish
-// coalesced on 2xH200 took 3.93 ms decoupled against combine's 0.96. A round's units stay
-// warp-contiguous (unit q0 + u * nthreads + tid), so a warp's store fills whole lines. The inline
-// agent runs inside the user's store kernel, whose registers are the kernel's whole budget
-// (ptxas sm_90, gpsm publish's store kernel: 32 registers with kUnroll 1, 40 with 2, 56 with 4,
-// 80 with 8; a __noinline__ push does not help, the call graph's registers count): it takes 2.
-// The persistent agent is a kernel of its own and takes 8.
-template <int kUnroll>
+// One unit per round, its data load behind the dirty test: this runs inside the user's kernel
+// (the inline agent), whose registers are that kernel's whole budget. Loading ahead as
+// push_dirty_batched does made ptxas (sm_90) spill in Jacobi's persistent GPS kernel, even at one
+// unit a round (0 -> 100-124 bytes), though that kernel never publishes in decoupled mode: the
+// mode is chosen at run time, so every View kernel carries the path. (Jacobi's gps on 4xH200 ran
+// 10-15 % slower with it on 2026-11-29; not A/B-tested.)
 __device__ __forceinline__ unsigned long long push_dirty(const char* src, char* const* dst, std::uint32_t others,
                                                          const std::uint32_t* dirty, std::uint64_t begin,
                                                          std::uint64_t end, unsigned tid, unsigned nthreads) {
+  const uint4* s = reinterpret_cast<const uint4*>(src);
+  unsigned long long moved = 0;
+  for (std::uint64_t q = begin / 16 + tid; q < end / 16; q += nthreads) {
+    const std::uint32_t bits = (__ldcg(dirty + q / 8) >> ((q % 8) * 4)) & 0xFu;
+    if (bits == 0u) continue;
+    const uint4 v = __ldcg(s + q);
+    for (std::uint32_t o = others; o != 0u; o &= o - 1u) {
+      const int d = __ffs(o) - 1;
+      if (bits == 0xFu) {
+        reinterpret_cast<uint4*>(dst[d])[q] = v;
+      } else {
+        std::uint32_t* w = reinterpret_cast<std::uint32_t*>(dst[d]) + q * 4;
+        if (bits & 1u) w[0] = v.x;
+        if (bits & 2u) w[1] = v.y;
+        if (bits & 4u) w[2] = v.z;
+        if (bits & 8u) w[3] = v.w;
+      }
+    }
+    moved += 4u * static_cast<unsigned>(__popc(bits));
+  }
+  return moved;
+}
+
+// push_dirty for a kernel of its own (the persistent agent): each thread takes kUnroll 16-byte
+// units per round, their dirty words and data loaded before any of them is sent (the data whether
+// or not it is dirty, so its load need not wait for the dirty word's); a round's units stay
+// warp-contiguous (unit q0 + u * nthreads + tid), so a warp's store fills whole lines. Measured
+// once (4xH200, gpsm publish coalesced, kUnroll 8 here and 2 in the inline agent then): decoupled
+// 1.32 ms with the persistent agent, 2.61 with the inline one, combine 1.17; no A/B of the batching.
+template <int kUnroll>
+__device__ __forceinline__ unsigned long long push_dirty_batched(const char* src, char* const* dst,
+                                                                 std::uint32_t others, const std::uint32_t* dirty,
+                                                                 std::uint64_t begin, std::uint64_t end, unsigned tid,
+                                                                 unsigned nthreads) {
   const uint4* s = reinterpret_cast<const uint4*>(src);
   const std::uint64_t lim = end / 16;
   unsigned long long moved = 0;

@@ -470,7 +470,7 @@ class View {
       const std::uint64_t lim = (c.bytes + kLineBytes - 1) / kLineBytes * kLineBytes;
       const std::uint64_t end = begin + (std::uint64_t{1} << c.chunk_shift) < lim ? begin + (std::uint64_t{1} << c.chunk_shift) : lim;
       const unsigned long long moved =
-          detail::push_dirty<2>(c.mine, c.replica, to, c.dirty[c.self], begin, end, tid, nthreads);
+          detail::push_dirty(c.mine, c.replica, to, c.dirty[c.self], begin, end, tid, nthreads);
       if (c.counters != nullptr) count_push(to, moved, lane == static_cast<unsigned>(from));
       __syncwarp(active);
       if (lane == static_cast<unsigned>(from)) c.ddone[ch] = c.depoch;
