@@ -26,8 +26,10 @@
 # Ran on 2xH200 at 0d7b47e, CALL=3, 2, 1 back to back (results/nvidia-h200-x2/2026-11-29_0d7b47e_owed-calls).
 # experiments/fd3d-gps/apron_ahead.sh ran on x2 at 47414f8; experiments/cg-latency/q_shared_ab.sh
 # on x2 at 81f321e (shared won: the default since); std_spans_ab.sh on x2 at d0a7fdc (adopted).
-# Owed next, on x4: CALL=2, 4, 5 (the 4-GPU targets of issues 28, 29, 31, 32), 1, 6, then
-# apron_ahead.sh and q_shared_ab.sh with G=0,1,2,3.
+# Owed next (after a2a2b71's x4 calls 7 and 8): on x4, CALL=7's jacobi cell again (Jacobi's gps at
+# 4 GPUs was 1.10-1.15x cpu_free at a2a2b71, with spills since removed at e83299a), Table 3.1 at
+# 1000 iterations in two halves (table3.1:9-13, 14-18: one 300-s step did 18 of 40 runs), CALL=5's
+# CT seed size; on x2: experiments/gps-ratio/async_fence_ab.sh and CALL=6 (decoupled at 2 GPUs).
 # Usage on the device: CALL=1|2|3|4|5|6|7|8 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
