@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "apps/cg/cg_math.hpp"
 #include "gpsm/gps/view.hpp"
 
 namespace gpsm::apps::cg {
@@ -32,6 +33,39 @@ template <int kViews>
 __device__ __forceinline__ void clear_chunk_spans(ChunkSpans<kViews>* cached) {
   if (threadIdx.x < kCachedChunks) cached[threadIdx.x].chunk = -1;
   __syncthreads();
+}
+
+// Whether chunk c's gathers may read v's replica here: this GPU holds every page of the chunk's
+// column range (never while tracking, whose loads must go through View::load). G: GpsStd or
+// GpsPipe (tracking, col_range, first_row, a).
+template <class G>
+__device__ __forceinline__ bool chunk_cols_local(const G& g, const gps::View<double>& v, std::int64_t c) {
+  if (g.tracking) return false;
+  const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
+  return v.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1)) != nullptr;
+}
+
+// Chunk c's own rows in v as one span: one subscriber check for the chunk's pages.
+template <class G>
+__device__ __forceinline__ gps::View<double>::Span chunk_rows_span(const G& g, const gps::View<double>& v,
+                                                                  std::int64_t c) {
+  const std::int64_t chunk = chunk_rows(g.a.rows_per_thread), first = c * chunk;
+  return v.span(static_cast<std::uint64_t>(g.first_row + first),
+                static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(g.a.rows) - first)));
+}
+
+// Slot `slot` takes chunk c's answers for view k (block-collective: every thread asks, thread 0
+// writes; the caller's barrier publishes the slot).
+template <int kViews, class G>
+__device__ __forceinline__ void take_chunk_spans(ChunkSpans<kViews>& slot, int k, const G& g, const gps::View<double>& v,
+                                                 std::int64_t c) {
+  const bool cl = chunk_cols_local(g, v, c);
+  const gps::View<double>::Span rs = chunk_rows_span(g, v, c);
+  if (threadIdx.x == 0) {
+    slot.chunk = c;
+    slot.cols_local[k] = cl;
+    slot.rows[k] = rs;
+  }
 }
 
 // Chunk c's entry in the block's cache, or nullptr.

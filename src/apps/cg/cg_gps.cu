@@ -28,23 +28,9 @@
 namespace gpsm::apps::cg {
 namespace {
 
-// Chunk c's own rows of r as one span: one subscriber check for the chunk's pages.
-__device__ __forceinline__ gps::View<double>::Span own_rows_span(const GpsStd& g, std::int64_t c) {
-  const std::int64_t chunk = chunk_rows(g.a.rows_per_thread), first = c * chunk;
-  return g.r.span(static_cast<std::uint64_t>(g.first_row + first),
-                  static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(g.a.rows) - first)));
-}
-
 // The block's checked chunks (the ones not GpsStd::plain: they read or store pages other GPUs
 // hold) ask the view once per launch (cg_chunk_spans.cuh); StdSpans is that cache for r.
 using StdSpans = ChunkSpans<1>;
-
-// Whether chunk c's gathers may read r's replica here (never while tracking).
-__device__ __forceinline__ bool std_cols_local(const GpsStd& g, std::int64_t c) {
-  if (g.tracking) return false;
-  const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
-  return g.r.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1)) != nullptr;
-}
 
 // SpMV step of chunk c at iteration parity par. While tracking, every gather goes through
 // View::load, so the runtime records exactly the pages the SpMV reads (a span over the chunk's
@@ -63,7 +49,7 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
     const double* r = g.r.local();
     spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
   } else {
-    if (hit != nullptr ? hit->cols_local[0] : std_cols_local(g, c)) {  // block-uniform: every thread checked the same pages
+    if (hit != nullptr ? hit->cols_local[0] : chunk_cols_local(g, g.r, c)) {  // block-uniform: every thread checked the same pages
       const double* r = g.r.local();
       spmv_rows<kL, V, Ix>(a, c, [&](std::int32_t j) { return fmad(beta, pold[j], r[j]); }, out);
     } else {
@@ -73,7 +59,7 @@ __device__ __forceinline__ void gps_spmv_step(const GpsStd& g, int par, double b
   __syncthreads();
   double* pnew = pick(g.p, 1 - par);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
-  const auto own = kSole ? gps::View<double>::Span{} : hit != nullptr ? hit->rows[0] : own_rows_span(g, c);
+  const auto own = kSole ? gps::View<double>::Span{} : hit != nullptr ? hit->rows[0] : chunk_rows_span(g, g.r, c);
   const double* rl = g.r.local();
   double d = 0.0;
   CG_FOR_MY_ROWS(a, c, e, i) {
@@ -109,7 +95,7 @@ template <bool kSole>
 __device__ __forceinline__ bool gps_update_step(const GpsStd& g, double alpha, std::int64_t c, const double* qs,
                                                 const StdSpans* hit) {
   const DevMatrix& a = g.a;
-  const auto s = kSole ? gps::View<double>::Span{} : hit != nullptr ? hit->rows[0] : own_rows_span(g, c);
+  const auto s = kSole ? gps::View<double>::Span{} : hit != nullptr ? hit->rows[0] : chunk_rows_span(g, g.r, c);
   const std::int64_t first = c * chunk_rows(a.rows_per_thread);
   double* rl = g.r.local();
   double d = 0.0;
@@ -161,13 +147,7 @@ __device__ __forceinline__ void gps_std_solve(const GpsStd& g) {
       int n = 0;
       for (std::int64_t c = blockIdx.x; c < chunks && n < kCachedChunks; c += gridDim.x) {
         if (plain(c)) continue;
-        const bool cl = std_cols_local(g, c);
-        const gps::View<double>::Span own = own_rows_span(g, c);
-        if (threadIdx.x == 0) {
-          cached[n].chunk = c;
-          cached[n].cols_local[0] = cl;
-          cached[n].rows[0] = own;
-        }
+        take_chunk_spans(cached[n], 0, g, g.r, c);
         ++n;
       }
     }

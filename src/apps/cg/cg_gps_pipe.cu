@@ -34,21 +34,6 @@ namespace {
 
 using Span = gps::View<double>::Span;
 
-// Whether chunk c's gathers may read w's replica here: this GPU holds every page of the chunk's
-// column range (never while tracking, whose loads must go through View::load).
-__device__ __forceinline__ bool gps_pipe_cols_local(const GpsPipe& g, const gps::View<double>& w, std::int64_t c) {
-  if (g.tracking) return false;
-  const std::int64_t lo = __ldg(g.col_range + 2 * c), hi = __ldg(g.col_range + 2 * c + 1);
-  return w.local_span(static_cast<std::uint64_t>(lo), static_cast<std::uint64_t>(hi - lo + 1)) != nullptr;
-}
-
-// The view spans of chunk c's own rows in w (put and loads of the update).
-__device__ __forceinline__ Span gps_pipe_rows(const GpsPipe& g, const gps::View<double>& w, std::int64_t c) {
-  const std::int64_t chunk = chunk_rows(g.a.rows_per_thread), first = c * chunk;
-  return w.span(static_cast<std::uint64_t>(g.first_row + first),
-                static_cast<std::uint64_t>(min(chunk, static_cast<std::int64_t>(g.a.rows) - first)));
-}
-
 // A block's boundary chunks ask the views w[0] and w[1] once per launch (cg_chunk_spans.cuh): at
 // most one each on the 2D Poisson targets (fewer boundary chunks than blocks).
 using PipeSpans = ChunkSpans<2>;
@@ -72,12 +57,12 @@ __device__ __forceinline__ void gps_pipe_spmv_at(const GpsPipe& g, const gps::Vi
 // the loads then from this GPU's replica.
 template <int kL, class V, class Ix, bool kSole, class Out>
 __device__ __forceinline__ void gps_pipe_spmv(const GpsPipe& g, const gps::View<double>& w, std::int64_t c, const Out& out) {
-  gps_pipe_spmv_at<kL, V, Ix, kSole>(g, w, c, !kSole && gps_pipe_cols_local(g, w, c), out);
+  gps_pipe_spmv_at<kL, V, Ix, kSole>(g, w, c, !kSole && chunk_cols_local(g, w, c), out);
 }
 
 // pipe_update_step (cg_device.cuh) with w read from and the next w stored through the views: the
 // same arithmetic in the same order. Returns whether a store may have reached another GPU.
-// rs, ws: gps_pipe_rows of w and wn (unused when kSole).
+// rs, ws: chunk_rows_span of w and wn (unused when kSole).
 template <bool kSole, class N>
 __device__ __forceinline__ bool gps_pipe_update(const GpsPipe& g, const gps::View<double>& w, const gps::View<double>& wn,
                                                 const Span& rs, const Span& ws, double alpha, double beta, std::int64_t c,
@@ -138,15 +123,7 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
       for (std::int32_t idx = first_turn_from(worker, workers, first_boundary); idx < a.chunks && n < kCachedChunks;
            idx += workers, ++n) {
         const std::int32_t c = __ldg(g.order + idx);
-        for (int k = 0; k < 2; ++k) {
-          const bool cl = gps_pipe_cols_local(g, g.w[k], c);
-          const Span rs = gps_pipe_rows(g, g.w[k], c);
-          if (threadIdx.x == 0) {
-            cached[n].chunk = c;
-            cached[n].cols_local[k] = cl;
-            cached[n].rows[k] = rs;
-          }
-        }
+        for (int k = 0; k < 2; ++k) take_chunk_spans(cached[n], k, g, g.w[k], c);
       }
     }
     __syncthreads();  // the cache before any thread reads it
@@ -210,8 +187,8 @@ __device__ __forceinline__ void gps_pipe_iterate(const GpsPipe& g, double* slots
           (void)gps_pipe_update<true>(g, w, wn, Span{}, Span{}, alpha, beta, mine[k], n);
         } else {
           const PipeSpans* hit = cached_chunk(cached, mine[k]);
-          const Span rs = hit != nullptr ? hit->rows[par] : gps_pipe_rows(g, w, mine[k]);
-          const Span ws = hit != nullptr ? hit->rows[1 - par] : gps_pipe_rows(g, wn, mine[k]);
+          const Span rs = hit != nullptr ? hit->rows[par] : chunk_rows_span(g, w, mine[k]);
+          const Span ws = hit != nullptr ? hit->rows[1 - par] : chunk_rows_span(g, wn, mine[k]);
           published = gps_pipe_update<kSole>(g, w, wn, rs, ws, alpha, beta, mine[k], n) || published;
         }
       }
