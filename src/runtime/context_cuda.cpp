@@ -142,17 +142,18 @@ void ContextImpl::require_inline(const char* what) const {
 // subscriber as it was issued), so the fence is a cross-GPU barrier on the streams: each rank's
 // next work waits for every rank's earlier work. No host wait, no drain (docs/gps.md).
 //
-// AsyncFence::kernel (the default): a one-block kernel per GPU meeting the others through the
-// context's counters (the device barrier, with its own counter words and one participant per GPU).
-// Every dependency stays on its GPU: stream-launched, a fence is one launch per GPU instead of
+// AsyncFence::kernel (the default beyond two GPUs, resolve_async_fence): a one-block kernel per
+// GPU meeting the others through the context's counters (the device barrier, with its own counter
+// words and one participant per GPU). Every dependency stays on its GPU: stream-launched, a fence is one launch per GPU instead of
 // n - 1 waits and a record; captured into a graph, it adds no edges between GPUs.
-// AsyncFence::events: each stream waits on every other GPU's event (n (n - 1) cross-GPU edges).
+// AsyncFence::events (the default on two GPUs): each stream waits on every other GPU's event
+// (n (n - 1) cross-GPU edges: two on two GPUs, with no launch).
 void ContextImpl::fence_async() {
   const int n = size();
   require_inline("fence_async()");
   ++async_fences;
   if (n == 1) return;  // one stream: its own order is the fence
-  if (settings.async_fence == AsyncFence::kernel) {
+  if (resolve_async_fence(settings.async_fence, n) == AsyncFence::kernel) {
     for (int r = 0; r < n; ++r) {
       set(r);
       BarrierHandle h;

@@ -114,6 +114,7 @@ const char* async_fence_name(AsyncFence f) {
   switch (f) {
     case AsyncFence::kernel: return "kernel";
     case AsyncFence::events: return "events";
+    case AsyncFence::automatic: return "auto";
   }
   return "unknown";
 }
@@ -121,7 +122,13 @@ const char* async_fence_name(AsyncFence f) {
 AsyncFence parse_async_fence(const std::string& s) {
   if (s == "kernel") return AsyncFence::kernel;
   if (s == "events") return AsyncFence::events;
-  throw Error("gpsm: unknown async fence '" + s + "' (expected kernel or events)");
+  if (s == "auto") return AsyncFence::automatic;
+  throw Error("gpsm: unknown async fence '" + s + "' (expected kernel, events or auto)");
+}
+
+AsyncFence resolve_async_fence(AsyncFence f, int devices) {
+  if (f != AsyncFence::automatic) return f;
+  return devices == 2 ? AsyncFence::events : AsyncFence::kernel;
 }
 
 const char* agent_name(DecoupledAgent a) {
@@ -200,7 +207,7 @@ Settings Settings::from_env() {
     try {
       s.async_fence = parse_async_fence(lower(v));
     } catch (const Error&) {
-      bad(kAsyncFence, v, "is not an async fence (use kernel or events)");
+      bad(kAsyncFence, v, "is not an async fence (use kernel, events or auto)");
     }
   }
   return s;
@@ -234,8 +241,8 @@ std::vector<SettingDoc> describe(const Settings& s) {
        "Readiness-counter granularity of decoupled arrays (power of two >= 128 B; capped at the page size)."},
       {kAsyncFence, async_fence_name(s.async_fence), async_fence_name(d.async_fence),
        "How fence_async orders the GPUs (inline arrays): kernel (a one-block barrier kernel per GPU on its "
-       "stream, counters in GPU memory; a captured loop has no cross-GPU graph edges) or events (each GPU's "
-       "stream waits on every other GPU's event)."},
+       "stream, counters in GPU memory; a captured loop has no cross-GPU graph edges), events (each GPU's "
+       "stream waits on every other GPU's event) or auto (events on two GPUs, the kernel on more)."},
   };
 }
 

@@ -788,11 +788,22 @@ TEST_F(GpsSettings, PublishMode) {
 }
 
 TEST_F(GpsSettings, AsyncFence) {
-  EXPECT_EQ(Settings::from_env().async_fence, AsyncFence::kernel);
+  EXPECT_EQ(Settings::from_env().async_fence, AsyncFence::automatic);
   EXPECT_EQ(with("GPSM_ASYNC_FENCE", "events").async_fence, AsyncFence::events);
   EXPECT_EQ(with("GPSM_ASYNC_FENCE", " Kernel ").async_fence, AsyncFence::kernel);
-  bad("GPSM_ASYNC_FENCE", "host", {"kernel", "events"});
+  EXPECT_EQ(with("GPSM_ASYNC_FENCE", "auto").async_fence, AsyncFence::automatic);
+  bad("GPSM_ASYNC_FENCE", "host", {"kernel", "events", "auto"});
   EXPECT_STREQ(async_fence_name(parse_async_fence("events")), "events");
+  EXPECT_STREQ(async_fence_name(parse_async_fence("auto")), "auto");
+}
+
+TEST_F(GpsSettings, AutomaticAsyncFenceIsEventsOnTwoGpusAndTheKernelBeyond) {
+  EXPECT_EQ(resolve_async_fence(AsyncFence::automatic, 2), AsyncFence::events);
+  for (int n : {1, 3, 4, 8}) EXPECT_EQ(resolve_async_fence(AsyncFence::automatic, n), AsyncFence::kernel) << n;
+  for (int n : {1, 2, 4}) {
+    EXPECT_EQ(resolve_async_fence(AsyncFence::kernel, n), AsyncFence::kernel) << n;
+    EXPECT_EQ(resolve_async_fence(AsyncFence::events, n), AsyncFence::events) << n;
+  }
 }
 
 TEST_F(GpsSettings, DecoupledAgentAndChunk) {

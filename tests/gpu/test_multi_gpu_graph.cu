@@ -102,5 +102,5 @@ TEST_P(MultiGpuGraphFence, ForkedStepsAndAsyncFencesOrderInlineStoresAcrossGpus)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothFences, MultiGpuGraphFence, ::testing::Values(AsyncFence::kernel, AsyncFence::events),
+INSTANTIATE_TEST_SUITE_P(EveryFence, MultiGpuGraphFence, ::testing::Values(AsyncFence::kernel, AsyncFence::events, AsyncFence::automatic),
                          [](const ::testing::TestParamInfo<AsyncFence>& i) { return std::string(async_fence_name(i.param)); });
