@@ -208,15 +208,21 @@ __device__ __forceinline__ void store_distance(const VecArg& x, const VecArg& y,
 // row's lane 0 leaves (value, whether it is this kernel's row) in shared memory and, after the
 // block's barrier, thread t finishes row t: one span (View::span: the run's subscriber check,
 // once per block), consecutive threads on consecutive words (whole lines on the link), and the
-// row loop holds neither a mask nor the publishing code. finish(slot, value, span) stores.
+// row loop holds neither a mask nor the publishing code. finish(slot, value, before, span)
+// stores, where before = early(slot), the finishing thread's loads (sssp: the old distance).
 // Measured (Nsight Compute, 2xH200, sssp rmat:20, 2 GPUs, clocks locked): with one View::store per
 // row thread, bounded to push's 32 registers, the row kernel spilled inside its gather loop and
 // took 430-449 us against push's 349-361; staged, 258-274. sssp only: pagerank's is not staged.
+// The span's mask read and early()'s loads are issued before the barrier, not after it: after it
+// they were two dependent round trips to L2 on every block's tail, which the whole block waits
+// out (the local kernel's tail is one). Nsight Compute, one H200, sssp rmat:23, 16 lanes a row,
+// the held kind with nothing to publish against single's kernel: 2.56 against 2.35 ms, 91 % of
+// the warps resident against 74 % (waiting at the tail), 802 M warp instructions against 635 M.
 template <Access A>
 constexpr bool kStagedRows = A == Access::gps || A == Access::held;
-template <class Finish>
+template <class Early, class Finish>
 __device__ __forceinline__ void staged_rows(const CsrArg& a, const VecArg& y, int lane_shift, int lane, bool mine,
-                                            float value, Finish finish) {
+                                            float value, Early early, Finish finish) {
   __shared__ float vals[kThreads];
   __shared__ bool keep[kThreads];
   const int local = static_cast<int>(threadIdx.x) >> lane_shift;
@@ -224,13 +230,19 @@ __device__ __forceinline__ void staged_rows(const CsrArg& a, const VecArg& y, in
     vals[local] = value;
     keep[local] = mine;
   }
-  __syncthreads();
   const std::int64_t first = (static_cast<std::int64_t>(blockIdx.x) * kThreads) >> lane_shift;
   const std::int64_t left = a.rows - first;  // >= 1: the grid has a block per rows_per_block rows
   const int rows = static_cast<int>(left < (kThreads >> lane_shift) ? left : (kThreads >> lane_shift));
-  const auto s = y.view.span(static_cast<std::uint64_t>(a.first_slot + first), static_cast<std::uint64_t>(rows));
   const int t = static_cast<int>(threadIdx.x);
-  if (t < rows && keep[t]) finish(a.first_slot + first + t, vals[t], s);
+  const std::int64_t slot = a.first_slot + first + t;
+  typename gps::View<float>::Span s;
+  decltype(early(slot)) before{};
+  if (t < rows) {  // only the finishing threads: their loads' latency hides in the barrier's wait
+    s = y.view.span(static_cast<std::uint64_t>(a.first_slot + first), static_cast<std::uint64_t>(rows));
+    before = early(slot);
+  }
+  __syncthreads();
+  if (t < rows && keep[t]) finish(slot, vals[t], before, s);
 }
 // One block per segment of a split row, four gathers in flight per thread (a segment is 4 edges
 // a thread). Rows as pagerank_kernel's.
@@ -322,8 +334,9 @@ __device__ __forceinline__ void sssp_rows(const CsrArg& a, const VecArg& x, cons
   for (int off = static_cast<int>(lanes) / 2; off > 0; off /= 2)
     d = fminf(d, __shfl_down_sync(0xffffffffu, d, off, static_cast<int>(lanes)));
   if constexpr (kStagedRows<A>) {
-    staged_rows(a, y, lane_shift, lane, mine, d, [&](std::int64_t slot, float best, const auto& s) {
-      const float old = Acc<A>::load(x, slot);
+    staged_rows(
+        a, y, lane_shift, lane, mine, d, [&](std::int64_t slot) { return Acc<A>::load(x, slot); },
+        [&](std::int64_t slot, float best, float old, const auto& s) {
       const float v = fminf(old, best);
       y.view.store(s, static_cast<std::uint64_t>(slot), v);
       if (v < old) *changed = 1;
