@@ -29,7 +29,11 @@
 # Owed next (after a2a2b71's x4 calls 7 and 8): on x4, CALL=7's jacobi cell again (Jacobi's gps at
 # 4 GPUs was 1.10-1.15x cpu_free at a2a2b71, with spills since removed at e83299a), Table 3.1 at
 # 1000 iterations in two halves (table3.1:9-13, 14-18: one 300-s step did 18 of 40 runs), CALL=5's
-# CT seed size; on x2: experiments/gps-ratio/async_fence_ab.sh and CALL=6 (decoupled at 2 GPUs).
+# CT seed size; on x2: CALL=6 with GPSM_DECOUPLED_AGENT=persistent (decoupled at 2 GPUs). async_fence_ab.sh
+# and the sssp held-kernel tests ran on x2 at 3003e5d-dde2891 (experiments/gps-ratio/README.md). Next
+# for sssp: ncu --section SourceCounters of the held kernel against single's, and a warp-level store
+# phase (no block barrier) A/B. On x4 also: fence_async's default is now auto (the kernel beyond two
+# GPUs, unchanged there); the 4-GPU cells need no re-run for it.
 # Usage on the device: CALL=1|2|3|4|5|6|7|8 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
