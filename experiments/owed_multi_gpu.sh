@@ -31,8 +31,8 @@
 # 1000 iterations in two halves (table3.1:9-13, 14-18: one 300-s step did 18 of 40 runs), CALL=5's
 # CT seed size; on x2: CALL=6 with GPSM_DECOUPLED_AGENT=persistent (decoupled at 2 GPUs). async_fence_ab.sh
 # and the sssp held-kernel tests ran on x2 at 3003e5d-dde2891 (experiments/gps-ratio/README.md). Next
-# for sssp: ncu --section SourceCounters of the held kernel against single's, and a warp-level store
-# phase (no block barrier) A/B. On x4 also: fence_async's default is now auto (the kernel beyond two
+# for sssp: experiments/gps-ratio/warp_store_ab.sh (a warp-level store phase, no block barrier: written,
+# not run), and ncu --section SourceCounters of the held kernel against single's. On x4 also: fence_async's default is now auto (the kernel beyond two
 # GPUs, unchanged there); the 4-GPU cells need no re-run for it.
 # Usage on the device: CALL=1|2|3|4|5|6|7|8 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail

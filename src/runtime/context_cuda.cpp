@@ -144,8 +144,9 @@ void ContextImpl::require_inline(const char* what) const {
 //
 // AsyncFence::kernel (the default beyond two GPUs, resolve_async_fence): a one-block kernel per
 // GPU meeting the others through the context's counters (the device barrier, with its own counter
-// words and one participant per GPU). Every dependency stays on its GPU: stream-launched, a fence is one launch per GPU instead of
-// n - 1 waits and a record; captured into a graph, it adds no edges between GPUs.
+// words and one participant per GPU). Every dependency stays on its GPU: stream-launched, a fence
+// is one launch per GPU instead of n - 1 waits and a record; captured into a graph, it adds no
+// edges between GPUs.
 // AsyncFence::events (the default on two GPUs): each stream waits on every other GPU's event
 // (n (n - 1) cross-GPU edges: two on two GPUs, with no launch).
 void ContextImpl::fence_async() {

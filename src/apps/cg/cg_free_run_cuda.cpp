@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "apps/cg/cg_runs.hpp"
-#include "apps/cg/cg_sync.hpp"
+#include "apps/cg/cg_sync_states.hpp"
 #include "common/cuda_check.hpp"
 #include "gpsm/error.hpp"
 

@@ -31,12 +31,7 @@
 #include <vector>
 
 #include "apps/cg/cg_math.hpp"
-#include "apps/harness/peer_states.hpp"
 #include "gpsm/gps/sync.hpp"
-
-namespace gpsm::gps {
-class Context;
-}
 
 namespace gpsm::apps::cg {
 
@@ -97,10 +92,7 @@ struct CgSync {
 #endif
 };
 
-// Host side: one zeroed state per GPU of a run and the handles the kernels take.
-class CgSyncStates : public PeerStates<CgSyncState, CgSync, kMaxRanks> {
- public:
-  explicit CgSyncStates(const gps::Context& ctx) : PeerStates(ctx, "cg: the CPU-free solver") {}
-};
+// The host side (CgSyncStates) is in cg_sync_states.hpp: it needs the context, and the kernel
+// files that include this header should not (their rebuild follows every runtime header then).
 
 }  // namespace gpsm::apps::cg

@@ -218,6 +218,8 @@ __device__ __forceinline__ void store_distance(const VecArg& x, const VecArg& y,
 // out (the local kernel's tail is one). Nsight Compute, one H200, sssp rmat:23, 16 lanes a row,
 // the held kind with nothing to publish against single's kernel: 2.56 against 2.35 ms, 91 % of
 // the warps resident against 74 % (waiting at the tail), 802 M warp instructions against 635 M.
+// Moving them gained 2.4 % (bench, one GPU: 2584 -> 2521-2523 us, single 2267-2274); the rest of
+// the held kernel's gap is not explained yet (docs/graphs.md).
 template <Access A>
 constexpr bool kStagedRows = A == Access::gps || A == Access::held;
 template <class Early, class Finish>

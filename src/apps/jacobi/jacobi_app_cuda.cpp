@@ -25,6 +25,7 @@
 #include "apps/jacobi/jacobi_host_loop.hpp"
 #include "apps/jacobi/jacobi_nccl.hpp"
 #include "apps/stencil/nvshmem_launch.hpp"
+#include "apps/stencil/iter_sync_states.hpp"
 #include "apps/harness/proact_bench.hpp"
 #include "apps/harness/reference_cache.hpp"
 #include "apps/jacobi/jacobi_proact.hpp"

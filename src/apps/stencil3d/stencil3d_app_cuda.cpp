@@ -31,6 +31,7 @@
 #include "apps/stencil3d/stencil3d_paradigms.hpp"
 #include "apps/stencil3d/stencil3d_halo_copies.hpp"
 #include "apps/stencil3d/stencil3d_slabs.hpp"
+#include "apps/stencil/iter_sync_states.hpp"
 #include "apps/harness/nccl_comms.hpp"
 #include "gpsm/error.hpp"
 #include "gpsm/gps/context.hpp"
