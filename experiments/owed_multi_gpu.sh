@@ -34,10 +34,13 @@
 # for sssp: experiments/gps-ratio/warp_store_ab.sh (a warp-level store phase, no block barrier: written,
 # not run), and ncu --section SourceCounters of the held kernel against single's. On x4 also: fence_async's default is now auto (the kernel beyond two
 # GPUs, unchanged there); the 4-GPU cells need no re-run for it.
-# Usage on the device: CALL=1|2|3|4|5|6|7|8 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+#   CALL=9: (x2) experiments/gps-ratio/warp_store_ab.sh, then gpsm publish with the persistent agent.
+#   CALL=10: (x4) the jacobi2d cell (e83299a's fix of the 4-GPU regression), then Table 3.1 rows 9-13
+#           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
+# Usage on the device: CALL=1|...|11 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 8}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 11}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -75,5 +78,13 @@ case "$CALL" in
        "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
        "cgtests:150:$B/gpsm_gpu_tests --gtest_filter='CgGpu.Gps*:CgGpu.PoissonUneven*:CgGpu.SeveralRows*' --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" \
        "fd3d:200:$B/gpsm bench --app fd3d --size 768:h16:z --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json" ;;
-  *) echo "owed: CALL must be 1 to 8" >&2; exit 2 ;;
+  9) part sssp bash experiments/gps-ratio/warp_store_ab.sh
+     part publish bash scripts/device-batch.sh --budget "$(left)" \
+       "persistent:60:GPSM_DECOUPLED_AGENT=persistent $B/gpsm publish --devices $G --mode inline,combine,decoupled --json \$STEP_OUT/publish-persistent.json" ;;
+  10) part jacobi bash scripts/device-batch.sh --budget "$(left)" \
+        "jacobi:200:$B/gpsm bench --app jacobi2d --size 4096,16384 --gpus $n --paradigm single,memcpy,p2p_inline,cpu_free,gps --reps 5 --json \$STEP_OUT/jacobi.json" \
+        "t31a:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:9-13 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-a.json" ;;
+  11) part cg bash scripts/device-batch.sh --budget "$(left)" \
+        "t31b:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:14-18 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-b.json" ;;
+  *) echo "owed: CALL must be 1 to 11" >&2; exit 2 ;;
 esac
