@@ -37,10 +37,11 @@
 #   CALL=9: (x2) experiments/gps-ratio/warp_store_ab.sh, then gpsm publish with the persistent agent.
 #   CALL=10: (x4) the jacobi2d cell (e83299a's fix of the 4-GPU regression), then Table 3.1 rows 9-13
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
-# Usage on the device: CALL=1|...|11 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+#   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs).
+# Usage on the device: CALL=1|...|12 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 11}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 12}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -86,5 +87,6 @@ case "$CALL" in
         "t31a:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:9-13 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-a.json" ;;
   11) part cg bash scripts/device-batch.sh --budget "$(left)" \
         "t31b:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:14-18 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-b.json" ;;
-  *) echo "owed: CALL must be 1 to 11" >&2; exit 2 ;;
+  12) part umlead bash experiments/gps-ratio/um_hints_lead.sh ;;
+  *) echo "owed: CALL must be 1 to 12" >&2; exit 2 ;;
 esac
