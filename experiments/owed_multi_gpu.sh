@@ -37,7 +37,8 @@
 #   CALL=9: (x2) experiments/gps-ratio/warp_store_ab.sh, then gpsm publish with the persistent agent.
 #   CALL=10: (x4) the jacobi2d cell (e83299a's fix of the 4-GPU regression), then Table 3.1 rows 9-13
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
-#   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs).
+#   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs), then
+#           ncu's source counters of sssp's held row kernel against push's on 2 GPUs (rmat:23).
 # Usage on the device: CALL=1|...|12 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -87,6 +88,10 @@ case "$CALL" in
         "t31a:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:9-13 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-a.json" ;;
   11) part cg bash scripts/device-batch.sh --budget "$(left)" \
         "t31b:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:14-18 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-b.json" ;;
-  12) part umlead bash experiments/gps-ratio/um_hints_lead.sh ;;
+  12) part umlead bash experiments/gps-ratio/um_hints_lead.sh
+      nc="ncu --kernel-name 'regex:sssp_held_kernel|sssp_kernel' --launch-skip 8 --launch-count 2 --cache-control none --clock-control none --import-source yes --section SourceCounters --section WarpStateStats --section SpeedOfLight"
+      part sssp-ncu bash scripts/device-batch.sh --budget "$(left)" \
+        "held:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm gps --reps 1 > \$STEP_OUT/ncu-sssp-gps.log 2>&1" \
+        "push:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm p2p_inline --reps 1 > \$STEP_OUT/ncu-sssp-p2p.log 2>&1" ;;
   *) echo "owed: CALL must be 1 to 12" >&2; exit 2 ;;
 esac
