@@ -34,7 +34,8 @@
 # for sssp: experiments/gps-ratio/warp_store_ab.sh (a warp-level store phase, no block barrier: written,
 # not run), and ncu --section SourceCounters of the held kernel against single's. On x4 also: fence_async's default is now auto (the kernel beyond two
 # GPUs, unchanged there); the 4-GPU cells need no re-run for it.
-#   CALL=9: (x2) experiments/gps-ratio/warp_store_ab.sh, then gpsm publish with the persistent agent.
+#   CALL=9: (x2) the GPU tests without CgGpu (fence_async's auto default, 3fa6102, has run only the
+#           fence and graph tests), experiments/gps-ratio/warp_store_ab.sh, gpsm publish with the persistent agent.
 #   CALL=10: (x4) the jacobi2d cell (e83299a's fix of the 4-GPU regression), then Table 3.1 rows 9-13
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
 #   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs), then
@@ -80,7 +81,9 @@ case "$CALL" in
        "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
        "cgtests:150:$B/gpsm_gpu_tests --gtest_filter='CgGpu.Gps*:CgGpu.PoissonUneven*:CgGpu.SeveralRows*' --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" \
        "fd3d:200:$B/gpsm bench --app fd3d --size 768:h16:z --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json" ;;
-  9) part sssp bash experiments/gps-ratio/warp_store_ab.sh
+  9) part tests bash scripts/device-batch.sh --budget "$(left)" \
+       "tests:150:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml"
+     part sssp bash experiments/gps-ratio/warp_store_ab.sh
      part publish bash scripts/device-batch.sh --budget "$(left)" \
        "persistent:60:GPSM_DECOUPLED_AGENT=persistent $B/gpsm publish --devices $G --mode inline,combine,decoupled --json \$STEP_OUT/publish-persistent.json" ;;
   10) part jacobi bash scripts/device-batch.sh --budget "$(left)" \
