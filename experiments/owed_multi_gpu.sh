@@ -35,15 +35,16 @@
 # not run), and ncu --section SourceCounters of the held kernel against single's. On x4 also: fence_async's default is now auto (the kernel beyond two
 # GPUs, unchanged there); the 4-GPU cells need no re-run for it.
 #   CALL=9: (x2) the GPU tests without CgGpu (fence_async's auto default, 3fa6102, has run only the
-#           fence and graph tests), experiments/gps-ratio/warp_store_ab.sh, gpsm publish with the persistent agent.
+#           fence and graph tests), then gpsm publish with the persistent agent.
+#   CALL=13: (x2) experiments/gps-ratio/warp_store_ab.sh alone (it needs 420 s after the build).
 #   CALL=10: (x4) the jacobi2d cell (e83299a's fix of the 4-GPU regression), then Table 3.1 rows 9-13
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
 #   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs), then
 #           ncu's source counters of sssp's held row kernel against push's on 2 GPUs (rmat:23).
-# Usage on the device: CALL=1|...|12 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+# Usage on the device: CALL=1|...|13 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 12}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 13}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -83,7 +84,6 @@ case "$CALL" in
        "fd3d:200:$B/gpsm bench --app fd3d --size 768:h16:z --gpus 1,$n --paradigm single,memcpy,p2p_inline,rdl,gps,infinite --reps 5 --json \$STEP_OUT/fd3d-scale.json" ;;
   9) part tests bash scripts/device-batch.sh --budget "$(left)" \
        "tests:150:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml"
-     part sssp bash experiments/gps-ratio/warp_store_ab.sh
      part publish bash scripts/device-batch.sh --budget "$(left)" \
        "persistent:60:GPSM_DECOUPLED_AGENT=persistent $B/gpsm publish --devices $G --mode inline,combine,decoupled --json \$STEP_OUT/publish-persistent.json" ;;
   10) part jacobi bash scripts/device-batch.sh --budget "$(left)" \
@@ -96,5 +96,6 @@ case "$CALL" in
       part sssp-ncu bash scripts/device-batch.sh --budget "$(left)" \
         "held:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm gps --reps 1 > \$STEP_OUT/ncu-sssp-gps.log 2>&1" \
         "push:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm p2p_inline --reps 1 > \$STEP_OUT/ncu-sssp-p2p.log 2>&1" ;;
-  *) echo "owed: CALL must be 1 to 12" >&2; exit 2 ;;
+  13) part sssp bash experiments/gps-ratio/warp_store_ab.sh ;;
+  *) echo "owed: CALL must be 1 to 13" >&2; exit 2 ;;
 esac

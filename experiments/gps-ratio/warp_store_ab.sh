@@ -16,6 +16,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${B:?}"
+# No patch is applied unless the revert fits (a left-over patched object would outlive the call).
+[ "${BUDGET:-570}" -ge 420 ] || { echo "warp_store_ab: needs 420 s of budget, has ${BUDGET}; nothing run"; exit 1; }
 P=experiments/gps-ratio
 S="$B/gpsm bench --app sssp --reps 5"
 rebuild='GPSM_JOBS=$(nproc) ./scripts/build.sh >/dev/null 2>&1 || { echo rebuild failed; exit 1; }'
