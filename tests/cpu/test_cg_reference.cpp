@@ -187,3 +187,42 @@ TEST(CgReference, StartHoldsWhatTheGpusUpload) {
   EXPECT_EQ(s.w0[17], row_times(a.row_ptr[17], a.row_ptr[18], a.col.data(), a.val.data(), plan.lanes, at));
   EXPECT_TRUE(make_start(a, plan, Variant::standard, 0).w0.empty());
 }
+
+// The reference's loops run as FMA clones on threads (reference.cpp): every SpMV row, every dot
+// and every update must still be the bits of the plain serial arithmetic (std::fma, rows in order),
+// on a matrix past every parallel threshold: 70,000 rows (vector loops) of 9 (630 k nonzeros).
+TEST(CgReference, ClonedThreadedLoopsComputeTheSerialBits) {
+  const Matrix a = banded(70000, 9, 3);
+  const Plan plan = plan_of(a, 3);
+  const Start st = make_start(a, plan, Variant::pipelined, 0);
+  // w0 = A b, row by row in this file's serial code
+  ASSERT_EQ(st.w0.size(), st.b.size());
+  const auto at = [&](std::int64_t j) { return st.b[j]; };
+  for (std::int64_t i = 0; i < a.n; ++i)
+    ASSERT_EQ(st.w0[i], row_times(a.row_ptr[i], a.row_ptr[i + 1], a.col.data(), a.val.data(), plan.lanes, at)) << i;
+  // one Standard iteration by hand: p0 = r0 = b, q = A p0, alpha = rho0 / (p0, q), x1 = alpha p0,
+  // r1 = r0 - alpha q, rho1 = (r1, r1), each dot in the plan's order
+  const Solve s = reference_solve(a, plan, make_start(a, plan, Variant::standard, 0), Variant::standard, 1);
+  std::vector<double> q(st.b.size()), x(st.b.size()), r(st.b.size());
+  for (std::int64_t i = 0; i < a.n; ++i)
+    q[i] = row_times(a.row_ptr[i], a.row_ptr[i + 1], a.col.data(), a.val.data(), plan.lanes, at);
+  const auto serial_dot = [&](const std::vector<double>& u, const std::vector<double>& v) {
+    std::vector<double> ranks;
+    for (int k = 0; k < plan.ranks; ++k) {
+      std::vector<double> parts;
+      const std::int64_t off = plan.rank[k].rows.begin;
+      for (std::int64_t c = 0; c < plan.chunks(k); ++c) parts.push_back(chunk_partial(plan, k, c, u.data() + off, v.data() + off));
+      ranks.push_back(rank_partial(parts.data(), static_cast<std::int64_t>(parts.size())));
+    }
+    return global_sum(ranks);
+  };
+  EXPECT_EQ(st.rho0, serial_dot(st.b, st.b));
+  const double alpha = cg_ratio(st.rho0, serial_dot(st.b, q));
+  for (std::int64_t i = 0; i < a.n; ++i) {
+    x[i] = fmad(alpha, st.b[i], 0.0);
+    r[i] = fmad(-alpha, q[i], st.b[i]);
+  }
+  ASSERT_EQ(s.iterations, 1);
+  EXPECT_EQ(s.x, x);
+  EXPECT_EQ(s.rho[1], serial_dot(r, r));
+}

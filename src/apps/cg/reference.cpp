@@ -17,6 +17,29 @@ namespace gpsm::apps::cg {
 // Loops over fewer entries run on one thread: forking threads for them costs more than it saves.
 constexpr std::int64_t kParallelFrom = 1 << 16;
 
+// The reference's loops run as functions cloned for FMA hardware where the compiler can
+// (target_clones: the loader picks the clone the CPU runs; flatten inlines fmad into it): on the
+// host build (x86-64, no -mfma) std::fma is otherwise a libm call per use, and the clone's one
+// instruction gives the same correctly rounded result, so the reference's bits do not change. The
+// OpenMP loops call them on blocks (the regions GCC outlines are not cloned themselves).
+// On the 2-core build machine, 50 Standard iterations of banded:63838:222 (crankseg_2's stand-in):
+// 3.85 s before, 0.98 s with the clones and the SpMV's nonzero threshold, the same bits (six
+// matrices, both variants, 2026-11-29).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#define GPSM_FMA_CLONED __attribute__((target_clones("fma", "default"), flatten))
+#else
+#define GPSM_FMA_CLONED
+#endif
+constexpr std::int64_t kBlock = 4096;  // elements (or chunks' rows) a thread takes at a time
+
+// f(first, last) over [0, n) in blocks of kBlock, on all threads when n is large enough.
+template <class F>
+void in_blocks(std::int64_t n, F f) {
+  const std::int64_t blocks = (n + kBlock - 1) / kBlock;
+  GPSM_OMP(parallel for schedule(static) if(n >= kParallelFrom))
+  for (std::int64_t k = 0; k < blocks; ++k) f(k * kBlock, std::min(n, (k + 1) * kBlock));
+}
+
 const char* variant_name(Variant v) { return v == Variant::standard ? "standard" : "pipelined"; }
 
 double chunk_partial(const Plan& plan, int r, std::int64_t c, const double* a, const double* b) {
@@ -33,11 +56,21 @@ double chunk_partial(const Plan& plan, int r, std::int64_t c, const double* a, c
   return block_tree(v);
 }
 
+namespace {
+GPSM_FMA_CLONED void chunk_partials_of(const Plan& plan, int r, const double* a, const double* b, std::int64_t first,
+                                       std::int64_t last, double* parts) {
+  for (std::int64_t c = first; c < last; ++c) parts[c] = chunk_partial(plan, r, c, a, b);
+}
+}  // namespace
+
 std::vector<double> chunk_partials(const Plan& plan, int r, const std::vector<double>& a, const std::vector<double>& b) {
   const std::int64_t off = plan.rank[r].rows.begin, chunks = plan.chunks(r);
   std::vector<double> parts(static_cast<std::size_t>(chunks));
+  const std::int64_t per = std::max<std::int64_t>(1, kBlock / plan.chunk());  // chunks a thread takes at a time
+  const std::int64_t blocks = (chunks + per - 1) / per;
   GPSM_OMP(parallel for schedule(static) if(chunks * plan.chunk() >= kParallelFrom))
-  for (std::int64_t c = 0; c < chunks; ++c) parts[c] = chunk_partial(plan, r, c, a.data() + off, b.data() + off);
+  for (std::int64_t k = 0; k < blocks; ++k)
+    chunk_partials_of(plan, r, a.data() + off, b.data() + off, k * per, std::min(chunks, (k + 1) * per), parts.data());
   return parts;
 }
 
@@ -68,11 +101,23 @@ double partitioned_dot(const Plan& plan, const std::vector<double>& a, const std
 
 namespace {
 
-// y = A x with the lanes' order (x given as a global vector).
+// Rows [begin, end) of y = A x with the lanes' order (GPSM_FMA_CLONED).
+GPSM_FMA_CLONED void spmv_rows(const Matrix& a, int lanes, const double* x, double* y, std::int64_t begin, std::int64_t end) {
+  const auto at = [x](std::int64_t j) { return x[j]; };
+  for (std::int64_t i = begin; i < end; ++i)
+    y[i] = row_times(a.row_ptr[i], a.row_ptr[i + 1], a.col.data(), a.val.data(), lanes, at);
+}
+
+// y = A x with the lanes' order (x given as a global vector). Threads take blocks of rows as they
+// come (a dense row does not hold up one thread's static share), and the work decides whether to
+// fork: the nonzeros, not the rows (Table 3.1's crankseg_2 stand-in, 63,838 rows of 222, ran
+// serial under a row threshold: 60 s of the 4xH200 Table 3.1 call per variant at 1000 iterations).
 void spmv(const Matrix& a, int lanes, const std::vector<double>& x, std::vector<double>& y) {
-  const auto at = [&](std::int64_t j) { return x[j]; };
-  GPSM_OMP(parallel for schedule(static) if(a.n >= kParallelFrom))
-  for (std::int64_t i = 0; i < a.n; ++i) y[i] = row_times(a.row_ptr[i], a.row_ptr[i + 1], a.col.data(), a.val.data(), lanes, at);
+  constexpr std::int64_t kRows = 256;
+  const std::int64_t blocks = (a.n + kRows - 1) / kRows;
+  GPSM_OMP(parallel for schedule(dynamic) if(a.nnz() >= kParallelFrom))
+  for (std::int64_t k = 0; k < blocks; ++k)
+    spmv_rows(a, lanes, x.data(), y.data(), k * kRows, std::min(a.n, (k + 1) * kRows));
 }
 
 double norm2(const std::vector<double>& x) {
@@ -80,6 +125,33 @@ double norm2(const std::vector<double>& x) {
   GPSM_OMP(parallel for schedule(static) reduction(+ : s) if(static_cast<std::int64_t>(x.size()) >= kParallelFrom))
   for (std::size_t i = 0; i < x.size(); ++i) s += x[i] * x[i];
   return std::sqrt(s);
+}
+
+// The solves' vector updates on elements [f, l) (GPSM_FMA_CLONED).
+GPSM_FMA_CLONED void search_direction(double beta, const double* p, const double* r, double* pk, std::int64_t f,
+                                      std::int64_t l) {
+  for (std::int64_t j = f; j < l; ++j) pk[j] = fmad(beta, p[j], r[j]);
+}
+GPSM_FMA_CLONED void standard_update(double alpha, const double* pk, const double* q, double* x, double* r,
+                                     std::int64_t f, std::int64_t l) {
+  for (std::int64_t j = f; j < l; ++j) {
+    x[j] = fmad(alpha, pk[j], x[j]);
+    r[j] = fmad(-alpha, q[j], r[j]);
+  }
+}
+struct PipeVectors {
+  double *z, *s, *p, *x, *r, *w;
+};
+GPSM_FMA_CLONED void pipelined_update(double alpha, double beta, const double* nv, PipeVectors v, std::int64_t f,
+                                      std::int64_t l) {
+  for (std::int64_t j = f; j < l; ++j) {
+    v.z[j] = fmad(beta, v.z[j], nv[j]);
+    v.s[j] = fmad(beta, v.s[j], v.w[j]);
+    v.p[j] = fmad(beta, v.p[j], v.r[j]);
+    v.x[j] = fmad(alpha, v.p[j], v.x[j]);
+    v.r[j] = fmad(-alpha, v.s[j], v.r[j]);
+    v.w[j] = fmad(-alpha, v.z[j], v.w[j]);
+  }
 }
 
 bool done(double rho, double threshold) { return rho == 0.0 || (threshold > 0 && std::sqrt(rho) <= threshold); }
@@ -94,17 +166,14 @@ Solve standard(const Matrix& a, const Plan& plan, const Start& st, int iters) {
   int k = 0;
   if (!done(rho, st.threshold)) {
     while (k < iters) {
-      GPSM_OMP(parallel for schedule(static) if(n >= kParallelFrom))
-      for (std::int64_t j = 0; j < n; ++j) pk[j] = fmad(beta, p[j], r[j]);
+      in_blocks(n, [&](std::int64_t f, std::int64_t l) { search_direction(beta, p.data(), r.data(), pk.data(), f, l); });
       spmv(a, plan.lanes, pk, q);
       const double pq = partitioned_dot(plan, pk, q);
       if (pq == 0.0) break;
       const double alpha = cg_ratio(rho, pq);
-      GPSM_OMP(parallel for schedule(static) if(n >= kParallelFrom))
-      for (std::int64_t j = 0; j < n; ++j) {
-        out.x[j] = fmad(alpha, pk[j], out.x[j]);
-        r[j] = fmad(-alpha, q[j], r[j]);
-      }
+      in_blocks(n, [&](std::int64_t f, std::int64_t l) {
+        standard_update(alpha, pk.data(), q.data(), out.x.data(), r.data(), f, l);
+      });
       out.max_x_norm = std::max(out.max_x_norm, norm2(out.x));
       const double rr = partitioned_dot(plan, r, r);
       out.rho.push_back(rr);
@@ -136,15 +205,9 @@ Solve pipelined(const Matrix& a, const Plan& plan, const Start& st, int iters) {
     if (den == 0.0) break;
     const double alpha = cg_ratio(gamma, den);
     spmv(a, plan.lanes, w, nv);
-    GPSM_OMP(parallel for schedule(static) if(n >= kParallelFrom))
-    for (std::int64_t j = 0; j < n; ++j) {
-      z[j] = fmad(beta, z[j], nv[j]);
-      s[j] = fmad(beta, s[j], w[j]);
-      p[j] = fmad(beta, p[j], r[j]);
-      out.x[j] = fmad(alpha, p[j], out.x[j]);
-      r[j] = fmad(-alpha, s[j], r[j]);
-      w[j] = fmad(-alpha, z[j], w[j]);
-    }
+    in_blocks(n, [&](std::int64_t f, std::int64_t l) {
+      pipelined_update(alpha, beta, nv.data(), {z.data(), s.data(), p.data(), out.x.data(), r.data(), w.data()}, f, l);
+    });
     out.max_x_norm = std::max(out.max_x_norm, norm2(out.x));
     gamma_prev = gamma;
     alpha_prev = alpha;
