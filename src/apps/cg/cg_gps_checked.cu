@@ -1,0 +1,16 @@
+// CG's gps paradigm: the checked Standard kernels with q kept in g.q,
+// one file of their own so that the build compiles them beside the rest (cg_gps_std.cuh).
+#include "apps/cg/cg_gps_std.cuh"
+
+namespace gpsm::apps::cg {
+
+const void* gps_std_checked_kernel(int lanes, EntryKind kind) {
+  const void* k = nullptr;
+  with_shape(lanes, kind, [&](auto l, auto v, auto ix) {
+    constexpr int kL = decltype(l)::value;
+    k = reinterpret_cast<const void*>(gps_std_kernel_gps<kL, decltype(v), decltype(ix), false>);
+  });
+  return k;
+}
+
+}  // namespace gpsm::apps::cg
