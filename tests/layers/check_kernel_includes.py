@@ -18,11 +18,11 @@ gpsm/gps/context.hpp, to prove the check can fail: the test suite runs it once o
 """
 import argparse
 import os
-import re
 import sys
 
+from check_layers import INCLUDE  # the layering check's reading of an #include line (same folder)
+
 FORBIDDEN = "gpsm/gps/context.hpp"
-INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 
 def resolve(root, including_dir, header):

@@ -30,14 +30,21 @@ constexpr std::int64_t kParallelFrom = 1 << 16;
 #else
 #define GPSM_FMA_CLONED
 #endif
-constexpr std::int64_t kBlock = 4096;  // elements (or chunks' rows) a thread takes at a time
+constexpr std::int64_t kBlock = 4096;  // vector elements a thread takes at a time
 
-// f(first, last) over [0, n) in blocks of kBlock, on all threads when n is large enough.
+// f(first, last) over [0, n) in blocks of `per`, taken by the threads as they come (a dense
+// matrix row does not hold up one thread's static share) when `parallel`, else in order on this
+// thread. Every block's work is its own, so the result does not depend on the threads.
+template <class F>
+void in_blocks(std::int64_t n, std::int64_t per, bool parallel, F f) {
+  const std::int64_t blocks = (n + per - 1) / per;
+  GPSM_OMP(parallel for schedule(dynamic) if(parallel))
+  for (std::int64_t k = 0; k < blocks; ++k) f(k * per, std::min(n, (k + 1) * per));
+}
+// The vector loops: blocks of kBlock elements, forked from kParallelFrom elements.
 template <class F>
 void in_blocks(std::int64_t n, F f) {
-  const std::int64_t blocks = (n + kBlock - 1) / kBlock;
-  GPSM_OMP(parallel for schedule(static) if(n >= kParallelFrom))
-  for (std::int64_t k = 0; k < blocks; ++k) f(k * kBlock, std::min(n, (k + 1) * kBlock));
+  in_blocks(n, kBlock, n >= kParallelFrom, f);
 }
 
 const char* variant_name(Variant v) { return v == Variant::standard ? "standard" : "pipelined"; }
@@ -66,11 +73,10 @@ GPSM_FMA_CLONED void chunk_partials_of(const Plan& plan, int r, const double* a,
 std::vector<double> chunk_partials(const Plan& plan, int r, const std::vector<double>& a, const std::vector<double>& b) {
   const std::int64_t off = plan.rank[r].rows.begin, chunks = plan.chunks(r);
   std::vector<double> parts(static_cast<std::size_t>(chunks));
-  const std::int64_t per = std::max<std::int64_t>(1, kBlock / plan.chunk());  // chunks a thread takes at a time
-  const std::int64_t blocks = (chunks + per - 1) / per;
-  GPSM_OMP(parallel for schedule(static) if(chunks * plan.chunk() >= kParallelFrom))
-  for (std::int64_t k = 0; k < blocks; ++k)
-    chunk_partials_of(plan, r, a.data() + off, b.data() + off, k * per, std::min(chunks, (k + 1) * per), parts.data());
+  const std::int64_t per = std::max<std::int64_t>(1, kBlock / plan.chunk());  // about kBlock rows a block
+  in_blocks(chunks, per, chunks * plan.chunk() >= kParallelFrom, [&](std::int64_t f, std::int64_t l) {
+    chunk_partials_of(plan, r, a.data() + off, b.data() + off, f, l, parts.data());
+  });
   return parts;
 }
 
@@ -108,16 +114,13 @@ GPSM_FMA_CLONED void spmv_rows(const Matrix& a, int lanes, const double* x, doub
     y[i] = row_times(a.row_ptr[i], a.row_ptr[i + 1], a.col.data(), a.val.data(), lanes, at);
 }
 
-// y = A x with the lanes' order (x given as a global vector). Threads take blocks of rows as they
-// come (a dense row does not hold up one thread's static share), and the work decides whether to
-// fork: the nonzeros, not the rows (Table 3.1's crankseg_2 stand-in, 63,838 rows of 222, ran
-// serial under a row threshold: 60 s of the 4xH200 Table 3.1 call per variant at 1000 iterations).
+// y = A x with the lanes' order (x given as a global vector), 256 rows a block; the work decides
+// whether to fork: the nonzeros, not the rows (Table 3.1's crankseg_2 stand-in, 63,838 rows of
+// 222, ran serial under a row threshold: 60 s of the 4xH200 Table 3.1 call per variant at 1000
+// iterations).
 void spmv(const Matrix& a, int lanes, const std::vector<double>& x, std::vector<double>& y) {
-  constexpr std::int64_t kRows = 256;
-  const std::int64_t blocks = (a.n + kRows - 1) / kRows;
-  GPSM_OMP(parallel for schedule(dynamic) if(a.nnz() >= kParallelFrom))
-  for (std::int64_t k = 0; k < blocks; ++k)
-    spmv_rows(a, lanes, x.data(), y.data(), k * kRows, std::min(a.n, (k + 1) * kRows));
+  in_blocks(a.n, 256, a.nnz() >= kParallelFrom,
+            [&](std::int64_t f, std::int64_t l) { spmv_rows(a, lanes, x.data(), y.data(), f, l); });
 }
 
 double norm2(const std::vector<double>& x) {
