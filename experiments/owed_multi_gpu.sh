@@ -41,7 +41,7 @@
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
 #   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs), then
 #           ncu's source counters of sssp's held row kernel against push's on 2 GPUs (rmat:23).
-# Usage on the device: CALL=1|...|13 G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+# Usage on the device: CALL=1|...|13 (or a list, e.g. 9,12: one after the other in one budget) G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 13}"
@@ -56,7 +56,8 @@ part() {  # part FOLDER [VAR=VALUE...] SCRIPT: the script with what is left of t
   env OUT="$out/$dir" BUDGET="$l" B="$B" G="$G" "$@"
 }
 mkdir -p "$out"
-case "$CALL" in
+for call in ${CALL//,/ }; do
+case "$call" in
   1) part tests bash scripts/device-batch.sh --budget "$(left)" \
        "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
        "cgtests:400:$B/gpsm_gpu_tests --gtest_filter=CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml"
@@ -97,5 +98,6 @@ case "$CALL" in
         "held:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm gps --reps 1 > \$STEP_OUT/ncu-sssp-gps.log 2>&1" \
         "push:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm p2p_inline --reps 1 > \$STEP_OUT/ncu-sssp-p2p.log 2>&1" ;;
   13) part sssp bash experiments/gps-ratio/warp_store_ab.sh ;;
-  *) echo "owed: CALL must be 1 to 13" >&2; exit 2 ;;
+  *) echo "owed: CALL must be 1 to 13 (or a comma list of them)" >&2; exit 2 ;;
 esac
+done
