@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpsm/error.hpp"
+#include "runtime/async_fence_plan.hpp"
 #include "runtime/bulk_plan.hpp"
 #include "gpsm/gps/context.hpp"
 #include "runtime/runtime_state.hpp"
@@ -57,6 +58,8 @@ ArrayState::ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_s
     }
     GPSM_CUDA(cudaHostAlloc(&stop, kMaxDevices * sizeof(std::uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
     std::memset(stop, 0, kMaxDevices * sizeof(std::uint32_t));
+    GPSM_CUDA(cudaHostAlloc(&spill_hint, sizeof(std::uint32_t), cudaHostAllocMapped | cudaHostAllocPortable));
+    *spill_hint = 0u;
     upload_masks();
     c->sync_all();  // zeroed state is complete before any view (and so any peer) can see it
   } catch (...) {
@@ -87,6 +90,8 @@ void ArrayState::release() {
   }
   if (stop != nullptr) cudaFreeHost(stop);
   stop = nullptr;
+  if (spill_hint != nullptr) cudaFreeHost(spill_hint);
+  spill_hint = nullptr;
   auto& v = ctx->arrays;
   v.erase(std::remove(v.begin(), v.end(), this), v.end());
   ctx = nullptr;
@@ -167,6 +172,71 @@ void ArrayState::read_controls(std::vector<Control>& snap, bool reset) {
 // Host cost per round: the launches (drain and unpack per chunk) and one batched control read,
 // with the control blocks reset on the device in the same stream. Drain kernels of clean sources
 // exit at once (dirty_any == 0); unpack kernels find no directory entries from them.
+void ArrayState::enqueue_drain_round(bool spill_direct) {
+  const int n = ctx->size();
+  const bool profile = ctx->settings.profile_fence;
+  // Chunks of blocks: receivers unpack chunk c while sources drain chunk c + 1. Without inbound
+  // areas (fence_async before any was allocated) every packed record spills: no unpack.
+  const bool unpack = inbound_capacity > 0;
+  const std::uint64_t nb = blocks();
+  const int chunks = static_cast<int>(std::clamp<std::uint64_t>(nb / 1024, 1, ContextImpl::kFenceChunks));
+  for (int c = 0; c < chunks; ++c) {
+    const std::uint64_t lo = nb * c / chunks, hi = nb * (c + 1) / chunks;
+    for (int s = 0; s < n; ++s) {
+      DrainArgs a;
+      a.src = reinterpret_cast<const std::uint32_t*>(dev[s].replica);
+      a.dirty = dev[s].dirty;
+      a.masks = dev[s].masks;
+      a.ctl = dev[s].ctl;
+      for (int d = 0; d < n; ++d) {
+        a.dst[d] = reinterpret_cast<std::uint32_t*>(dev[d].replica);
+        a.off[d] = dev[d].in_off[s];
+        a.val[d] = dev[d].in_val[s];
+        a.dir[d] = dev[d].in_dir[s];
+      }
+      a.counters = counting ? dev[s].counters : nullptr;
+      a.lines = g.lines();
+      a.first_block = lo;
+      a.last_block = hi;
+      a.capacity = inbound_capacity;
+      a.page_shift = g.page_shift;
+      a.block_lines = block_lines_for(g.page_shift);
+      a.self = s;
+      a.devices = n;
+      a.spill_direct = spill_direct;
+      a.spill_hint = spill_direct ? spill_hint : nullptr;
+      ctx->set(s);
+      if (profile && c == 0) GPSM_CUDA(cudaEventRecord(ctx->prof[0][s], ctx->streams[s]));
+      launch_drain(a, ctx->streams[s]);
+      GPSM_CUDA(cudaEventRecord(ctx->chunk_events[static_cast<std::size_t>(c) * n + s], ctx->streams[s]));
+      if (profile && c == chunks - 1) GPSM_CUDA(cudaEventRecord(ctx->prof[1][s], ctx->streams[s]));
+    }
+    for (int d = 0; d < n; ++d) {
+      ctx->set(d);
+      UnpackArgs u;
+      for (int s = 0; s < n; ++s) {
+        if (s == d) continue;
+        GPSM_CUDA(cudaStreamWaitEvent(ctx->side[d], ctx->chunk_events[static_cast<std::size_t>(c) * n + s], 0));
+        u.off[s] = dev[d].in_off[s];
+        u.val[s] = dev[d].in_val[s];
+        u.dir[s] = dev[d].in_dir[s];
+      }
+      u.words = reinterpret_cast<std::uint32_t*>(dev[d].replica);
+      u.lines = g.lines();
+      u.first_block = lo;
+      u.last_block = hi;
+      u.block_lines = block_lines_for(g.page_shift);
+      u.self = d;
+      u.devices = n;
+      if (unpack) launch_unpack(u, ctx->side[d]);
+    }
+  }
+  for (int d = 0; d < n; ++d) {
+    ctx->set(d);
+    GPSM_CUDA(cudaEventRecord(ctx->events[d], ctx->side[d]));
+  }
+}
+
 void ArrayState::drain_rounds(std::vector<Control>& snap) {
   const int n = ctx->size();
   if (n == 1) {  // nothing to publish to; forget the marks
@@ -183,61 +253,9 @@ void ArrayState::drain_rounds(std::vector<Control>& snap) {
   const bool profile = ctx->settings.profile_fence;
   for (int round = 1;; ++round) {
     const auto t_round = std::chrono::steady_clock::now();
-    // Chunks of blocks: receivers unpack chunk c while sources drain chunk c + 1.
-    const std::uint64_t nb = blocks();
-    const int chunks = static_cast<int>(std::clamp<std::uint64_t>(nb / 1024, 1, ContextImpl::kFenceChunks));
-    for (int c = 0; c < chunks; ++c) {
-      const std::uint64_t lo = nb * c / chunks, hi = nb * (c + 1) / chunks;
-      for (int s = 0; s < n; ++s) {
-        DrainArgs a;
-        a.src = reinterpret_cast<const std::uint32_t*>(dev[s].replica);
-        a.dirty = dev[s].dirty;
-        a.masks = dev[s].masks;
-        a.ctl = dev[s].ctl;
-        for (int d = 0; d < n; ++d) {
-          a.dst[d] = reinterpret_cast<std::uint32_t*>(dev[d].replica);
-          a.off[d] = dev[d].in_off[s];
-          a.val[d] = dev[d].in_val[s];
-          a.dir[d] = dev[d].in_dir[s];
-        }
-        a.counters = counting ? dev[s].counters : nullptr;
-        a.lines = g.lines();
-        a.first_block = lo;
-        a.last_block = hi;
-        a.capacity = inbound_capacity;
-        a.page_shift = g.page_shift;
-        a.block_lines = block_lines_for(g.page_shift);
-        a.self = s;
-        a.devices = n;
-        ctx->set(s);
-        if (profile && c == 0) GPSM_CUDA(cudaEventRecord(ctx->prof[0][s], ctx->streams[s]));
-        launch_drain(a, ctx->streams[s]);
-        GPSM_CUDA(cudaEventRecord(ctx->chunk_events[static_cast<std::size_t>(c) * n + s], ctx->streams[s]));
-        if (profile && c == chunks - 1) GPSM_CUDA(cudaEventRecord(ctx->prof[1][s], ctx->streams[s]));
-      }
-      for (int d = 0; d < n; ++d) {
-        ctx->set(d);
-        UnpackArgs u;
-        for (int s = 0; s < n; ++s) {
-          if (s == d) continue;
-          GPSM_CUDA(cudaStreamWaitEvent(ctx->side[d], ctx->chunk_events[static_cast<std::size_t>(c) * n + s], 0));
-          u.off[s] = dev[d].in_off[s];
-          u.val[s] = dev[d].in_val[s];
-          u.dir[s] = dev[d].in_dir[s];
-        }
-        u.words = reinterpret_cast<std::uint32_t*>(dev[d].replica);
-        u.lines = g.lines();
-        u.first_block = lo;
-        u.last_block = hi;
-        u.block_lines = block_lines_for(g.page_shift);
-        u.self = d;
-        u.devices = n;
-        launch_unpack(u, ctx->side[d]);
-      }
-    }
+    enqueue_drain_round(false);
     for (int d = 0; d < n; ++d) {  // the control read below is ordered after every unpack
       ctx->set(d);
-      GPSM_CUDA(cudaEventRecord(ctx->events[d], ctx->side[d]));
       GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[d], ctx->events[d], 0));
       if (profile) GPSM_CUDA(cudaEventRecord(ctx->prof[2][d], ctx->streams[d]));
     }
@@ -385,11 +403,16 @@ void ArrayState::settle() {
     }
     learner.observe(counts);
   }
-  for (int r = 0; r < n; ++r) {
+  enqueue_settle();
+}
+
+void ArrayState::enqueue_settle() {
+  for (int r = 0; r < ctx->size(); ++r) {
     SettleArgs a;
     a.count = dev[r].dcount;
     a.expect = dev[r].dexpect;
     a.done = dev[r].ddone;
+    a.ready = dev[r].dready;
     a.dirty = dev[r].dirty;
     a.ctl = dev[r].ctl;
     a.chunks = layout.chunks();
@@ -401,6 +424,47 @@ void ArrayState::settle() {
   }
   // The drain and bulk copy that follow read the control blocks on the same streams.
   ++epoch;
+}
+
+bool ArrayState::agent_running() const {
+  for (const PerDevice& d : dev)
+    if (d.armed != 0u) return true;
+  return false;
+}
+
+void ArrayState::check_async(bool capturing) const {
+  const AsyncDrainPlan p = plan_async_drain(view_modes | mode_bit(mode), capturing, agent_running(), 0, false);
+  if (!p.refuse.empty()) throw gpsm::Error("gpsm: fence_async() with array '" + name + "' " + p.refuse);
+}
+
+void ArrayState::async_drain(bool capturing) {
+  const int n = ctx->size();
+  const AsyncDrainPlan p = plan_async_drain(view_modes | mode_bit(mode), capturing, agent_running(), inbound_capacity,
+                                            *reinterpret_cast<volatile std::uint32_t*>(spill_hint) != 0u);
+  view_modes = 0;
+  if (!p.drain) return;
+  if (p.grow) {
+    if (inbound_capacity != 0) ctx->sync_all();  // no drain in flight still writes the old areas
+    grow_inbound = inbound_capacity != 0;
+    *spill_hint = 0u;
+    ensure_inbound();
+  }
+  // Persistent agents stop once the kernels before the fence have ended; the settle waits for them.
+  for (int r = 0; r < n; ++r) {
+    if (dev[r].armed == 0u) continue;
+    ctx->set(r);
+    launch_raise_stop(stop + r, dev[r].armed, ctx->streams[r]);
+    GPSM_CUDA(cudaEventRecord(ctx->agent_events[r], ctx->agent_streams[r]));
+    GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[r], ctx->agent_events[r], 0));
+    dev[r].armed = 0u;
+  }
+  if (decoupled_used) enqueue_settle();
+  enqueue_drain_round(true);
+  for (int r = 0; r < n; ++r) {  // each stream after its own unpack; the control blocks restart
+    ctx->set(r);
+    GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[r], ctx->events[r], 0));
+    launch_reset_control(dev[r].ctl, ctx->streams[r]);
+  }
 }
 
 void ArrayState::forget_learned() {
@@ -496,6 +560,7 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
     throw gpsm::Error("gpsm: view for rank " + std::to_string(rank) + " of a " + std::to_string(st.ctx->size()) +
                       "-device context");
   check_publish_mode(mode);
+  st.view_modes |= 1u << static_cast<unsigned>(mode);
   ViewCore c;
   for (int d = 0; d < st.ctx->size(); ++d) {
     c.replica[d] = st.dev[d].replica;

@@ -110,6 +110,7 @@ void ContextImpl::fence() {
   async_fences = 0;
   std::vector<Control> snap;
   for (ArrayState* a : arrays) {
+    a->view_modes = 0;
     a->settle();  // decoupled: chunks pushed complete leave the dirty map first
     if (a->mode == PublishMode::bulk) {
       a->bulk_copy(snap);
@@ -139,8 +140,14 @@ void ContextImpl::require_inline(const char* what) const {
 }
 
 // Inline arrays have nothing pending once the kernels that stored end (every store went to every
-// subscriber as it was issued), so the fence is a cross-GPU barrier on the streams: each rank's
-// next work waits for every rank's earlier work. No host wait, no drain (docs/gps.md).
+// subscriber as it was issued), so for them the fence is a cross-GPU barrier on the streams: each
+// rank's next work waits for every rank's earlier work. No host wait (docs/gps.md).
+// Combine and decoupled arrays (and inline arrays written through such views since the last
+// fence) are first drained on the streams: the persistent agents stopped from the device, the
+// decoupled settle, then one drain round whose records that do not fit the inbound areas go as
+// word stores (spill_direct) instead of waiting for a host-decided second round. The barrier
+// after it orders every rank's later work after every drain and unpack. While tracking, the
+// learner reads each interval's store counts on the host: fence_async is then fence().
 //
 // AsyncFence::kernel (the default beyond two GPUs, resolve_async_fence): a one-block kernel per
 // GPU meeting the others through the context's counters (the device barrier, with its own counter
@@ -151,9 +158,32 @@ void ContextImpl::require_inline(const char* what) const {
 // (n (n - 1) cross-GPU edges: two on two GPUs, with no launch).
 void ContextImpl::fence_async() {
   const int n = size();
-  require_inline("fence_async()");
+  if (n == 1) {  // one stream: its own order is the fence (the host fence forgets the dirty marks)
+    ++async_fences;
+    return;
+  }
+  if (tracking) {
+    fence();
+    return;
+  }
+  drain_on_streams();
   ++async_fences;
-  if (n == 1) return;  // one stream: its own order is the fence
+  stream_barrier();
+}
+
+void ContextImpl::drain_on_streams() {
+  bool capturing = false;
+  for (cudaStream_t s : streams) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    GPSM_CUDA(cudaStreamIsCapturing(s, &st));
+    capturing = capturing || st != cudaStreamCaptureStatusNone;
+  }
+  for (const ArrayState* a : arrays) a->check_async(capturing);  // before anything is enqueued
+  for (ArrayState* a : arrays) a->async_drain(capturing);
+}
+
+void ContextImpl::stream_barrier() {
+  const int n = size();
   if (resolve_async_fence(settings.async_fence, n) == AsyncFence::kernel) {
     for (int r = 0; r < n; ++r) {
       set(r);
@@ -219,10 +249,12 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
   c.barrier_counters.resize(n);
   c.fence_states.resize(n);
   c.agent_streams.resize(n);
+  c.agent_events.resize(n);
   for (int r = 0; r < n; ++r) {
     c.set(r);
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.agent_streams[r], cudaStreamNonBlocking));
+    GPSM_CUDA(cudaEventCreateWithFlags(&c.agent_events[r], cudaEventDisableTiming));
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.side[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaEventCreateWithFlags(&c.events[r], cudaEventDisableTiming));
     for (int k = 0; k < detail::ContextImpl::kFenceChunks; ++k)
@@ -274,6 +306,7 @@ Context::~Context() {
       if (!v.empty()) cudaEventDestroy(v[r]);
     cudaStreamDestroy(c.side[r]);
     cudaStreamDestroy(c.agent_streams[r]);
+    if (c.agent_events[r] != nullptr) cudaEventDestroy(c.agent_events[r]);
     cudaStreamDestroy(c.streams[r]);
   }
   if (c.record != nullptr) cudaFreeHost(c.record);

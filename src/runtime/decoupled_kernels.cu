@@ -24,6 +24,12 @@ __device__ __forceinline__ void group_sync(unsigned group, unsigned nthreads) {
 
 __global__ void clear_dirty_any_kernel(Control* c) { c->dirty_any = 0u; }
 
+// stop_agent on the device: after the stream's kernels (whose chunks the agent pushes) have ended.
+__global__ void raise_stop_kernel(std::uint32_t* stop, std::uint32_t generation) {
+  __threadfence_system();
+  *reinterpret_cast<volatile std::uint32_t*>(stop) = generation;
+}
+
 // One thread per chunk: a chunk whose counter reached exactly its learned count and that an agent
 // pushed this epoch was delivered; every store counted for it happened before the completing
 // add, so its dirty bits are stale and are cleared. Any other chunk keeps its dirty bits for the
@@ -46,7 +52,12 @@ __global__ void settle_kernel(SettleArgs a) {
         break;
       }
     }
+    // The interval's words are zeroed, not only outdated by the next epoch: a loop captured into
+    // a CUDA graph replays one epoch value, and a chunk marked done or ready in the last replay
+    // must not pass for pushed in this one.
     a.count[c] = 0ull;
+    a.done[c] = 0u;
+    a.ready[c] = 0u;
   }
   if (__syncthreads_or(any) && threadIdx.x == 0) a.ctl->dirty_any = 1u;
 }
@@ -113,6 +124,11 @@ void launch_settle(const SettleArgs& a, cudaStream_t s) {
   if (a.chunks == 0) return;
   const std::uint64_t blocks = (a.chunks + kSettleThreads - 1) / kSettleThreads;
   settle_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kSettleThreads, 0, s>>>(a);
+  GPSM_CUDA_LAUNCH();
+}
+
+void launch_raise_stop(std::uint32_t* stop, std::uint32_t generation, cudaStream_t s) {
+  raise_stop_kernel<<<1, 1, 0, s>>>(stop, generation);
   GPSM_CUDA_LAUNCH();
 }
 

@@ -123,7 +123,21 @@ __global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_ke
         for (std::uint32_t S = subs; S != 0u; S &= S - 1u) atomicAdd(&a.counters->useful_bytes[__ffs(S) - 1], 4ull * n);
     }
     __syncthreads();
-    if (s_fail) {
+    if (s_fail && a.spill_direct) {
+      // fence_async has no second round: the record's words go to every subscriber as word
+      // stores (the same words and values, a sector on the link each), and the next fence_async
+      // outside stream capture doubles the inbound areas.
+      for (std::uint32_t S = subs; S != 0u; S &= S - 1u) {
+        const int d = __ffs(S) - 1;
+        for (unsigned i = threadIdx.x; i < n; i += kDrainThreads) a.dst[d][first * kLineWords + s_off[i]] = s_val[i];
+        if (a.counters != nullptr && threadIdx.x == 0) count(a.counters, d, 4ull * n, 1ull * kSectorBytes * n, n);
+      }
+      if (threadIdx.x == 0) {
+        atomicAdd(&a.ctl->spilled, 1u);
+        if (a.spill_hint != nullptr) *reinterpret_cast<volatile std::uint32_t*>(a.spill_hint) = 1u;
+      }
+    }
+    if (s_fail && !a.spill_direct) {
       if (threadIdx.x == 0) a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
     } else {
       for (unsigned j = threadIdx.x; j < nl; j += kDrainThreads)
@@ -174,11 +188,13 @@ __global__ void __launch_bounds__(kThreads) unpack_kernel(UnpackArgs a) {
 }
 
 // End of a fence round, in stream order after the round's kernels: the counters restart; lines
-// that did not fit stay dirty (dirty_any kept set) for the next round; sys_any is the fence's.
+// that did not fit stay dirty (dirty_any kept set) for the next round (fence_async's spilled
+// blocks went as word stores: nothing stays); sys_any is the fence's.
 __global__ void reset_control_kernel(Control* c) {
   const bool again = c->overflow != 0u;
   c->dirty_any = again ? 1u : 0u;
   c->overflow = 0u;
+  c->spilled = 0u;
   c->reserved = 0ull;
 }
 

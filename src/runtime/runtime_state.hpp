@@ -20,7 +20,7 @@ struct Control {
   std::uint32_t dirty_any;  // a store or atomic marked a word since the last fence
   std::uint32_t overflow;   // a drain could not queue every packed entry (another round follows)
   std::uint32_t sys_any;    // a strong access hit a replicated page
-  std::uint32_t pad;
+  std::uint32_t spilled;    // fence_async: blocks whose packed record did not fit, sent as word stores
   unsigned long long reserved;  // inbound entries reserved this round (one range serves every subscriber)
 };
 
@@ -45,6 +45,7 @@ struct ContextImpl {
   bool tracking = false;
   std::vector<DeviceFenceState*> fence_states;  // one per device, on that device (device_fences)
   std::vector<cudaStream_t> agent_streams;      // decoupled mode's persistent agents, one per device
+  std::vector<cudaEvent_t> agent_events;        // fence_async: the stopped agent has ended, per device
 
   // Ends every armed persistent agent: waits for the context's streams (the kernels whose chunks
   // the agents push), then raises each agent's stop word. sync_all() starts with it, so no wait
@@ -61,6 +62,11 @@ struct ContextImpl {
   void fence_async();
   // Throws unless every live array publishes inline (what a fence without the host drain needs).
   void require_inline(const char* what) const;
+  // fence_async's cross-GPU barrier on the streams (events on two GPUs, the barrier kernel beyond).
+  void stream_barrier();
+  // fence_async's drain of the arrays holding dirty words (combine, decoupled, or non-inline views
+  // since the last fence): settle and one drain round each, enqueued on the streams.
+  void drain_on_streams();
   int async_fences = 0;  // fence_async() calls since the last fence(): strong accesses in between are an error
 };
 
@@ -116,6 +122,12 @@ struct ArrayState {
   std::uint32_t generation = 0;  // persistent agents launched so far
   std::uint32_t* stop = nullptr; // host-mapped, one word per device: an agent of generation g ends when it reaches g
   bool decoupled_used = false;   // a decoupled view was taken: the fence settles the counters
+  // Publish modes of the views taken since the last fence (bit 1 << mode): an inline array with a
+  // combine or decoupled view has dirty words for fence_async to drain.
+  mutable std::uint32_t view_modes = 0;
+  // Host-mapped: a drain of fence_async spilled a block (its inbound areas are too small); the next
+  // fence_async outside stream capture doubles them.
+  std::uint32_t* spill_hint = nullptr;
 
   ArrayState(ContextImpl* c, std::uint64_t bytes, std::uint32_t page_shift, PublishMode m, std::string nm,
              std::uint64_t chunk_bytes, DecoupledAgent a);
@@ -130,6 +142,18 @@ struct ArrayState {
   // Fence steps (callers have synchronized every device).
   // Each returns the control blocks as they were at the end of its last round (sys_any kept).
   void drain_rounds(std::vector<Control>& snap);
+  // One drain round enqueued on the context's streams (drain per chunk of blocks on `streams`,
+  // unpack on `side`), ending with each side stream's completion recorded in ctx->events.
+  // spill_direct (fence_async): a block whose packed record does not fit goes as word stores
+  // instead of staying dirty for another round, so one round publishes everything.
+  void enqueue_drain_round(bool spill_direct);
+  // fence_async's part of this array: stops its persistent agents on the device, settles and
+  // drains in one round, all on the streams (nothing for an inline array without other views).
+  // check_async first throws for what it cannot do: bulk (its copies are planned on the host), a
+  // persistent agent in stream capture.
+  void check_async(bool capturing) const;
+  bool agent_running() const;  // a persistent agent of this array is armed on some device
+  void async_drain(bool capturing);
   void bulk_copy(std::vector<Control>& snap);
   void demote_strong_pages(const std::vector<Control>& snap);
   // One asynchronous read of every device's control block, then one wait (pinned staging).
@@ -144,6 +168,7 @@ struct ArrayState {
   void arm_agent(int rank);
   void stop_agent(int rank);
   void settle();
+  void enqueue_settle();  // settle's device part, on the streams (no tracking: nothing read back)
   void learn();
   void forget_learned();
 };
@@ -167,6 +192,10 @@ struct DrainArgs {
   std::uint32_t block_lines = kMaxBlockLines;
   std::int32_t self = 0;
   std::int32_t devices = 0;
+  // fence_async: a record that does not fit goes as word stores to every subscriber (and raises
+  // spill_hint) instead of leaving the block dirty for a second round.
+  bool spill_direct = false;
+  std::uint32_t* spill_hint = nullptr;  // host-mapped
 };
 // Receiver side: merge every source's records of blocks [first_block, last_block).
 struct UnpackArgs {
@@ -190,7 +219,8 @@ void launch_async_fence(const BarrierHandle& h, cudaStream_t s);
 struct SettleArgs {
   unsigned long long* count = nullptr;
   const unsigned long long* expect = nullptr;
-  const std::uint32_t* done = nullptr;
+  std::uint32_t* done = nullptr;
+  std::uint32_t* ready = nullptr;
   std::uint32_t* dirty = nullptr;
   Control* ctl = nullptr;
   std::uint64_t chunks = 0;
@@ -219,6 +249,9 @@ struct AgentArgs {
   std::int32_t self = 0;
 };
 void launch_decoupled_agent(const AgentArgs& a, cudaStream_t s);
+// fence_async: raises *stop to generation once the stream's earlier work has ended (the device's
+// side of stop_agent; stop is host-mapped).
+void launch_raise_stop(std::uint32_t* stop, std::uint32_t generation, cudaStream_t s);
 
 // p2p_verify_cuda.cpp: pattern over peer stores, peer loads and copy-engine copies from rank a to b.
 // Returns an empty string when every word arrived, else what went wrong.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gps_test_util.hpp"
@@ -111,7 +112,21 @@ void learn(Context& ctx, Array<std::uint32_t>& x, std::vector<DeviceVec<std::uin
   ctx.tracking_stop();
 }
 
-class GpsDecoupled : public ::testing::TestWithParam<DecoupledAgent> {};
+// Each test runs with both agents, ending its intervals with the host fence or with fence_async
+// (settle and drain enqueued on the streams, the persistent agent stopped from the device) and a
+// wait for the devices before the replicas are read.
+class GpsDecoupled : public ::testing::TestWithParam<std::tuple<DecoupledAgent, bool>> {
+ protected:
+  DecoupledAgent agent() const { return std::get<0>(GetParam()); }
+  void end_interval(Context& ctx) const {
+    if (std::get<1>(GetParam())) {
+      ctx.fence_async();
+      ctx.synchronize();
+    } else {
+      ctx.fence();
+    }
+  }
+};
 
 // Every chunk is pushed exactly once to every other subscriber per kernel, and the fence publishes
 // nothing more: the link counters see one message and the chunk's bytes per chunk and destination.
@@ -121,7 +136,7 @@ TEST_P(GpsDecoupled, EveryChunkDeliveredExactlyOnce) {
   const int n = ctx.size();
   const std::uint64_t chunks = 64 * static_cast<std::uint64_t>(n);
   const std::uint64_t N = chunks * kChunkWords;
-  AllocOptions o = with_decoupled(GetParam(), kChunk);
+  AllocOptions o = with_decoupled(agent(), kChunk);
   o.page_bytes = kPage;
   auto x = ctx.alloc<std::uint32_t>(N, o);
   x.set_counting(true);
@@ -140,7 +155,7 @@ TEST_P(GpsDecoupled, EveryChunkDeliveredExactlyOnce) {
       }
       GPSM_CUDA_LAUNCH();
     }
-    ctx.fence();
+    end_interval(ctx);
     const LinkStats s = x.link_stats();
     const std::uint64_t dests = static_cast<std::uint64_t>(n - 1);
     EXPECT_EQ(s.messages, chunks * dests) << "iteration " << it;
@@ -156,7 +171,7 @@ TEST_P(GpsDecoupled, FewerOrMoreStoresThanLearnedStayCorrect) {
   Context ctx(gpstest::all_devices());
   const int n = ctx.size();
   const std::uint64_t N = 32 * static_cast<std::uint64_t>(n) * kChunkWords;
-  AllocOptions o = with_decoupled(GetParam(), kChunk);
+  AllocOptions o = with_decoupled(agent(), kChunk);
   o.page_bytes = kPage;
   auto x = ctx.alloc<std::uint32_t>(N, o);
   std::vector<DeviceVec<std::uint32_t>> sink;
@@ -173,7 +188,7 @@ TEST_P(GpsDecoupled, FewerOrMoreStoresThanLearnedStayCorrect) {
       owned_stores<<<132, 256, 0, ctx.stream(r)>>>(x.view(r), it, n, false, c.skip, c.twice, sink[r].p);
       GPSM_CUDA_LAUNCH();
     }
-    ctx.fence();
+    end_interval(ctx);
     model = model_of(N, it, c.skip, c.twice, &model);
     expect_every_replica(ctx, x, model,
                          "skip " + std::to_string(c.skip) + " twice " + std::to_string(c.twice));
@@ -203,7 +218,7 @@ TEST_P(GpsDecoupled, ForeignWordsInAPushedChunkSurvive) {
   const int n = ctx.size();
   const std::uint64_t chunks = 16 * static_cast<std::uint64_t>(n);
   const std::uint64_t N = chunks * kChunkWords;
-  AllocOptions o = with_decoupled(GetParam(), kChunk);
+  AllocOptions o = with_decoupled(agent(), kChunk);
   o.page_bytes = kPage;
   auto x = ctx.alloc<std::uint32_t>(N, o);
   x.set_counting(true);
@@ -217,7 +232,7 @@ TEST_P(GpsDecoupled, ForeignWordsInAPushedChunkSurvive) {
       shared_chunk_stores<<<132, 256, 0, ctx.stream(r)>>>(x.view(r), it, n);
       GPSM_CUDA_LAUNCH();
     }
-    ctx.fence();
+    end_interval(ctx);
     // Every chunk was pushed (one message per chunk and destination) minus its foreign word, and
     // the fence sent each foreign word to the other ranks.
     const std::uint64_t dests = static_cast<std::uint64_t>(n - 1);
@@ -227,9 +242,11 @@ TEST_P(GpsDecoupled, ForeignWordsInAPushedChunkSurvive) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Agents, GpsDecoupled,
-                         ::testing::Values(DecoupledAgent::inline_warp, DecoupledAgent::persistent),
-                         [](const ::testing::TestParamInfo<DecoupledAgent>& i) {
-                           return std::string(agent_name(i.param));
+                         ::testing::Combine(::testing::Values(DecoupledAgent::inline_warp, DecoupledAgent::persistent),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<DecoupledAgent, bool>>& i) {
+                           return std::string(agent_name(std::get<0>(i.param))) +
+                                  (std::get<1>(i.param) ? "_fence_async" : "_fence");
                          });
 
 __global__ void store_both(View<std::uint32_t> a, View<std::uint32_t> b, std::uint32_t iter, int n) {

@@ -285,13 +285,6 @@ TEST(GpsFenceAsync, OrdersInlineStoresAcrossGpusWithoutTheHost) {
   }
 }
 
-TEST(GpsFenceAsync, RefusesArraysThatNeedTheDrain) {
-  GPSM_REQUIRE_GPUS(2);
-  Context ctx(gpstest::all_devices());
-  auto x = ctx.alloc<std::uint32_t>(1u << 14, with_mode(PublishMode::combine));
-  EXPECT_THROW(ctx.fence_async(), gpsm::Error);
-}
-
 TEST(GpsFenceAsync, StrongAccessBetweenAsyncFencesIsAnError) {
   GPSM_REQUIRE_GPUS(2);
   Context ctx(gpstest::all_devices());

@@ -218,12 +218,19 @@ class Context {
   // Waits for all work on every device, then publishes every pending store and atomic of every
   // array: afterwards each subscriber's replica holds the final value of every word.
   void fence();
-  // The same guarantee ordered on the context's streams, with no host wait, for contexts whose
-  // arrays all publish inline (PublishMode::inline_store): work enqueued on stream(d) after the
-  // call sees every store of work enqueued on any stream(s) before it. Throws gpsm::Error for an
-  // array in another mode (its stores wait for the host-driven drain of fence()). A strong
-  // (system-scope) access to a replicated page cannot be demoted here: the next fence() throws
-  // if one happened since the last fence().
+  // The same guarantee ordered on the context's streams, with no host wait: work enqueued on
+  // stream(d) after the call sees every store of work enqueued on any stream(s) before it.
+  // Inline arrays need only a cross-GPU barrier; combine and decoupled arrays (and inline arrays
+  // written through such views) are first drained on the streams in one round (decoupled: the
+  // persistent agents stopped from the device, chunks pushed complete skipped). Records that do
+  // not fit the inbound areas go as word stores; the areas are allocated at the first call and
+  // grow at a later call outside stream capture (that call waits for the devices once). Captured
+  // into a CUDA graph, it adds no host step. Throws gpsm::Error, before enqueuing anything, for a
+  // bulk array or bulk view since the last fence (its copies are planned on the host: use
+  // fence()) and, in stream capture, for an array with a running persistent agent (launched
+  // outside the graph). While tracking it is fence() (the host reads each interval's store
+  // counts). A strong (system-scope) access to a replicated page cannot be demoted here: the next
+  // fence() throws if one happened since the last fence().
   void fence_async();
   // Device-side fences for persistent kernels (device_fence.hpp), one handle per rank ([r] for
   // rank r), for kernels of blocks_per_device co-resident blocks on every device. Waits for every

@@ -381,7 +381,8 @@ struct MultiGpuPwls::Impl {
   }
 
   // Subset m as a user of GPS arrays writes it: each phase stores its part through the views,
-  // then a host fence publishes it to every subscriber.
+  // then a stream-ordered fence (fence_async: the drain enqueued on the streams, no host wait)
+  // publishes it to every subscriber before any GPU's next phase.
   void subset_gps(int m, std::size_t at) {
     const std::int64_t cells = g.cells_per_view();
     mark(4 * at);
@@ -399,7 +400,7 @@ struct MultiGpuPwls::Impl {
       launch_weighted_residual_gps(g, k.y.p, k.w.p, v, c, k.ax.p, gres[parity].view(r), sh.begin * cells, k.st);
     }
     mark(4 * at + 1);
-    ctx.fence();
+    ctx.fence_async();
     const int nx = 1 - cur;
     mark(4 * at + 2);
     for (int r = 0; r < n; ++r) {  // phases 2-4
@@ -412,7 +413,7 @@ struct MultiGpuPwls::Impl {
                                static_cast<int>(sl.begin), static_cast<int>(sl.end), gimg[nx].view(r), k.st);
     }
     mark(4 * at + 3);
-    ctx.fence();
+    ctx.fence_async();
     cur = nx;
     parity = 1 - parity;
   }
@@ -615,7 +616,7 @@ std::string MultiGpuPwls::timing() const {
     case CtExchange::elided: t += "; every exchange elided (the bound: the image is not a result)"; break;
     case CtExchange::gps: {
       t += fmt::format("; image and residual buffers in GPS arrays ({} publishing, {} B pages), each GPU storing its "
-                       "rows and slab through its views, a host fence (Context::fence) after each phase; "
+                       "rows and slab through its views, a stream-ordered fence (Context::fence_async) after each phase; "
                        "subscriptions learned from one untimed tracked iteration: pages subscribed per GPU, image ",
                        gps::mode_name(p.gimg[0].mode()), p.gimg[0].page_bytes());
       for (int r = 0; r < p.n; ++r)
