@@ -449,15 +449,7 @@ void ArrayState::async_drain(bool capturing) {
     *spill_hint = 0u;
     ensure_inbound();
   }
-  // Persistent agents stop once the kernels before the fence have ended; the settle waits for them.
-  for (int r = 0; r < n; ++r) {
-    if (dev[r].armed == 0u) continue;
-    ctx->set(r);
-    launch_raise_stop(stop + r, dev[r].armed, ctx->streams[r]);
-    GPSM_CUDA(cudaEventRecord(ctx->agent_events[r], ctx->agent_streams[r]));
-    GPSM_CUDA(cudaStreamWaitEvent(ctx->streams[r], ctx->agent_events[r], 0));
-    dev[r].armed = 0u;
-  }
+  // The persistent agents were stopped and waited for by the context before any array's drain.
   if (decoupled_used) enqueue_settle();
   enqueue_drain_round(true);
   for (int r = 0; r < n; ++r) {  // each stream after its own unpack; the control blocks restart

@@ -179,6 +179,24 @@ void ContextImpl::drain_on_streams() {
     capturing = capturing || st != cudaStreamCaptureStatusNone;
   }
   for (const ArrayState* a : arrays) a->check_async(capturing);  // before anything is enqueued
+  // Every armed persistent agent is told to stop once its rank's earlier kernels have ended, and
+  // only then does each stream wait for its rank's agents. The agents of one rank share a stream
+  // and end in launch order, so a wait enqueued between two stops would hold the second stop
+  // behind an agent waiting for it (a read-only view's agent never completes a chunk): each such
+  // agent would wait out its bound.
+  for (int r = 0; r < size(); ++r) {
+    bool any = false;
+    set(r);
+    for (ArrayState* a : arrays)
+      if (a->dev[r].armed != 0u) {
+        launch_raise_stop(a->stop + r, a->dev[r].armed, streams[r]);
+        a->dev[r].armed = 0u;
+        any = true;
+      }
+    if (!any) continue;
+    GPSM_CUDA(cudaEventRecord(agent_events[r], agent_streams[r]));
+    GPSM_CUDA(cudaStreamWaitEvent(streams[r], agent_events[r], 0));
+  }
   for (ArrayState* a : arrays) a->async_drain(capturing);
 }
 
@@ -270,6 +288,8 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
     GPSM_CUDA(cudaMemset(c.barrier_counters[r], 0, 4 * sizeof(std::uint64_t)));
     GPSM_CUDA(cudaMalloc(&c.fence_states[r], sizeof(DeviceFenceState)));
     GPSM_CUDA(cudaMemset(c.fence_states[r], 0, sizeof(DeviceFenceState)));
+    detail::load_fence_kernels();
+    detail::load_decoupled_kernels();
   }
   GPSM_CUDA(cudaHostAlloc(&c.record, sizeof(WaitRecord), cudaHostAllocMapped | cudaHostAllocPortable));
   GPSM_CUDA(cudaHostAlloc(&c.staging, sizeof(detail::Control) * n, cudaHostAllocPortable));

@@ -127,6 +127,14 @@ void launch_settle(const SettleArgs& a, cudaStream_t s) {
   GPSM_CUDA_LAUNCH();
 }
 
+void load_decoupled_kernels() {
+  cudaFuncAttributes at{};
+  GPSM_CUDA(cudaFuncGetAttributes(&at, clear_dirty_any_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&at, settle_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&at, raise_stop_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&at, decoupled_agent_kernel));
+}
+
 void launch_raise_stop(std::uint32_t* stop, std::uint32_t generation, cudaStream_t s) {
   raise_stop_kernel<<<1, 1, 0, s>>>(stop, generation);
   GPSM_CUDA_LAUNCH();

@@ -232,6 +232,14 @@ void launch_reset_control(Control* c, cudaStream_t s) {
   GPSM_CUDA_LAUNCH();
 }
 
+void load_fence_kernels() {
+  cudaFuncAttributes at{};
+  GPSM_CUDA(cudaFuncGetAttributes(&at, drain_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&at, unpack_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&at, reset_control_kernel));
+  GPSM_CUDA(cudaFuncGetAttributes(&at, async_fence_kernel));
+}
+
 void launch_unpack(const UnpackArgs& a, cudaStream_t s) {
   if (a.last_block <= a.first_block) return;
   unpack_kernel<<<grid_for(a.last_block - a.first_block), kThreads, 0, s>>>(a);

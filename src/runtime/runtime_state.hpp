@@ -212,6 +212,12 @@ struct UnpackArgs {
 void launch_drain(const DrainArgs& a, cudaStream_t s);
 void launch_unpack(const UnpackArgs& a, cudaStream_t s);
 void launch_reset_control(Control* c, cudaStream_t s);
+// Loads the fence's and the decoupled mode's kernels on the current device (Context's
+// constructor, every device). Under CUDA's lazy module loading a kernel's first launch waits for
+// the kernels already running: a fence_async kernel loaded while a persistent agent polls for its
+// stop word would wait out the agent's bound.
+void load_fence_kernels();
+void load_decoupled_kernels();
 // fence_async (AsyncFence::kernel): one block on s meets every GPU's at h (one block per GPU).
 void launch_async_fence(const BarrierHandle& h, cudaStream_t s);
 

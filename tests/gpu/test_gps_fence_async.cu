@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -125,6 +126,83 @@ TEST(GpsFenceAsync, DrainsCombineViewsOfAnInlineArray) {
     const std::vector<std::uint32_t> v = x.replica(r);
     EXPECT_EQ(std::count(v.begin(), v.end(), 6u), static_cast<std::ptrdiff_t>(words)) << "rank " << r;
   }
+}
+
+// Rank r writes words of the chunks it owns (chunks dealt round robin) of `w` with a value of the
+// iteration, and loads every word of `rd` (with load_rd; during learning it writes both).
+__global__ void write_one_read_other(View<std::uint32_t> w, View<std::uint32_t> rd, std::uint32_t it, int n,
+                                     bool write_rd, std::uint32_t* sink) {
+  std::uint32_t acc = 0;
+  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < w.size();
+       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x) {
+    acc += rd.load(i) + w.load(i);
+    if (static_cast<int>((i / 1024) % n) != w.rank()) continue;
+    w.store(i, static_cast<std::uint32_t>(i) * 3u + it);
+    if (write_rd) rd.store(i, static_cast<std::uint32_t>(i) * 3u + it);
+  }
+  if (acc == 0x12345678u) *sink = acc;  // keeps the loads
+}
+
+// Two decoupled arrays pushed by persistent agents: each interval writes one and only reads the
+// other, whose agent (launched first, when its view is taken) never sees a chunk complete and
+// waits for its stop word. fence_async must raise every agent's stop before waiting for any: a
+// wait between two stops held the second behind an agent waiting for it, and each interval then
+// took the agents' wait bound (set to 20 s here) instead of milliseconds.
+TEST(GpsFenceAsync, PersistentAgentsOfSeveralArraysStopWithoutWaitingOutTheirBound) {
+  GPSM_REQUIRE_GPUS(2);
+  Settings settings = Settings::from_env();
+  settings.wait_timeout_ms = 20000;
+  Context ctx(gpstest::all_devices(), settings);
+  const int n = ctx.size();
+  const std::uint64_t words = 64ull * 1024 * n;
+  AllocOptions o = with_decoupled(DecoupledAgent::persistent, 4096);
+  o.page_bytes = 4096;
+  auto a = ctx.alloc<std::uint32_t>(words, o);
+  auto b = ctx.alloc<std::uint32_t>(words, o);
+  std::vector<gpstest::DeviceVec<std::uint32_t>> sink;
+  for (int r = 0; r < n; ++r) {
+    sink.emplace_back(ctx.device(r), 1);
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    cudaFuncAttributes at{};
+    GPSM_CUDA(cudaFuncGetAttributes(&at, write_one_read_other));  // loaded before any agent runs
+  }
+  ctx.tracking_start();
+  for (std::uint32_t it = 0; it < 2; ++it) {
+    for (int r = 0; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      write_one_read_other<<<132, 256, 0, ctx.stream(r)>>>(a.view(r), b.view(r), it, n, true, sink[r].p);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.fence();
+  }
+  ctx.tracking_stop();
+  ASSERT_GT(a.learned_chunks(0), 0u);
+  ASSERT_GT(b.learned_chunks(0), 0u);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::uint32_t> last(2, 1);  // the iteration that last wrote a, b
+  for (std::uint32_t it = 2; it < 8; ++it) {
+    Array<std::uint32_t>& w = it % 2 == 0 ? a : b;
+    Array<std::uint32_t>& rd = it % 2 == 0 ? b : a;
+    for (int r = 0; r < n; ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      const View<std::uint32_t> vr = rd.view(r);  // the read-only array's agent first on the agent stream
+      const View<std::uint32_t> vw = w.view(r);
+      write_one_read_other<<<132, 256, 0, ctx.stream(r)>>>(vw, vr, it, n, false, sink[r].p);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.fence_async();
+    last[it % 2] = it;
+  }
+  ctx.synchronize();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 5.0) << "six intervals took " << s << " s: an agent waited out its bound";
+  for (int k = 0; k < 2; ++k)
+    for (int r = 0; r < n; ++r) {
+      const std::vector<std::uint32_t> v = (k == 0 ? a : b).replica(r);
+      std::uint64_t bad = 0;
+      for (std::uint64_t i = 0; i < words; ++i) bad += v[i] != static_cast<std::uint32_t>(i) * 3u + last[k];
+      EXPECT_EQ(bad, 0u) << (k == 0 ? "a" : "b") << " on rank " << r;
+    }
 }
 
 TEST(GpsFenceAsync, RefusesBulkArraysWithAMessage) {
