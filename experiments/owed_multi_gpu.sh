@@ -30,21 +30,23 @@
 # 4 GPUs was 1.10-1.15x cpu_free at a2a2b71, with spills since removed at e83299a), Table 3.1 at
 # 1000 iterations in two halves (table3.1:9-13, 14-18: one 300-s step did 18 of 40 runs), CALL=5's
 # CT seed size; on x2: CALL=6 with GPSM_DECOUPLED_AGENT=persistent (decoupled at 2 GPUs). async_fence_ab.sh
-# and the sssp held-kernel tests ran on x2 at 3003e5d-dde2891 (experiments/gps-ratio/README.md). Next
-# for sssp: experiments/gps-ratio/warp_store_ab.sh (a warp-level store phase, no block barrier: written,
-# not run), and ncu --section SourceCounters of the held kernel against single's. On x4 also: fence_async's default is now auto (the kernel beyond two
-# GPUs, unchanged there); the 4-GPU cells need no re-run for it.
-#   CALL=9: (x2) the GPU tests without CgGpu (fence_async's auto default, 3fa6102, has run only the
-#           fence and graph tests), then gpsm publish with the persistent agent.
-#   CALL=13: (x2) experiments/gps-ratio/warp_store_ab.sh alone (it needs 420 s after the build).
+# and the sssp held-kernel tests ran on x2 at 3003e5d-dde2891 (experiments/gps-ratio/README.md). On
+# x4 also: fence_async's default is now auto (the kernel beyond two GPUs, unchanged there); the
+# 4-GPU cells need no re-run for it.
+# CALL=9 and 12 ran on x2 at 28db8e2 (results/nvidia-h200-x2/2026-11-30_28db8e2_tests-umlead-sssp-ncu),
+# CALL=13 too (warp_store_ab.sh: answered no, removed; ..._sssp-warp-store); the 2-GPU column of the
+# issue-28 table and CgGpu on 2 GPUs at 28db8e2 (..._issue28-2gpu).
 #   CALL=10: (x4) the jacobi2d cell (e83299a's fix of the 4-GPU regression), then Table 3.1 rows 9-13
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
-#   CALL=12: (x2) experiments/gps-ratio/um_hints_lead.sh (why um_hints leads at 3D 256^3 on 2 GPUs), then
-#           ncu's source counters of sssp's held row kernel against push's on 2 GPUs (rmat:23).
-# Usage on the device: CALL=1|...|13 (or a list, e.g. 9,12: one after the other in one budget) G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+#   CALL=12: (x2 or x4) fence_async's new tests on all GPUs (GpsFenceAsync*, the EveryMode cases,
+#           GpsDecoupled under both fences), then CT medium's gps in every mode with fence_async:
+#           the persistent agent's hang at 997b51e was fixed in c6a58b7 and has not run since.
+#   CALL=14: (x4) the GPU tests without CgGpu, then CgGpu (the checked kernels' file split, 1e826c3,
+#           has run on 2 GPUs only).
+# Usage on the device: CALL=1|...|14 (or a list, e.g. 9,12: one after the other in one budget) G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 13}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 14}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -92,12 +94,14 @@ case "$call" in
         "t31a:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:9-13 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-a.json" ;;
   11) part cg bash scripts/device-batch.sh --budget "$(left)" \
         "t31b:300:GPSM_CG_HOST_THREADS=1 $B/gpsm bench --app cg --size table3.1:14-18 --iters 1000 --gpus $n --paradigm cpu_ctrl_std,cpu_ctrl_pipe,cpu_free_std,cpu_free_pipe --reps 5 --json \$STEP_OUT/t31-1000-b.json" ;;
-  12) part umlead bash experiments/gps-ratio/um_hints_lead.sh
-      nc="ncu --kernel-name 'regex:sssp_held_kernel|sssp_kernel' --launch-skip 8 --launch-count 2 --cache-control none --clock-control none --import-source yes --section SourceCounters --section WarpStateStats --section SpeedOfLight"
-      part sssp-ncu bash scripts/device-batch.sh --budget "$(left)" \
-        "held:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm gps --reps 1 > \$STEP_OUT/ncu-sssp-gps.log 2>&1" \
-        "push:90:$nc $B/gpsm bench --app sssp --size rmat:23 --gpus 2 --paradigm p2p_inline --reps 1 > \$STEP_OUT/ncu-sssp-p2p.log 2>&1" ;;
-  13) part sssp bash experiments/gps-ratio/warp_store_ab.sh ;;
-  *) echo "owed: CALL must be 1 to 13 (or a comma list of them)" >&2; exit 2 ;;
+  12) part fence bash scripts/device-batch.sh --budget "$(left)" \
+        "tests:150:$B/gpsm_gpu_tests --gtest_filter='*GpsFenceAsync*:*GpsDecoupled*:*MultiGpuGraph*' --gtest_output=xml:\$STEP_OUT/gpu-tests-fence.xml" \
+        "ct:70:$B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm memcpy,proact,gps --json \$STEP_OUT/ct-combine.json" \
+        "ct-inline:45:GPSM_PUBLISH_MODE=decoupled GPSM_DECOUPLED_AGENT=inline $B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm gps --json \$STEP_OUT/ct-decoupled-inline.json" \
+        "ct-persistent:60:GPSM_PUBLISH_MODE=decoupled GPSM_DECOUPLED_AGENT=persistent $B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm gps --json \$STEP_OUT/ct-decoupled-persistent.json" ;;
+  14) part tests bash scripts/device-batch.sh --budget "$(left)" \
+        "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
+        "cgtests:280:$B/gpsm_gpu_tests --gtest_filter=CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" ;;
+  *) echo "owed: CALL must be 1 to 12 or 14 (or a comma list of them)" >&2; exit 2 ;;
 esac
 done
