@@ -132,10 +132,7 @@ __global__ void __launch_bounds__(kDrainThreads, GPSM_DRAIN_MIN_BLOCKS) drain_ke
         for (unsigned i = threadIdx.x; i < n; i += kDrainThreads) a.dst[d][first * kLineWords + s_off[i]] = s_val[i];
         if (a.counters != nullptr && threadIdx.x == 0) count(a.counters, d, 4ull * n, 1ull * kSectorBytes * n, n);
       }
-      if (threadIdx.x == 0) {
-        atomicAdd(&a.ctl->spilled, 1u);
-        if (a.spill_hint != nullptr) *reinterpret_cast<volatile std::uint32_t*>(a.spill_hint) = 1u;
-      }
+      if (threadIdx.x == 0 && a.spill_hint != nullptr) *reinterpret_cast<volatile std::uint32_t*>(a.spill_hint) = 1u;
     }
     if (s_fail && !a.spill_direct) {
       if (threadIdx.x == 0) a.ctl->overflow = 1u;  // stays dirty: the next round sends it again
@@ -194,7 +191,6 @@ __global__ void reset_control_kernel(Control* c) {
   const bool again = c->overflow != 0u;
   c->dirty_any = again ? 1u : 0u;
   c->overflow = 0u;
-  c->spilled = 0u;
   c->reserved = 0ull;
 }
 

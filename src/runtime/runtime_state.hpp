@@ -20,7 +20,7 @@ struct Control {
   std::uint32_t dirty_any;  // a store or atomic marked a word since the last fence
   std::uint32_t overflow;   // a drain could not queue every packed entry (another round follows)
   std::uint32_t sys_any;    // a strong access hit a replicated page
-  std::uint32_t spilled;    // fence_async: blocks whose packed record did not fit, sent as word stores
+  std::uint32_t pad;
   unsigned long long reserved;  // inbound entries reserved this round (one range serves every subscriber)
 };
 
