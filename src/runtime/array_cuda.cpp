@@ -432,15 +432,24 @@ bool ArrayState::agent_running() const {
   return false;
 }
 
+void ArrayState::flag_dirty() {
+  for (int r = 0; r < ctx->size(); ++r) {
+    ctx->set(r);
+    GPSM_CUDA(cudaMemsetAsync(&dev[r].ctl->dirty_any, 0xFF, sizeof(std::uint32_t), ctx->streams[r]));
+  }
+}
+
 void ArrayState::check_async(bool capturing) const {
-  const AsyncDrainPlan p = plan_async_drain(view_modes | mode_bit(mode), capturing, agent_running(), 0, false);
+  const AsyncDrainPlan p =
+      plan_async_drain(view_modes | mode_bit(mode), marks_dirty(), capturing, agent_running(), 0, false);
   if (!p.refuse.empty()) throw gpsm::Error("gpsm: fence_async() with array '" + name + "' " + p.refuse);
 }
 
 void ArrayState::async_drain(bool capturing) {
   const int n = ctx->size();
-  const AsyncDrainPlan p = plan_async_drain(view_modes | mode_bit(mode), capturing, agent_running(), inbound_capacity,
-                                            *reinterpret_cast<volatile std::uint32_t*>(spill_hint) != 0u);
+  const AsyncDrainPlan p =
+      plan_async_drain(view_modes | mode_bit(mode), marks_dirty(), capturing, agent_running(), inbound_capacity,
+                       *reinterpret_cast<volatile std::uint32_t*>(spill_hint) != 0u);
   view_modes = 0;
   if (!p.drain) return;
   if (p.grow) {
@@ -450,6 +459,7 @@ void ArrayState::async_drain(bool capturing) {
     ensure_inbound();
   }
   // The persistent agents were stopped and waited for by the context before any array's drain.
+  flag_dirty();
   if (decoupled_used) enqueue_settle();
   enqueue_drain_round(true);
   for (int r = 0; r < n; ++r) {  // each stream after its own unpack; the control blocks restart
@@ -553,6 +563,7 @@ ViewCore ArrayBase::core(int rank, PublishMode mode) const {
                       "-device context");
   check_publish_mode(mode);
   st.view_modes |= 1u << static_cast<unsigned>(mode);
+  if (mode != PublishMode::inline_store) st.dirty_views = true;
   ViewCore c;
   for (int d = 0; d < st.ctx->size(); ++d) {
     c.replica[d] = st.dev[d].replica;

@@ -111,6 +111,7 @@ void ContextImpl::fence() {
   std::vector<Control> snap;
   for (ArrayState* a : arrays) {
     a->view_modes = 0;
+    if (a->marks_dirty()) a->flag_dirty();  // its stores marked words without raising dirty_any
     a->settle();  // decoupled: chunks pushed complete leave the dirty map first
     if (a->mode == PublishMode::bulk) {
       a->bulk_copy(snap);
@@ -142,12 +143,13 @@ void ContextImpl::require_inline(const char* what) const {
 // Inline arrays have nothing pending once the kernels that stored end (every store went to every
 // subscriber as it was issued), so for them the fence is a cross-GPU barrier on the streams: each
 // rank's next work waits for every rank's earlier work. No host wait (docs/gps.md).
-// Combine and decoupled arrays (and inline arrays written through such views since the last
-// fence) are first drained on the streams: the persistent agents stopped from the device, the
-// decoupled settle, then one drain round whose records that do not fit the inbound areas go as
-// word stores (spill_direct) instead of waiting for a host-decided second round. The barrier
-// after it orders every rank's later work after every drain and unpack. While tracking, the
-// learner reads each interval's store counts on the host: fence_async is then fence().
+// Combine and decoupled arrays (and inline arrays ever written through such views) are first
+// drained on the streams: the persistent agents stopped from the device, a barrier (atomics from
+// other GPUs act on a source's home words), the decoupled settle, then one drain round whose
+// records that do not fit the inbound areas go as word stores (spill_direct) instead of waiting
+// for a host-decided second round. The barrier after it orders every rank's later work after
+// every drain and unpack. While tracking, the learner reads each interval's store counts on the
+// host: fence_async is then fence().
 //
 // AsyncFence::kernel (the default beyond two GPUs, resolve_async_fence): a one-block kernel per
 // GPU meeting the others through the context's counters (the device barrier, with its own counter
@@ -197,6 +199,12 @@ void ContextImpl::drain_on_streams() {
     GPSM_CUDA(cudaEventRecord(agent_events[r], agent_streams[r]));
     GPSM_CUDA(cudaStreamWaitEvent(streams[r], agent_events[r], 0));
   }
+  // A drain reads its source's replica and dirty map; an atomic by another GPU acts on the home
+  // copy and marks the home's map from that GPU's kernel, so no drain may start before every
+  // GPU's kernels have ended.
+  bool drains = false;
+  for (const ArrayState* a : arrays) drains = drains || a->marks_dirty();
+  if (drains) stream_barrier();
   for (ArrayState* a : arrays) a->async_drain(capturing);
 }
 

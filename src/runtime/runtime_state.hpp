@@ -17,7 +17,7 @@ namespace gpsm::gps::detail {
 
 // Small per-(array, device) control block in device memory, read back in one copy per fence round.
 struct Control {
-  std::uint32_t dirty_any;  // a store or atomic marked a word since the last fence
+  std::uint32_t dirty_any;  // an atomic marked a word since the last fence, or the fence raised it
   std::uint32_t overflow;   // a drain could not queue every packed entry (another round follows)
   std::uint32_t sys_any;    // a strong access hit a replicated page
   std::uint32_t pad;
@@ -122,9 +122,16 @@ struct ArrayState {
   std::uint32_t generation = 0;  // persistent agents launched so far
   std::uint32_t* stop = nullptr; // host-mapped, one word per device: an agent of generation g ends when it reaches g
   bool decoupled_used = false;   // a decoupled view was taken: the fence settles the counters
-  // Publish modes of the views taken since the last fence (bit 1 << mode): an inline array with a
-  // combine or decoupled view has dirty words for fence_async to drain.
+  // Publish modes of the views taken since the last fence (bit 1 << mode): fence_async refuses an
+  // array with a bulk view among them.
   mutable std::uint32_t view_modes = 0;
+  // A view in another mode than inline_store was ever taken (sticky: a view may be kept across
+  // fences). Its stores mark dirty words without raising the control block's dirty_any.
+  mutable bool dirty_views = false;
+  bool marks_dirty() const { return mode != PublishMode::inline_store || dirty_views; }
+  // Raises every device's dirty_any on its stream (the stores of marks_dirty() arrays do not),
+  // before the fence's settle and drain read it.
+  void flag_dirty();
   // Host-mapped: a drain of fence_async spilled a block (its inbound areas are too small); the next
   // fence_async outside stream capture doubles them.
   std::uint32_t* spill_hint = nullptr;

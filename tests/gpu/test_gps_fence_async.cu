@@ -205,6 +205,68 @@ TEST(GpsFenceAsync, PersistentAgentsOfSeveralArraysStopWithoutWaitingOutTheirBou
     }
 }
 
+// A combine view of an inline array taken once and kept for every interval: the fences after the
+// first see no new view, yet the kernels still mark words (the array stays drained for good).
+TEST(GpsFenceAsync, KeepsDrainingACombineViewHeldAcrossFences) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const std::uint64_t words = 1u << 16;
+  auto x = ctx.alloc<std::uint32_t>(words, with_mode(PublishMode::inline_store));
+  x.upload(std::vector<std::uint32_t>(words, 0u));
+  std::vector<View<std::uint32_t>> views;
+  for (int r = 0; r < ctx.size(); ++r) views.push_back(x.view(r, PublishMode::combine));
+  const int steps = 8;
+  for (int s = 0; s < steps; ++s) {
+    const int r = s % ctx.size();
+    GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+    increment_picked<<<64, 256, 0, ctx.stream(r)>>>(views[r], s, true);
+    GPSM_CUDA_LAUNCH();
+    ctx.fence_async();
+  }
+  ctx.synchronize();
+  for (int r = 0; r < ctx.size(); ++r) {
+    const std::vector<std::uint32_t> v = x.replica(r);
+    std::uint64_t bad = 0;
+    for (std::uint64_t i = 0; i < words; ++i) {
+      std::uint32_t want = 0;
+      for (int s = 0; s < steps; ++s) want += picked(i, s, true) ? 1u : 0u;
+      bad += v[i] != want;
+    }
+    EXPECT_EQ(bad, 0u) << "rank " << r;
+  }
+}
+
+__global__ void add_to_counters(View<std::uint32_t> v, std::uint32_t counters) {
+  const std::uint64_t t = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (t < 64ull * counters) v.atomic_add(t % counters, 1u);
+}
+
+// Atomics of a combine array go to the home copy and mark its dirty word there: fence_async's
+// drain publishes them, and the next interval's loads on every GPU see every GPU's adds.
+TEST(GpsFenceAsync, PublishesTheAtomicsOfACombineArray) {
+  GPSM_REQUIRE_GPUS(2);
+  Context ctx(gpstest::all_devices());
+  const std::uint32_t counters = 1000;
+  auto x = ctx.alloc<std::uint32_t>(1u << 16, with_mode(PublishMode::combine));
+  x.upload(std::vector<std::uint32_t>(x.size(), 0u));
+  const int rounds = 3;
+  for (int k = 0; k < rounds; ++k) {
+    for (int r = 0; r < ctx.size(); ++r) {
+      GPSM_CUDA(cudaSetDevice(ctx.device(r)));
+      add_to_counters<<<(64 * counters + 255) / 256, 256, 0, ctx.stream(r)>>>(x.view(r), counters);
+      GPSM_CUDA_LAUNCH();
+    }
+    ctx.fence_async();
+  }
+  ctx.synchronize();
+  const std::uint32_t want = 64u * static_cast<std::uint32_t>(ctx.size()) * rounds;
+  for (int r = 0; r < ctx.size(); ++r) {
+    const std::vector<std::uint32_t> v = x.replica(r);
+    EXPECT_EQ(std::count(v.begin(), v.begin() + counters, want), static_cast<std::ptrdiff_t>(counters))
+        << "rank " << r << ": counter 0 holds " << v[0] << " of " << want;
+  }
+}
+
 TEST(GpsFenceAsync, RefusesBulkArraysWithAMessage) {
   GPSM_REQUIRE_GPUS(2);
   Context ctx(gpstest::all_devices());

@@ -85,7 +85,20 @@ namespace detail {
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
 
-// Sets `bits` in bitmap word `word` once per group of lanes that hit the same word.
+// Sets `bits` in bitmap word `word` once per group of lanes that hit the same word, as a
+// reduction: nothing comes back, so the warp does not wait for it. A store's dirty bit goes this
+// way; the fence raises the control block's dirty_any itself for every array whose views mark
+// words (ArrayState::marks_dirty), so no store needs to know whether it was the first.
+__device__ __forceinline__ void or_reduced(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(word));
+  bits = __reduce_or_sync(peers, bits);
+  if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) atomicOr_system(bitmap + word, bits);
+}
+
+// Sets `bits` in bitmap word `word` once per group of lanes that hit the same word, and raises
+// *any_flag when a bit was new (an atomic's home word: any view may make one, an inline view too,
+// so the fence cannot know from the views which bitmaps hold marks).
 __device__ __forceinline__ void or_aggregated(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits,
                                               std::uint32_t* any_flag) {
   const unsigned active = __activemask();
@@ -287,7 +300,7 @@ class View {
       constexpr unsigned kWords = sizeof(V) / kWordBytes;
       const std::uint64_t word = i * (sizeof(T) / kWordBytes);
       const std::uint32_t bits = ((kWords >= 32 ? 0u : (1u << kWords)) - 1u) << (word % kLineWords);
-      detail::or_aggregated(c.dirty[c.self], word / kLineWords, bits, c.dirty_any[c.self]);
+      detail::or_reduced(c.dirty[c.self], word / kLineWords, bits);
       if (c.mode == PublishMode::decoupled) decoupled_count(i * sizeof(T), kWords, others);
       return;
     }
@@ -315,7 +328,8 @@ class View {
     if (m & me) reinterpret_cast<T*>(c.mine)[i] = v;
     if (others == 0u) return;  // demoted page, or only this device: nothing to publish
     if (c.mode != PublishMode::inline_store && (m & me)) {
-      mark_dirty(c.self, i);
+      const std::uint64_t word = i * (sizeof(T) / kWordBytes);
+      detail::or_reduced(c.dirty[c.self], word / kLineWords, (sizeof(T) == 4 ? 1u : 3u) << (word % kLineWords));
       if (c.mode == PublishMode::decoupled) decoupled_count(i * sizeof(T), sizeof(T) / kWordBytes, others);
       return;
     }
