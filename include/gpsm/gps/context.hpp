@@ -220,8 +220,9 @@ class Context {
   void fence();
   // The same guarantee ordered on the context's streams, with no host wait: work enqueued on
   // stream(d) after the call sees every store of work enqueued on any stream(s) before it.
-  // Inline arrays need only a cross-GPU barrier; combine and decoupled arrays (and inline arrays
-  // written through such views) are first drained on the streams in one round (decoupled: the
+  // Inline arrays need only a cross-GPU barrier (their atomics reach the other replicas at the
+  // next fence() only); combine and decoupled arrays (and inline arrays ever written through such
+  // views) are first drained on the streams in one round, after a barrier (decoupled: the
   // persistent agents stopped from the device, chunks pushed complete skipped). Records that do
   // not fit the inbound areas go as word stores; the areas are allocated at the first call and
   // grow at a later call outside stream capture (that call waits for the devices once). Captured
