@@ -54,7 +54,8 @@ Exchange::Exchange(gps::Context& ctx, Paradigm par, const VecLayout& l, int buff
     // when the kernel ends and the phase ends with Context::fence_async(), a barrier on the
     // streams, instead of the host-driven drain of the combine mode (measured 1278 against 371 us
     // per pagerank rmat:20 iteration on 4xH200, docs/graphs.md). GPSM_PUBLISH_MODE, when set,
-    // chooses the mode instead (combine and bulk end each phase with Context::fence()).
+    // chooses the mode instead (combine and decoupled are drained by fence_async on the streams,
+    // bulk ends each phase with Context::fence()).
     const bool from_env = std::getenv("GPSM_PUBLISH_MODE") != nullptr;
     for (int b = 0; b < buffers; ++b) {
       gps::AllocOptions o = from_env ? gps::AllocOptions{} : gps::with_mode(gps::PublishMode::inline_store);
@@ -171,10 +172,11 @@ void Exchange::after_kernel(int r, int b) {
 
 void Exchange::after_phase(int b) {
   if (gps_kind(par_)) {
-    if (gps_.front().mode() == gps::PublishMode::inline_store) {
-      ctx_.fence_async();
-    } else {
+    // Stream-ordered in every mode but bulk, whose copies the host plans from the dirty map.
+    if (gps_.front().mode() == gps::PublishMode::bulk) {
       ctx_.fence();
+    } else {
+      ctx_.fence_async();
     }
     return;
   }
