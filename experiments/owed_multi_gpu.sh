@@ -40,7 +40,8 @@
 #           at 1000 iterations; CALL=11: rows 14-18. CALL=5 on x4 for CT's seed size.
 #   CALL=12: (x2 or x4) fence_async's new tests on all GPUs (GpsFenceAsync*, the EveryMode cases,
 #           GpsDecoupled under both fences), then CT medium's gps in every mode with fence_async:
-#           the persistent agent's hang at 997b51e was fixed in c6a58b7 and has not run since.
+#           the persistent agent's hang at 997b51e was fixed in c6a58b7 and has not run since; and
+#           pagerank / sssp's gps in combine mode (fence_async there since a4fd83d).
 #   CALL=14: (x4) the GPU tests without CgGpu, then CgGpu (the checked kernels' file split, 1e826c3,
 #           has run on 2 GPUs only).
 #   CALL=15: (x2 and x4, alone: it needs 430 s after the build) experiments/fence-async/red_marking_ab.sh
@@ -100,7 +101,8 @@ case "$call" in
         "tests:150:$B/gpsm_gpu_tests --gtest_filter='*GpsFenceAsync*:*GpsDecoupled*:*MultiGpuGraph*' --gtest_output=xml:\$STEP_OUT/gpu-tests-fence.xml" \
         "ct:70:$B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm memcpy,proact,gps --json \$STEP_OUT/ct-combine.json" \
         "ct-inline:45:GPSM_PUBLISH_MODE=decoupled GPSM_DECOUPLED_AGENT=inline $B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm gps --json \$STEP_OUT/ct-decoupled-inline.json" \
-        "ct-persistent:60:GPSM_PUBLISH_MODE=decoupled GPSM_DECOUPLED_AGENT=persistent $B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm gps --json \$STEP_OUT/ct-decoupled-persistent.json" ;;
+        "ct-persistent:60:GPSM_PUBLISH_MODE=decoupled GPSM_DECOUPLED_AGENT=persistent $B/gpsm bench --app ct --size medium --gpus $n --reps 5 --paradigm gps --json \$STEP_OUT/ct-decoupled-persistent.json" \
+        "graph-combine:60:GPSM_PUBLISH_MODE=combine $B/gpsm bench --app pagerank --size rmat:20 --gpus $n --reps 5 --paradigm p2p_inline,gps --json \$STEP_OUT/pagerank-combine.json; GPSM_PUBLISH_MODE=combine $B/gpsm bench --app sssp --size rmat:20 --gpus $n --reps 5 --paradigm gps --json \$STEP_OUT/sssp-combine.json" ;;
   14) part tests bash scripts/device-batch.sh --budget "$(left)" \
         "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
         "cgtests:280:$B/gpsm_gpu_tests --gtest_filter=CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" ;;
