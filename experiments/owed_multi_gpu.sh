@@ -46,10 +46,12 @@
 #           has run on 2 GPUs only).
 #   CALL=15: (x2 and x4, alone: it needs 430 s after the build) experiments/fence-async/red_marking_ab.sh
 #           (d6f226e's reduction marking against the returning atomic, and the fence tests it added).
-# Usage on the device: CALL=1|...|15 (or a list, e.g. 9,12: one after the other in one budget) G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
+#   CALL=16: (x2, alone: 400 s after the build) experiments/gps-ratio/held_block128_ab.sh (sssp's held
+#           kernel in 128-thread blocks).
+# Usage on the device: CALL=1|...|16 (or a list, e.g. 9,12: one after the other in one budget) G=0,1[,2,3] OUT=$OUT experiments/build_then.sh experiments/owed_multi_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 15}"
+: "${B:?B: the folder holding gpsm and gpsm_gpu_tests}" "${G:?G: the GPUs, e.g. 0,1}" "${CALL:?CALL: 1 to 16}"
 n=$(( $(tr -cd , <<<"$G" | wc -c) + 1 ))
 out=${OUT:-$PWD/out}; t0=$(date +%s); total=${BUDGET:-570}
 left() { echo $(( total - ($(date +%s) - t0) )); }
@@ -107,6 +109,7 @@ case "$call" in
         "tests:300:$B/gpsm_gpu_tests --gtest_filter=-CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests.xml" \
         "cgtests:280:$B/gpsm_gpu_tests --gtest_filter=CgGpu.* --gtest_output=xml:\$STEP_OUT/gpu-tests-cg.xml" ;;
   15) part marking bash experiments/fence-async/red_marking_ab.sh ;;
-  *) echo "owed: CALL must be 1 to 12, 14 or 15 (or a comma list of them)" >&2; exit 2 ;;
+  16) part sssp bash experiments/gps-ratio/held_block128_ab.sh ;;
+  *) echo "owed: CALL must be 1 to 12 or 14 to 16 (or a comma list of them)" >&2; exit 2 ;;
 esac
 done
