@@ -86,6 +86,8 @@ void ArrayState::release() {
     for (int s = 0; s < kMaxDevices; ++s)
       for (void* q : {static_cast<void*>(d.in_off[s]), static_cast<void*>(d.in_val[s]), static_cast<void*>(d.in_dir[s])})
         if (q != nullptr) cudaFree(q);
+    if (d.agent_stream != nullptr) cudaStreamDestroy(d.agent_stream);
+    if (d.agent_done != nullptr) cudaEventDestroy(d.agent_done);
     d = PerDevice{};
   }
   if (stop != nullptr) cudaFreeHost(stop);
@@ -379,7 +381,11 @@ void ArrayState::arm_agent(int rank) {
   int current = 0;  // view() is host code between the user's cudaSetDevice and launch: keep their device
   GPSM_CUDA(cudaGetDevice(&current));
   ctx->set(rank);
-  launch_decoupled_agent(a, ctx->agent_streams[rank]);
+  if (d.agent_stream == nullptr) {
+    GPSM_CUDA(cudaStreamCreateWithFlags(&d.agent_stream, cudaStreamNonBlocking));
+    GPSM_CUDA(cudaEventCreateWithFlags(&d.agent_done, cudaEventDisableTiming));
+  }
+  launch_decoupled_agent(a, d.agent_stream);
   GPSM_CUDA(cudaSetDevice(current));
   d.armed = a.generation;
 }

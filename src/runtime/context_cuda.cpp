@@ -182,22 +182,22 @@ void ContextImpl::drain_on_streams() {
   }
   for (const ArrayState* a : arrays) a->check_async(capturing);  // before anything is enqueued
   // Every armed persistent agent is told to stop once its rank's earlier kernels have ended, and
-  // only then does each stream wait for its rank's agents. The agents of one rank share a stream
-  // and end in launch order, so a wait enqueued between two stops would hold the second stop
-  // behind an agent waiting for it (a read-only view's agent never completes a chunk): each such
-  // agent would wait out its bound.
+  // only then does each stream wait for its rank's agents: a wait enqueued before a stop would hold
+  // that stop behind an agent that may be waiting for it (a read-only view's agent never completes
+  // a chunk) until the agent's bound passed.
   for (int r = 0; r < size(); ++r) {
-    bool any = false;
     set(r);
+    std::vector<ArrayState*> stopped;
     for (ArrayState* a : arrays)
       if (a->dev[r].armed != 0u) {
         launch_raise_stop(a->stop + r, a->dev[r].armed, streams[r]);
         a->dev[r].armed = 0u;
-        any = true;
+        stopped.push_back(a);
       }
-    if (!any) continue;
-    GPSM_CUDA(cudaEventRecord(agent_events[r], agent_streams[r]));
-    GPSM_CUDA(cudaStreamWaitEvent(streams[r], agent_events[r], 0));
+    for (ArrayState* a : stopped) {
+      GPSM_CUDA(cudaEventRecord(a->dev[r].agent_done, a->dev[r].agent_stream));
+      GPSM_CUDA(cudaStreamWaitEvent(streams[r], a->dev[r].agent_done, 0));
+    }
   }
   // A drain reads its source's replica and dirty map; an atomic by another GPU acts on the home
   // copy and marks the home's map from that GPU's kernel, so no drain may start before every
@@ -274,13 +274,9 @@ Context::Context(const std::vector<int>& devices, Settings settings) : impl_(new
   c.chunk_events.resize(static_cast<std::size_t>(detail::ContextImpl::kFenceChunks) * n);
   c.barrier_counters.resize(n);
   c.fence_states.resize(n);
-  c.agent_streams.resize(n);
-  c.agent_events.resize(n);
   for (int r = 0; r < n; ++r) {
     c.set(r);
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.streams[r], cudaStreamNonBlocking));
-    GPSM_CUDA(cudaStreamCreateWithFlags(&c.agent_streams[r], cudaStreamNonBlocking));
-    GPSM_CUDA(cudaEventCreateWithFlags(&c.agent_events[r], cudaEventDisableTiming));
     GPSM_CUDA(cudaStreamCreateWithFlags(&c.side[r], cudaStreamNonBlocking));
     GPSM_CUDA(cudaEventCreateWithFlags(&c.events[r], cudaEventDisableTiming));
     for (int k = 0; k < detail::ContextImpl::kFenceChunks; ++k)
@@ -333,8 +329,6 @@ Context::~Context() {
     for (auto& v : c.prof)
       if (!v.empty()) cudaEventDestroy(v[r]);
     cudaStreamDestroy(c.side[r]);
-    cudaStreamDestroy(c.agent_streams[r]);
-    if (c.agent_events[r] != nullptr) cudaEventDestroy(c.agent_events[r]);
     cudaStreamDestroy(c.streams[r]);
   }
   if (c.record != nullptr) cudaFreeHost(c.record);

@@ -44,8 +44,6 @@ struct ContextImpl {
   std::vector<ArrayState*> arrays;             // live arrays (fence/tracking walk them)
   bool tracking = false;
   std::vector<DeviceFenceState*> fence_states;  // one per device, on that device (device_fences)
-  std::vector<cudaStream_t> agent_streams;      // decoupled mode's persistent agents, one per device
-  std::vector<cudaEvent_t> agent_events;        // fence_async: the stopped agent has ended, per device
 
   // Ends every armed persistent agent: waits for the context's streams (the kernels whose chunks
   // the agents push), then raises each agent's stop word. sync_all() starts with it, so no wait
@@ -93,6 +91,12 @@ struct ArrayState {
     std::uint32_t* dlist = nullptr;
     std::uint32_t dlist_n = 0;
     std::uint32_t armed = 0;  // generation of this device's running persistent agent; 0: none
+    // The persistent agents' stream of this array on this device (made at the first agent), and
+    // fence_async's event that the stopped agent has ended. One per array: agents of different
+    // arrays run side by side, so a read-only view's agent, which waits for its stop, does not
+    // hold back the agent of the array the kernel writes.
+    cudaStream_t agent_stream = nullptr;
+    cudaEvent_t agent_done = nullptr;
   };
 
   ContextImpl* ctx = nullptr;
