@@ -145,7 +145,7 @@ __global__ void write_one_read_other(View<std::uint32_t> w, View<std::uint32_t> 
 
 // Two decoupled arrays pushed by persistent agents: each interval writes one and only reads the
 // other, whose agent (launched first, when its view is taken) never sees a chunk complete and
-// waits for its stop word. With one agent stream per device (until c6a58b7) the written array's
+// waits for its stop word. With one agent stream per device (997b51e) the written array's
 // agent queued behind it, and a wait between two stops held the second behind an agent waiting
 // for it: each interval took the agents' wait bound (set to 20 s here) instead of milliseconds.
 TEST(GpsFenceAsync, PersistentAgentsOfSeveralArraysStopWithoutWaitingOutTheirBound) {
