@@ -439,23 +439,20 @@ bool ArrayState::agent_running() const {
 }
 
 void ArrayState::flag_dirty() {
+  if (ctx->size() == 1) return;  // nothing is ever marked: no store or atomic has another subscriber
   for (int r = 0; r < ctx->size(); ++r) {
     ctx->set(r);
     GPSM_CUDA(cudaMemsetAsync(&dev[r].ctl->dirty_any, 0xFF, sizeof(std::uint32_t), ctx->streams[r]));
   }
 }
 
-void ArrayState::check_async(bool capturing) const {
-  const AsyncDrainPlan p =
-      plan_async_drain(view_modes | mode_bit(mode), marks_dirty(), capturing, agent_running(), 0, false);
-  if (!p.refuse.empty()) throw gpsm::Error("gpsm: fence_async() with array '" + name + "' " + p.refuse);
+AsyncDrainPlan ArrayState::plan_async(bool capturing) const {
+  return plan_async_drain(view_modes | mode_bit(mode), marks_dirty(), capturing, agent_running(), inbound_capacity,
+                          *reinterpret_cast<volatile std::uint32_t*>(spill_hint) != 0u);
 }
 
-void ArrayState::async_drain(bool capturing) {
+void ArrayState::async_drain(const AsyncDrainPlan& p) {
   const int n = ctx->size();
-  const AsyncDrainPlan p =
-      plan_async_drain(view_modes | mode_bit(mode), marks_dirty(), capturing, agent_running(), inbound_capacity,
-                       *reinterpret_cast<volatile std::uint32_t*>(spill_hint) != 0u);
   view_modes = 0;
   if (!p.drain) return;
   if (p.grow) {

@@ -180,7 +180,12 @@ void ContextImpl::drain_on_streams() {
     GPSM_CUDA(cudaStreamIsCapturing(s, &st));
     capturing = capturing || st != cudaStreamCaptureStatusNone;
   }
-  for (const ArrayState* a : arrays) a->check_async(capturing);  // before anything is enqueued
+  std::vector<AsyncDrainPlan> plans;  // every array's, before anything is enqueued
+  for (const ArrayState* a : arrays) {
+    plans.push_back(a->plan_async(capturing));
+    if (!plans.back().refuse.empty())
+      throw gpsm::Error("gpsm: fence_async() with array '" + a->name + "' " + plans.back().refuse);
+  }
   // Every armed persistent agent is told to stop once its rank's earlier kernels have ended, and
   // only then does each stream wait for its rank's agents: a wait enqueued before a stop would hold
   // that stop behind an agent that may be waiting for it (a read-only view's agent never completes
@@ -202,10 +207,8 @@ void ContextImpl::drain_on_streams() {
   // A drain reads its source's replica and dirty map; an atomic by another GPU acts on the home
   // copy and marks the home's map from that GPU's kernel, so no drain may start before every
   // GPU's kernels have ended.
-  bool drains = false;
-  for (const ArrayState* a : arrays) drains = drains || a->marks_dirty();
-  if (drains) stream_barrier();
-  for (ArrayState* a : arrays) a->async_drain(capturing);
+  if (std::any_of(plans.begin(), plans.end(), [](const AsyncDrainPlan& p) { return p.drain; })) stream_barrier();
+  for (std::size_t i = 0; i < arrays.size(); ++i) arrays[i]->async_drain(plans[i]);
 }
 
 void ContextImpl::stream_barrier() {

@@ -10,6 +10,7 @@
 #include "gpsm/gps/barrier.hpp"
 #include "gpsm/gps/context.hpp"
 #include "runtime/decoupled_plan.hpp"
+#include "runtime/async_fence_plan.hpp"
 #include "runtime/finepack.hpp"
 #include "gpsm/gps/page_math.hpp"
 
@@ -158,13 +159,15 @@ struct ArrayState {
   // spill_direct (fence_async): a block whose packed record does not fit goes as word stores
   // instead of staying dirty for another round, so one round publishes everything.
   void enqueue_drain_round(bool spill_direct);
-  // fence_async's part of this array: stops its persistent agents on the device, settles and
-  // drains in one round, all on the streams (nothing for an inline array without other views).
-  // check_async first throws for what it cannot do: bulk (its copies are planned on the host), a
-  // persistent agent in stream capture.
-  void check_async(bool capturing) const;
+  // fence_async's part of this array. plan_async: what it will do (async_fence_plan.hpp), asked
+  // of every array before anything is enqueued, so a refusal (bulk, whose copies are planned on
+  // the host; a persistent agent in stream capture) leaves the streams untouched. async_drain:
+  // the plan's drain on the streams, its persistent agents already stopped by the context:
+  // dirty_any raised, settled, drained in one round (nothing for an inline array without other
+  // views).
+  AsyncDrainPlan plan_async(bool capturing) const;
   bool agent_running() const;  // a persistent agent of this array is armed on some device
-  void async_drain(bool capturing);
+  void async_drain(const AsyncDrainPlan& p);
   void bulk_copy(std::vector<Control>& snap);
   void demote_strong_pages(const std::vector<Control>& snap);
   // One asynchronous read of every device's control block, then one wait (pinned staging).

@@ -85,26 +85,27 @@ namespace detail {
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
 
-// Sets `bits` in bitmap word `word` once per group of lanes that hit the same word, as a
-// reduction: nothing comes back, so the warp does not wait for it. A store's dirty bit goes this
-// way; the fence raises the control block's dirty_any itself for every array whose views mark
-// words (ArrayState::marks_dirty), so no store needs to know whether it was the first.
-__device__ __forceinline__ void or_reduced(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits) {
-  const unsigned active = __activemask();
-  const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(word));
+// The lanes that hit bitmap word `word` elect one (the lowest) to set their bits, OR-ed into `bits`.
+__device__ __forceinline__ bool leads_word(std::uint64_t word, std::uint32_t& bits) {
+  const unsigned peers = __match_any_sync(__activemask(), static_cast<unsigned long long>(word));
   bits = __reduce_or_sync(peers, bits);
-  if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) atomicOr_system(bitmap + word, bits);
+  return lane_id() == static_cast<unsigned>(__ffs(peers) - 1);
 }
 
-// Sets `bits` in bitmap word `word` once per group of lanes that hit the same word, and raises
-// *any_flag when a bit was new (an atomic's home word: any view may make one, an inline view too,
-// so the fence cannot know from the views which bitmaps hold marks).
+// Sets `bits` in bitmap word `word` once per group of lanes that hit it, as a reduction: nothing
+// comes back, so the warp does not wait for it. A store's dirty bit goes this way; the fence
+// raises the control block's dirty_any itself for every array whose views mark words
+// (ArrayState::marks_dirty), so no store needs to know whether it was the first.
+__device__ __forceinline__ void or_reduced(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits) {
+  if (leads_word(word, bits)) atomicOr_system(bitmap + word, bits);
+}
+
+// Sets `bits` in bitmap word `word` once per group of lanes that hit it, and raises *any_flag
+// when a bit was new (an atomic's home word: any view may make one, an inline view too, so the
+// fence cannot know from the views which bitmaps hold marks).
 __device__ __forceinline__ void or_aggregated(std::uint32_t* bitmap, std::uint64_t word, std::uint32_t bits,
                                               std::uint32_t* any_flag) {
-  const unsigned active = __activemask();
-  const unsigned peers = __match_any_sync(active, static_cast<unsigned long long>(word));
-  bits = __reduce_or_sync(peers, bits);
-  if (lane_id() == static_cast<unsigned>(__ffs(peers) - 1)) {
+  if (leads_word(word, bits)) {
     const std::uint32_t old = atomicOr_system(bitmap + word, bits);
     if (any_flag != nullptr && (old | bits) != old && *reinterpret_cast<volatile std::uint32_t*>(any_flag) == 0u)
       atomicExch_system(any_flag, 1u);
